@@ -1,0 +1,1 @@
+"""Starting, watching and stopping servers under test, and the catalog of reference servers."""
