@@ -1,0 +1,51 @@
+"""Every error the library raises on purpose; each message says what was wrong and what to do."""
+
+from __future__ import annotations
+
+
+class NetbenchError(Exception):
+    """Base of every deliberate pytest-netbench error."""
+
+
+class SpecError(NetbenchError, ValueError):
+    """The load was asked for with arguments that cannot work."""
+
+
+class RemoteTargetError(NetbenchError):
+    """A target outside loopback was given without allow_remote."""
+
+
+class TargetUnreachableError(NetbenchError):
+    """Not a single connection to the target could be made."""
+
+
+class ResourceLimitError(NetbenchError):
+    """The generator cannot get the file descriptors or ports the load needs."""
+
+
+class ServerError(NetbenchError):
+    """Base of the errors about a server under test."""
+
+
+class ServerStartupError(ServerError):
+    """The server exited, or did not become ready, during start-up."""
+
+
+class ServerCrashed(ServerError):
+    """The server died after it had become ready."""
+
+
+class PortInUseError(ServerError):
+    """The port asked for is already taken by another process."""
+
+
+class InterpreterNotFound(ServerError):
+    """The Python interpreter asked for (e.g. pypy3) is not installed."""
+
+
+class ToolchainMissing(ServerError):
+    """A catalog server needs a compiler or runtime this machine lacks."""
+
+
+class BuildFailed(ServerError):
+    """A catalog server's build failed; the message carries the build output."""
