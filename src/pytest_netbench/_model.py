@@ -302,7 +302,9 @@ class LoadResult:
             latency=_summary_from(data["latency"]),
             uncorrected=_summary_from(unc) if unc else None,
             timeline=tuple(TimelineRow(**r) for r in data.get("timeline", ())),
-            server=ServerStats(**{k: v for k, v in server.items() if k in srv_fields})
+            server=ServerStats(
+                **{k: (math.nan if v is None else v) for k, v in server.items() if k in srv_fields}
+            )
             if server
             else None,
             generator=GeneratorStats(**{k: v for k, v in gen.items() if k in gen_fields}),
@@ -319,16 +321,21 @@ def _json_float(value: float) -> float | None:
 
 
 def _summary_dict(summary: LatencySummary) -> dict[str, Any]:
-    return {k: (_json_float(v) if isinstance(v, float) else v) for k, v in
-            dataclasses.asdict(summary).items()}
+    return {
+        k: (_json_float(v) if isinstance(v, float) else v)
+        for k, v in dataclasses.asdict(summary).items()
+    }
 
 
 def _summary_from(data: Mapping[str, Any]) -> LatencySummary:
-    return LatencySummary(**{k: (math.nan if v is None else v) for k, v in data.items()})
+    values = {k: (math.nan if v is None else float(v)) for k, v in data.items() if k != "count"}
+    return LatencySummary(count=int(data.get("count", 0)), **values)
 
 
 def _stats_dict(stats: ServerStats) -> dict[str, Any]:
-    out = {k: (_json_float(v) if isinstance(v, float) else v) for k, v in
-           dataclasses.asdict(stats).items()}
+    out = {
+        k: (_json_float(v) if isinstance(v, float) else v)
+        for k, v in dataclasses.asdict(stats).items()
+    }
     out["cpu_s"] = stats.cpu_s
     return out

@@ -1,0 +1,478 @@
+"""The asyncio (and uvloop) engine: bare ``asyncio.Protocol`` connections, no coroutines
+per request, timestamps as integer nanoseconds.
+
+One :class:`Connection` class serves both HTTP and raw TCP (the :class:`Exchange` holds the
+difference). A run policy decides what happens when a connection is free: in closed loop it
+sends the next request at once; in open loop it waits for the schedule. Timeouts are found by
+one sweeper callback rather than a timer per request, so the per-request path allocates
+nothing but its deque slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno as errno_mod
+import ssl
+from collections import deque
+from collections.abc import Callable
+from time import monotonic_ns
+from typing import Any
+
+from pytest_netbench._engine.exchange import Exchange, Framer
+from pytest_netbench._engine.schedule import Schedule
+from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._model import LoadSpec
+from pytest_netbench._stats.recorder import Recorder
+
+_NS = 1_000_000_000
+_MIN_TIMER_S = 0.001
+
+
+class Connection(asyncio.Protocol):
+    """One client connection; ``pending`` holds the start (and intended) time of each request."""
+
+    def __init__(self, run: BaseRun) -> None:
+        self.run = run
+        self.transport: asyncio.Transport | None = None
+        self.framer: Framer = run.exchange.make_framer(self.on_response, self.on_protocol_error)
+        self.pending: deque[int] = deque()
+        self.intended: deque[int] = deque()
+        self.served = 0
+        self.connect_started = 0
+        self.connect_task: asyncio.Task[Any] | None = None
+        self.broken = ""
+
+    # -- transport events ----------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        run = self.run
+        if run.stopping:
+            transport.close()
+            return
+        run.connected(self)
+
+    def data_received(self, data: bytes) -> None:
+        self.run.recorder.bytes_read += len(data)
+        self.framer.feed(data)
+
+    def eof_received(self) -> bool:
+        self.framer.feed_eof()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.run.lost(self, exc)
+
+    # -- framer callbacks ----------------------------------------------------------------------
+    def on_response(self, code: int, keep_alive: bool) -> None:
+        run = self.run
+        now = monotonic_ns()
+        if not self.pending:
+            self.on_protocol_error("response received with no request outstanding")
+            return
+        start = self.pending.popleft()
+        intended = self.intended.popleft() if run.open_loop else start
+        self.served += 1
+        if intended >= run.measure_start_ns:
+            rec = run.recorder
+            if run.is_http:
+                codes = rec.status_codes
+                codes[code] = codes.get(code, 0) + 1
+                if code >= 400:
+                    rec.error("status", f"HTTP {code}")
+                else:
+                    rec.latencies.append(now - intended)
+                    if run.open_loop:
+                        rec.uncorrected.append(now - start)
+            elif code == 0:
+                rec.latencies.append(now - intended)
+                if run.open_loop:
+                    rec.uncorrected.append(now - start)
+            else:
+                rec.error("verify", "echoed bytes differ from the bytes sent")
+            run.completed += 1
+        run.response_done(self, now, keep_alive)
+
+    def on_protocol_error(self, reason: str) -> None:
+        self.broken = reason
+        if self.transport is not None:
+            self.transport.abort()
+
+    # -- sending --------------------------------------------------------------------------------
+    def send(self, start: int, intended: int) -> None:
+        assert self.transport is not None
+        chunks = self.run.exchange.chunks
+        if len(chunks) == 1:
+            self.transport.write(chunks[0])
+        else:
+            self.transport.writelines(chunks)
+        self.run.recorder.bytes_written += self.run.exchange.size
+        self.pending.append(start)
+        if self.run.open_loop:
+            self.intended.append(intended)
+
+
+class BaseRun:
+    """State shared by closed- and open-loop runs within one worker."""
+
+    open_loop = False
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        spec: LoadSpec,
+        exchange: Exchange,
+        share: WorkerShare,
+        recorder: Recorder,
+        ssl_context: ssl.SSLContext | None,
+    ) -> None:
+        self.loop = loop
+        self.spec = spec
+        self.exchange = exchange
+        self.is_http = exchange.is_http
+        self.share = share
+        self.recorder = recorder
+        self.measure_start_ns = recorder.measure_start_ns
+        self.ssl_context = ssl_context
+        self.connections: set[Connection] = set()
+        self.stopping = False
+        self.completed = 0
+        self.budget: int | None = share.requests
+        self.opened = 0
+        self.peak = 0
+        self.done: asyncio.Future[None] = loop.create_future()
+        self.in_flight = 0
+        self.rpc = spec.requests_per_connection or (1 if not spec.keepalive else 0)
+        self.timeout_ns = int(spec.timeout_s * _NS)
+        self.connect_timeout_ns = int(spec.connect_timeout_s * _NS)
+        self.end_ns = 0
+
+    # -- connection lifecycle ---------------------------------------------------------------------
+    def open_connection(self, start: int, intended: int) -> Connection:
+        """Start connecting; ``start``/``intended`` belong to the request that needed it
+        (0 for a pool connection opened ahead of demand)."""
+        conn = Connection(self)
+        conn.connect_started = monotonic_ns()
+        if start:
+            conn.pending.append(start)
+            if self.open_loop:
+                conn.intended.append(intended)
+        self.connections.add(conn)
+        self.opened += 1
+        if len(self.connections) > self.peak:
+            self.peak = len(self.connections)
+        coro = self.loop.create_connection(
+            _factory(conn),
+            self.exchange.connect_host,
+            self.exchange.connect_port,
+            ssl=self.ssl_context,
+            server_hostname=self.spec.host if self.ssl_context else None,
+        )
+        task = self.loop.create_task(coro)
+        conn.connect_task = task
+        task.add_done_callback(lambda t, c=conn: self._connect_done(c, t))
+        return conn
+
+    def _connect_done(self, conn: Connection, task: asyncio.Task[Any]) -> None:
+        conn.connect_task = None
+        if task.cancelled():
+            failure = "connect timeout"
+            err_no: int | None = None
+        else:
+            exc = task.exception()
+            if exc is None:
+                return
+            err_no = getattr(exc, "errno", None)
+            failure = _describe_connect_error(exc)
+        self.connections.discard(conn)
+        if self.stopping:
+            return
+        self._fail_pending(conn, "connect", f"connect failed: {failure}", err_no)
+        self.after_connect_failure(conn)
+
+    def connected(self, conn: Connection) -> None:
+        raise NotImplementedError
+
+    def response_done(self, conn: Connection, now: int, keep_alive: bool) -> None:
+        raise NotImplementedError
+
+    def after_connect_failure(self, conn: Connection) -> None:
+        raise NotImplementedError
+
+    def after_lost(self, conn: Connection) -> None:
+        raise NotImplementedError
+
+    def lost(self, conn: Connection, exc: Exception | None) -> None:
+        self.connections.discard(conn)
+        if self.stopping:
+            return
+        if conn.pending:
+            if conn.broken:
+                kind, detail = "protocol", conn.broken
+            elif isinstance(exc, ConnectionResetError) or (
+                isinstance(exc, OSError) and exc.errno == errno_mod.ECONNRESET
+            ):
+                kind, detail = "reset", "connection reset by peer"
+            elif exc is None:
+                kind, detail = "reset", "server closed the connection before responding"
+            else:
+                kind, detail = "reset", f"connection lost: {exc!r}"
+            self._fail_pending(conn, kind, detail, None)
+        self.after_lost(conn)
+
+    def _fail_pending(self, conn: Connection, kind: str, detail: str, err_no: int | None) -> None:
+        rec = self.recorder
+        measure = self.measure_start_ns
+        intended = conn.intended if self.open_loop else conn.pending
+        for t in intended:
+            if t >= measure:
+                rec.error(kind, detail, err_no)
+                self.completed += 1
+        conn.pending.clear()
+        conn.intended.clear()
+        self.check_finished()
+
+    # -- permits and finishing ----------------------------------------------------------------------
+    def take(self, now: int) -> bool:
+        """May one more request start at ``now``? Counts it as sent if it is measured."""
+        if self.stopping:
+            return False
+        if now >= self.measure_start_ns:
+            if self.budget is not None:
+                if self.budget <= 0:
+                    return False
+                self.budget -= 1
+            self.recorder.sent += 1
+        return True
+
+    def check_finished(self) -> None:
+        if self.budget == 0 and not self.stopping and self.completed >= self.recorder.sent:
+            self.stop()
+
+    def stop(self) -> None:
+        if self.stopping:
+            return
+        self.end_ns = monotonic_ns()
+        self.stopping = True
+        measure = self.measure_start_ns
+        in_flight = 0
+        for conn in list(self.connections):
+            times = conn.intended if self.open_loop else conn.pending
+            in_flight += sum(1 for t in times if t >= measure)
+            if conn.connect_task is not None:
+                conn.connect_task.cancel()
+            if conn.transport is not None:
+                conn.transport.abort()
+        self.in_flight = in_flight
+        self.connections.clear()
+        if not self.done.done():
+            self.done.set_result(None)
+
+    # -- timeouts ----------------------------------------------------------------------------------
+    def sweep(self) -> None:
+        now = monotonic_ns()
+        for conn in list(self.connections):
+            if conn.connect_task is not None:
+                if now - conn.connect_started > self.connect_timeout_ns:
+                    conn.connect_task.cancel()
+            elif conn.pending and now - conn.pending[0] > self.timeout_ns:
+                timeout_s = self.spec.timeout_s
+                self._fail_pending(
+                    conn, "timeout", f"no complete response within {timeout_s}s", None
+                )
+                if conn.transport is not None:
+                    conn.transport.abort()
+
+
+class ClosedRun(BaseRun):
+    """Fixed connections, each sending its next request as soon as the last one finished."""
+
+    def begin(self) -> None:
+        for _ in range(self.share.connections):
+            now = monotonic_ns()
+            if not self.take(now):
+                break
+            self.open_connection(now, now)
+
+    def connected(self, conn: Connection) -> None:
+        first = conn.pending[0] if conn.pending else 0
+        if first:
+            conn.pending.popleft()
+            conn.send(first, first)
+        for _ in range(self.spec.pipeline - len(conn.pending)):
+            now = monotonic_ns()
+            if not self.take(now):
+                break
+            conn.send(now, now)
+        if not conn.pending:
+            self._retire(conn)
+
+    def response_done(self, conn: Connection, now: int, keep_alive: bool) -> None:
+        if self.stopping:
+            return
+        if not keep_alive or (self.rpc and conn.served + len(conn.pending) >= self.rpc):
+            if not conn.pending:
+                self._retire(conn)
+            return
+        if self.take(now):
+            conn.send(now, now)
+        elif not conn.pending:
+            self._retire(conn)
+        self.check_finished()
+
+    def _retire(self, conn: Connection) -> None:
+        """Close a connection that is done; its slot reopens from ``after_lost``."""
+        if conn.transport is not None:
+            conn.transport.close()
+        self.check_finished()
+
+    def after_connect_failure(self, conn: Connection) -> None:
+        self._reopen()
+
+    def after_lost(self, conn: Connection) -> None:
+        self._reopen()
+
+    def _reopen(self) -> None:
+        if self.stopping:
+            return
+        now = monotonic_ns()
+        if self.take(now):
+            self.open_connection(now, now)
+        else:
+            self.check_finished()
+
+
+class OpenRun(BaseRun):
+    """Requests sent on a schedule; the pool grows up to a bound when the server falls behind.
+
+    Latency is taken from the *intended* send time (corrected for coordinated omission) and
+    also from the actual one; requests that find no free connection wait in ``backlog``.
+    """
+
+    open_loop = True
+
+    def __init__(self, *args: Any, schedule: Schedule, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.schedule = schedule
+        self.idle: list[Connection] = []
+        self.backlog: deque[int] = deque()
+        self.max_connections = max(
+            self.share.connections,
+            self.share.max_connections,
+        )
+        self.next_due = 0
+        self.timer: asyncio.TimerHandle | None = None
+        self.scheduled = 0
+        self.late_sends = 0
+
+    def begin(self) -> None:
+        if self.spec.keepalive:
+            for _ in range(self.share.connections):
+                self.open_connection(0, 0)
+        self.next_due = self.schedule.first(self.share.start_at_ns)
+        self._arm()
+
+    def _arm(self) -> None:
+        # uvloop's timers have millisecond resolution and fire at once for shorter delays,
+        # which would spin; a late send is charged to the corrected latency, so it stays honest.
+        delay = (self.next_due - monotonic_ns()) / _NS
+        self.timer = self.loop.call_later(max(delay, _MIN_TIMER_S), self._tick)
+
+    def _tick(self) -> None:
+        if self.stopping:
+            return
+        now = monotonic_ns()
+        measure = self.measure_start_ns
+        rec = self.recorder
+        while self.next_due <= now:
+            due = self.next_due
+            if due >= measure:
+                if self.budget is not None:
+                    if self.budget <= 0:
+                        self.check_finished()
+                        return
+                    self.budget -= 1
+                self.scheduled += 1
+                rec.lags.append(now - due)
+            self._dispatch(due, now)
+            self.next_due = self.schedule.next(due)
+        self._arm()
+
+    def _dispatch(self, intended: int, now: int) -> None:
+        if self.idle:
+            self._count_sent(intended)
+            self.idle.pop().send(now, intended)
+        elif len(self.connections) < self.max_connections:
+            self._count_sent(intended)
+            self.open_connection(now, intended)
+        else:
+            self.backlog.append(intended)  # counted as sent when it actually leaves
+
+    def _count_sent(self, intended: int) -> None:
+        if intended >= self.measure_start_ns:
+            self.recorder.sent += 1
+
+    def check_finished(self) -> None:
+        if self.budget == 0 and not self.backlog and self.completed >= self.recorder.sent:
+            self.stop()
+
+    def connected(self, conn: Connection) -> None:
+        if conn.pending:
+            start = conn.pending.popleft()
+            intended = conn.intended.popleft()
+            conn.send(start, intended)
+        else:
+            self._free(conn)
+
+    def _free(self, conn: Connection) -> None:
+        if self.backlog:
+            intended = self.backlog.popleft()
+            self._count_sent(intended)
+            self.late_sends += 1
+            conn.send(monotonic_ns(), intended)
+        else:
+            self.idle.append(conn)
+
+    def response_done(self, conn: Connection, now: int, keep_alive: bool) -> None:
+        if self.stopping:
+            return
+        if not keep_alive or (self.rpc and conn.served >= self.rpc):
+            if conn.transport is not None:
+                conn.transport.close()
+        else:
+            self._free(conn)
+        self.check_finished()
+
+    def after_connect_failure(self, conn: Connection) -> None:
+        self.check_finished()
+
+    def after_lost(self, conn: Connection) -> None:
+        if conn in self.idle:
+            self.idle.remove(conn)
+        if self.backlog and len(self.connections) < self.max_connections:
+            intended = self.backlog.popleft()
+            self._count_sent(intended)
+            self.late_sends += 1
+            self.open_connection(monotonic_ns(), intended)
+        self.check_finished()
+
+    def stop(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        super().stop()
+
+
+def _factory(conn: Connection) -> Callable[[], Connection]:
+    return lambda: conn
+
+
+def _describe_connect_error(exc: BaseException) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, ssl.SSLError):
+        return f"TLS handshake failed: {exc.reason or exc}"
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return f"{errno_mod.errorcode.get(exc.errno, exc.errno)}: {exc.strerror}"
+    return repr(exc)
+
+
+RunFactory = Callable[..., BaseRun]

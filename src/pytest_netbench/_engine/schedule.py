@@ -1,0 +1,37 @@
+"""Arrival schedules for open-loop runs: when each request *should* be sent."""
+
+from __future__ import annotations
+
+import random
+
+_NS = 1_000_000_000
+
+
+class Schedule:
+    """Uniform spacing, or exponential gaps (Poisson arrivals) from a seeded generator.
+
+    Times are absolute ``monotonic_ns`` values; the fractional nanoseconds of uniform
+    spacing are carried so a long run keeps its rate exactly.
+    """
+
+    def __init__(self, rate: float, arrival: str, *, seed: int = 0, offset_fraction: float = 0.0):
+        if rate <= 0:
+            raise ValueError("rate must be positive")
+        self.rate = rate
+        self.poisson = arrival == "poisson"
+        self._rng = random.Random(seed)
+        self._interval = _NS / rate
+        self._offset = offset_fraction * self._interval
+        self._origin = 0
+        self._index = 0
+
+    def first(self, start_ns: int) -> int:
+        self._origin = start_ns
+        self._index = 0
+        return start_ns + int(self._offset)
+
+    def next(self, previous_ns: int) -> int:
+        if self.poisson:
+            return previous_ns + max(1, int(self._rng.expovariate(self.rate) * _NS))
+        self._index += 1
+        return self._origin + int(self._offset + self._index * self._interval)

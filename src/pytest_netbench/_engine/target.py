@@ -1,0 +1,101 @@
+"""Where a load goes: URL parsing, the loopback guard, and the file-descriptor budget.
+
+The guard runs before any socket exists and never resolves a name it has not already
+decided to allow, so a typo'd production host is refused without a single packet (not even
+a DNS query) leaving the machine.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import resource
+import socket
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from pytest_netbench._errors import RemoteTargetError, ResourceLimitError, SpecError
+
+_LOCAL_NAMES = ("localhost", "localhost.", "ip6-localhost", "ip6-loopback")
+_FD_HEADROOM = 64
+
+
+@dataclass(frozen=True, slots=True)
+class HttpTarget:
+    scheme: str
+    host: str
+    port: int
+    target: str  # origin-form path + query
+
+
+def parse_http_url(url: str) -> HttpTarget:
+    if "://" not in url:
+        raise SpecError(f"target {url!r} has no scheme: write it as http://{url}")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise SpecError(f"unsupported scheme {parts.scheme!r} in {url!r}: use http or https")
+    if not parts.hostname:
+        raise SpecError(f"target {url!r} has no host")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        raise SpecError(f"bad port in {url!r}: {exc}") from None
+    target = parts.path or "/"
+    if parts.query:
+        target += "?" + parts.query
+    return HttpTarget(parts.scheme, parts.hostname, port, target)
+
+
+def parse_host_port(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` or ``[v6]:PORT``, as the echo command takes it."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise SpecError(f"expected HOST:PORT, got {text!r} (for example 127.0.0.1:9000)")
+    return host.strip("[]"), int(port)
+
+
+def is_loopback_literal(host: str) -> bool | None:
+    """True/False for an IP literal, None for a name."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return None
+
+
+def guard_target(host: str, *, allow_remote: bool) -> None:
+    """Refuse anything but loopback unless the caller said otherwise. Sends nothing."""
+    if allow_remote:
+        return
+    literal = is_loopback_literal(host)
+    if literal is True:
+        return
+    if literal is None and host.lower() in _LOCAL_NAMES:
+        # Names in /etc/hosts only; a resolver lookup is still checked address by address.
+        for family, *_, addr in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP):
+            if (
+                family in (socket.AF_INET, socket.AF_INET6)
+                and not ipaddress.ip_address(str(addr[0]).split("%")[0]).is_loopback
+            ):
+                break
+        else:
+            return
+    raise RemoteTargetError(
+        f"refusing to load {host!r}: only loopback targets (127.0.0.0/8, ::1, localhost) are"
+        " allowed by default, so nobody load-tests a production host by a typo. Pass"
+        " allow_remote=True (CLI: --allow-remote) if you really mean it."
+    )
+
+
+def ensure_fd_budget(connections: int) -> int:
+    """Make room for `connections` sockets: raise the soft limit if the hard one allows."""
+    need = connections + _FD_HEADROOM
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= need:
+        return int(soft)
+    if hard != resource.RLIM_INFINITY and hard < need:
+        raise ResourceLimitError(
+            f"{connections} connections need about {need} file descriptors but the hard limit"
+            f" is {hard}: raise it (ulimit -Hn / limits.conf) or use fewer connections or"
+            " more workers"
+        )
+    resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+    return need

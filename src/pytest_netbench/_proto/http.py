@@ -1,0 +1,193 @@
+"""Sans-IO HTTP/1.1 client framing: request bytes out, response boundaries in.
+
+No sockets and no event loop here: a :class:`ResponseFramer` is fed whatever bytes arrived
+and calls ``on_response(status, keep_alive)`` once per complete final response. It decides
+completeness by Content-Length, chunked coding (trailers included), end of stream for
+close-delimited bodies, and the no-body rules for HEAD, 1xx, 204 and 304. Malformed input
+ends in ``on_error(reason)`` rather than an exception.
+
+Parsing of the common case is done by httptools (llhttp, in C); HEAD responses have no body
+whatever their headers say, which llhttp cannot be told through httptools, so a small
+header-only framer handles connections that send HEAD.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import httptools
+
+OnResponse = Callable[[int, bool], None]
+OnError = Callable[[str], None]
+
+_MAX_HEAD_BYTES = 64 * 1024
+
+
+def render_request(
+    method: str,
+    target: str,
+    host_header: str,
+    headers: Sequence[tuple[str, str]] = (),
+    body: bytes = b"",
+    *,
+    keepalive: bool = True,
+) -> bytes:
+    """Render one request once; the engine re-sends the same bytes object every time."""
+    if not method or not method.isalpha():
+        raise ValueError(f"HTTP method must be a token of letters, got {method!r}")
+    if " " in target or not target:
+        raise ValueError(f"request target must be non-empty with no spaces, got {target!r}")
+    names = {name.lower() for name, _ in headers}
+    lines = [f"{method.upper()} {target} HTTP/1.1"]
+    if "host" not in names:
+        lines.append(f"Host: {host_header}")
+    if "user-agent" not in names:
+        lines.append("User-Agent: netbench")
+    for name, value in headers:
+        if any(c in name + value for c in "\r\n") or ":" in name:
+            raise ValueError(f"header {name!r} contains a line break or colon")
+        lines.append(f"{name}: {value}")
+    if body and "content-length" not in names and "transfer-encoding" not in names:
+        lines.append(f"Content-Length: {len(body)}")
+    if not keepalive and "connection" not in names:
+        lines.append("Connection: close")
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return head + body
+
+
+class ResponseFramer:
+    """Finds response boundaries for a connection that sends no HEAD requests."""
+
+    __slots__ = (
+        "_has_length",
+        "_in_message",
+        "_on_error",
+        "_on_response",
+        "_parser",
+        "_status",
+        "failed",
+    )
+
+    def __init__(self, on_response: OnResponse, on_error: OnError) -> None:
+        self._on_response = on_response
+        self._on_error = on_error
+        self._parser = httptools.HttpResponseParser(self)
+        self._status = 0
+        self._in_message = False
+        self._has_length = False
+        self.failed = False
+
+    # -- httptools callbacks -----------------------------------------------------------------
+    def on_message_begin(self) -> None:
+        self._in_message = True
+        self._has_length = False
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if len(name) in (14, 17):  # only Content-Length / Transfer-Encoding matter here
+            lowered = name.lower()
+            if lowered == b"content-length" or lowered == b"transfer-encoding":
+                self._has_length = True
+
+    def on_headers_complete(self) -> None:
+        self._status = self._parser.get_status_code()
+
+    def on_message_complete(self) -> None:
+        self._in_message = False
+        status = self._status
+        if 100 <= status < 200 and status != 101:
+            return  # interim response: the final one follows
+        self._on_response(status, bool(self._parser.should_keep_alive()))
+
+    # -- input ---------------------------------------------------------------------------------
+    def feed(self, data: bytes) -> None:
+        if self.failed:
+            return
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._fail("server switched protocols (101/Upgrade), which a load test cannot follow")
+        except httptools.HttpParserError as exc:
+            self._fail(f"malformed response: {exc}")
+
+    def feed_eof(self) -> bool:
+        """The peer closed. Returns True if that completed a close-delimited response."""
+        if self.failed or not self._in_message or self._status == 0 or self._has_length:
+            return False
+        self._in_message = False
+        self._on_response(self._status, False)
+        return True
+
+    @property
+    def mid_response(self) -> bool:
+        return self._in_message
+
+    def _fail(self, reason: str) -> None:
+        self.failed = True
+        self._on_error(reason)
+
+
+class HeadResponseFramer:
+    """Response boundaries for HEAD requests: a response ends with its header block."""
+
+    __slots__ = ("_buffer", "_on_error", "_on_response", "failed")
+
+    def __init__(self, on_response: OnResponse, on_error: OnError) -> None:
+        self._on_response = on_response
+        self._on_error = on_error
+        self._buffer = b""
+        self.failed = False
+
+    def feed(self, data: bytes) -> None:
+        if self.failed:
+            return
+        self._buffer += data
+        while True:
+            end = self._buffer.find(b"\r\n\r\n")
+            if end < 0:
+                if len(self._buffer) > _MAX_HEAD_BYTES:
+                    self._fail("malformed response: header block larger than 64 KiB")
+                return
+            head, self._buffer = self._buffer[:end], self._buffer[end + 4 :]
+            parsed = _parse_head(head)
+            if parsed is None:
+                self._fail(f"malformed response: bad status line {head[:60]!r}")
+                return
+            status, keep_alive = parsed
+            if 100 <= status < 200:
+                continue
+            self._on_response(status, keep_alive)
+
+    def feed_eof(self) -> bool:
+        return False
+
+    @property
+    def mid_response(self) -> bool:
+        return bool(self._buffer)
+
+    def _fail(self, reason: str) -> None:
+        self.failed = True
+        self._on_error(reason)
+
+
+def _parse_head(head: bytes) -> tuple[int, bool] | None:
+    status_line, _, rest = head.partition(b"\r\n")
+    parts = status_line.split(b" ", 2)
+    if len(parts) < 2 or parts[0] not in (b"HTTP/1.1", b"HTTP/1.0") or not parts[1].isdigit():
+        return None
+    status = int(parts[1])
+    if not 100 <= status <= 999:
+        return None
+    connection = b""
+    for line in rest.split(b"\r\n"):
+        name, sep, value = line.partition(b":")
+        if not sep:
+            return None
+        if name.strip().lower() == b"connection":
+            connection = value.strip().lower()
+    if parts[0] == b"HTTP/1.0":
+        return status, connection == b"keep-alive"
+    return status, connection != b"close"
+
+
+def framer_for(method: str) -> type[ResponseFramer] | type[HeadResponseFramer]:
+    return HeadResponseFramer if method.upper() == "HEAD" else ResponseFramer

@@ -1,0 +1,133 @@
+"""Sans-IO framing for raw TCP request/response exchanges.
+
+An exchange is one request payload written and one response read back. The framers here
+decide where a response ends and call ``on_response(code, True)`` with ``code`` 0 when it is
+right and ``VERIFY_FAILED`` when the bytes differ from what was expected (an echo that came
+back changed). They share the HTTP framers' call shape so the engine treats both alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+OnResponse = Callable[[int, bool], None]
+OnError = Callable[[str], None]
+
+OK = 0
+VERIFY_FAILED = -1
+FRAMINGS = ("echo", "fixed", "line", "length-prefixed")
+
+
+class EchoFramer:
+    """Reads back exactly the payload that was sent and checks every byte."""
+
+    __slots__ = ("_expected", "_matches", "_on_error", "_on_response", "_seen", "failed")
+
+    def __init__(self, expected: bytes, on_response: OnResponse, on_error: OnError) -> None:
+        if not expected:
+            raise ValueError("an echo exchange needs a non-empty payload")
+        self._expected = memoryview(expected)
+        self._on_response = on_response
+        self._on_error = on_error
+        self._seen = 0
+        self._matches = True
+        self.failed = False
+
+    def feed(self, data: bytes) -> None:
+        size = len(self._expected)
+        while data:
+            take = min(len(data), size - self._seen)
+            if self._matches and data[:take] != self._expected[self._seen : self._seen + take]:
+                self._matches = False
+            self._seen += take
+            data = data[take:]
+            if self._seen == size:
+                code = OK if self._matches else VERIFY_FAILED
+                self._seen = 0
+                self._matches = True
+                self._on_response(code, True)
+
+    def feed_eof(self) -> bool:
+        return False
+
+    @property
+    def mid_response(self) -> bool:
+        return self._seen > 0
+
+
+class DelimitedFramer:
+    """Responses of a fixed size, ending in a delimiter, or behind a length prefix."""
+
+    __slots__ = (
+        "_buffer",
+        "_delimiter",
+        "_expected",
+        "_max",
+        "_on_error",
+        "_on_response",
+        "_prefix",
+        "_size",
+        "failed",
+    )
+
+    def __init__(
+        self,
+        on_response: OnResponse,
+        on_error: OnError,
+        *,
+        size: int = 0,
+        delimiter: bytes = b"",
+        prefix_bytes: int = 0,
+        expected: bytes | None = None,
+        max_response: int = 64 * 1024 * 1024,
+    ) -> None:
+        if sum(bool(x) for x in (size, delimiter, prefix_bytes)) != 1:
+            raise ValueError("give exactly one of size, delimiter or prefix_bytes")
+        self._on_response = on_response
+        self._on_error = on_error
+        self._size = size
+        self._delimiter = delimiter
+        self._prefix = prefix_bytes
+        self._expected = expected
+        self._buffer = bytearray()
+        self.failed = False
+        self._max = max_response
+
+    def feed(self, data: bytes) -> None:
+        if self.failed:
+            return
+        self._buffer += data
+        while (end := self._response_end()) > 0:
+            message = bytes(self._buffer[:end])
+            del self._buffer[:end]
+            ok = self._expected is None or message == self._expected
+            self._on_response(OK if ok else VERIFY_FAILED, True)
+        if len(self._buffer) > self._max:
+            self.failed = True
+            self._on_error(f"response larger than {self._max} bytes without a frame boundary")
+
+    def _response_end(self) -> int:
+        buf = self._buffer
+        if self._size:
+            return self._size if len(buf) >= self._size else 0
+        if self._delimiter:
+            at = buf.find(self._delimiter)
+            return at + len(self._delimiter) if at >= 0 else 0
+        if len(buf) < self._prefix:
+            return 0
+        total = self._prefix + int.from_bytes(buf[: self._prefix], "big")
+        return total if len(buf) >= total else 0
+
+    def feed_eof(self) -> bool:
+        return False
+
+    @property
+    def mid_response(self) -> bool:
+        return bool(self._buffer)
+
+
+def chunked(payload: bytes, chunk: int) -> list[bytes]:
+    """Split a request payload into the write sizes asked for (0 = one write)."""
+    if chunk <= 0 or chunk >= len(payload):
+        return [payload]
+    return [payload[i : i + chunk] for i in range(0, len(payload), chunk)]
