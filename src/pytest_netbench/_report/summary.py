@@ -1,0 +1,241 @@
+"""One load's result as plain text, in the spirit of wrk and ab.
+
+Used by the CLI (after a run) and by the pytest plugin (in a failing test's report). Every
+section is a small function returning lines; :func:`format_result` joins them. Free text
+(error samples, invalid reasons) is wrapped to ``width``; tables fit 80 columns.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+from pytest_netbench._model import ERROR_KINDS, LatencySummary, LoadResult
+
+_LATENCY_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("p50", "p50_ms"),
+    ("p75", "p75_ms"),
+    ("p90", "p90_ms"),
+    ("p95", "p95_ms"),
+    ("p99", "p99_ms"),
+    ("p99.9", "p999_ms"),
+    ("max", "max_ms"),
+    ("mean", "mean_ms"),
+    ("stdev", "stdev_ms"),
+)
+_LABEL_WIDTH = 13
+_CELL_WIDTH = 7
+_SAMPLE_CHARS = 120  # error samples are hints, not logs: keep each to a line or two
+
+
+def format_result(result: LoadResult, *, width: int = 80) -> str:
+    """The full text report of one load: throughput, latency table, errors, server, generator."""
+    width = max(width, 40)
+    lines: list[str] = []
+    lines += _header(result, width)
+    if not result.valid:
+        lines += _invalid(result, width)
+    lines += _throughput(result)
+    lines += _latency(result)
+    lines += _errors(result, width)
+    lines += _status_codes(result, width)
+    lines += _server(result, width)
+    lines += _generator(result, width)
+    if not result.valid:
+        # Repeated at the end: the last line is the one people read after a long report.
+        lines += _invalid(result, width)
+    return "\n".join(lines) + "\n"
+
+
+def format_ms(value: float) -> str:
+    """A latency in ms in at most 7 characters, with about 3-4 significant digits."""
+    if math.isnan(value):
+        return "-"
+    if value < 10:
+        return f"{value:.3f}"
+    if value < 100:
+        return f"{value:.2f}"
+    if value < 1000:
+        return f"{value:.1f}"
+    if value < 100_000:
+        return f"{value:.0f}"
+    return f"{value / 1000:.0f}s"
+
+
+def format_bytes(count: float) -> str:
+    """Bytes with a binary unit, e.g. ``12.3 MiB``."""
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.2f} {unit}"
+        value /= 1024
+    return f"{value:.2f} TiB"  # pragma: no cover - loop always returns
+
+
+def format_count(value: float) -> str:
+    """A count with thousands separators (``123,456``) or one decimal below 100."""
+    if math.isnan(value):
+        return "-"
+    if value < 100 and value != int(value):
+        return f"{value:.1f}"
+    return f"{value:,.0f}"
+
+
+def _unit_name(result: LoadResult) -> str:
+    is_tcp = result.url.startswith("tcp://") or (
+        result.spec is not None and result.spec.kind == "tcp"
+    )
+    return "exchanges" if is_tcp else "requests"
+
+
+def _header(result: LoadResult, width: int) -> list[str]:
+    spec = result.spec
+    parts = [f"{result.mode} loop", f"{result.duration_s:.2f} s measured"]
+    if spec is not None:
+        if spec.rate is not None:
+            parts.append(f"rate {format_count(spec.rate)}/s ({spec.arrival})")
+        parts.append(f"{spec.connections} connections")
+        if spec.kind == "http":
+            parts.append("keep-alive" if spec.keepalive else "new connection per request")
+            if spec.requests_per_connection:
+                parts.append(f"{spec.requests_per_connection} requests/connection")
+            if spec.pipeline > 1:
+                parts.append(f"pipeline {spec.pipeline}")
+        else:
+            parts.append(f"{format_bytes(len(spec.payload))} payload")
+        if spec.warmup_s:
+            parts.append(f"warm-up {spec.warmup_s:g} s excluded")
+        if spec.workers > 1:
+            parts.append(f"{spec.workers} workers")
+    elif result.generator.connections_peak:
+        parts.append(f"{result.generator.connections_peak} connections (peak)")
+    method = f"{spec.method} " if spec is not None and spec.kind == "http" else ""
+    lines = [f"Target: {method}{result.url}"]
+    lines += textwrap.wrap(
+        ", ".join(parts), width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
+    )
+    return lines
+
+
+def _invalid(result: LoadResult, width: int) -> list[str]:
+    reasons = "; ".join(result.invalid_reasons) or "no reason recorded"
+    text = f"INVALID: {reasons} -- these figures cannot be trusted"
+    return ["", *textwrap.wrap(text, width, subsequent_indent="    ")]
+
+
+def _throughput(result: LoadResult) -> list[str]:
+    unit = _unit_name(result)
+    seconds = result.duration_s if result.duration_s > 0 else math.nan
+    lines = ["", "Throughput"]
+    rate = f"{result.rps:,.1f}"
+    if len(result.timeline) >= 2:
+        rate += f"  (stdev {result.rps_stdev:,.1f} over {len(result.timeline)} one-second rows)"
+    lines.append(f"  {unit.capitalize()}/sec:".ljust(18) + rate)
+    if not math.isnan(seconds):
+        read = format_bytes(result.bytes_read / seconds)
+        written = format_bytes(result.bytes_written / seconds)
+        lines.append("  Transfer/sec:".ljust(18) + f"{read} read, {written} written")
+    lines.append(
+        f"  {unit.capitalize()}:".ljust(18)
+        + f"{result.sent:,} sent, {result.ok:,} ok, {result.errors_total:,} errors, "
+        f"{result.in_flight:,} in flight"
+    )
+    lines.append(
+        "  Bytes:".ljust(18)
+        + f"{format_bytes(result.bytes_read)} read, {format_bytes(result.bytes_written)} written"
+    )
+    return lines
+
+
+def _latency_row(label: str, summary: LatencySummary) -> str:
+    cells = "".join(
+        format_ms(getattr(summary, attr)).rjust(_CELL_WIDTH) for _, attr in _LATENCY_COLUMNS
+    )
+    return f"  {label}".ljust(_LABEL_WIDTH) + cells
+
+
+def _latency(result: LoadResult) -> list[str]:
+    heading = "".join(name.rjust(_CELL_WIDTH) for name, _ in _LATENCY_COLUMNS)
+    title = f"Latency (ms) of {result.latency.count:,} ok responses"
+    lines = ["", title, "".ljust(_LABEL_WIDTH) + heading]
+    if result.latency.count == 0:
+        lines.append("  (no ok responses: no latency figures)")
+        return lines
+    if result.mode == "open" and result.uncorrected is not None:
+        lines.append(_latency_row("corrected", result.latency))
+        lines.append(_latency_row("uncorrected", result.uncorrected))
+        lines.append("  (corrected = from the intended send time; the pXX_ms fields use it)")
+    else:
+        lines.append(_latency_row("all", result.latency))
+    return lines
+
+
+def _errors(result: LoadResult, width: int) -> list[str]:
+    if result.errors_total == 0:
+        return ["", "Errors: none"]
+    counts = "  ".join(f"{kind} {result.errors.get(kind, 0):,}" for kind in ERROR_KINDS)
+    extra = sorted(set(result.errors) - set(ERROR_KINDS))
+    if extra:
+        counts += "  " + "  ".join(f"{kind} {result.errors[kind]:,}" for kind in extra)
+    lines = ["", f"Errors: {result.errors_total:,} total"]
+    lines += textwrap.wrap(counts, width, initial_indent="  ", subsequent_indent="  ")
+    for kind, sample in sorted(result.error_samples.items()):
+        short = " ".join(sample.split())
+        if len(short) > _SAMPLE_CHARS:
+            short = short[: _SAMPLE_CHARS - 3] + "..."
+        lines += textwrap.wrap(
+            f"e.g. {kind}: {short}", width, initial_indent="  ", subsequent_indent="      "
+        )
+    return lines
+
+
+def _status_codes(result: LoadResult, width: int) -> list[str]:
+    if not result.status_codes:
+        return []
+    text = ", ".join(f"{code}: {n:,}" for code, n in sorted(result.status_codes.items()))
+    return textwrap.wrap(f"Status codes: {text}", width, subsequent_indent="  ")
+
+
+def _server(result: LoadResult, width: int) -> list[str]:
+    srv = result.server
+    if srv is None:
+        return []
+    per_request = "-" if math.isnan(srv.cpu_ms_per_request) else f"{srv.cpu_ms_per_request:.3f} ms"
+    first = (
+        f"cpu {srv.cpu_s:.2f} s (user {srv.cpu_user_s:.2f} + sys {srv.cpu_system_s:.2f}), "
+        f"{per_request} cpu per request, peak RSS {srv.rss_peak_mb:.1f} MB"
+    )
+    second = (
+        f"processes {srv.processes_peak}, threads {srv.threads_peak}, fds {srv.fds_peak}, "
+        f"sockets established {srv.sockets_established_peak}, "
+        f"TIME_WAIT {srv.sockets_time_wait_peak}, context switches "
+        f"{srv.ctx_switches_voluntary:,} voluntary / {srv.ctx_switches_involuntary:,} "
+        f"involuntary ({srv.samples} samples)"
+    )
+    lines = ["", f"Server (pid {srv.pid})"]
+    for text in (first, second):
+        lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ")
+    return lines
+
+
+def _generator(result: LoadResult, width: int) -> list[str]:
+    gen = result.generator
+    workers = f"{gen.workers} worker" + ("s" if gen.workers != 1 else "")
+    loop = f" on {gen.loop}" if gen.loop else ""
+    text = (
+        f"{workers}{loop}, cpu {gen.cpu_s:.2f} s ({gen.cpu_percent:.0f}%), "
+        f"connections opened {gen.connections_opened:,} (peak {gen.connections_peak:,})"
+    )
+    lines = ["", "Generator"]
+    lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ")
+    if gen.intended_rate is not None or result.mode == "open":
+        intended = "-" if gen.intended_rate is None else f"{gen.intended_rate:,.1f}/s"
+        achieved = "-" if gen.achieved_rate is None else f"{gen.achieved_rate:,.1f}/s"
+        lag_p99 = "-" if gen.send_lag_p99_ms is None else format_ms(gen.send_lag_p99_ms) + " ms"
+        lag_max = "-" if gen.send_lag_max_ms is None else format_ms(gen.send_lag_max_ms) + " ms"
+        open_text = (
+            f"open loop: intended {intended}, achieved {achieved}, send lag p99 {lag_p99}, "
+            f"max {lag_max}, late sends {gen.late_sends:,}, unsent {gen.unsent:,}"
+        )
+        lines += textwrap.wrap(open_text, width, initial_indent="  ", subsequent_indent="    ")
+    return lines
