@@ -303,7 +303,7 @@ class LoadResult:
             uncorrected=_summary_from(unc) if unc else None,
             timeline=tuple(TimelineRow(**r) for r in data.get("timeline", ())),
             server=ServerStats(
-                **{k: (math.nan if v is None else v) for k, v in server.items() if k in srv_fields}
+                **{k: (math.nan if v is None else v) for k, v in server.items() if k in srv_fields}  # type: ignore[arg-type]
             )
             if server
             else None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import errno as errno_mod
+import functools
 import ssl
 from collections import deque
 from collections.abc import Callable
@@ -42,7 +43,7 @@ class Connection(asyncio.Protocol):
         self.connect_task: asyncio.Task[Any] | None = None
         self.broken = ""
 
-    # -- transport events ----------------------------------------------------------------------
+    # -- transport events --
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         run = self.run
@@ -62,7 +63,7 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.run.lost(self, exc)
 
-    # -- framer callbacks ----------------------------------------------------------------------
+    # -- framer callbacks --
     def on_response(self, code: int, keep_alive: bool) -> None:
         run = self.run
         now = monotonic_ns()
@@ -97,7 +98,7 @@ class Connection(asyncio.Protocol):
         if self.transport is not None:
             self.transport.abort()
 
-    # -- sending --------------------------------------------------------------------------------
+    # -- sending --
     def send(self, start: int, intended: int) -> None:
         assert self.transport is not None
         chunks = self.run.exchange.chunks
@@ -146,7 +147,7 @@ class BaseRun:
         self.connect_timeout_ns = int(spec.connect_timeout_s * _NS)
         self.end_ns = 0
 
-    # -- connection lifecycle ---------------------------------------------------------------------
+    # -- connection lifecycle --
     def open_connection(self, start: int, intended: int) -> Connection:
         """Start connecting; ``start``/``intended`` belong to the request that needed it
         (0 for a pool connection opened ahead of demand)."""
@@ -169,7 +170,7 @@ class BaseRun:
         )
         task = self.loop.create_task(coro)
         conn.connect_task = task
-        task.add_done_callback(lambda t, c=conn: self._connect_done(c, t))
+        task.add_done_callback(functools.partial(self._connect_done, conn))
         return conn
 
     def _connect_done(self, conn: Connection, task: asyncio.Task[Any]) -> None:
@@ -231,7 +232,7 @@ class BaseRun:
         conn.intended.clear()
         self.check_finished()
 
-    # -- permits and finishing ----------------------------------------------------------------------
+    # -- permits and finishing --
     def take(self, now: int) -> bool:
         """May one more request start at ``now``? Counts it as sent if it is measured."""
         if self.stopping:
@@ -267,7 +268,7 @@ class BaseRun:
         if not self.done.done():
             self.done.set_result(None)
 
-    # -- timeouts ----------------------------------------------------------------------------------
+    # -- timeouts --
     def sweep(self) -> None:
         now = monotonic_ns()
         for conn in list(self.connections):

@@ -77,7 +77,7 @@ class ResponseFramer:
         self._has_length = False
         self.failed = False
 
-    # -- httptools callbacks -----------------------------------------------------------------
+    # -- httptools callbacks --
     def on_message_begin(self) -> None:
         self._in_message = True
         self._has_length = False
@@ -98,7 +98,7 @@ class ResponseFramer:
             return  # interim response: the final one follows
         self._on_response(status, bool(self._parser.should_keep_alive()))
 
-    # -- input ---------------------------------------------------------------------------------
+    # -- input --
     def feed(self, data: bytes) -> None:
         if self.failed:
             return

@@ -1,0 +1,407 @@
+"""The trio engine: one task per connection, same framers, same recorder, same rules.
+
+For users whose code is trio. It is slower than the asyncio/uvloop engine (a task switch
+and a ``receive_some`` per response instead of a bare protocol callback); the benchmark
+states by how much. Semantics match the asyncio engine exactly, which the shared
+conformance suite checks.
+"""
+
+from __future__ import annotations
+
+import errno as errno_mod
+import ssl
+from collections import deque
+from time import monotonic_ns
+
+import trio
+
+from pytest_netbench._engine.driver import make_ssl_context, thread_cpu_seconds
+from pytest_netbench._engine.exchange import Exchange, build_exchange
+from pytest_netbench._engine.schedule import Schedule
+from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._model import LoadSpec
+from pytest_netbench._stats.recorder import Recorder, WorkerOutcome
+
+_NS = 1_000_000_000
+_READ_SIZE = 256 * 1024
+
+
+class _Slot:
+    """One connection's outstanding requests: start times and (open loop) intended times."""
+
+    __slots__ = ("broken", "intended", "keep_alive", "pending", "served")
+
+    def __init__(self) -> None:
+        self.pending: deque[int] = deque()
+        self.intended: deque[int] = deque()
+        self.served = 0
+        self.keep_alive = True
+        self.broken = ""
+
+
+class TrioRun:
+    def __init__(self, spec: LoadSpec, share: WorkerShare, exchange: Exchange) -> None:
+        self.spec = spec
+        self.share = share
+        self.exchange = exchange
+        self.measure_start = share.start_at_ns + int(spec.warmup_s * _NS)
+        self.open_loop = share.rate is not None
+        self.recorder = Recorder(self.measure_start, open_loop=self.open_loop)
+        self.budget = share.requests
+        self.completed = 0
+        self.slots: set[_Slot] = set()
+        self.ssl_context = make_ssl_context(spec)
+        self.rpc = spec.requests_per_connection or (0 if spec.keepalive else 1)
+        self.stopping = False
+        self.cancel_scope = trio.CancelScope()
+        self.end_ns = 0
+        self.opened = 0
+        self.peak = 0
+        self.scheduled = 0
+        self.work_send, self.work_recv = trio.open_memory_channel[int](float("inf"))
+        self.idle = 0
+        self.pool_size = 0
+        self.queued_measured = 0
+        self.in_flight = 0
+        self.cpu_start = thread_cpu_seconds()
+
+    # -- permits and completion --
+    def take(self, now: int) -> bool:
+        if self.stopping:
+            return False
+        if now >= self.measure_start:
+            if self.budget is not None:
+                if self.budget <= 0:
+                    return False
+                self.budget -= 1
+            self.recorder.sent += 1
+        return True
+
+    def check_finished(self) -> None:
+        if self.budget == 0 and self.completed >= self.recorder.sent and not self.queued_measured:
+            self.stop()
+
+    def stop(self) -> None:
+        """End the run; what is outstanding now is in flight (tasks unwind after this)."""
+        if not self.stopping:
+            self.stopping = True
+            self.end_ns = monotonic_ns()
+            for slot in self.slots:
+                times = slot.intended if self.open_loop else slot.pending
+                self.in_flight += sum(1 for t in times if t >= self.measure_start)
+            self.cancel_scope.cancel()
+
+    def fail(self, slot: _Slot, kind: str, detail: str, err_no: int | None = None) -> None:
+        times = slot.intended if self.open_loop else slot.pending
+        for t in times:
+            if t >= self.measure_start:
+                self.recorder.error(kind, detail, err_no)
+                self.completed += 1
+        slot.pending.clear()
+        slot.intended.clear()
+        self.check_finished()
+
+    def record(self, slot: _Slot, code: int, keep_alive: bool) -> None:
+        now = monotonic_ns()
+        if not slot.pending:
+            slot.broken = "response received with no request outstanding"
+            return
+        start = slot.pending.popleft()
+        intended = slot.intended.popleft() if self.open_loop else start
+        slot.served += 1
+        slot.keep_alive = keep_alive
+        if intended < self.measure_start or self.stopping:
+            return
+        rec = self.recorder
+        if self.exchange.is_http:
+            rec.status_codes[code] = rec.status_codes.get(code, 0) + 1
+            if code >= 400:
+                rec.error("status", f"HTTP {code}")
+                self.completed += 1
+                return
+        elif code != 0:
+            rec.error("verify", "echoed bytes differ from the bytes sent")
+            self.completed += 1
+            return
+        rec.latencies.append(now - intended)
+        if self.open_loop:
+            rec.uncorrected.append(now - start)
+        self.completed += 1
+
+    # -- one connection --
+    async def connect(self, slot: _Slot) -> trio.abc.Stream | None:
+        self.opened += 1
+        self.slots.add(slot)
+        self.peak = max(self.peak, len(self.slots))
+        try:
+            with trio.fail_after(self.spec.connect_timeout_s):
+                stream: trio.abc.Stream = await trio.open_tcp_stream(
+                    self.exchange.connect_host, self.exchange.connect_port
+                )
+                if self.ssl_context is not None:
+                    tls = trio.SSLStream(stream, self.ssl_context, server_hostname=self.spec.host)
+                    await tls.do_handshake()
+                    stream = tls
+            return stream
+        except trio.TooSlowError:
+            self.fail(slot, "connect", "connect failed: connect timeout")
+        except ssl.SSLError as exc:
+            self.fail(slot, "connect", f"connect failed: TLS handshake failed: {exc}")
+        except OSError as exc:
+            err = exc.errno
+            name = errno_mod.errorcode.get(err, str(err)) if err else "error"
+            detail = "connection refused" if err == errno_mod.ECONNREFUSED else f"{name}: {exc}"
+            self.fail(slot, "connect", f"connect failed: {detail}", err)
+        except trio.BrokenResourceError as exc:
+            self.fail(slot, "connect", f"connect failed: {exc}")
+        self.slots.discard(slot)
+        return None
+
+    async def converse(self, slot: _Slot, stream: trio.abc.Stream, next_request: _Next) -> None:
+        """Send and read until the connection is done; ``next_request`` feeds more work."""
+        exchange = self.exchange
+        rec = self.recorder
+        framer = exchange.make_framer(
+            lambda code, ka: self.record(slot, code, ka),
+            lambda reason: setattr(slot, "broken", reason),
+        )
+        try:
+            for start, intended in next_request.initial(slot):
+                await self._send(slot, stream, start, intended)
+            while slot.pending:
+                oldest = slot.pending[0]
+                deadline = (oldest - monotonic_ns()) / _NS + self.spec.timeout_s
+                with trio.move_on_after(max(deadline, 0)) as scope:
+                    data = await stream.receive_some(_READ_SIZE)
+                if scope.cancelled_caught:
+                    self.fail(
+                        slot, "timeout", f"no complete response within {self.spec.timeout_s}s"
+                    )
+                    break
+                if not data:
+                    framer.feed_eof()
+                    if slot.pending:
+                        self.fail(slot, "reset", "server closed the connection before responding")
+                    break
+                rec.bytes_read += len(data)
+                done_before = slot.served
+                framer.feed(data)
+                if slot.broken:
+                    self.fail(slot, "protocol", slot.broken)
+                    break
+                if slot.served > done_before:
+                    self.check_finished()
+                    if not slot.keep_alive:
+                        if slot.pending:
+                            self.fail(slot, "reset", "server closed the connection")
+                        break
+                    for start, intended in next_request.more(slot, slot.served - done_before):
+                        await self._send(slot, stream, start, intended)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            text = str(exc.__cause__ or exc)
+            self.fail(slot, "reset", f"connection reset: {text}" if text else "connection reset")
+        finally:
+            self.slots.discard(slot)
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(stream)
+
+    async def _send(self, slot: _Slot, stream: trio.abc.Stream, start: int, intended: int) -> None:
+        slot.pending.append(start)
+        if self.open_loop:
+            slot.intended.append(intended)
+        for chunk in self.exchange.chunks:
+            await stream.send_all(chunk)
+        self.recorder.bytes_written += self.exchange.size
+
+
+class _Next:
+    """Closed loop: the next request starts as soon as one finishes."""
+
+    def __init__(self, run: TrioRun, first: tuple[int, int] | None) -> None:
+        self.run = run
+        self.first = first
+
+    def initial(self, slot: _Slot) -> list[tuple[int, int]]:
+        out = [self.first] if self.first else []
+        return out + self.more(slot, self.run.spec.pipeline - len(out))
+
+    def more(self, slot: _Slot, count: int) -> list[tuple[int, int]]:
+        run = self.run
+        out: list[tuple[int, int]] = []
+        for _ in range(count):
+            in_use = slot.served + len(slot.pending) + len(out)
+            if run.rpc and in_use >= run.rpc:
+                break
+            now = monotonic_ns()
+            if not run.take(now):
+                break
+            out.append((now, now))
+        return out
+
+
+async def _closed_slot(run: TrioRun) -> None:
+    while not run.stopping:
+        now = monotonic_ns()
+        if not run.take(now):
+            return
+        slot = _Slot()
+        slot.pending.append(now)
+        stream = await run.connect(slot)
+        if stream is None:
+            continue
+        slot.pending.clear()
+        await run.converse(slot, stream, _Next(run, (now, now)))
+
+
+async def _open_connection(run: TrioRun) -> None:
+    """Open loop: one pooled connection taking due requests from the shared work channel.
+
+    Requests wait in the channel when every connection is busy, so their corrected latency
+    (from the intended time) includes that wait, as it must.
+    """
+    slot = _Slot()
+    stream = await run.connect(slot)
+    if stream is None:
+        run.pool_size -= 1
+        return
+    run.slots.add(slot)
+    try:
+        while not run.stopping and not slot.broken and slot.keep_alive:
+            if run.rpc and slot.served >= run.rpc:
+                break
+            run.idle += 1
+            try:
+                intended = await run.work_recv.receive()
+            finally:
+                run.idle -= 1
+            if run.stopping:
+                break  # woken with work after the window closed: it was never sent
+            if intended >= run.measure_start:
+                run.queued_measured -= 1
+                run.recorder.sent += 1
+            await _one_open_exchange(run, slot, stream, (monotonic_ns(), intended))
+    finally:
+        run.pool_size -= 1
+        run.slots.discard(slot)
+        with trio.CancelScope(shield=True):
+            await trio.aclose_forcefully(stream)
+
+
+async def _one_open_exchange(
+    run: TrioRun, slot: _Slot, stream: trio.abc.Stream, current: tuple[int, int]
+) -> None:
+    before = slot.served
+    framer = run.exchange.make_framer(
+        lambda code, ka: run.record(slot, code, ka),
+        lambda reason: setattr(slot, "broken", reason),
+    )
+    try:
+        await run._send(slot, stream, *current)
+        while slot.served == before and slot.pending:
+            wait = (slot.pending[0] - monotonic_ns()) / _NS + run.spec.timeout_s
+            with trio.move_on_after(max(wait, 0)) as scope:
+                data = await stream.receive_some(_READ_SIZE)
+            if scope.cancelled_caught:
+                run.fail(slot, "timeout", f"no complete response within {run.spec.timeout_s}s")
+                slot.broken = "timeout"
+                return
+            if not data:
+                framer.feed_eof()
+                if slot.pending:
+                    run.fail(slot, "reset", "server closed the connection before responding")
+                slot.broken = slot.broken or "closed"
+                return
+            run.recorder.bytes_read += len(data)
+            framer.feed(data)
+            if slot.broken:
+                run.fail(slot, "protocol", slot.broken)
+                return
+        run.check_finished()
+    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+        run.fail(slot, "reset", f"connection reset: {exc}")
+        slot.broken = "reset"
+
+
+async def _open_scheduler(run: TrioRun, nursery: trio.Nursery, schedule: Schedule) -> None:
+    limit = max(run.share.max_connections, run.share.connections)
+    if run.spec.keepalive:
+        for _ in range(run.share.connections):
+            run.pool_size += 1
+            nursery.start_soon(_open_connection, run)
+    due = schedule.first(run.share.start_at_ns)
+    while not run.stopping:
+        wait = (due - monotonic_ns()) / _NS
+        if wait > 0:
+            await trio.sleep(wait)
+        now = monotonic_ns()
+        if due >= run.measure_start:
+            if run.budget is not None:
+                if run.budget <= 0:
+                    run.check_finished()
+                    await trio.sleep_forever()
+                run.budget -= 1
+            run.scheduled += 1
+            run.queued_measured += 1
+            run.recorder.lags.append(now - due)
+        run.work_send.send_nowait(due)
+        waiting = run.work_send.statistics().current_buffer_used
+        if waiting > run.idle and run.pool_size < limit:
+            run.pool_size += 1
+            nursery.start_soon(_open_connection, run)
+        due = schedule.next(due)
+
+
+async def _ticker(run: TrioRun) -> None:
+    await trio.sleep(max(run.measure_start - monotonic_ns(), 0) / _NS)
+    run.recorder.reset_window()
+    run.cpu_start = thread_cpu_seconds()
+    next_tick = run.measure_start + _NS
+    while True:
+        await trio.sleep(max(next_tick - monotonic_ns(), 0) / _NS)
+        run.recorder.tick()
+        next_tick += _NS
+
+
+async def _run(spec: LoadSpec, share: WorkerShare) -> WorkerOutcome:
+    run = TrioRun(spec, share, build_exchange(spec))
+    await trio.sleep(max(share.start_at_ns - monotonic_ns(), 0) / _NS)
+    with run.cancel_scope:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_ticker, run)
+            if spec.duration_s is not None:
+                end_at = run.measure_start + int(spec.duration_s * _NS)
+
+                async def stopper() -> None:
+                    await trio.sleep(max(end_at - monotonic_ns(), 0) / _NS)
+                    run.stop()
+
+                nursery.start_soon(stopper)
+            if run.open_loop:
+                assert share.rate is not None
+                schedule = Schedule(
+                    share.rate,
+                    spec.arrival,
+                    seed=share.index + 1,
+                    offset_fraction=share.index / share.workers,
+                )
+                nursery.start_soon(_open_scheduler, run, nursery, schedule)
+            else:
+                for _ in range(share.connections):
+                    nursery.start_soon(_closed_slot, run)
+    if not run.stopping:
+        run.stop()
+    outcome = run.recorder.finish(
+        in_flight=run.in_flight, window_end_ns=max(run.end_ns, run.measure_start)
+    )
+    outcome.cpu_s = thread_cpu_seconds() - run.cpu_start
+    outcome.connections_opened = run.opened
+    outcome.connections_peak = run.peak
+    outcome.loop = "trio"
+    outcome.scheduled = run.scheduled
+    outcome.unsent = run.queued_measured
+    return outcome
+
+
+def run_share_trio(spec: LoadSpec, share: WorkerShare) -> WorkerOutcome:
+    outcome: WorkerOutcome = trio.run(_run, spec, share)
+    return outcome
