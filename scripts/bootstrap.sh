@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Set up a fresh machine for pytest-netbench: Debian packages the catalog and benchmarks
+# use, then a virtualenv in .venv with the package and its dev extras. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_packages=(wrk nginx-light pypy3 openssl procps iproute2)
+missing=()
+for pkg in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[dev]"
