@@ -147,6 +147,7 @@ class GeneratorStats:
     loop: str = ""
     cpu_s: float = 0.0
     cpu_percent: float = 0.0
+    busy_percent: float = 0.0
     connections_opened: int = 0
     connections_peak: int = 0
     intended_rate: float | None = None

@@ -15,7 +15,11 @@ from time import monotonic_ns
 
 import trio
 
-from pytest_netbench._engine.driver import make_ssl_context, thread_cpu_seconds
+from pytest_netbench._engine.driver import (
+    make_ssl_context,
+    thread_busy_seconds,
+    thread_cpu_seconds,
+)
 from pytest_netbench._engine.exchange import Exchange, build_exchange
 from pytest_netbench._engine.schedule import Schedule
 from pytest_netbench._engine.share import WorkerShare
@@ -64,6 +68,7 @@ class TrioRun:
         self.queued_measured = 0
         self.in_flight = 0
         self.cpu_start = thread_cpu_seconds()
+        self.busy_start = thread_busy_seconds()
 
     # -- permits and completion --
     def take(self, now: int) -> bool:
@@ -355,6 +360,7 @@ async def _ticker(run: TrioRun) -> None:
     await trio.sleep(max(run.measure_start - monotonic_ns(), 0) / _NS)
     run.recorder.reset_window()
     run.cpu_start = thread_cpu_seconds()
+    run.busy_start = thread_busy_seconds()
     next_tick = run.measure_start + _NS
     while True:
         await trio.sleep(max(next_tick - monotonic_ns(), 0) / _NS)
@@ -394,6 +400,7 @@ async def _run(spec: LoadSpec, share: WorkerShare) -> WorkerOutcome:
         in_flight=run.in_flight, window_end_ns=max(run.end_ns, run.measure_start)
     )
     outcome.cpu_s = thread_cpu_seconds() - run.cpu_start
+    outcome.busy_s = thread_busy_seconds() - run.busy_start
     outcome.connections_opened = run.opened
     outcome.connections_peak = run.peak
     outcome.loop = "trio"

@@ -21,7 +21,8 @@ from pytest_netbench._stats.histogram import (
 )
 from pytest_netbench._stats.recorder import SecondRow, WorkerOutcome
 
-# A worker busier than this share of one core was the bottleneck, not the server.
+# A worker runnable (running or queued for a CPU) this share of the window was the
+# bottleneck, not the server.
 SATURATED_CPU_SHARE = 0.90
 # Open loop: the scheduler may fall this far behind before figures are called untrustworthy.
 MAX_SCHEDULE_LAG_P99_MS = 10.0
@@ -106,14 +107,16 @@ def _generator_stats(
     duration_s: float,
 ) -> GeneratorStats:
     cpu_s = sum(o.cpu_s for o in outcomes)
-    busiest = max((o.cpu_s for o in outcomes), default=0.0)
+    busiest_cpu = max((o.cpu_s for o in outcomes), default=0.0)
+    busiest = max((max(o.busy_s, o.cpu_s) for o in outcomes), default=0.0)
     open_loop = spec.rate is not None
     sent = sum(o.sent for o in outcomes)
     return GeneratorStats(
         workers=len(outcomes),
         loop=outcomes[0].loop if outcomes else "",
         cpu_s=cpu_s,
-        cpu_percent=100.0 * busiest / duration_s if duration_s > 0 else 0.0,
+        cpu_percent=100.0 * busiest_cpu / duration_s if duration_s > 0 else 0.0,
+        busy_percent=100.0 * busiest / duration_s if duration_s > 0 else 0.0,
         connections_opened=sum(o.connections_opened for o in outcomes),
         connections_peak=sum(o.connections_peak for o in outcomes),
         intended_rate=spec.rate,
@@ -138,11 +141,12 @@ def _invalid_reasons(
             f"generator ran out of file descriptors or local ports ({faults} failed connects):"
             " raise `ulimit -n`, lower connections, or enable keep-alive"
         )
-    if duration_s >= 0.2 and generator.cpu_percent >= SATURATED_CPU_SHARE * 100:
+    if duration_s >= 0.2 and generator.busy_percent >= SATURATED_CPU_SHARE * 100:
         reasons.append(
-            f"generator saturated: a worker used {generator.cpu_percent:.0f}% of a core, so the"
-            " figures may measure the generator rather than the server: add workers or lower"
-            " the load"
+            f"generator saturated: a worker was running or waiting for a CPU"
+            f" {min(generator.busy_percent, 100):.0f}% of the time (cpu"
+            f" {generator.cpu_percent:.0f}%), so the figures may measure the generator rather"
+            " than the server: add workers or cores, or lower the load"
         )
     if spec.rate is not None:
         scheduled = sum(o.scheduled for o in outcomes)

@@ -47,6 +47,7 @@ class WorkerOutcome:
     window_start_ns: int = 0
     window_end_ns: int = 0
     cpu_s: float = 0.0
+    busy_s: float = 0.0
     connections_opened: int = 0
     connections_peak: int = 0
     generator_faults: int = 0
