@@ -1,0 +1,209 @@
+"""Command-line and ini options of the plugin, parsed once into a frozen settings object.
+
+Every value is checked here, at configure time, so a typo in ``--netbench-compare-fail``
+stops the session with a usage error before a single server starts.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pytest
+
+DEFAULT_COLUMNS: tuple[str, ...] = ("rps", "p99_ms")
+ScopeName = Literal["function", "class", "module", "package", "session"]
+SERVER_SCOPES: tuple[ScopeName, ...] = ("function", "class", "module", "package", "session")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the user asked the plugin to do in this session."""
+
+    enabled: bool = False
+    scale: float = 1.0
+    trials: int = 1
+    columns: tuple[str, ...] = DEFAULT_COLUMNS
+    baseline_column: str | None = None
+    json_path: str | None = None
+    markdown_path: str | None = None
+    benchmark_json_path: str | None = None
+    save_name: str | None = None
+    compare_name: str | None = None  # "" = the latest stored run
+    compare_fail: str | None = None
+    ab_refs: tuple[str, str] | None = None
+    storage_dir: str = ".netbench"
+    server_scope: ScopeName = "function"
+
+    @property
+    def compare_requested(self) -> bool:
+        return self.compare_name is not None
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("netbench", "performance tests of network servers (pytest-netbench)")
+    group.addoption(
+        "--netbench",
+        action="store_true",
+        default=False,
+        help="run performance tests (without it they are skipped).",
+    )
+    group.addoption(
+        "--netbench-scale",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="multiply every load's duration, warm-up and request count by F (default 1).",
+    )
+    group.addoption(
+        "--netbench-trials",
+        type=int,
+        default=1,
+        metavar="N",
+        help="repeat each load N times; the test gets the median trial (default 1).",
+    )
+    group.addoption(
+        "--netbench-columns",
+        default=",".join(DEFAULT_COLUMNS),
+        metavar="LIST",
+        help="metrics shown in each matrix cell, e.g. rps,p99_ms,errors_total.",
+    )
+    group.addoption(
+        "--netbench-baseline",
+        default=None,
+        metavar="VALUE",
+        help="parameter value whose column (or row) the matrix ratios are relative to.",
+    )
+    group.addoption("--netbench-json", default=None, metavar="PATH", help="write results as JSON.")
+    group.addoption(
+        "--netbench-markdown",
+        default=None,
+        metavar="PATH",
+        help="write the matrices as Markdown (also appended to $GITHUB_STEP_SUMMARY when set).",
+    )
+    group.addoption(
+        "--netbench-benchmark-json",
+        default=None,
+        metavar="PATH",
+        help="write results in pytest-benchmark's JSON format.",
+    )
+    group.addoption(
+        "--netbench-save",
+        default=None,
+        metavar="NAME",
+        help="store this run under .netbench/<machine>/ as NAME.",
+    )
+    group.addoption(
+        "--netbench-compare",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="NAME",
+        help="compare with a stored run (NAME, or the latest when omitted).",
+    )
+    group.addoption(
+        "--netbench-compare-fail",
+        default=None,
+        metavar="SPEC",
+        help="fail the session on a significant regression past a threshold, "
+        "e.g. p99_ms:10%%,rps:5%% (with --netbench-compare or --netbench-ab).",
+    )
+    group.addoption(
+        "--netbench-ab",
+        nargs=2,
+        default=None,
+        metavar=("BASE", "HEAD"),
+        help="A/B mode: measure two servers (catalog names or quoted commands with {port}) "
+        "in interleaved trials in place of each test's `server`, and compare HEAD with BASE.",
+    )
+    group.addoption(
+        "--netbench-storage",
+        default=".netbench",
+        metavar="DIR",
+        help="where --netbench-save/--netbench-compare keep runs (default .netbench).",
+    )
+    parser.addini(
+        "netbench_server_scope",
+        default="function",
+        help="scope of the `server` fixture: function, class, module, package or session.",
+    )
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    """Parse and check the options; bad values raise :class:`pytest.UsageError`."""
+    opt = config.getoption
+    scale = float(opt("--netbench-scale"))
+    if not scale > 0:
+        raise pytest.UsageError(f"--netbench-scale must be > 0 (got {scale}); try 0.1 or 2")
+    trials = int(opt("--netbench-trials"))
+    if trials < 1:
+        raise pytest.UsageError(f"--netbench-trials must be at least 1 (got {trials})")
+    columns = _parse_columns(str(opt("--netbench-columns")))
+    compare_fail = opt("--netbench-compare-fail")
+    compare_name = opt("--netbench-compare")
+    ab = opt("--netbench-ab")
+    if compare_fail is not None and compare_name is None and ab is None:
+        raise pytest.UsageError(
+            "--netbench-compare-fail needs something to compare with:"
+            " add --netbench-compare [NAME] or --netbench-ab BASE HEAD"
+        )
+    if compare_fail is not None:
+        _check_thresholds(str(compare_fail))
+    scope = str(config.getini("netbench_server_scope")).strip() or "function"
+    if scope not in SERVER_SCOPES:
+        raise pytest.UsageError(
+            f"netbench_server_scope = {scope!r} is not a pytest scope;"
+            f" use one of {', '.join(SERVER_SCOPES)}"
+        )
+    return Settings(
+        enabled=bool(opt("--netbench")),
+        scale=scale,
+        trials=trials,
+        columns=columns,
+        baseline_column=opt("--netbench-baseline"),
+        json_path=opt("--netbench-json"),
+        markdown_path=opt("--netbench-markdown"),
+        benchmark_json_path=opt("--netbench-benchmark-json"),
+        save_name=opt("--netbench-save"),
+        compare_name=compare_name,
+        compare_fail=compare_fail,
+        ab_refs=_parse_ab(ab),
+        storage_dir=str(opt("--netbench-storage")),
+        server_scope=scope,
+    )
+
+
+def _parse_columns(text: str) -> tuple[str, ...]:
+    if text == ",".join(DEFAULT_COLUMNS):
+        return DEFAULT_COLUMNS  # spares every plain pytest run the import below
+    from pytest_netbench._errors import SpecError
+    from pytest_netbench._report.matrix import check_metrics
+
+    try:
+        return check_metrics(text.split(","))
+    except SpecError as exc:
+        raise pytest.UsageError(f"--netbench-columns {text!r}: {exc}") from None
+
+
+def _check_thresholds(text: str) -> None:
+    from pytest_netbench._compare.gate import parse_thresholds
+
+    try:
+        parse_thresholds(text)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--netbench-compare-fail {text!r}: {exc}") from None
+
+
+def _parse_ab(value: Any) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    base, head = (str(v).strip() for v in value)
+    for ref in (base, head):
+        if not ref:
+            raise pytest.UsageError("--netbench-ab needs two non-empty servers: BASE HEAD")
+        try:
+            shlex.split(ref)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--netbench-ab {ref!r}: cannot split command: {exc}") from None
+    return base, head

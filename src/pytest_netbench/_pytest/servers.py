@@ -1,0 +1,91 @@
+"""Turning what a test names -- a catalog name, a command, a spec -- into a running Server.
+
+Servers that cannot run on this machine (a missing compiler or interpreter) skip the test
+with the catalog's reason, so one comparison file runs everywhere and says what it left out.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_netbench._servers.spec import ServerSpec
+
+if TYPE_CHECKING:
+    from pytest_netbench._servers.launcher import Server
+
+ServerRef = str | Sequence[str] | ServerSpec | Mapping[str, Any]
+
+_CATALOG_KEYS = ("app", "python")
+
+
+def describe(ref: object) -> str:
+    """A short name for a server reference (for ids, matrices and messages)."""
+    if isinstance(ref, ServerSpec):
+        return ref.name
+    if isinstance(ref, Mapping):
+        return str(ref.get("name") or describe(ref.get("command", "?")))
+    if isinstance(ref, str):
+        return ref
+    if isinstance(ref, Sequence):
+        return " ".join(str(p) for p in ref)
+    return str(getattr(ref, "name", ref))
+
+
+def start_server(ref: object, **kwargs: Any) -> Server:
+    """Build and start the server ``ref`` names; skip the test when it cannot run here."""
+    from pytest_netbench._errors import InterpreterNotFound, ToolchainMissing
+
+    try:
+        server = build_server(ref, **kwargs)
+        server.start()
+    except (ToolchainMissing, InterpreterNotFound) as exc:
+        pytest.skip(f"server {describe(ref)!r} cannot run here: {exc}")
+    return server
+
+
+def build_server(ref: object, **kwargs: Any) -> Server:
+    """An unstarted Server for ``ref``; raises a clear TypeError for what it cannot use."""
+    from pytest_netbench._servers.launcher import Server
+
+    if isinstance(ref, Server):
+        if kwargs:
+            raise TypeError("a Server instance takes no extra keyword arguments")
+        return ref
+    if isinstance(ref, Mapping):
+        options = dict(ref)
+        target = options.pop("command", None) or options.pop("name", None)
+        if target is None:
+            raise TypeError(
+                f"server mapping {dict(ref)!r} needs a 'command' (list) or a 'name' (catalog)"
+            )
+        options.update(kwargs)
+        return build_server(target, **options)
+    if isinstance(ref, ServerSpec):
+        return Server.from_spec(ref, **kwargs)
+    if isinstance(ref, str):
+        if _looks_like_command(ref):
+            return Server(shlex.split(ref), **kwargs)
+        return _from_catalog(ref, kwargs)
+    if isinstance(ref, Sequence) and ref and all(isinstance(p, str) for p in ref):
+        return Server(list(ref), **kwargs)
+    raise TypeError(
+        f"cannot start a server from {ref!r}: give a catalog name ('tornado'), a command"
+        " list (['./hello', '{port}']), a ServerSpec, or a dict with 'command' and Server options"
+    )
+
+
+def _looks_like_command(text: str) -> bool:
+    return any(c in text for c in " /{") or text.startswith(".")
+
+
+def _from_catalog(name: str, kwargs: dict[str, Any]) -> Server:
+    from pytest_netbench._servers import catalog
+    from pytest_netbench._servers.launcher import Server
+
+    picked = {k: kwargs.pop(k) for k in _CATALOG_KEYS if k in kwargs}
+    spec = catalog.get(name, **picked)
+    return Server.from_spec(spec, **kwargs)
