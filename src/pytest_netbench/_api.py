@@ -23,7 +23,7 @@ from pytest_netbench._engine.target import (
     parse_http_url,
 )
 from pytest_netbench._engine.workers import run_workers
-from pytest_netbench._errors import SpecError, TargetUnreachableError
+from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableError
 from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
 from pytest_netbench._stats.merge import merge_outcomes
 from pytest_netbench._stats.recorder import WorkerOutcome
@@ -283,6 +283,15 @@ def _finish(
     ok = sum(sum(o.latency_counts.values()) for o in outcomes)
     stats = sampler.stop(ok) if sampler is not None else None
     result = merge_outcomes(spec, outcomes, stats)
+    if server is not None:
+        try:
+            server.check_alive()
+        except ServerError as exc:
+            # The figures stay (they are what the clients saw), but they describe a crash.
+            reason = f"server died during the load: {exc}"
+            result = dataclasses.replace(
+                result, valid=False, invalid_reasons=(*result.invalid_reasons, reason)
+            )
     if result.sent and result.errors.get("connect", 0) == result.sent and server is None:
         sample = result.error_samples.get("connect", "")
         raise TargetUnreachableError(
