@@ -1,0 +1,1 @@
+"""Baselines, significance tests and the regression gate (no pytest import)."""
