@@ -1,0 +1,466 @@
+"""Starting a server under test, knowing when it is ready, and stopping all of it.
+
+The server's stdout and stderr go to a log file (never an unread pipe, which a chatty
+server would fill and then block on). Start-up waits on a readiness probe while watching
+the process, so an early exit is reported at once with its code or signal and the end of
+the log. Stopping goes through :mod:`.reaper`, which leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import os
+import re
+import shlex
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import psutil
+
+from pytest_netbench._errors import (
+    PortInUseError,
+    ServerCrashed,
+    ServerError,
+    ServerStartupError,
+    SpecError,
+)
+from pytest_netbench._servers import ports, reaper
+from pytest_netbench._servers.interpreters import resolve_python
+from pytest_netbench._servers.readiness import (
+    AllReady,
+    HttpReady,
+    LogFollower,
+    LogReady,
+    ProbeContext,
+    ReadinessProbe,
+    ReadySpec,
+    TcpReady,
+    as_probe,
+    format_address,
+)
+from pytest_netbench._servers.sampling import ProcessTreeSampler
+from pytest_netbench._servers.spec import ServerSpec
+
+_FIRST_POLL_S = 0.005
+_MAX_POLL_S = 0.05
+_TAIL_BYTES = 64 * 1024
+
+_log_counter = itertools.count(1)
+_default_log_dir: str | None = None
+_default_log_dir_lock = threading.Lock()
+# Logs in the default temp dir are removed at exit unless a server failed (then they are
+# evidence the error message points at).
+_logs_to_remove: set[str] = set()
+
+
+def _remove_clean_logs() -> None:
+    for path in list(_logs_to_remove):
+        with contextlib.suppress(OSError):
+            os.remove(path)
+    if _default_log_dir is not None:
+        with contextlib.suppress(OSError):
+            os.rmdir(_default_log_dir)  # only succeeds when empty
+
+
+atexit.register(_remove_clean_logs)
+
+
+def _log_dir_for(log_dir: str | os.PathLike[str] | None) -> tuple[str, bool]:
+    global _default_log_dir
+    if log_dir is not None:
+        path = os.fspath(log_dir)
+        os.makedirs(path, exist_ok=True)
+        return path, False
+    with _default_log_dir_lock:
+        if _default_log_dir is None:
+            _default_log_dir = tempfile.mkdtemp(prefix="netbench-servers-")
+        return _default_log_dir, True
+
+
+def describe_exit(returncode: int) -> str:
+    """``exited with code 3`` or ``was killed by signal SIGSEGV``."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by signal {name}"
+    return f"exited with code {returncode}"
+
+
+class Server:
+    """A server under test, started from an argument list; a context manager.
+
+    ``command`` may use ``{host}``, ``{port}`` and ``{python}`` (the interpreter chosen by
+    ``python=``). With ``port_pattern`` and no ``port``, the server binds port 0 and the
+    port is read from the first output line matching the pattern (group 1). Otherwise a
+    port is reserved outside the kernel's ephemeral range, under a cross-process lock.
+    ``ready`` is a readiness probe (default: a TCP connect to host:port).
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        ready: ReadySpec = None,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        startup_timeout: float = 30.0,
+        stop_timeout: float = 5.0,
+        python: str | None = None,
+        port_pattern: str | None = None,
+        name: str | None = None,
+        log_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self._command = _check_command(command)
+        self._probe = as_probe(ready)
+        if not isinstance(host, str) or not host:
+            raise SpecError(f"host must be an address such as '127.0.0.1' or '::1', got {host!r}")
+        self.host = host.strip("[]")
+        if port is not None and (
+            not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535
+        ):
+            raise SpecError(f"port must be an integer 1-65535 or None, got {port!r}")
+        self._requested_port = port
+        self._env = {str(k): str(v) for k, v in (env or {}).items()}
+        self._cwd = os.fspath(cwd) if cwd is not None else None
+        if not startup_timeout > 0:
+            raise SpecError(f"startup_timeout must be positive seconds, got {startup_timeout!r}")
+        if not stop_timeout >= 0:
+            raise SpecError(f"stop_timeout must be >= 0 seconds, got {stop_timeout!r}")
+        self.startup_timeout = float(startup_timeout)
+        self.stop_timeout = float(stop_timeout)
+        self._port_regex = _check_port_pattern(port_pattern)
+        self._python = python
+        uses = " ".join([*self._command, *self._env.values()])
+        if python is not None and "{python}" not in uses:
+            raise SpecError(
+                f"python={python!r} was given but the command has no {{python}} placeholder; "
+                "write the command as ['{python}', 'server.py', ...]"
+            )
+        if port is None and self._port_regex is None and "{port}" not in uses:
+            raise SpecError(
+                "the command has no {port} placeholder, so the server cannot be told which "
+                "port to use; add {port} to the command (or env), pass port_pattern= for a "
+                "server that reports its own port, or pass port= for a fixed one"
+            )
+        self.name = name or _default_name(self._command)
+        self._log_dir = log_dir
+        self.port: int | None = port
+        self.pid: int | None = None
+        self.log_path: str | None = None
+        self.args: list[str] = []
+        self.startup_s: float | None = None
+        self.returncode: int | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._reservation: ports.PortReservation | None = None
+        self._server_id = ""
+        self._since = 0.0
+
+    @classmethod
+    def from_spec(cls, spec: ServerSpec, **overrides: Any) -> Server:
+        """A server for a catalog (or user) :class:`ServerSpec`; keyword overrides win."""
+        probes: list[ReadinessProbe] = []
+        if spec.ready_log:
+            probes.append(LogReady(spec.ready_log))
+        if spec.ready_http_path:
+            probes.append(HttpReady(spec.ready_http_path))
+        default_ready: ReadinessProbe = (
+            TcpReady() if not probes else probes[0] if len(probes) == 1 else AllReady(*probes)
+        )
+        kwargs: dict[str, Any] = {
+            "ready": default_ready,
+            "port_pattern": spec.port_pattern,
+            "cwd": spec.cwd,
+            "python": spec.python,
+            "startup_timeout": spec.startup_timeout_s,
+            "name": spec.name,
+        }
+        env = {**spec.env, **(overrides.pop("env", None) or {})}
+        kwargs.update(overrides)
+        return cls(spec.command, env=env, **kwargs)
+
+    # -- public views ----------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """``http://host:port`` (IPv6 hosts in brackets)."""
+        if self.port is None:
+            raise ServerError(f"server {self.name!r} has no port yet; start it first")
+        return f"http://{format_address(self.host, self.port)}"
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def log_tail(self, lines: int = 20) -> str:
+        """The last ``lines`` lines the server wrote (stdout and stderr merged)."""
+        if self.log_path is None:
+            return ""
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - _TAIL_BYTES))
+                data = f.read()
+        except OSError:
+            return ""
+        text = data.decode("utf-8", "replace").rstrip("\n")
+        return "\n".join(text.splitlines()[-lines:]) if lines > 0 else ""
+
+    def check_alive(self) -> None:
+        """Raise :class:`ServerCrashed` (exit code or signal, log tail) if the server died."""
+        if self._proc is None:
+            raise ServerError(f"server {self.name!r} was not started; call start() first")
+        code = self._proc.poll()
+        if code is not None:
+            self._keep_log()
+            raise ServerCrashed(self._failure(f"{describe_exit(code)} after it became ready"))
+
+    def monitor(self, interval_s: float = 0.1) -> ProcessTreeSampler:
+        """A sampler of this server's process tree (not yet started)."""
+        if self.pid is None:
+            raise ServerError(f"server {self.name!r} was not started; call start() first")
+        return ProcessTreeSampler(self.pid, interval_s, port=self.port)
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped" if self._proc else "not started"
+        where = format_address(self.host, self.port) if self.port else "no port"
+        return f"<Server {self.name} {where} pid={self.pid} {state}>"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def __enter__(self) -> Server:
+        if self._proc is None:
+            self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> Server:
+        """Launch the server and wait until it is ready; raises ServerStartupError if not."""
+        if self._proc is not None:
+            raise ServerError(f"server {self.name!r} was already started; make a new Server")
+        python = resolve_python(self._python) if "{python}" in " ".join(self._command) else ""
+        launched = time.monotonic()
+        try:
+            if self._requested_port is not None:
+                self._reservation = ports.claim_port(self.host, self._requested_port)
+                self.port = self._requested_port
+            elif self._port_regex is None:
+                self._reservation = ports.reserve_port(self.host)
+                self.port = self._reservation.port
+            port_text = str(self.port or 0)
+            self.args = [_fill(a, self.host, port_text, python) for a in self._command]
+            self._launch(python, port_text)
+            self._wait_ready(launched)
+            self._check_listener_is_ours()
+        except BaseException:
+            self._keep_log()
+            self._teardown()
+            raise
+        self.startup_s = time.monotonic() - launched
+        return self
+
+    def stop(self) -> None:
+        """SIGTERM the whole tree, wait ``stop_timeout``, SIGKILL what is left. Idempotent."""
+        self._teardown()
+
+    def _launch(self, python: str, port_text: str) -> None:
+        log_dir, is_default = _log_dir_for(self._log_dir)
+        safe_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.name)[:60] or "server"
+        self.log_path = os.path.join(log_dir, f"{safe_name}-{os.getpid()}-{next(_log_counter)}.log")
+        self._server_id = uuid.uuid4().hex
+        env = dict(os.environ)
+        env.setdefault("PYTHONUNBUFFERED", "1")  # a Python server's banner must reach the log
+        env.update({k: _fill(v, self.host, port_text, python) for k, v in self._env.items()})
+        env.update(reaper.marker_env(self._server_id))
+        with open(self.log_path, "wb") as log:
+            if is_default:
+                _logs_to_remove.add(self.log_path)
+            try:
+                # The child gets its own copy of the log fd; ours closes with this block.
+                self._proc = reaper.spawn(
+                    self.args,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=self._cwd,
+                )
+            except FileNotFoundError as exc:
+                missing = exc.filename if exc.filename is not None else self.args[0]
+                where = f" (cwd {self._cwd})" if self._cwd and exc.filename == self._cwd else ""
+                raise ServerStartupError(
+                    f"cannot start server {self.name!r}: {missing!r} not found{where}; "
+                    f"command was {shlex.join(self.args)}"
+                ) from None
+            except OSError as exc:
+                raise ServerStartupError(
+                    f"cannot start server {self.name!r}: {exc.strerror or exc}; "
+                    f"command was {shlex.join(self.args)}"
+                ) from None
+        self.pid = self._proc.pid
+        try:
+            self._since = psutil.Process(self.pid).create_time()
+        except psutil.Error:
+            self._since = time.time() - 1.0
+
+    def _wait_ready(self, launched: float) -> None:
+        assert self._proc is not None and self.log_path is not None
+        deadline = launched + self.startup_timeout
+        follower = LogFollower(self.log_path)
+        reason = "not probed yet"
+        poll_s = _FIRST_POLL_S
+        while True:
+            code = self._proc.poll()
+            if code is not None:
+                elapsed = time.monotonic() - launched
+                raise ServerStartupError(
+                    self._failure(f"{describe_exit(code)} during start-up ({elapsed:.2f} s in)")
+                )
+            now = time.monotonic()
+            if now >= deadline:
+                raise ServerStartupError(self._timeout_message(reason))
+            if self.port is None:
+                reason = self._read_port(follower)
+            if self.port is not None:
+                ctx = ProbeContext(self.host, self.port, follower, deadline - now)
+                maybe_reason = self._probe.poll(ctx)
+                if maybe_reason is None:
+                    return
+                reason = maybe_reason
+            # Waiting on the process (not sleeping) notices an exit the moment it happens.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=max(0.0, min(poll_s, deadline - time.monotonic())))
+            poll_s = min(poll_s * 1.5, _MAX_POLL_S)
+
+    def _read_port(self, follower: LogFollower) -> str:
+        assert self._port_regex is not None
+        match = follower.search(self._port_regex)
+        if match is None:
+            return f"no output line matches port_pattern {self._port_regex.pattern!r} yet"
+        text = match.group(1)
+        if not text.isdigit() or not 1 <= int(text) <= 65535:
+            raise ServerStartupError(
+                self._failure(
+                    f"printed {match.group(0)!r}, which matches port_pattern "
+                    f"{self._port_regex.pattern!r} but whose group 1 ({text!r}) is not a port"
+                )
+            )
+        self.port = int(text)
+        return "port reported, not probed yet"
+
+    def _check_listener_is_ours(self) -> None:
+        """Refuse to benchmark another program that happens to hold the port."""
+        if self.port is None or self.pid is None:
+            return
+        listeners = ports.listener_pids(self.port)
+        if not listeners:
+            return  # not visible (other user, other namespace): nothing to compare
+        ours = {p.pid for p in reaper.marked_processes(reaper.SERVER_ENV, self._server_id, 0.0)}
+        ours.add(self.pid)
+        if listeners & ours:
+            return
+        raise PortInUseError(
+            self._failure(
+                f"did not bind port {self.port}: it is held by "
+                f"{ports.describe_listener(self.port)}, which answered the readiness probe "
+                "instead; stop that process, or let netbench choose a port (port=None)"
+            )
+        )
+
+    def _timeout_message(self, reason: str) -> str:
+        where = format_address(self.host, self.port) if self.port else "(port not known yet)"
+        text = (
+            f"did not become ready within {self.startup_timeout:g} s at {where}, "
+            f"waiting for {self._probe.describe()}; last check: {reason}"
+        )
+        if self.pid is not None:
+            pids = {self.pid}
+            with contextlib.suppress(psutil.Error):
+                pids |= {c.pid for c in psutil.Process(self.pid).children(recursive=True)}
+            listening = ports.listening_addresses(pids)
+            if listening:
+                text += f"; the server's processes listen on {', '.join(listening)}"
+                if self.port and all(not a.startswith(where) for a in listening):
+                    text += f" - not on {where}: check the address family and host it binds"
+        return self._failure(text)
+
+    def _failure(self, what: str) -> str:
+        tail = self.log_tail(20) or "(the log is empty)"
+        return (
+            f"server {self.name!r} {what}\n"
+            f"  command: {shlex.join(self.args) if self.args else self._command}\n"
+            f"  log: {self.log_path}\n"
+            f"--- last lines of the log ---\n{tail}"
+        )
+
+    def _keep_log(self) -> None:
+        if self.log_path is not None:
+            _logs_to_remove.discard(self.log_path)
+
+    def _teardown(self) -> None:
+        proc = self._proc
+        if proc is not None and self.returncode is None:
+            reaper.terminate_server(proc, self._server_id, self._since, self.stop_timeout)
+            self.returncode = proc.returncode
+        if self._reservation is not None:
+            self._reservation.release()
+            self._reservation = None
+
+
+def _check_command(command: object) -> list[str]:
+    if isinstance(command, (str, bytes)):
+        raise SpecError(
+            f"command must be an argument list such as ['{{python}}', 'app.py', '--port', "
+            f"'{{port}}'], not a shell string ({command!r}); use shlex.split() if you have one"
+        )
+    if not isinstance(command, Sequence) or not command:
+        raise SpecError(f"command must be a non-empty list of arguments, got {command!r}")
+    args: list[str] = []
+    for arg in command:
+        if isinstance(arg, os.PathLike):
+            arg = os.fspath(arg)
+        if not isinstance(arg, str):
+            raise SpecError(f"every command argument must be a string, got {arg!r} in {command!r}")
+        args.append(arg)
+    return args
+
+
+def _check_port_pattern(pattern: str | None) -> re.Pattern[str] | None:
+    if pattern is None:
+        return None
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise SpecError(f"port_pattern {pattern!r} is not a valid regex: {exc}") from None
+    if regex.groups < 1:
+        raise SpecError(
+            f"port_pattern {pattern!r} needs a group capturing the port, e.g. r'port=(\\d+)'"
+        )
+    return regex
+
+
+def _fill(text: str, host: str, port: str, python: str) -> str:
+    # Plain replacement, not str.format: commands may hold literal braces.
+    return text.replace("{host}", host).replace("{port}", port).replace("{python}", python)
+
+
+def _default_name(command: list[str]) -> str:
+    first = command[0]
+    if first == "{python}" and len(command) > 1:
+        if command[1] == "-m" and len(command) > 2:
+            return command[2]
+        first = command[1]
+    base = os.path.basename(first.rstrip("/")) or first
+    return base[:-3] if base.endswith(".py") else base

@@ -1,0 +1,277 @@
+"""What a server's whole process tree spends while a load runs.
+
+A daemon thread samples the tree at a modest rate (10 Hz by default). Counters
+(CPU time, context switches) are deltas between :meth:`ProcessTreeSampler.start` and
+:meth:`~ProcessTreeSampler.stop`; gauges (RSS, threads, fds, sockets) are peaks of the sum
+over the tree. Children that live shorter than a sampling interval are still charged:
+their CPU shows up in the ``children_*`` times of the tree member that reaped them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+import threading
+from dataclasses import dataclass
+
+import psutil
+
+from pytest_netbench._model import ServerStats
+
+_MIB = 1024 * 1024
+_TCP_ESTABLISHED = "01"
+_TCP_TIME_WAIT = "06"
+
+
+@dataclass(slots=True)
+class _Counters:
+    user: float = 0.0
+    system: float = 0.0
+    children_user: float = 0.0
+    children_system: float = 0.0
+
+
+@dataclass(slots=True)
+class _Peaks:
+    processes: int = 0
+    rss_bytes: int = 0
+    threads: int = 0
+    fds: int = 0
+    established: int = 0
+    time_wait: int = 0
+
+
+class ProcessTreeSampler:
+    """Samples the tree rooted at ``pid``; ``port`` selects the sockets that are counted."""
+
+    def __init__(self, pid: int, interval_s: float = 0.1, *, port: int | None = None) -> None:
+        if interval_s <= 0:
+            raise ValueError(f"interval_s must be positive, got {interval_s!r}")
+        self.pid = pid
+        self.port = port
+        self.interval_s = interval_s
+        self._root: psutil.Process | None = None
+        self._procs: dict[tuple[int, float], psutil.Process] = {}
+        self._base: dict[tuple[int, float], _Counters] = {}
+        self._last: dict[tuple[int, float], _Counters] = {}
+        # Context switches are per thread on Linux; keyed (pid, create_time, tid) so a thread
+        # that ends during the load keeps what it had done.
+        self._ctx_base: dict[tuple[int, float, int], tuple[int, int]] = {}
+        self._ctx_last: dict[tuple[int, float, int], tuple[int, int]] = {}
+        self._peaks = _Peaks()
+        self._samples = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._result: ServerStats | None = None
+
+    def start(self) -> ProcessTreeSampler:
+        if self._thread is not None:
+            raise RuntimeError("this sampler was already started; make a new one per load")
+        with contextlib.suppress(psutil.Error):
+            self._root = psutil.Process(self.pid)
+        # The first sample is the baseline: counters before it are not charged to the load.
+        self._sample(baseline=True)
+        self._thread = threading.Thread(target=self._run, name="netbench-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, completed_requests: int = 0) -> ServerStats:
+        """Stop sampling and return the figures; ``completed_requests`` sets cpu_ms_per_request."""
+        if self._result is not None:
+            return self._result
+        if self._thread is None:
+            raise RuntimeError("stop() called before start()")
+        self._stop.set()
+        self._thread.join()
+        self._sample(baseline=False)
+        self._result = self._summarise(completed_requests)
+        return self._result
+
+    def __enter__(self) -> ProcessTreeSampler:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._result is None and self._thread is not None:
+            self.stop()
+
+    # -- sampling -------------------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._sample(baseline=False)
+
+    def _tree(self) -> list[psutil.Process]:
+        root = self._root
+        if root is None:
+            return []
+        try:
+            if not root.is_running():
+                return []
+            return [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return [root]
+
+    def _sample(self, *, baseline: bool) -> None:
+        rss = threads = fds = alive = 0
+        readings: dict[tuple[int, float], _Counters] = {}
+        switches: dict[tuple[int, float, int], tuple[int, int]] = {}
+        for proc in self._tree():
+            try:
+                with proc.oneshot():
+                    key = (proc.pid, proc.create_time())
+                    cpu = proc.cpu_times()
+                    for tid, counts in _thread_switches(proc).items():
+                        switches[(*key, tid)] = counts
+                    rss += proc.memory_info().rss
+                    threads += proc.num_threads()
+                    fds += _num_fds(proc)
+            except psutil.Error:
+                continue  # exited between listing and reading
+            alive += 1
+            readings[key] = _Counters(
+                cpu.user,
+                cpu.system,
+                getattr(cpu, "children_user", 0.0),
+                getattr(cpu, "children_system", 0.0),
+            )
+            self._procs.setdefault(key, proc)
+        established, time_wait = count_sockets(self.port) if self.port else (0, 0)
+        with self._lock:
+            for key, counters in readings.items():
+                if baseline:
+                    self._base[key] = counters
+                # A process born after start() has a zero baseline: all of it is in the window.
+                self._last[key] = counters
+            if baseline:
+                self._ctx_base.update(switches)
+            self._ctx_last.update(switches)
+            self._samples += 1
+            peaks = self._peaks
+            peaks.processes = max(peaks.processes, alive)
+            peaks.rss_bytes = max(peaks.rss_bytes, rss)
+            peaks.threads = max(peaks.threads, threads)
+            peaks.fds = max(peaks.fds, fds)
+            peaks.established = max(peaks.established, established)
+            peaks.time_wait = max(peaks.time_wait, time_wait)
+
+    def _summarise(self, completed_requests: int) -> ServerStats:
+        total = _Counters()
+        with self._lock:
+            for key, last in self._last.items():
+                base = self._base.get(key, _Counters())
+                total.user += last.user - base.user + last.children_user - base.children_user
+                total.system += (
+                    last.system - base.system + last.children_system - base.children_system
+                )
+            voluntary = involuntary = 0
+            for tkey, (vol, invol) in self._ctx_last.items():
+                base_vol, base_invol = self._ctx_base.get(tkey, (0, 0))
+                voluntary += vol - base_vol
+                involuntary += invol - base_invol
+            peaks = self._peaks
+            samples = self._samples
+        cpu_s = max(0.0, total.user) + max(0.0, total.system)
+        per_request = cpu_s * 1000.0 / completed_requests if completed_requests > 0 else math.nan
+        return ServerStats(
+            pid=self.pid,
+            processes_peak=peaks.processes,
+            cpu_user_s=max(0.0, total.user),
+            cpu_system_s=max(0.0, total.system),
+            cpu_ms_per_request=per_request,
+            rss_peak_mb=peaks.rss_bytes / _MIB,
+            ctx_switches_voluntary=max(0, voluntary),
+            ctx_switches_involuntary=max(0, involuntary),
+            threads_peak=peaks.threads,
+            fds_peak=peaks.fds,
+            sockets_established_peak=peaks.established,
+            sockets_time_wait_peak=peaks.time_wait,
+            samples=samples,
+        )
+
+
+def _thread_switches(proc: psutil.Process) -> dict[int, tuple[int, int]]:
+    """(voluntary, involuntary) context switches per thread id.
+
+    /proc/<pid>/status (what psutil reads) counts the main thread only, which would show a
+    thread-per-connection server as barely switching at all.
+    """
+    if not sys.platform.startswith("linux"):
+        ctx = proc.num_ctx_switches()
+        return {0: (ctx.voluntary, ctx.involuntary)}
+    found: dict[int, tuple[int, int]] = {}
+    task_dir = f"/proc/{proc.pid}/task"
+    try:
+        tids = os.listdir(task_dir)
+    except OSError:
+        return found
+    for tid in tids:
+        vol = invol = 0
+        try:
+            with open(f"{task_dir}/{tid}/status", "rb") as f:
+                for line in f:
+                    if line.startswith(b"voluntary_ctxt_switches:"):
+                        vol = int(line.split()[1])
+                    elif line.startswith(b"nonvoluntary_ctxt_switches:"):
+                        invol = int(line.split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        found[int(tid)] = (vol, invol)
+    return found
+
+
+def _num_fds(proc: psutil.Process) -> int:
+    if sys.platform == "win32":
+        return 0
+    try:
+        return proc.num_fds()
+    except psutil.AccessDenied:
+        return 0
+
+
+def count_sockets(port: int) -> tuple[int, int]:
+    """Server-side TCP sockets on ``port``: (ESTABLISHED, TIME_WAIT).
+
+    Only sockets whose *local* port is the server's count, i.e. the server's ends of its
+    connections. TIME_WAIT sockets belong to no process, so they are found by port.
+    On Linux /proc/net/tcp{,6} is read directly: psutil.net_connections would also map
+    every socket of every process to its pid, costing milliseconds per sample for
+    nothing we use.
+    """
+    if sys.platform.startswith("linux"):
+        counts = _count_from_proc(port)
+        if counts is not None:
+            return counts
+    established = time_wait = 0
+    with contextlib.suppress(psutil.Error, OSError):
+        for conn in psutil.net_connections(kind="tcp"):
+            if not conn.laddr or conn.laddr.port != port:
+                continue
+            if conn.status == psutil.CONN_ESTABLISHED:
+                established += 1
+            elif conn.status == psutil.CONN_TIME_WAIT:
+                time_wait += 1
+    return established, time_wait
+
+
+def _count_from_proc(port: int) -> tuple[int, int] | None:
+    suffix = f":{port:04X}"
+    established = time_wait = 0
+    read_any = False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f, None)  # header
+                for line in f:
+                    fields = line.split(None, 4)
+                    if len(fields) < 4 or not fields[1].endswith(suffix):
+                        continue
+                    if fields[3] == _TCP_ESTABLISHED:
+                        established += 1
+                    elif fields[3] == _TCP_TIME_WAIT:
+                        time_wait += 1
+        except OSError:
+            continue
+        read_any = True
+    return (established, time_wait) if read_any else None
