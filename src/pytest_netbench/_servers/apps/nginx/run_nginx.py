@@ -1,0 +1,167 @@
+"""Run Debian's nginx as a pytest-netbench reference server (HTTP hello only).
+
+usage: python run_nginx.py --host HOST --port PORT [--nginx /usr/sbin/nginx]
+
+nginx cannot report a port it got from the kernel, so this script binds the
+socket itself (port 0 allowed), hands it to nginx through the NGINX environment
+variable (nginx's own mechanism for inheriting listening sockets on binary
+upgrade), and execs nginx: the launcher's pid becomes nginx's master process.
+A detached helper waits until nginx answers GET / and then prints the ready
+line, so "ready" means nginx itself serves.  The config lives in a memfd, so no
+file is left behind; temp paths go to a per-user cache directory.
+"""
+
+import argparse
+import os
+import socket
+import sys
+import time
+
+CONFIG = """\
+{user}daemon off;
+master_process on;
+worker_processes 1;
+pid {run_dir}/nginx-{pid}.pid;
+error_log stderr warn;
+events {{ worker_connections 16384; }}
+http {{
+    access_log off;
+    client_body_temp_path {run_dir}/body;
+    proxy_temp_path {run_dir}/proxy;
+    fastcgi_temp_path {run_dir}/fastcgi;
+    uwsgi_temp_path {run_dir}/uwsgi;
+    scgi_temp_path {run_dir}/scgi;
+    keepalive_requests 1000000;
+    server {{
+        listen {listen} backlog=4096;
+        default_type text/plain;
+        location = / {{ return 200 "Hello World!"; }}
+{status_locations}
+        location ~ "^/bytes/([0-9]+)$" {{ alias {filler_dir}/$1; }}
+        location / {{ return 404 "Not Found\\n"; }}
+    }}
+}}
+"""
+# nginx's `return` takes only a literal code, so each /status/N gets its own location.
+STATUSES = (200, 201, 204, 301, 302, 304, 400, 401, 403, 404, 429, 500, 502, 503, 504)
+# /bytes/N is served from pre-made files, so only these sizes exist (others are 404):
+# 0, powers of two up to 4 MiB and powers of ten up to 10**6 (about 9.5 MB on disk).
+FILLER_SIZES = sorted({0} | {2**k for k in range(23)} | {10**k for k in range(7)})
+
+
+def status_locations():
+    lines = []
+    for status in STATUSES:
+        if status in (204, 304):
+            action = "return %d;" % status
+        else:
+            action = 'return %d "Status %d";' % (status, status)
+        lines.append("        location = /status/%d { %s }" % (status, action))
+    return "\n".join(lines)
+
+
+def cache_dir():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "pytest-netbench", "nginx")
+
+
+def make_fillers(filler_dir):
+    os.makedirs(filler_dir, exist_ok=True)
+    for size in FILLER_SIZES:
+        path = os.path.join(filler_dir, str(size))
+        if os.path.exists(path) and os.path.getsize(path) == size:
+            continue
+        tmp = "%s.%d.tmp" % (path, os.getpid())
+        with open(tmp, "wb") as out:
+            out.write(b"x" * size)
+        os.replace(tmp, path)
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def wait_and_announce(master_pid, host, port, timeout_s=60.0):
+    """In the helper process: poll nginx with GET / and print the ready line once it answers."""
+    deadline = time.monotonic() + timeout_s
+    request = b"GET / HTTP/1.1\r\nHost: netbench\r\nConnection: close\r\n\r\n"
+    while time.monotonic() < deadline and alive(master_pid):
+        try:
+            with socket.create_connection((host, port), timeout=1.0) as probe:
+                probe.sendall(request)
+                if probe.recv(64).startswith(b"HTTP/1.1 200"):
+                    sys.stdout.write("NETBENCH_LISTENING port=%d\n" % port)
+                    sys.stdout.flush()
+                    return 0
+        except OSError:
+            pass
+        time.sleep(0.01)
+    return 1  # nginx died (its own error is in the log) or never answered
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--nginx", default="/usr/sbin/nginx")
+    args = parser.parse_args()
+
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((args.host, args.port))
+    except OSError as exc:
+        sys.stderr.write("cannot listen on %s:%d: %s\n" % (args.host, args.port, exc))
+        return 2
+    listener.listen(4096)
+    port = listener.getsockname()[1]
+    listen = "[%s]:%d" % (args.host, port) if family == socket.AF_INET6 else "%s:%d" % (
+        args.host,
+        port,
+    )
+
+    run_dir = cache_dir()
+    filler_dir = os.path.join(run_dir, "bytes")
+    os.makedirs(run_dir, exist_ok=True)
+    make_fillers(filler_dir)
+    config = CONFIG.format(
+        # Run as root, nginx would switch its worker to "nobody", who cannot read ~/.cache.
+        user="user root;\n" if os.geteuid() == 0 else "",
+        run_dir=run_dir,
+        pid=os.getpid(),
+        listen=listen,
+        filler_dir=filler_dir,
+        status_locations=status_locations(),
+    )
+    config_fd = os.memfd_create("netbench-nginx.conf", 0)  # inherited across exec on purpose
+    os.write(config_fd, config.encode())
+
+    # Double fork: the helper must not be nginx's child (nginx reaps children it knows).
+    master_pid = os.getpid()
+    child = os.fork()
+    if child == 0:
+        if os.fork() != 0:
+            os._exit(0)
+        listener.close()
+        os.close(config_fd)
+        os._exit(wait_and_announce(master_pid, args.host, port))
+    os.waitpid(child, 0)
+
+    listener.set_inheritable(True)
+    env = dict(os.environ, NGINX="%d;" % listener.fileno())
+    config_path = "/proc/self/fd/%d" % config_fd
+    argv = [args.nginx, "-e", "stderr", "-p", run_dir, "-c", config_path]
+    try:
+        os.execve(args.nginx, argv, env)
+    except OSError as exc:
+        sys.stderr.write("cannot run %s: %s\n" % (args.nginx, exc))
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""eventlet: eventlet.wsgi hello and a green-thread-per-connection echo."""
+
+import signal
+import sys
+import warnings
+
+warnings.simplefilter("ignore")  # eventlet warns on import that it is deprecated
+import eventlet  # noqa: E402
+import eventlet.wsgi  # noqa: E402
+
+import _netbench_app as app  # noqa: E402
+
+
+def hello_app(environ, start_response):
+    status, body = app.route(environ.get("PATH_INFO", "/"))
+    headers = [("Content-Type", "text/plain")]
+    if app.has_body(status):
+        headers.append(("Content-Length", str(len(body))))
+    else:
+        body = b""
+    start_response("%d %s" % (status, app.reason(status)), headers)
+    return [body]
+
+
+def echo(sock):
+    try:
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            sock.sendall(data)
+    except ConnectionError:
+        pass
+    finally:
+        sock.close()
+
+
+def serve_echo(listener):
+    pool = eventlet.GreenPool(100000)
+    while True:
+        sock, _ = listener.accept()
+        pool.spawn_n(echo, sock)
+
+
+def main():
+    args = app.parse_args()
+    listener = eventlet.listen(
+        (args.host, args.port), family=app.address_family(args.host), backlog=args.backlog
+    )
+
+    def stop(signum, frame):
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    app.announce(listener.getsockname()[1])
+    try:
+        if args.app == "hello":
+            eventlet.wsgi.server(listener, hello_app, log_output=False, max_size=100000)
+        else:
+            serve_echo(listener)
+    except (SystemExit, KeyboardInterrupt):
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""gevent: pywsgi WSGIServer hello and StreamServer echo."""
+
+import signal
+
+import gevent
+from gevent.pywsgi import WSGIServer
+from gevent.server import StreamServer
+
+import _netbench_app as app
+
+
+def hello_app(environ, start_response):
+    status, body = app.route(environ.get("PATH_INFO", "/"))
+    headers = [("Content-Type", "text/plain")]
+    if app.has_body(status):
+        headers.append(("Content-Length", str(len(body))))
+    else:
+        body = b""
+    start_response("%d %s" % (status, app.reason(status)), headers)
+    return [body]
+
+
+def echo(sock, address):
+    try:
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            sock.sendall(data)
+    except ConnectionError:
+        pass
+    finally:
+        sock.close()
+
+
+def main():
+    args = app.parse_args()
+    listener = (args.host, args.port)
+    if args.app == "hello":
+        server = WSGIServer(listener, hello_app, log=None, backlog=args.backlog)
+    else:
+        server = StreamServer(listener, echo, backlog=args.backlog)
+    server.start()
+    gevent.signal_handler(signal.SIGTERM, server.stop)
+    gevent.signal_handler(signal.SIGINT, server.stop)
+    app.announce(server.server_port)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""Tornado: tornado.web hello and a TCPServer echo."""
+
+import asyncio
+import signal
+
+import tornado.httpserver
+import tornado.iostream
+import tornado.tcpserver
+import tornado.web
+from tornado.netutil import bind_sockets
+
+import _netbench_app as app
+
+
+class HelloHandler(tornado.web.RequestHandler):
+    def get(self, path):
+        status, body = app.route(self.request.uri)
+        self.set_status(status, app.reason(status))
+        self.set_header("Content-Type", "text/plain")
+        if app.has_body(status):
+            self.write(body)
+
+
+class EchoServer(tornado.tcpserver.TCPServer):
+    async def handle_stream(self, stream, address):
+        try:
+            while True:
+                data = await stream.read_bytes(65536, partial=True)
+                await stream.write(data)
+        except tornado.iostream.StreamClosedError:
+            pass
+
+
+async def main():
+    args = app.parse_args()
+    sockets = bind_sockets(args.port, address=args.host, backlog=args.backlog)
+    if args.app == "hello":
+        application = tornado.web.Application(
+            [(r"(.*)", HelloHandler)], log_function=lambda handler: None
+        )
+        server = tornado.httpserver.HTTPServer(application)
+    else:
+        server = EchoServer()
+    server.add_sockets(sockets)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    app.announce(sockets[0].getsockname()[1])
+    await stop.wait()
+    server.stop()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

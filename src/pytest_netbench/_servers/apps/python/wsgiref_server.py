@@ -1,0 +1,49 @@
+"""wsgiref.simple_server: HTTP hello only (one thread, HTTP/1.0, a connection per request)."""
+
+import signal
+import threading
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+import _netbench_app as app
+
+
+def hello_app(environ, start_response):
+    status, body = app.route(environ.get("PATH_INFO", "/"))
+    headers = [("Content-Type", "text/plain")]
+    if app.has_body(status):
+        headers.append(("Content-Length", str(len(body))))
+    else:
+        body = b""
+    start_response("%d %s" % (status, app.reason(status)), headers)
+    return [body]
+
+
+class QuietHandler(WSGIRequestHandler):
+    def log_message(self, format, *args):
+        pass  # no output per request
+
+
+def main():
+    args = app.parse_args(apps=("hello",))
+
+    class Server(WSGIServer):
+        allow_reuse_address = True
+        request_queue_size = args.backlog
+        address_family = app.address_family(args.host)
+
+    server = make_server(
+        args.host, args.port, hello_app, server_class=Server, handler_class=QuietHandler
+    )
+
+    def stop(signum, frame):
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    app.announce(server.server_address[1])
+    server.serve_forever(poll_interval=0.05)
+    server.server_close()
+
+
+if __name__ == "__main__":
+    main()
