@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from pytest_netbench._model import LoadResult
-from pytest_netbench._pytest.records import Record
+from pytest_netbench._pytest.records import ARM_PARAM
+from pytest_netbench._report.matrix import Record
 
 AB_PARAM = "server"
 
@@ -53,13 +54,14 @@ class ArmPair:
 def pair_arms(records: Iterable[Record]) -> list[ArmPair]:
     pairs: dict[tuple[str, tuple[tuple[str, str], ...], str], ArmPair] = {}
     for record in records:
-        if record.arm not in ("base", "head"):
+        arm = record.params.get(ARM_PARAM)
+        if arm not in ("base", "head"):
             continue
-        others = tuple(sorted((k, v) for k, v in record.params.items() if k != AB_PARAM))
+        others = tuple(sorted((k, str(v)) for k, v in record.params.items() if k != ARM_PARAM))
         key = (record.function, others, record.label)
         if key not in pairs:
             pairs[key] = ArmPair(_title(record.function, others, record.label))
-        getattr(pairs[key], record.arm).append(record.result)
+        getattr(pairs[key], str(arm)).append(record.result)
     return [p for p in pairs.values() if p.base and p.head]
 
 

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_netbench._pytest.records import Record
 from pytest_netbench._pytest.session import NetbenchSession
 
 if TYPE_CHECKING:
-    from pytest_netbench._report.matrix import Matrix
+    from pytest_netbench._report.matrix import Matrix, Record
 
 
 def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
@@ -46,29 +45,16 @@ def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
 def _matrices(
     records: Sequence[Record], columns: Sequence[str], baseline: str | None
 ) -> list[Matrix]:
-    from pytest_netbench._report import matrix
+    from pytest_netbench._report.matrix import build_matrices
 
-    rows = [
-        matrix.Record(
-            nodeid=r.nodeid,
-            function=r.function,
-            params=dict(r.params),
-            result=r.result,
-            trial=r.trial,
-            started=r.started,
-            ended=r.ended,
-            label=r.label,
-        )
-        for r in records
-    ]
-    return list(matrix.build_matrices(rows, metrics=columns, baseline=baseline))
+    return build_matrices(records, metrics=columns, baseline=baseline)
 
 
 def _write_files(nb: NetbenchSession, matrices: Sequence[Matrix]) -> list[str]:
     settings = nb.settings
     notes: list[str] = []
     if settings.json_path:
-        from pytest_netbench._pytest.storage_bridge import write_json
+        from pytest_netbench._pytest.outputs import write_json
 
         write_json(settings.json_path, nb.records)
         notes.append(f"netbench: results written to {settings.json_path}")
@@ -85,12 +71,12 @@ def _write_files(nb: NetbenchSession, matrices: Sequence[Matrix]) -> list[str]:
             notes.append(f"netbench: matrices written to {settings.markdown_path}")
         append_github_step_summary(text)
     if settings.benchmark_json_path:
-        from pytest_netbench._pytest.storage_bridge import write_benchmark_json
+        from pytest_netbench._pytest.outputs import write_benchmark_json
 
         write_benchmark_json(settings.benchmark_json_path, nb.records)
         notes.append(f"netbench: pytest-benchmark JSON written to {settings.benchmark_json_path}")
     if settings.save_name:
-        from pytest_netbench._pytest.storage_bridge import save_run
+        from pytest_netbench._pytest.baselines import save_run
 
         path = save_run(settings.storage_dir, settings.save_name, nb.records)
         notes.append(f"netbench: run saved as {path}")
@@ -101,7 +87,7 @@ def _compare(nb: NetbenchSession) -> list[str]:
     settings = nb.settings
     out: list[str] = []
     if settings.compare_requested:
-        from pytest_netbench._pytest.storage_bridge import compare_with_stored
+        from pytest_netbench._pytest.baselines import compare_with_stored
 
         text, failed = compare_with_stored(
             settings.storage_dir,
@@ -112,7 +98,7 @@ def _compare(nb: NetbenchSession) -> list[str]:
         out.append(text)
         nb.gate_failed |= failed
     if settings.ab_refs is not None:
-        from pytest_netbench._pytest.storage_bridge import compare_ab
+        from pytest_netbench._pytest.baselines import compare_ab
 
         text, failed = compare_ab(settings.ab_refs, nb.records, settings.compare_fail)
         out.append(text)

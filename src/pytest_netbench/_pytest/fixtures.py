@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_netbench._pytest.options import ScopeName
-from pytest_netbench._pytest.records import Record, function_id, param_strings, to_property
+from pytest_netbench._pytest.records import ARM_PARAM, function_id, param_strings, to_property
 from pytest_netbench._pytest.servers import describe, start_server
 from pytest_netbench._pytest.session import SKIP_REASON, AbPair, NetbenchSession, get_session
 
@@ -126,6 +126,7 @@ class NetbenchFixture:
     ) -> LoadResult:
         from pytest_netbench._api import run_spec
         from pytest_netbench._errors import NetbenchError
+        from pytest_netbench._report.matrix import Record
 
         try:
             with self._session.window.hold() as window:
@@ -138,8 +139,10 @@ class NetbenchFixture:
             (_result_title(name, trial, arm), result)
         )
         params = param_strings(_callspec_params(self._item))
-        if arm is not None and server is not None:
-            params["server"] = _server_name(server)
+        if arm is not None:
+            # The test's own `server` parameter was replaced by the A/B pair.
+            params.pop("server", None)
+            params[ARM_PARAM] = arm
         record = Record(
             nodeid=self._item.nodeid,
             function=function_id(self._item.nodeid),
@@ -148,7 +151,6 @@ class NetbenchFixture:
             started=window.started,
             ended=window.ended,
             result=result,
-            arm=arm,
             label=label,
         )
         self._item.user_properties.append(to_property(record))
@@ -192,10 +194,6 @@ def servers_of(item: pytest.Item) -> list[Server]:
 def _callspec_params(item: pytest.Item) -> dict[str, object]:
     callspec = getattr(item, "callspec", None)
     return dict(callspec.params) if callspec is not None else {}
-
-
-def _server_name(server: Server) -> str:
-    return str(getattr(server, "name", None) or server.url)
 
 
 def _same_host(a: str, b: str) -> bool:
@@ -343,7 +341,6 @@ def _ab_servers(
 def _start_or_fail(ref: object, server_kwargs: dict[str, Any]) -> Server:
     from pytest_netbench._errors import NetbenchError
 
-    server_kwargs.setdefault("name", describe(ref))
     try:
         return start_server(ref, **server_kwargs)
     except (NetbenchError, TypeError) as exc:

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_netbench._pytest.options import Settings
-from pytest_netbench._pytest.records import Record, from_properties
+from pytest_netbench._pytest.records import from_properties
 from pytest_netbench._pytest.window import LOCK_INPUT_KEY, MeasuredWindow
 
 if TYPE_CHECKING:
+    from pytest_netbench._report.matrix import Record
     from pytest_netbench._servers.launcher import Server
 
 SKIP_REASON = "pass --netbench to run performance tests"
