@@ -1,0 +1,206 @@
+"""The regression gate: threshold parsing, directions, verdicts by trial count, tables."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pytest_netbench._compare.gate import (
+    Threshold,
+    compare_runs,
+    compare_values,
+    parse_thresholds,
+    render_comparison_markdown,
+    render_comparison_text,
+)
+from pytest_netbench._errors import SpecError
+from pytest_netbench._model import LatencySummary, LoadResult
+from pytest_netbench._report.matrix import Record
+
+
+def _result(ok: int, p99: float, errors: int = 0) -> LoadResult:
+    return LoadResult(
+        mode="closed",
+        url="http://127.0.0.1:1/",
+        duration_s=1.0,
+        sent=ok + errors,
+        ok=ok,
+        errors={"timeout": errors} if errors else {},
+        in_flight=0,
+        status_codes={200: ok},
+        bytes_read=0,
+        bytes_written=0,
+        latency=LatencySummary(count=ok, p50_ms=p99 / 2, p99_ms=p99),
+    )
+
+
+def _records(test: str, figures: list[tuple[int, float]], errors: int = 0) -> list[Record]:
+    return [
+        Record(
+            nodeid=f"t.py::{test}",
+            function="test",
+            params={},
+            result=_result(ok, p99, errors),
+            trial=i,
+        )
+        for i, (ok, p99) in enumerate(figures)
+    ]
+
+
+def test_parse_thresholds_relative_and_absolute() -> None:
+    p99, rps, errors, p50 = parse_thresholds(" p99_ms:10% , rps:5%,errors_total:0,p50_ms:2ms")
+    assert p99 == Threshold("p99_ms", 0.10, relative=True)
+    assert rps == Threshold("rps", 0.05, relative=True)
+    assert errors == Threshold("errors_total", 0.0, relative=False)
+    assert p50 == Threshold("p50_ms", 2.0, relative=False)
+    assert p99.describe() == "p99_ms rise > 10%"
+    assert rps.describe() == "rps drop > 5%"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("p99_ms", "write METRIC:LIMIT"),
+        ("p99_ms:ten%", "write METRIC:LIMIT"),
+        ("p99:10%", "unknown metric 'p99'"),
+        ("rps:5ms", "'ms' only fits latency"),
+        ("rps:5%,rps:6%", "given twice for rps"),
+        (" , ", "no thresholds"),
+    ],
+)
+def test_bad_thresholds_are_refused_with_what_to_write(text: str, message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        parse_thresholds(text)
+
+
+def test_fails_follows_the_metric_direction() -> None:
+    p99 = Threshold("p99_ms", 0.10)
+    assert p99.fails(current=11.5, baseline=10.0)
+    assert not p99.fails(current=10.9, baseline=10.0)
+    assert not p99.fails(current=5.0, baseline=10.0)  # faster is never a failure
+    rps = Threshold("rps", 0.05)
+    assert rps.fails(current=940.0, baseline=1000.0)
+    assert not rps.fails(current=2000.0, baseline=1000.0)
+    errors = Threshold("errors_total", 0.0, relative=False)
+    assert errors.fails(current=1.0, baseline=0.0)
+    assert not errors.fails(current=0.0, baseline=0.0)
+    relative_errors = Threshold("errors_total", 0.5)
+    assert relative_errors.fails(current=3.0, baseline=0.0)  # from zero: infinitely worse
+    assert not p99.fails(math.nan, 1.0)
+
+
+def test_significant_regression_past_the_threshold_fails() -> None:
+    rule = Threshold("p99_ms", 0.10)
+    item = compare_values(
+        "k", "p99_ms", [12.0, 12.2, 11.9, 12.1, 12.3], [10.0, 10.1, 9.9, 10.2, 10.05], rule
+    )
+    assert item.verdict == "regression"
+    assert item.fails
+    assert item.p_value is not None and item.p_value < 0.05
+    assert item.ratio_ci is not None and item.ratio_ci[0] > 1.0
+    assert item.change == pytest.approx(0.2, rel=0.05)
+
+
+def test_significant_but_small_change_is_ok() -> None:
+    rule = Threshold("p99_ms", 0.10)
+    item = compare_values("k", "p99_ms", [10.5, 10.6, 10.4, 10.55], [10.0, 10.1, 9.9, 10.05], rule)
+    assert item.p_value is not None and item.p_value < 0.05
+    assert item.verdict == "ok"
+    assert not item.fails
+
+
+def test_noisy_change_past_the_threshold_is_unclear() -> None:
+    rule = Threshold("rps", 0.05)
+    item = compare_values(
+        "k",
+        "rps",
+        [800.0, 1100.0, 700.0, 1050.0, 850.0],
+        [1000.0, 900.0, 1150.0, 800.0, 950.0],
+        rule,
+    )
+    assert item.verdict == "unclear"
+    assert not item.fails
+    assert "more trials needed" in item.note
+
+
+def test_three_trials_a_side_can_never_be_significant_and_says_so() -> None:
+    rule = Threshold("p99_ms", 0.10)
+    item = compare_values("k", "p99_ms", [20.0, 21.0, 22.0], [10.0, 10.5, 11.0], rule)
+    assert item.verdict == "unclear"
+    assert "cannot reach p < 0.05" in item.note
+    assert "at least 4 trials" in item.note
+
+
+def test_single_trial_uses_the_threshold_only_with_low_confidence() -> None:
+    rule = Threshold("p99_ms", 0.10)
+    item = compare_values("k", "p99_ms", [12.0], [10.0], rule)
+    assert item.verdict == "regression" and item.fails
+    assert item.low_confidence
+    assert "threshold only, low confidence" in item.note
+    fine = compare_values("k", "p99_ms", [10.5], [10.0], rule)
+    assert fine.verdict == "ok" and fine.low_confidence
+
+
+def test_improvement_is_reported_and_never_fails() -> None:
+    rule = Threshold("rps", 0.05)
+    item = compare_values(
+        "k", "rps", [1300.0, 1310.0, 1290.0, 1305.0], [1000.0, 990.0, 1010.0, 1005.0], rule
+    )
+    assert item.verdict == "improvement"
+    assert not item.fails
+
+
+def test_ungated_metrics_are_reported_but_never_fail() -> None:
+    item = compare_values("k", "p50_ms", [20.0], [10.0], None)
+    assert item.verdict == "regression"
+    assert not item.fails
+
+
+def test_missing_figures_are_unclear() -> None:
+    item = compare_values("k", "p99_ms", [math.nan], [10.0], Threshold("p99_ms", 0.1))
+    assert item.verdict == "unclear" and not item.fails
+
+
+def test_compare_runs_matches_tests_and_lists_the_unmatched() -> None:
+    baseline = _records("test_a", [(1000, 5.0)] * 4) + _records("test_gone", [(1, 1.0)])
+    current = _records("test_a", [(700, 5.0), (690, 5.1), (710, 4.9), (705, 5.0)])
+    current += _records("test_new", [(1, 1.0)])
+    comparison = compare_runs(
+        current, baseline, parse_thresholds("rps:5%,p99_ms:10%"), baseline_name="0001_main"
+    )
+    assert comparison.failed
+    assert [(c.key, c.metric) for c in comparison.regressions] == [("t.py::test_a", "rps")]
+    assert comparison.only_in_baseline == ("t.py::test_gone",)
+    assert comparison.only_in_current == ("t.py::test_new",)
+    metrics = [c.metric for c in comparison.items]
+    assert metrics == ["rps", "p50_ms", "p99_ms", "errors_total"]
+
+
+def test_comparison_text_and_markdown() -> None:
+    baseline = _records("test_a", [(1000, 5.0)])
+    current = _records("test_a", [(700, 5.0)], errors=2)
+    comparison = compare_runs(
+        current, baseline, parse_thresholds("rps:5%,errors_total:0"), baseline_name="0002_x"
+    )
+    text = render_comparison_text(comparison)
+    assert "Comparison with baseline 0002_x" in text
+    assert "REGRESSION?" in text  # single trial: low confidence
+    assert "Gate FAILED: 2 regression(s)" in text
+    assert "t.py::test_a: rps -30.0% (rps drop > 5%)" in text
+    assert "errors_total +2 (errors_total rise > 0)" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    markdown = render_comparison_markdown(comparison)
+    assert "| `t.py::test_a` | rps |" in markdown
+    assert "Gate **FAILED**" in markdown
+
+
+def test_passing_comparison_says_passed() -> None:
+    figures = [(1000, 5.0), (1001, 5.01), (999, 4.99), (1000, 5.0)]
+    comparison = compare_runs(
+        _records("test_a", figures), _records("test_a", figures), parse_thresholds("rps:5%")
+    )
+    assert not comparison.failed
+    assert "Gate passed: 0 regression(s), 0 unclear, 0 improved, 1 ok" in render_comparison_text(
+        comparison
+    )
