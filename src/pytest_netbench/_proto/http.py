@@ -21,6 +21,7 @@ OnResponse = Callable[[int, bool], None]
 OnError = Callable[[str], None]
 
 _MAX_HEAD_BYTES = 64 * 1024
+_UPGRADE_REASON = "server switched protocols (101/Upgrade), which a load test cannot follow"
 
 
 def render_request(
@@ -60,6 +61,8 @@ class ResponseFramer:
 
     __slots__ = (
         "_has_length",
+        "_head_bytes",
+        "_in_head",
         "_in_message",
         "_on_error",
         "_on_response",
@@ -75,12 +78,17 @@ class ResponseFramer:
         self._status = 0
         self._in_message = False
         self._has_length = False
+        self._in_head = False
+        self._head_bytes = 0
         self.failed = False
 
     # -- httptools callbacks --
     def on_message_begin(self) -> None:
         self._in_message = True
+        self._in_head = True
+        self._head_bytes = -1  # begun inside the current feed: counting starts with the next
         self._has_length = False
+        self._status = 0  # feed_eof must not complete a response whose head never ended
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if len(name) in (14, 17):  # only Content-Length / Transfer-Encoding matter here
@@ -89,12 +97,16 @@ class ResponseFramer:
                 self._has_length = True
 
     def on_headers_complete(self) -> None:
+        self._in_head = False
         self._status = self._parser.get_status_code()
 
     def on_message_complete(self) -> None:
         self._in_message = False
         status = self._status
-        if 100 <= status < 200 and status != 101:
+        if status == 101:
+            self._fail_upgrade()
+            return
+        if 100 <= status < 200:
             return  # interim response: the final one follows
         self._on_response(status, bool(self._parser.should_keep_alive()))
 
@@ -105,9 +117,24 @@ class ResponseFramer:
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            self._fail("server switched protocols (101/Upgrade), which a load test cannot follow")
+            self._fail_upgrade()
         except httptools.HttpParserError as exc:
             self._fail(f"malformed response: {exc}")
+        else:
+            if self._in_head:
+                self._count_head_bytes(len(data))
+
+    def _count_head_bytes(self, size: int) -> None:
+        # llhttp sets no limit on a header block; without one, a server that never ends
+        # its head would hold the request until the timeout while memory grows. A head
+        # begun inside a feed is counted from the next one, so the bound is one read
+        # more than _MAX_HEAD_BYTES, never a false alarm on pipelined small responses.
+        if self._head_bytes < 0:
+            self._head_bytes = 0
+            return
+        self._head_bytes += size
+        if self._head_bytes > _MAX_HEAD_BYTES:
+            self._fail("malformed response: header block larger than 64 KiB")
 
     def feed_eof(self) -> bool:
         """The peer closed. Returns True if that completed a close-delimited response."""
@@ -121,7 +148,12 @@ class ResponseFramer:
     def mid_response(self) -> bool:
         return self._in_message
 
+    def _fail_upgrade(self) -> None:
+        self._fail(_UPGRADE_REASON)
+
     def _fail(self, reason: str) -> None:
+        if self.failed:
+            return  # one error per connection: the engine drops it on the first
         self.failed = True
         self._on_error(reason)
 
@@ -149,10 +181,13 @@ class HeadResponseFramer:
                 return
             head, self._buffer = self._buffer[:end], self._buffer[end + 4 :]
             parsed = _parse_head(head)
-            if parsed is None:
-                self._fail(f"malformed response: bad status line {head[:60]!r}")
+            if isinstance(parsed, str):
+                self._fail(f"malformed response: {parsed}")
                 return
             status, keep_alive = parsed
+            if status == 101:
+                self._fail(_UPGRADE_REASON)
+                return
             if 100 <= status < 200:
                 continue
             self._on_response(status, keep_alive)
@@ -169,19 +204,20 @@ class HeadResponseFramer:
         self._on_error(reason)
 
 
-def _parse_head(head: bytes) -> tuple[int, bool] | None:
+def _parse_head(head: bytes) -> tuple[int, bool] | str:
+    """(status, keep_alive) of one response head, or the reason it is malformed."""
     status_line, _, rest = head.partition(b"\r\n")
     parts = status_line.split(b" ", 2)
     if len(parts) < 2 or parts[0] not in (b"HTTP/1.1", b"HTTP/1.0") or not parts[1].isdigit():
-        return None
+        return f"bad status line {status_line[:60]!r}"
     status = int(parts[1])
     if not 100 <= status <= 999:
-        return None
+        return f"bad status code in {status_line[:60]!r}"
     connection = b""
-    for line in rest.split(b"\r\n"):
+    for line in rest.split(b"\r\n") if rest else ():
         name, sep, value = line.partition(b":")
-        if not sep:
-            return None
+        if not sep or not name.strip():
+            return f"bad header line {line[:60]!r}"
         if name.strip().lower() == b"connection":
             connection = value.strip().lower()
     if parts[0] == b"HTTP/1.0":
