@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from conftest import load_json
 
@@ -33,7 +35,7 @@ def test_load_windows_do_not_overlap_under_n2(pytester: pytest.Pytester, hello_a
     records = load_json(out)["records"]
     assert len(records) == 6  # every worker's results reached the controller's JSON
     windows = sorted((r["started"], r["ended"]) for r in records)
-    for (_, end), (start, _) in zip(windows, windows[1:]):
+    for (_, end), (start, _) in itertools.pairwise(windows):
         assert start >= end, f"windows overlap: {windows}"
     # The matrix in the controller's summary is whole as well.
     result.stdout.fnmatch_lines(["*= netbench =*", "*test_load*"])

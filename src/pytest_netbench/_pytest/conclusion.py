@@ -1,4 +1,4 @@
-"""The end of a netbench session: matrices, files, stored runs and the regression gate.
+"""The end of a netbench session: matrices, comparisons, files and the regression gate.
 
 Runs once, in the process that received every report (the xdist controller or the single
 process), and leaves the text for the terminal summary in ``session.summary_text``.
@@ -16,41 +16,68 @@ import pytest
 from pytest_netbench._pytest.session import NetbenchSession
 
 if TYPE_CHECKING:
-    from pytest_netbench._report.matrix import Matrix, Record
+    from pytest_netbench._compare.gate import Comparison
+    from pytest_netbench._report.matrix import Matrix
 
 
 def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
     from pytest_netbench._errors import NetbenchError
 
     settings = nb.settings
-    parts: list[str] = []
     if not nb.records:
         if settings.save_name or settings.compare_requested or settings.json_path:
-            parts.append("netbench: no loads were recorded in this session.\n")
-        nb.summary_text = "".join(parts)
+            nb.summary_text = "netbench: no loads were recorded in this session; nothing saved\n"
         return
+    width = _terminal_width(config)
+    parts: list[str] = []
     try:
-        matrices = _matrices(nb.records, settings.columns, settings.baseline_column)
-        from pytest_netbench._report.matrix import render_all_text
+        from pytest_netbench._report.matrix import build_matrices, render_all_text
 
-        parts.append(render_all_text(matrices, width=_terminal_width(config)))
-        parts += _write_files(nb, matrices)
-        parts += _compare(nb)
+        matrices = build_matrices(
+            nb.records, metrics=settings.columns, baseline=settings.baseline_column
+        )
+        parts.append(render_all_text(matrices, width=width))
+        comparisons = _comparisons(nb)
+        if comparisons:
+            from pytest_netbench._compare.gate import render_comparison_text
+
+            if settings.ab_refs is not None:
+                from pytest_netbench._pytest.baselines import describe_ab
+
+                parts.append(describe_ab(settings.ab_refs))
+            parts += [render_comparison_text(c, width=width) for c in comparisons]
+            nb.gate_failed = any(c.failed for c in comparisons)
+        parts += _write_files(nb, matrices, comparisons)
     except (NetbenchError, OSError, ValueError) as exc:
-        parts.append(f"netbench: {exc}\n")
+        # A missing baseline or an unwritable path: say so and fail the session, but do
+        # not bury the matrices already rendered under a traceback.
+        parts.append(f"netbench: {exc}")
         nb.gate_failed = True
     nb.summary_text = "\n".join(p.rstrip("\n") for p in parts if p) + "\n"
 
 
-def _matrices(
-    records: Sequence[Record], columns: Sequence[str], baseline: str | None
-) -> list[Matrix]:
-    from pytest_netbench._report.matrix import build_matrices
+def _comparisons(nb: NetbenchSession) -> list[Comparison]:
+    from pytest_netbench._pytest.baselines import compare_ab, compare_with_stored
 
-    return build_matrices(records, metrics=columns, baseline=baseline)
+    settings = nb.settings
+    out: list[Comparison] = []
+    if settings.compare_requested:
+        out.append(
+            compare_with_stored(
+                settings.storage_dir,
+                settings.compare_name or None,
+                nb.records,
+                settings.compare_fail,
+            )
+        )
+    if settings.ab_refs is not None:
+        out.append(compare_ab(settings.ab_refs, nb.records, settings.compare_fail))
+    return out
 
 
-def _write_files(nb: NetbenchSession, matrices: Sequence[Matrix]) -> list[str]:
+def _write_files(
+    nb: NetbenchSession, matrices: Sequence[Matrix], comparisons: Sequence[Comparison]
+) -> list[str]:
     settings = nb.settings
     notes: list[str] = []
     if settings.json_path:
@@ -59,13 +86,15 @@ def _write_files(nb: NetbenchSession, matrices: Sequence[Matrix]) -> list[str]:
         write_json(settings.json_path, nb.records)
         notes.append(f"netbench: results written to {settings.json_path}")
     if settings.markdown_path or os.environ.get("GITHUB_STEP_SUMMARY"):
+        from pytest_netbench._compare.gate import render_comparison_markdown
         from pytest_netbench._report.markdown import (
             append_github_step_summary,
             render_markdown,
             write_markdown,
         )
 
-        text = render_markdown(matrices)
+        compared = "\n".join(render_comparison_markdown(c) for c in comparisons)
+        text = render_markdown(matrices, comparison=compared or None)
         if settings.markdown_path:
             write_markdown(settings.markdown_path, text)
             notes.append(f"netbench: matrices written to {settings.markdown_path}")
@@ -76,34 +105,12 @@ def _write_files(nb: NetbenchSession, matrices: Sequence[Matrix]) -> list[str]:
         write_benchmark_json(settings.benchmark_json_path, nb.records)
         notes.append(f"netbench: pytest-benchmark JSON written to {settings.benchmark_json_path}")
     if settings.save_name:
+        # After comparing: saving first would make this run its own "latest" baseline.
         from pytest_netbench._pytest.baselines import save_run
 
-        path = save_run(settings.storage_dir, settings.save_name, nb.records)
-        notes.append(f"netbench: run saved as {path}")
+        saved = save_run(settings.storage_dir, settings.save_name, nb.records)
+        notes.append(f"netbench: run saved as {saved}")
     return notes
-
-
-def _compare(nb: NetbenchSession) -> list[str]:
-    settings = nb.settings
-    out: list[str] = []
-    if settings.compare_requested:
-        from pytest_netbench._pytest.baselines import compare_with_stored
-
-        text, failed = compare_with_stored(
-            settings.storage_dir,
-            settings.compare_name or None,
-            nb.records,
-            settings.compare_fail,
-        )
-        out.append(text)
-        nb.gate_failed |= failed
-    if settings.ab_refs is not None:
-        from pytest_netbench._pytest.baselines import compare_ab
-
-        text, failed = compare_ab(settings.ab_refs, nb.records, settings.compare_fail)
-        out.append(text)
-        nb.gate_failed |= failed
-    return out
 
 
 def _terminal_width(config: pytest.Config) -> int:

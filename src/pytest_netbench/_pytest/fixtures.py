@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -19,6 +19,7 @@ from pytest_netbench._pytest.servers import describe, start_server
 from pytest_netbench._pytest.session import SKIP_REASON, AbPair, NetbenchSession, get_session
 
 if TYPE_CHECKING:
+    from pytest_netbench._api import Monitored
     from pytest_netbench._model import LoadResult, LoadSpec
     from pytest_netbench._servers.launcher import Server
 
@@ -130,7 +131,9 @@ class NetbenchFixture:
 
         try:
             with self._session.window.hold() as window:
-                result = run_spec(spec, server)
+                # Server.monitor()'s sampler returns itself from start(); _api's protocol
+                # says None, so mypy needs telling that a Server is Monitored.
+                result = run_spec(spec, cast("Monitored | None", server))
         except NetbenchError as exc:
             pytest.fail(f"netbench: {type(exc).__name__}: {exc}", pytrace=False)
         self.results.append(result)
