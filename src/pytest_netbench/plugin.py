@@ -81,6 +81,19 @@ def _is_netbench_test(item: pytest.Item) -> bool:
     return uses_netbench_server_fixture(item)
 
 
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """Readable ids for server references given as dicts or specs (``server0`` tells nothing)."""
+    from pytest_netbench._servers.spec import ServerSpec
+
+    if isinstance(val, ServerSpec) or (
+        isinstance(val, dict) and ("command" in val or "name" in val)
+    ):
+        from pytest_netbench._pytest.servers import describe
+
+        return describe(val)
+    return None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]

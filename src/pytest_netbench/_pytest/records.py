@@ -33,12 +33,11 @@ def param_strings(params: Mapping[str, object]) -> dict[str, str]:
 
 
 def _short(value: object) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list | tuple):
-        return " ".join(str(v) for v in value)
-    name = getattr(value, "name", None)
-    return str(name) if isinstance(name, str) and name else str(value)
+    if isinstance(value, str | int | float | bool) or value is None:
+        return str(value)
+    from pytest_netbench._pytest.servers import describe
+
+    return describe(value)  # server references: their name, not their repr
 
 
 def to_property(record: Record) -> tuple[str, str]:

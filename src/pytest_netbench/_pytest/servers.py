@@ -28,6 +28,9 @@ def describe(ref: object) -> str:
         return ref.name
     if isinstance(ref, Mapping):
         return str(ref.get("name") or describe(ref.get("command", "?")))
+    name = getattr(ref, "name", None)
+    if isinstance(name, str) and name:
+        return name
     if isinstance(ref, str):
         return ref
     if isinstance(ref, Sequence):
