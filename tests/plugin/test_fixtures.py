@@ -29,7 +29,7 @@ def test_indirect_server_with_module_scope_from_ini(
 
         SERVERS = [
             {{"command": {HELLO!r}, "port_pattern": {PORT_PATTERN!r}, "name": "fast"}},
-            {{"command": {HELLO + ["--delay-ms", "1"]!r}, "name": "slow"}},
+            {{"command": {[*HELLO, "--delay-ms", "1"]!r}, "name": "slow"}},
         ]
 
         @pytest.mark.parametrize("connections", [1, 2])
