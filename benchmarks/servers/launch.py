@@ -1,0 +1,114 @@
+"""Build and run the benchmark's own servers, pinned to one core.
+
+The C server (``httpd.c``) is compiled once with ``gcc -O2`` into a cache directory outside
+the work tree (``$NETBENCH_BENCH_BUILD`` or ``/tmp/netbench-bench-build``) and rebuilt only
+when its source changes. :class:`PinnedServer` starts it under ``taskset``, reads the port it
+prints, and always kills it on exit, so no benchmark leaves a server behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import TracebackType
+
+HERE = Path(__file__).resolve().parent
+BUILD_DIR = Path(os.environ.get("NETBENCH_BENCH_BUILD", "/tmp/netbench-bench-build"))
+_LISTENING = re.compile(rb"NETBENCH_LISTENING port=(\d+)")
+
+SERVER_CPU = 0
+GENERATOR_CPU = 1
+
+
+def need_tool(name: str, hint: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        sys.exit(f"benchmark needs `{name}` on PATH: {hint}")
+    return path
+
+
+def cpus_for_pinning() -> tuple[int, int]:
+    """(server core, generator core); both must be usable by this process."""
+    usable = sorted(os.sched_getaffinity(0))
+    if len(usable) < 2:
+        sys.exit("benchmark needs two usable CPU cores to pin server and generator apart")
+    return usable[0], usable[1]
+
+
+def build_httpd() -> Path:
+    """Compile ``httpd.c`` (cached by source hash) and return the binary's path."""
+    gcc = need_tool("gcc", "apt-get install gcc")
+    source = HERE / "httpd.c"
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
+    binary = BUILD_DIR / f"httpd-{digest}"
+    if not binary.exists():
+        BUILD_DIR.mkdir(parents=True, exist_ok=True)
+        partial = binary.with_suffix(".tmp")
+        done = subprocess.run(
+            [gcc, "-O2", "-Wall", "-o", str(partial), str(source)],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            sys.exit(f"building {source} failed:\n{done.stderr}")
+        partial.rename(binary)
+    return binary
+
+
+class PinnedServer:
+    """``httpd`` in one mode, pinned to ``cpu``; use as a context manager."""
+
+    def __init__(self, mode: str = "hello", *, cpu: int | None = None, **options: float) -> None:
+        self.command = [str(build_httpd()), "--mode", mode, "--host", "127.0.0.1", "--port", "0"]
+        for key, value in options.items():
+            self.command += [f"--{key.replace('_', '-')}", str(value)]
+        self.cpu = cpus_for_pinning()[0] if cpu is None else cpu
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def start(self) -> PinnedServer:
+        taskset = need_tool("taskset", "apt-get install util-linux")
+        self.proc = subprocess.Popen(
+            [taskset, "-c", str(self.cpu), *self.command],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # the server prints this line once it listens
+        found = _LISTENING.search(line)
+        if found is None:
+            self.stop()
+            err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+            sys.exit(f"benchmark server did not start: {line!r} {err}")
+        self.port = int(found.group(1))
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __enter__(self) -> PinnedServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
