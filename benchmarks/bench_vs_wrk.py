@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "servers"))
 
-from figures import header, row  # noqa: E402
-from generator import GeneratorRun, run_pinned  # noqa: E402
-from launch import PinnedServer, cpus_for_pinning  # noqa: E402
-from wrk_runner import WrkRun, run_wrk  # noqa: E402
+from figures import header, row
+from generator import GeneratorRun, run_pinned
+from launch import PinnedServer, cpus_for_pinning
+from wrk_runner import WrkRun, run_wrk
 
 CONNECTIONS = 50
 

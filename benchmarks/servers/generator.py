@@ -20,7 +20,6 @@ import os
 import resource
 import sys
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,7 +66,7 @@ def _child(cpu: int, options: dict[str, Any]) -> None:
     url = options.pop("url")
     nofile = options.pop("nofile", 0)
     if nofile:
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), hard))
     from pytest_netbench import http_load
 
