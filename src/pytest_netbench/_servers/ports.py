@@ -167,7 +167,7 @@ def describe_process(pid: int) -> str:
     try:
         proc = psutil.Process(pid)
         name = proc.name()
-        cmdline = " ".join(proc.cmdline())
+        cmdline = " ".join(" ".join(proc.cmdline()).split())  # one line, even for -c code
     except psutil.Error:
         return f"pid {pid}"
     if len(cmdline) > 160:

@@ -1,0 +1,176 @@
+"""The kill matrix: however the parent Python ends, no server process survives it.
+
+Each case runs a real parent script (fixtures/parent.py) that starts one managed server and
+then ends normally, raises, is interrupted with SIGINT, or is SIGKILLed (no atexit, no
+finally). Survivors are looked for twice: by the marker in their environment, and by the
+pids the server tree wrote to a pid file itself (independent of the marker).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from pytest_netbench._servers import reaper
+from pytest_netbench._servers.launcher import Server
+
+SERVER_KINDS = {
+    "plain": ([], 1),
+    "forking": (["--fork", "2"], 3),
+    "children-leave-group": (["--fork", "2", "--setsid-children"], 3),
+    "ignores-sigterm": (["--ignore-term", "--fork", "1"], 2),
+}
+
+
+def server_command(helpers, kind: str, pidfile: Path) -> tuple[list[str], int]:
+    if kind == "sh-wrapper":
+        # The shell does not exec: the real server is its child, with a forked child of its own.
+        script = (
+            f'{helpers.python} {helpers.netserver} --port "$1" --fork 1 --pidfile {pidfile}; '
+            "echo wrapper still here"
+        )
+        return ["sh", "-c", script, "sh", "{port}"], 2
+    extra, expected = SERVER_KINDS[kind]
+    return helpers.netserver_command(*extra, "--pidfile", str(pidfile)), expected
+
+
+def kill_marked(helpers, token: str) -> None:
+    """Teardown safety net, so a failing case does not leave orphans for the next one."""
+    for proc in helpers.marked_with(token):
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+
+
+@pytest.mark.parametrize("kind", [*SERVER_KINDS, "sh-wrapper"])
+@pytest.mark.parametrize("ending", ["normal", "exception", "sigint", "sigkill"])
+def test_no_survivors(helpers, subprocess_env, tmp_path: Path, ending: str, kind: str):
+    pidfile = tmp_path / "pids"
+    command, expected_pids = server_command(helpers, kind, pidfile)
+    scenario = ending if ending in ("normal", "exception") else "wait"
+    parent = subprocess.Popen(
+        [sys.executable, str(helpers.fixtures / "parent.py"), scenario, *command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=subprocess_env,
+    )
+    token = ""
+    try:
+        assert parent.stdin is not None and parent.stdout is not None
+        assert parent.stderr is not None
+        line = parent.stdout.readline()
+        if not line:
+            parent.wait(timeout=30)
+            pytest.fail(f"parent failed before the server was ready:\n{parent.stderr.read()}")
+        info = json.loads(line)
+        token = info["token"]
+        assert helpers.wait_until(lambda: len(helpers.read_pids(pidfile)) >= expected_pids)
+        tree = {info["pid"], *helpers.read_pids(pidfile)}
+        assert len(helpers.marked_with(token)) >= expected_pids
+
+        if ending in ("normal", "exception"):
+            parent.stdin.write(b"go\n")
+            parent.stdin.flush()
+        elif ending == "sigint":
+            parent.send_signal(signal.SIGINT)
+        elif ending == "sigkill":
+            parent.kill()
+        returncode = parent.wait(timeout=30)
+        if ending == "normal":
+            assert returncode == 0
+        elif ending == "exception":
+            assert returncode == 1
+            assert b"boom inside the with-block" in parent.stderr.read()
+
+        def all_gone() -> bool:
+            return not helpers.marked_with(token) and not any(helpers.alive(p) for p in tree)
+
+        assert helpers.wait_until(all_gone, timeout=10), (
+            f"survivors: {[p.pid for p in helpers.marked_with(token)]}, "
+            f"tree still alive: {[p for p in tree if helpers.alive(p)]}"
+        )
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        if token:
+            kill_marked(helpers, token)
+        for stream in (parent.stdin, parent.stdout, parent.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def test_watchdog_of_a_killed_parent_spares_other_owners(helpers, subprocess_env):
+    def start_parent() -> tuple[subprocess.Popen[bytes], dict[str, int | str]]:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(helpers.fixtures / "parent.py"),
+                "wait",
+                *helpers.netserver_command("--fork", "1"),
+            ],
+            stdout=subprocess.PIPE,
+            env=subprocess_env,
+        )
+        assert proc.stdout is not None
+        return proc, json.loads(proc.stdout.readline())
+
+    victim, victim_info = start_parent()
+    bystander, bystander_info = start_parent()
+    try:
+        victim.kill()
+        victim.wait(timeout=10)
+        assert helpers.wait_until(lambda: not helpers.marked_with(str(victim_info["token"])))
+        assert helpers.alive(int(bystander_info["pid"]))
+        assert helpers.marked_with(str(bystander_info["token"]))
+        bystander.send_signal(signal.SIGINT)
+        bystander.wait(timeout=20)
+        assert helpers.wait_until(lambda: not helpers.marked_with(str(bystander_info["token"])))
+    finally:
+        for proc, info in ((victim, victim_info), (bystander, bystander_info)):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            kill_marked(helpers, str(info["token"]))
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+def test_sweep_kills_what_this_process_left_running(helpers):
+    server = Server(helpers.netserver_command("--fork", "1")).start()
+    assert len(helpers.marked_with(reaper.owner_token())) >= 2
+    assert reaper.sweep_owner(grace_s=1.0) >= 2
+    assert helpers.wait_until(lambda: not helpers.marked_with(reaper.owner_token()))
+    server.stop()  # still fine after the sweep
+    assert server.returncode is not None
+
+
+def test_marker_chain_keeps_an_outer_owner(monkeypatch):
+    monkeypatch.setenv(reaper.OWNER_ENV, "outer-run")
+    env = reaper.marker_env("server-1")
+    assert env[reaper.OWNER_ENV] == f"outer-run:{reaper.owner_token()}"
+    assert env[reaper.SERVER_ENV] == "server-1"
+
+
+def test_stop_reaches_children_that_left_the_group(helpers, tmp_path: Path):
+    pidfile = tmp_path / "pids"
+    cmd = helpers.netserver_command("--fork", "2", "--setsid-children", "--pidfile", str(pidfile))
+    with Server(cmd) as server:
+        assert helpers.wait_until(lambda: len(helpers.read_pids(pidfile)) >= 3)
+        pids = helpers.read_pids(pidfile)
+        assert server.pid in pids
+    assert not any(helpers.alive(p) for p in pids)
+
+
+def test_stop_escalates_to_sigkill_for_a_server_ignoring_sigterm(helpers):
+    server = Server(helpers.netserver_command("--ignore-term"), stop_timeout=0.3)
+    with server:
+        pass
+    assert server.returncode == -signal.SIGKILL
