@@ -1,0 +1,124 @@
+"""Process-tree sampling under a little real load (plain sockets drive it)."""
+
+from __future__ import annotations
+
+import math
+import socket
+import threading
+import time
+
+import pytest
+
+from pytest_netbench._servers.launcher import Server
+from pytest_netbench._servers.sampling import ProcessTreeSampler, count_sockets
+
+REQUEST = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+CLOSE_REQUEST = b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+
+
+def read_response(sock: socket.socket) -> None:
+    data = b""
+    while not data.endswith(b"Hello World!"):
+        chunk = sock.recv(4096)
+        assert chunk, "server closed the connection early"
+        data += chunk
+
+
+def keepalive_load(port: int, connections: int, requests_each: int, linger_s: float = 0.3) -> int:
+    """Requests over ``connections`` keep-alive sockets at once; returns how many completed.
+
+    The sockets stay open ``linger_s`` afterwards, so a sample sees them whatever the speed.
+    """
+    done = [0] * connections
+
+    def one(index: int) -> None:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            for _ in range(requests_each):
+                sock.sendall(REQUEST)
+                read_response(sock)
+                done[index] += 1
+            time.sleep(linger_s)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return sum(done)
+
+
+def test_figures_under_a_little_load_are_sane(helpers):
+    with Server(helpers.netserver_command()) as server:
+        sampler = server.monitor(interval_s=0.05).start()
+        completed = keepalive_load(server.port, connections=4, requests_each=600)
+        stats = sampler.stop(completed)
+    assert completed == 2400
+    assert stats.pid == server.pid
+    assert stats.samples >= 2
+    assert stats.processes_peak == 1
+    assert stats.cpu_s > 0
+    assert stats.cpu_user_s >= 0 and stats.cpu_system_s >= 0
+    assert stats.cpu_ms_per_request == pytest.approx(stats.cpu_s * 1000 / completed)
+    assert 1 < stats.rss_peak_mb < 1000
+    assert stats.threads_peak >= 2  # the accept loop plus at least one connection thread
+    assert stats.fds_peak >= 4  # stdio, listener, connections
+    assert stats.ctx_switches_voluntary > 0  # each request blocks in recv at least once
+    assert stats.ctx_switches_voluntary + stats.ctx_switches_involuntary >= completed // 10
+    assert 1 <= stats.sockets_established_peak <= 4
+
+
+def test_idle_server_costs_next_to_nothing(helpers):
+    with Server(helpers.netserver_command()) as server:
+        sampler = server.monitor(interval_s=0.05).start()
+        time.sleep(0.3)
+        stats = sampler.stop(0)
+    assert math.isnan(stats.cpu_ms_per_request)  # no requests, no per-request figure
+    assert stats.sockets_established_peak == 0
+    assert stats.samples >= 2
+    assert stats.ctx_switches_voluntary < 50
+
+
+def test_whole_tree_is_counted(helpers, tmp_path):
+    pidfile = tmp_path / "pids"
+    cmd = helpers.netserver_command("--fork", "2", "--pidfile", str(pidfile))
+    with Server(cmd) as server:
+        assert helpers.wait_until(lambda: len(helpers.read_pids(pidfile)) >= 3)
+        with server.monitor(interval_s=0.05) as sampler:
+            time.sleep(0.2)
+        stats = sampler.stop(0)
+    assert stats.processes_peak == 3
+    assert stats.threads_peak >= 3
+
+
+def test_time_wait_sockets_on_the_server_port_are_counted(helpers):
+    with Server(helpers.netserver_command()) as server:
+        sampler = server.monitor(interval_s=0.05).start()
+        for _ in range(20):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+                sock.sendall(CLOSE_REQUEST)
+                read_response(sock)
+                # Wait for the server's close, so it is the side that holds TIME_WAIT.
+                assert sock.recv(1) == b""
+        time.sleep(0.1)  # let at least one sample see them
+        stats = sampler.stop(20)
+        established, time_wait = count_sockets(server.port)
+    assert time_wait >= 20
+    assert stats.sockets_time_wait_peak >= 20
+    assert established == 0
+
+
+def test_sampler_of_a_process_that_is_gone_returns_empty_figures(helpers):
+    server = Server(helpers.netserver_command()).start()
+    pid = server.pid
+    server.stop()
+    stats = ProcessTreeSampler(pid, 0.05).start().stop(10)
+    assert stats.pid == pid
+    assert stats.cpu_s == 0 and stats.rss_peak_mb == 0 and stats.processes_peak == 0
+
+
+def test_sampler_misuse_is_explained():
+    sampler = ProcessTreeSampler(1, 0.1)
+    with pytest.raises(RuntimeError, match="before start"):
+        sampler.stop(0)
+    with pytest.raises(ValueError, match="interval_s must be positive"):
+        ProcessTreeSampler(1, 0)
