@@ -18,7 +18,7 @@ import sys
 import time
 
 CONFIG = """\
-{user}daemon off;
+{user}{keep_env}daemon off;
 master_process on;
 worker_processes 1;
 pid {run_dir}/nginx-{pid}.pid;
@@ -132,6 +132,8 @@ def main():
     config = CONFIG.format(
         # Run as root, nginx would switch its worker to "nobody", who cannot read ~/.cache.
         user="user root;\n" if os.geteuid() == 0 else "",
+        # nginx clears its workers' environment; keep the launcher's ownership markers.
+        keep_env="".join("env %s;\n" % k for k in sorted(os.environ) if k.startswith("NETBENCH_")),
         run_dir=run_dir,
         pid=os.getpid(),
         listen=listen,

@@ -6,6 +6,7 @@ version Debian's PyPy implements, so no ``match`` and no ``X | Y`` annotations.
 """
 
 import argparse
+import signal
 import socket
 import sys
 
@@ -44,6 +45,24 @@ def announce(port):
 
 def address_family(host):
     return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def on_stop(callback):
+    """Call ``callback`` once on SIGTERM or SIGINT.
+
+    Later signals are ignored: the launcher may repeat SIGTERM while the server
+    shuts down, and a second one must not turn a clean exit into death by signal.
+    The callback runs in a signal handler: it must only hand the stop to the loop
+    (call_soon_threadsafe, callFromThread, a thread) and return.
+    """
+
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        callback()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
 
 
 def reason(status):

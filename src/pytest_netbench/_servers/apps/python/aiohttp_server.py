@@ -1,7 +1,6 @@
 """aiohttp: web.Application hello (aiohttp does no raw TCP, so no echo)."""
 
 import asyncio
-import signal
 
 from aiohttp import web
 
@@ -25,8 +24,7 @@ async def main():
     await site.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_signal_handler(signal.SIGINT, stop.set)
+    app.on_stop(lambda: loop.call_soon_threadsafe(stop.set))
     app.announce(runner.addresses[0][1])
     await stop.wait()
     await runner.cleanup()

@@ -1,7 +1,6 @@
 """asyncio streams (StreamReader/StreamWriter): HTTP hello and TCP echo."""
 
 import asyncio
-import signal
 
 import _netbench_app as app
 
@@ -54,8 +53,7 @@ async def main():
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_signal_handler(signal.SIGINT, stop.set)
+    app.on_stop(lambda: loop.call_soon_threadsafe(stop.set))
     app.announce(server.sockets[0].getsockname()[1])
     await stop.wait()
     server.close()

@@ -1,7 +1,6 @@
 """asyncio Protocol on uvloop: HTTP hello and TCP echo."""
 
 import asyncio
-import signal
 
 import uvloop
 
@@ -47,8 +46,7 @@ async def main():
         protocol, args.host, args.port, backlog=args.backlog, reuse_address=True
     )
     stop = asyncio.Event()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_signal_handler(signal.SIGINT, stop.set)
+    app.on_stop(lambda: loop.call_soon_threadsafe(stop.set))
     app.announce(server.sockets[0].getsockname()[1])
     await stop.wait()
     server.close()

@@ -1,7 +1,5 @@
 """eventlet: eventlet.wsgi hello and a green-thread-per-connection echo."""
 
-import signal
-import sys
 import warnings
 
 warnings.simplefilter("ignore")  # eventlet warns on import that it is deprecated
@@ -48,11 +46,10 @@ def main():
         (args.host, args.port), family=app.address_family(args.host), backlog=args.backlog
     )
 
-    def stop(signum, frame):
-        sys.exit(0)
+    def stop():
+        raise SystemExit(0)  # raised in the main greenlet, which ends the serve loop
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    app.on_stop(stop)
     app.announce(listener.getsockname()[1])
     try:
         if args.app == "hello":

@@ -1,6 +1,5 @@
 """socketserver with a thread per connection: http.server hello and TCP echo."""
 
-import signal
 import socketserver
 import sys
 import threading
@@ -62,12 +61,8 @@ def main():
     args = app.parse_args()
     server = make_server(args)
 
-    def stop(signum, frame):
-        # shutdown() waits for serve_forever(), so it must not run on the serving thread.
-        threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    # shutdown() waits for serve_forever(), so it must not run on the serving thread.
+    app.on_stop(lambda: threading.Thread(target=server.shutdown, daemon=True).start())
     app.announce(server.server_address[1])
     server.serve_forever(poll_interval=0.05)
     server.server_close()

@@ -1,7 +1,6 @@
 """Tornado: tornado.web hello and a TCPServer echo."""
 
 import asyncio
-import signal
 
 import tornado.httpserver
 import tornado.iostream
@@ -44,8 +43,7 @@ async def main():
     server.add_sockets(sockets)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_signal_handler(signal.SIGINT, stop.set)
+    app.on_stop(lambda: loop.call_soon_threadsafe(stop.set))
     app.announce(sockets[0].getsockname()[1])
     await stop.wait()
     server.stop()

@@ -1,6 +1,5 @@
 """trio: HTTP hello (hand-written framing on trio streams) and TCP echo."""
 
-import signal
 from functools import partial
 
 import trio
@@ -47,13 +46,11 @@ async def main():
     args = app.parse_args()
     handler = serve_hello if args.app == "hello" else serve_echo
     listeners = await trio.open_tcp_listeners(args.port, host=args.host, backlog=args.backlog)
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(partial(trio.serve_listeners, handler, listeners))
-            app.announce(listeners[0].socket.getsockname()[1])
-            async for _ in signals:
-                nursery.cancel_scope.cancel()
-                break
+    token = trio.lowlevel.current_trio_token()
+    async with trio.open_nursery() as nursery:
+        app.on_stop(lambda: token.run_sync_soon(nursery.cancel_scope.cancel))
+        nursery.start_soon(partial(trio.serve_listeners, handler, listeners))
+        app.announce(listeners[0].socket.getsockname()[1])
 
 
 if __name__ == "__main__":

@@ -47,9 +47,9 @@ def main():
 
     factory = hello_factory() if args.app == "hello" else echo_factory()
     port = reactor.listenTCP(args.port, factory, backlog=args.backlog, interface=args.host)
-    # The reactor stops itself on SIGTERM and SIGINT.
+    app.on_stop(lambda: reactor.callFromThread(reactor.stop))
     reactor.callWhenRunning(app.announce, port.getHost().port)
-    reactor.run()
+    reactor.run(installSignalHandlers=False)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,5 @@
 """wsgiref.simple_server: HTTP hello only (one thread, HTTP/1.0, a connection per request)."""
 
-import signal
 import threading
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
@@ -35,11 +34,8 @@ def main():
         args.host, args.port, hello_app, server_class=Server, handler_class=QuietHandler
     )
 
-    def stop(signum, frame):
-        threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    # shutdown() waits for serve_forever(), so it must not run on the serving thread.
+    app.on_stop(lambda: threading.Thread(target=server.shutdown, daemon=True).start())
     app.announce(server.server_address[1])
     server.serve_forever(poll_interval=0.05)
     server.server_close()

@@ -1,0 +1,385 @@
+"""The catalog of reference servers: a name and an app give a :class:`ServerSpec`.
+
+Every catalog server binds ``{host}:{port}`` (port 0 allowed), prints
+``NETBENCH_LISTENING port=<n>`` once it listens, serves the HTTP *hello* app
+(``/`` -> ``Hello World!``, ``/bytes/N``, ``/status/N``) and, where the
+framework does raw TCP, an *echo* app. ``get`` raises :class:`ToolchainMissing`
+with the reason when a server cannot run on this machine, so the plugin can
+skip it; compiled servers are built on first use (see ``build.py``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import importlib.metadata
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pytest_netbench._errors import InterpreterNotFound, SpecError, ToolchainMissing
+from pytest_netbench._servers import build
+from pytest_netbench._servers.interpreters import resolve_python
+from pytest_netbench._servers.spec import AppKind, ServerSpec
+
+PORT_PATTERN = r"NETBENCH_LISTENING port=(\d+)"
+APPS: tuple[AppKind, ...] = ("hello", "echo")
+_APPS_DIR = Path(__file__).parent / "apps"
+_MIN_PYTHON = (3, 9)  # the apps avoid newer syntax so Debian's PyPy (3.9) runs them
+_PROBE_TIMEOUT_S = 30.0
+
+Kind = Literal["python", "compiled", "node", "nginx"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    name: str
+    kind: Kind
+    apps: tuple[AppKind, ...]
+    description: str
+    script: str = ""  # python: file in apps/python; node: file in apps/node
+    modules: tuple[str, ...] = ()  # python: modules that must be importable
+    recipe: build.BuildRecipe | None = None  # compiled: how to build it
+    run_tools: tuple[str, ...] = ()  # compiled: what runs the artifact besides itself
+
+
+def _python(name: str, script: str, description: str, *modules: str, echo: bool = True) -> _Entry:
+    apps: tuple[AppKind, ...] = APPS if echo else ("hello",)
+    return _Entry(name, "python", apps, description, script=script, modules=modules)
+
+
+def _compiled(name: str, recipe: build.BuildRecipe, description: str, *run: str) -> _Entry:
+    return _Entry(name, "compiled", APPS, description, recipe=recipe, run_tools=run)
+
+
+_C = build.BuildRecipe(
+    name="c",
+    source_dir=_APPS_DIR / "c",
+    tools=("gcc",),
+    steps=(("gcc", "-O2", "-o", "{out}/server", "{src}/server.c"),),
+    artifact="server",
+    install_hint="Debian: apt-get install gcc",
+)
+_RUST = build.BuildRecipe(
+    name="rust",
+    source_dir=_APPS_DIR / "rust",
+    tools=("rustc", "cc"),
+    steps=(("rustc", "-O", "--edition", "2021", "-o", "{out}/server", "{src}/main.rs"),),
+    artifact="server",
+    install_hint="https://rustup.rs, or Debian: apt-get install rustc",
+)
+_GO = build.BuildRecipe(
+    name="go",
+    source_dir=_APPS_DIR / "go",
+    tools=("go",),
+    steps=(("go", "build", "-o", "{out}/server", "{src}/main.go"),),
+    artifact="server",
+    install_hint="https://go.dev/dl, or Debian: apt-get install golang-go",
+    env={"GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"},
+)
+_JAVA = build.BuildRecipe(
+    name="java",
+    source_dir=_APPS_DIR / "java",
+    tools=("javac",),
+    steps=(("javac", "-d", "{out}", "{src}/NetbenchServer.java"),),
+    artifact="NetbenchServer.class",
+    install_hint="Debian: apt-get install openjdk-17-jdk-headless",
+)
+
+_ENTRIES: dict[str, _Entry] = {
+    e.name: e
+    for e in (
+        _python("asyncio_streams", "asyncio_streams_server.py", "asyncio streams (stdlib)"),
+        _python(
+            "asyncio_uvloop", "asyncio_uvloop_server.py", "asyncio.Protocol on uvloop", "uvloop"
+        ),
+        _python(
+            "socketserver", "socketserver_server.py", "http.server / socketserver, a thread each"
+        ),
+        _python("wsgiref", "wsgiref_server.py", "wsgiref.simple_server (HTTP/1.0)", echo=False),
+        _python(
+            "twisted", "twisted_server.py", "twisted.web hello, twisted.internet echo", "twisted"
+        ),
+        _python("twisted_web", "twisted_server.py", "twisted.web", "twisted", echo=False),
+        _python("tornado", "tornado_server.py", "tornado.web hello, TCPServer echo", "tornado"),
+        _python("gevent", "gevent_server.py", "gevent WSGIServer / StreamServer", "gevent"),
+        _python("eventlet", "eventlet_server.py", "eventlet.wsgi, green-thread echo", "eventlet"),
+        _python("aiohttp", "aiohttp_server.py", "aiohttp.web", "aiohttp", echo=False),
+        _python("trio", "trio_server.py", "trio streams", "trio"),
+        _compiled("go", _GO, "Go net/http hello, net echo"),
+        _Entry("node", "node", APPS, "Node.js http / net", script="server.js", run_tools=("node",)),
+        _compiled("java", _JAVA, "com.sun.net.httpserver on a thread pool, thread echo", "java"),
+        _compiled("c", _C, "C, one thread, epoll"),
+        _compiled("rust", _RUST, "Rust std, a thread per connection"),
+        _Entry("nginx", "nginx", ("hello",), "nginx (Debian package), 1 worker"),
+    )
+}
+
+_NGINX_PATHS = ("/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/local/nginx/sbin/nginx")
+_DISTRIBUTIONS = {"twisted": "Twisted"}
+_CPYTHON_ONLY = {"uvloop"}  # built on CPython's C API internals; no PyPy build exists
+
+
+def names(app: AppKind | None = "hello") -> list[str]:
+    """Every catalog server that has ``app`` (all of them with ``app=None``)."""
+    return [name for name, entry in _ENTRIES.items() if app is None or app in entry.apps]
+
+
+def get(name: str, app: AppKind = "hello", python: str | None = None) -> ServerSpec:
+    """The spec of catalog server ``name`` running ``app``; builds compiled ones first.
+
+    ``python`` picks the interpreter of a Python server (``"pypy3"`` or a path).
+    Raises :class:`SpecError` for an unknown name or app, :class:`ToolchainMissing`
+    when this machine cannot run it, :class:`BuildFailed` when a build fails.
+    """
+    entry = _entry(name, app)
+    if python is not None and entry.kind != "python":
+        raise SpecError(
+            f"python={python!r} applies to the Python servers only; {name!r} is "
+            f"{entry.description}; drop python= for it"
+        )
+    if entry.kind == "python":
+        command = _python_command(entry, app, python)
+    elif entry.kind == "compiled":
+        command = _compiled_command(entry, app)
+    elif entry.kind == "node":
+        command = (
+            _require_tool("node", "Debian: apt-get install nodejs"),
+            str(_APPS_DIR / "node" / entry.script),
+            app,
+            "{host}",
+            "{port}",
+        )
+    else:
+        command = (
+            "{python}",
+            str(_APPS_DIR / "nginx" / "run_nginx.py"),
+            "--host",
+            "{host}",
+            "--port",
+            "{port}",
+            "--nginx",
+            _nginx_path(),
+        )
+    return ServerSpec(
+        name=name,
+        app=app,
+        command=command,
+        protocol="http" if app == "hello" else "tcp",
+        port_pattern=PORT_PATTERN,
+        python=python,
+        startup_timeout_s=60.0 if entry.kind == "compiled" else 30.0,
+        description=entry.description,
+    )
+
+
+def availability(python: str | None = None) -> list[tuple[str, AppKind, bool, str]]:
+    """``(name, app, available, reason)`` for every server and app, without building.
+
+    For an available server the reason says what will run; otherwise why it cannot.
+    ``python`` checks the Python servers under that interpreter instead of this one.
+    """
+    rows: list[tuple[str, AppKind, bool, str]] = []
+    for entry in _ENTRIES.values():
+        try:
+            detail = _check(entry, python)
+            ok = True
+        except (ToolchainMissing, InterpreterNotFound) as exc:
+            ok, detail = False, str(exc)
+        rows.extend((entry.name, app, ok, detail) for app in entry.apps)
+    return rows
+
+
+def listing() -> str:
+    """The text of ``netbench servers``: what runs here, and why the rest does not."""
+    sections: list[tuple[str, str | None]] = [("this Python", None)]
+    if shutil.which("pypy3") and sys.implementation.name != "pypy":
+        sections.append(("pypy3 (python='pypy3')", "pypy3"))
+    lines: list[str] = []
+    for title, python in sections:
+        rows = availability(python)
+        if python is not None:
+            rows = [row for row in rows if _ENTRIES[row[0]].kind == "python"]
+        lines.append(f"Catalog servers, Python ones on {title}:")
+        by_name: dict[str, list[tuple[str, AppKind, bool, str]]] = {}
+        for row in rows:
+            by_name.setdefault(row[0], []).append(row)
+        for name, entries in by_name.items():
+            apps = "+".join(app for _, app, _, _ in entries)
+            ok, reason = entries[0][2], entries[0][3]
+            mark = "yes" if ok else "NO "
+            lines.append(f"  {name:<16} {apps:<11} {mark}  {reason}")
+        lines.append("")
+    lines.append(
+        "Use: Server.from_spec(catalog.get(name, app='hello'|'echo', python=None)), "
+        "or the plugin's netbench_server(name)."
+    )
+    return "\n".join(lines)
+
+
+# -- checks ----------------------------------------------------------------------------------
+
+
+def _entry(name: str, app: str) -> _Entry:
+    entry = _ENTRIES.get(name)
+    if entry is None:
+        close = difflib.get_close_matches(str(name), list(_ENTRIES), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise SpecError(
+            f"the catalog has no server {name!r}; {hint}known servers: {', '.join(_ENTRIES)}"
+        )
+    if app not in APPS:
+        raise SpecError(f"app must be 'hello' (HTTP) or 'echo' (TCP), got {app!r}")
+    if app not in entry.apps:
+        raise SpecError(
+            f"catalog server {name!r} has no {app!r} app ({entry.description} does no raw "
+            f"TCP here); it has: {', '.join(entry.apps)}"
+        )
+    return entry
+
+
+def _check(entry: _Entry, python: str | None) -> str:
+    """Raise ToolchainMissing if ``entry`` cannot run here; else say what will run."""
+    if entry.kind == "python":
+        return _check_python(entry, python)
+    if entry.kind == "node":
+        return f"{entry.description}: {_require_tool('node', 'Debian: apt-get install nodejs')}"
+    if entry.kind == "nginx":
+        return f"{entry.description}: {_nginx_path()}"
+    assert entry.recipe is not None
+    build.require_tools(entry.recipe)
+    for tool in entry.run_tools:
+        _require_tool(tool, entry.recipe.install_hint)
+    state = "built" if build.is_built(entry.recipe) else "built on first use"
+    return f"{entry.description}: {', '.join(entry.recipe.tools)}; {state}"
+
+
+def _check_python(entry: _Entry, python: str | None) -> str:
+    try:
+        path = resolve_python(python)
+    except InterpreterNotFound as exc:
+        raise ToolchainMissing(str(exc)) from None
+    info = _interpreter_info(path)
+    where = f"{info.implementation} {'.'.join(str(v) for v in info.version)}"
+    if info.version[:2] < _MIN_PYTHON:
+        raise ToolchainMissing(
+            f"{entry.name!r} needs Python >= 3.9; {path} is {where}; pass a newer python="
+        )
+    missing = [m for m in entry.modules if m not in info.modules]
+    if missing and info.implementation != "cpython" and set(missing) & _CPYTHON_ONLY:
+        raise ToolchainMissing(
+            f"{entry.name!r} needs {', '.join(missing)}, which supports CPython only; "
+            f"{path} is {where}"
+        )
+    if missing:
+        raise ToolchainMissing(
+            f"{entry.name!r} needs {', '.join(missing)}, not installed for {path} ({where}); "
+            f"install it for that interpreter ({path} -m pip install {' '.join(missing)})"
+        )
+    versions = [f"{m} {info.modules[m]}" for m in entry.modules]
+    return f"{entry.description}; {where}" + (f", {', '.join(versions)}" if versions else "")
+
+
+@dataclass(frozen=True, slots=True)
+class _InterpreterInfo:
+    implementation: str
+    version: tuple[int, ...]
+    modules: dict[str, str]  # catalog module -> installed version ("?" when unknown)
+
+
+_ALL_MODULES = sorted({m for e in _ENTRIES.values() for m in e.modules})
+# Run by a foreign interpreter (maybe PyPy 3.9), so plain old syntax only.
+_PROBE_SOURCE = """
+import importlib.util, json, sys
+found = {}
+for m in %r:
+    try:
+        if importlib.util.find_spec(m) is None:
+            continue
+    except Exception:
+        continue
+    try:
+        import importlib.metadata as md
+        found[m] = md.version(%r.get(m, m))
+    except Exception:
+        found[m] = "?"
+print(json.dumps([sys.implementation.name, list(sys.version_info[:3]), found]))
+"""
+
+
+@functools.lru_cache(maxsize=8)
+def _interpreter_info(python_path: str) -> _InterpreterInfo:
+    """Which catalog modules ``python_path`` has, with versions (one run, cached)."""
+    if python_path == sys.executable:
+        return _InterpreterInfo(
+            sys.implementation.name, tuple(sys.version_info[:3]), _modules_here()
+        )
+    source = _PROBE_SOURCE % (_ALL_MODULES, _DISTRIBUTIONS)
+    try:
+        done = subprocess.run(
+            [python_path, "-c", source],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT_S,
+            check=False,
+        )
+        implementation, version, modules = json.loads(done.stdout)
+    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
+        raise ToolchainMissing(f"cannot ask {python_path} which modules it has: {exc}") from None
+    return _InterpreterInfo(
+        str(implementation),
+        tuple(int(v) for v in version),
+        {str(k): str(v) for k, v in modules.items()},
+    )
+
+
+def _modules_here() -> dict[str, str]:
+    """The same probe as ``_PROBE_SOURCE``, in this interpreter without a subprocess."""
+    found: dict[str, str] = {}
+    for module in _ALL_MODULES:
+        if importlib.util.find_spec(module) is None:
+            continue
+        try:
+            found[module] = importlib.metadata.version(_DISTRIBUTIONS.get(module, module))
+        except importlib.metadata.PackageNotFoundError:
+            found[module] = "?"
+    return found
+
+
+def _python_command(entry: _Entry, app: AppKind, python: str | None) -> tuple[str, ...]:
+    _check_python(entry, python)
+    script = str(_APPS_DIR / "python" / entry.script)
+    return ("{python}", script, "--app", app, "--host", "{host}", "--port", "{port}")
+
+
+def _compiled_command(entry: _Entry, app: AppKind) -> tuple[str, ...]:
+    assert entry.recipe is not None
+    for tool in entry.run_tools:
+        _require_tool(tool, entry.recipe.install_hint)
+    built = build.ensure_built(entry.recipe)
+    if entry.name == "java":
+        java = _require_tool("java", entry.recipe.install_hint)
+        return (java, "-cp", str(built.directory), "NetbenchServer", app, "{host}", "{port}")
+    return (str(built.artifact), app, "{host}", "{port}")
+
+
+def _require_tool(tool: str, hint: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        raise ToolchainMissing(f"{tool!r} is not on PATH; install it ({hint})")
+    return path
+
+
+def _nginx_path() -> str:
+    found = shutil.which("nginx") or next((p for p in _NGINX_PATHS if Path(p).is_file()), None)
+    if found is None:
+        raise ToolchainMissing(
+            "nginx is not installed (not on PATH, nor in /usr/sbin); "
+            "install it (Debian: apt-get install nginx-light)"
+        )
+    return found
