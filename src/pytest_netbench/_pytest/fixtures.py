@@ -90,7 +90,9 @@ class NetbenchFixture:
         try:
             return build()
         except (NetbenchError, TypeError) as exc:
-            pytest.fail(f"netbench: {exc}", pytrace=False)
+            problem = f"netbench: {exc}"
+        # Failing outside the except block keeps the library's traceback out of the report.
+        pytest.fail(problem, pytrace=False)
 
     def _run(
         self, spec: LoadSpec, server: Server | None, label: str, allow_invalid: bool
@@ -129,13 +131,16 @@ class NetbenchFixture:
         from pytest_netbench._errors import NetbenchError
         from pytest_netbench._report.matrix import Record
 
+        problem = ""
         try:
             with self._session.window.hold() as window:
                 # Server.monitor()'s sampler returns itself from start(); _api's protocol
                 # says None, so mypy needs telling that a Server is Monitored.
                 result = run_spec(spec, cast("Monitored | None", server))
         except NetbenchError as exc:
-            pytest.fail(f"netbench: {type(exc).__name__}: {exc}", pytrace=False)
+            problem = f"netbench: {type(exc).__name__}: {exc}"
+        if problem:
+            pytest.fail(problem, pytrace=False)
         self.results.append(result)
         name = label or spec.url
         self._item.stash.setdefault(RESULTS_KEY, []).append(
@@ -347,4 +352,5 @@ def _start_or_fail(ref: object, server_kwargs: dict[str, Any]) -> Server:
     try:
         return start_server(ref, **server_kwargs)
     except (NetbenchError, TypeError) as exc:
-        pytest.fail(f"netbench: cannot start server {describe(ref)!r}: {exc}", pytrace=False)
+        problem = f"netbench: cannot start server {describe(ref)!r}: {exc}"
+    pytest.fail(problem, pytrace=False)
