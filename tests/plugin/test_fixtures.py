@@ -124,3 +124,37 @@ def test_server_errors_are_clear(pytester: pytest.Pytester, hello_app: object) -
             "*cannot start server*exit*7*",
         ]
     )
+
+
+def test_catalog_servers_by_name_and_skip_when_they_cannot_run(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.parametrize("server", ["asyncio_streams"], indirect=True)
+        def test_catalog_hello(netbench, server):
+            r = netbench.http(server.url, requests=50, connections=2)
+            assert r.ok == 50 and r.status_codes == {200: 50}
+
+        def test_catalog_echo(netbench, netbench_server):
+            srv = netbench_server("asyncio_streams", app="echo")
+            r = netbench.echo(srv.host, srv.port, requests=50, connections=2)
+            assert r.ok == 50 and r.errors_total == 0
+
+        def test_missing_interpreter(netbench_server):
+            netbench_server("gevent", python="/nonexistent/python3")
+
+        def test_unknown_name(netbench_server):
+            netbench_server("no_such_server")
+        """
+    )
+    result = pytester.runpytest_subprocess("--netbench", "-rs")
+    result.assert_outcomes(passed=2, skipped=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*cannot start server 'no_such_server': the catalog has no server*",
+            "*SKIPPED*server 'gevent' cannot run here:*/nonexistent/python3*",
+        ]
+    )

@@ -112,3 +112,23 @@ def test_junit_xml_carries_the_results(pytester: pytest.Pytester, hello_app: obj
     result = pytester.runpytest_subprocess("--netbench", f"--junitxml={xml}")
     result.assert_outcomes(passed=1)
     assert '<property name="netbench"' in Path(xml).read_text()
+
+
+def test_benchmark_json_in_pytest_benchmark_format(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    pytester.makepyfile(_matrix_test({"connections": [1, 2]}))
+    out = pytester.path / "bench.json"
+    result = pytester.runpytest_subprocess(
+        "--netbench", f"--netbench-benchmark-json={out}", "--netbench-trials=2"
+    )
+    result.assert_outcomes(passed=2)
+    data = load_json(out)
+    assert {"machine_info", "commit_info", "benchmarks", "datetime", "version"} <= set(data)
+    benches = data["benchmarks"]
+    assert sorted(b["param"] for b in benches) == ["1", "2"]
+    for bench in benches:
+        stats = bench["stats"]
+        assert stats["rounds"] == 200  # every ok response of both trials is a round
+        assert 0 < stats["min"] <= stats["median"] <= stats["max"]
+        assert bench["extra_info"]["trials"] == 2
