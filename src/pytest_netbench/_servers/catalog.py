@@ -195,14 +195,18 @@ def availability(python: str | None = None) -> list[tuple[str, AppKind, bool, st
     return rows
 
 
-def listing() -> str:
-    """The text of ``netbench servers``: what runs here, and why the rest does not."""
+def listing(app: AppKind | None = None) -> str:
+    """The text of ``netbench servers``: what runs here, and why the rest does not.
+
+    ``app`` limits it to the servers having that app; Python servers are also
+    checked under ``pypy3`` when it is installed.
+    """
     sections: list[tuple[str, str | None]] = [("this Python", None)]
     if shutil.which("pypy3") and sys.implementation.name != "pypy":
         sections.append(("pypy3 (python='pypy3')", "pypy3"))
     lines: list[str] = []
     for title, python in sections:
-        rows = availability(python)
+        rows = [row for row in availability(python) if app is None or row[1] == app]
         if python is not None:
             rows = [row for row in rows if _ENTRIES[row[0]].kind == "python"]
         lines.append(f"Catalog servers, Python ones on {title}:")

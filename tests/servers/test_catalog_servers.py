@@ -1,0 +1,166 @@
+"""Every catalog server and app: started by the launcher, loaded briefly, stopped clean.
+
+A server whose toolchain is missing here is skipped with the catalog's reason. Loads are
+request-counted (never timed) so the assertions are exact counts, whatever the machine.
+"""
+
+from __future__ import annotations
+
+import http.client
+import shutil
+import socket
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psutil
+import pytest
+
+from pytest_netbench import LoadResult, ToolchainMissing, echo_load, http_load
+from pytest_netbench._servers import catalog
+from pytest_netbench._servers.launcher import Server
+from pytest_netbench._servers.spec import AppKind
+
+# nginx serves /bytes/N from pre-made files: powers of two up to 4 MiB (see run_nginx.py).
+MEDIUM = 65536
+LARGE = 4 * 1024 * 1024
+
+CASES = [
+    pytest.param(name, app, id=f"{name}-{app}")
+    for name in catalog.names(app=None)
+    for app in ("hello", "echo")
+    if name in catalog.names(app=app)
+]
+# The stdlib servers must also run on Debian's PyPy.
+PYPY_CASES = [
+    pytest.param(name, app, id=f"pypy-{name}-{app}")
+    for name in ("asyncio_streams", "socketserver", "wsgiref")
+    for app in ("hello", "echo")
+    if name in catalog.names(app=app)
+]
+
+
+def spec_or_skip(name: str, app: AppKind, python: str | None = None) -> catalog.ServerSpec:
+    try:
+        return catalog.get(name, app=app, python=python)
+    except ToolchainMissing as exc:
+        pytest.skip(f"{name} cannot run here: {exc}")
+
+
+@pytest.fixture
+def started() -> Iterator[Callable[..., Server]]:
+    """Start servers; afterwards stop them and check that their whole tree is gone."""
+    servers: list[tuple[Server, list[psutil.Process]]] = []
+
+    def start(spec: catalog.ServerSpec, **overrides: Any) -> Server:
+        server = Server.from_spec(spec, **overrides)
+        server.start()
+        assert server.pid is not None
+        leader = psutil.Process(server.pid)
+        servers.append((server, [leader, *leader.children(recursive=True)]))
+        return server
+
+    yield start
+    for server, tree in servers:
+        server.stop()
+        assert not server.running
+        _gone, alive = psutil.wait_procs(tree, timeout=3.0)
+        assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], alive
+        assert server.returncode == 0, (
+            f"{server.name} did not exit cleanly on SIGTERM:\n{server.log_tail()}"
+        )
+
+
+def check_hello(server: Server, consistent: Callable[[LoadResult], LoadResult]) -> None:
+    result = consistent(http_load(server.url, connections=4, requests=200))
+    assert (result.sent, result.ok, result.errors_total) == (200, 200, 0), result.errors
+    assert result.status_codes == {200: 200}
+    sized = consistent(http_load(f"{server.url}/bytes/{MEDIUM}", connections=2, requests=20))
+    assert (sized.ok, sized.errors_total) == (20, 0), sized.error_samples
+    assert sized.bytes_read >= 20 * MEDIUM
+    empty = consistent(http_load(f"{server.url}/status/204", connections=2, requests=20))
+    assert (empty.ok, empty.status_codes) == (20, {204: 20}), empty.error_samples
+
+    # One client, one (keep-alive where the framework does it) connection, exact bodies.
+    assert server.port is not None
+    client = http.client.HTTPConnection(server.host, server.port, timeout=10)
+    try:
+        for path, status, body in [
+            ("/", 200, b"Hello World!"),
+            (f"/bytes/{MEDIUM}", 200, b"x" * MEDIUM),
+            ("/status/204", 204, b""),
+            (f"/bytes/{LARGE}", 200, b"x" * LARGE),
+            ("/", 200, b"Hello World!"),
+        ]:
+            client.request("GET", path)
+            response = client.getresponse()
+            got = response.read()
+            assert (path, response.status) == (path, status)
+            assert got == body, f"{path}: {len(got)} bytes, wanted {len(body)}"
+            if status == 200:
+                assert response.getheader("Content-Length") == str(len(body))
+    finally:
+        client.close()
+
+
+def check_echo(server: Server, consistent: Callable[[LoadResult], LoadResult]) -> None:
+    result = consistent(
+        echo_load(server.host, server.port or 0, connections=4, requests=200, payload_bytes=512)
+    )
+    assert (result.sent, result.ok, result.errors_total) == (200, 200, 0), result.errors
+    payload = bytes(range(256)) * 400  # 100 KiB, more than one read on every server
+    with socket.create_connection((server.host, server.port or 0), timeout=10) as conn:
+        conn.sendall(payload)
+        got = b""
+        while len(got) < len(payload):
+            chunk = conn.recv(65536)
+            assert chunk, f"connection closed after {len(got)} of {len(payload)} bytes"
+            got += chunk
+    assert got == payload
+
+
+@pytest.mark.parametrize(("name", "app"), CASES)
+def test_catalog_server_serves_and_stops(
+    name: str,
+    app: AppKind,
+    started: Callable[..., Server],
+    consistent: Callable[[LoadResult], LoadResult],
+) -> None:
+    spec = spec_or_skip(name, app)
+    assert (spec.name, spec.app) == (name, app)
+    server = started(spec)
+    if app == "hello":
+        check_hello(server, consistent)
+    else:
+        check_echo(server, consistent)
+    server.check_alive()
+
+
+@pytest.mark.skipif(shutil.which("pypy3") is None, reason="pypy3 is not installed")
+@pytest.mark.parametrize(("name", "app"), PYPY_CASES)
+def test_stdlib_servers_run_on_pypy(
+    name: str,
+    app: AppKind,
+    started: Callable[..., Server],
+    consistent: Callable[[LoadResult], LoadResult],
+) -> None:
+    spec = spec_or_skip(name, app, python="pypy3")
+    server = started(spec)
+    assert server.pid is not None
+    assert "pypy" in psutil.Process(server.pid).exe()
+    if app == "hello":
+        check_hello(server, consistent)
+    else:
+        check_echo(server, consistent)
+
+
+@pytest.mark.parametrize("name", ["asyncio_streams", "c", "go", "nginx"])
+def test_catalog_server_on_ipv6_loopback(name: str, started: Callable[..., Server]) -> None:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    server = started(spec_or_skip(name, "hello"), host="::1")
+    assert server.url.startswith("http://[::1]:")
+    result = http_load(server.url, connections=2, requests=50)
+    assert (result.ok, result.errors_total) == (50, 0), result.error_samples
