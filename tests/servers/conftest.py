@@ -26,14 +26,14 @@ def netserver_command(*extra: str) -> list[str]:
     return ["{python}", NETSERVER, "--host", "{host}", "--port", "{port}", *extra]
 
 
-def marked_with(token: str) -> list[psutil.Process]:
-    """Live (non-zombie) processes whose NETBENCH_OWNER chain contains ``token``."""
+def marked_with(token: str, variable: str = "NETBENCH_OWNER") -> list[psutil.Process]:
+    """Live (non-zombie) processes whose ``variable`` (a ``:`` chain) contains ``token``."""
     found = []
     for proc in psutil.process_iter():
         try:
             if proc.status() == psutil.STATUS_ZOMBIE:
                 continue
-            marker = proc.environ().get("NETBENCH_OWNER", "")
+            marker = proc.environ().get(variable, "")
         except psutil.Error:
             continue
         if token in marker.split(":"):

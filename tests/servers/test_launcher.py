@@ -267,3 +267,14 @@ def test_ready_log_pattern_that_never_appears(helpers, tmp_path: Path):
     )
     with pytest.raises(ServerStartupError, match="no line of the server's output matches"):
         server.start()
+
+
+def test_server_that_daemonizes_gets_a_hint(helpers, tmp_path: Path):
+    script = f"{helpers.python} {helpers.netserver} --port $1 & echo backgrounded"
+    server = Server(["sh", "-c", script, "sh", "{port}"], log_dir=tmp_path)
+    with pytest.raises(ServerStartupError, match="exited with code 0 during start-up") as info:
+        server.start()
+    assert "run it in the foreground" in str(info.value)
+    server_id = server._server_id
+    assert server_id
+    assert helpers.wait_until(lambda: not helpers.marked_with(server_id, "NETBENCH_SERVER"))

@@ -174,3 +174,12 @@ def test_stop_escalates_to_sigkill_for_a_server_ignoring_sigterm(helpers):
     with server:
         pass
     assert server.returncode == -signal.SIGKILL
+
+
+def test_graceful_server_gets_sigterm_once_and_exits_cleanly(helpers, tmp_path: Path):
+    term_log = tmp_path / "terms"
+    server = Server(helpers.netserver_command("--term-log", str(term_log)), stop_timeout=5)
+    with server:
+        pass
+    assert server.returncode == 0
+    assert term_log.read_text() == "SIGTERM\n"

@@ -325,9 +325,8 @@ class Server:
             code = self._proc.poll()
             if code is not None:
                 elapsed = time.monotonic() - launched
-                raise ServerStartupError(
-                    self._failure(f"{describe_exit(code)} during start-up ({elapsed:.2f} s in)")
-                )
+                what = f"{describe_exit(code)} during start-up ({elapsed:.2f} s in)"
+                raise ServerStartupError(self._failure(what + self._daemon_hint(code)))
             now = time.monotonic()
             if now >= deadline:
                 raise ServerStartupError(self._timeout_message(reason))
@@ -377,6 +376,18 @@ class Server:
                 f"{ports.describe_listener(self.port)}, which answered the readiness probe "
                 "instead; stop that process, or let netbench choose a port (port=None)"
             )
+        )
+
+    def _daemon_hint(self, code: int) -> str:
+        if code != 0:
+            return ""
+        left = reaper.marked_processes(reaper.SERVER_ENV, self._server_id, self._since)
+        if not left:
+            return ""
+        return (
+            f", leaving {len(left)} process(es) running: it seems to daemonize or run in the "
+            "background; run it in the foreground (e.g. nginx -g 'daemon off;', no trailing "
+            "'&' in a wrapper script)"
         )
 
     def _timeout_message(self, reason: str) -> str:

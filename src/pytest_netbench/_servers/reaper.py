@@ -79,21 +79,27 @@ def survivors():
                 break
     return pids, live_groups
 start = time.monotonic()
+signalled = set()  # SIGTERM goes once to each group and pid; SIGKILL as often as needed
 while time.monotonic() - start < grace + 10:
     pids, live_groups = survivors()
     if not pids and not live_groups:
         break
-    sig = signal.SIGTERM if time.monotonic() - start < grace else signal.SIGKILL
+    killing = time.monotonic() - start >= grace
+    sig = signal.SIGKILL if killing else signal.SIGTERM
     for pgid in live_groups:
-        try:
-            os.killpg(pgid, sig)
-        except OSError:
-            pass
+        if killing or ("g", pgid) not in signalled:
+            signalled.add(("g", pgid))
+            try:
+                os.killpg(pgid, sig)
+            except OSError:
+                pass
     for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except OSError:
-            pass
+        if killing or pid not in signalled:
+            signalled.add(pid)
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
     time.sleep(0.05)
 """
 
@@ -302,29 +308,44 @@ def terminate_server(
 ) -> None:
     """SIGTERM the server's group and every process carrying its marker, then SIGKILL.
 
-    Returns when none is left alive (zombies re-parented to init do not count).
+    Each process gets SIGTERM once (a server shutting down gracefully must not be hit
+    again mid-shutdown); whatever is left after ``grace_s`` gets SIGKILL. Returns when none
+    is left alive (zombies re-parented to init do not count).
     """
     pgid = proc.pid
     deadline = time.monotonic() + grace_s
-    sig = signal.SIGTERM
+    terminated: set[int] = set()
+    group_terminated = False
     while True:
         leader_alive = proc.poll() is None
         stragglers = marked_processes(SERVER_ENV, server_id, since)
-        group_alive = leader_alive or any(_pgid_of(p) == pgid for p in stragglers)
         if not leader_alive and not stragglers:
             break
-        if time.monotonic() >= deadline:
-            sig = signal.SIGKILL
+        in_group = {p.pid for p in stragglers if _pgid_of(p) == pgid}
         # The group id stays ours while the leader is unreaped or a member lives on.
-        if group_alive:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pgid, sig)
-        _signal_all(stragglers, sig)
+        group_alive = leader_alive or bool(in_group)
+        if time.monotonic() >= deadline:
+            if group_alive:
+                _killpg(pgid, signal.SIGKILL)
+            _signal_all(stragglers, signal.SIGKILL)
+            if time.monotonic() > deadline + 5.0:
+                break  # unkillable (D state); give up rather than hang the test run
+        else:
+            if group_alive and not group_terminated:
+                _killpg(pgid, signal.SIGTERM)
+                group_terminated = True
+                terminated |= in_group | {pgid}
+            fresh = [p for p in stragglers if p.pid not in terminated]
+            _signal_all(fresh, signal.SIGTERM)
+            terminated |= {p.pid for p in fresh}
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=_POLL_S)
-        if sig == signal.SIGKILL and time.monotonic() > deadline + 5.0:
-            break  # unkillable (D state); give up rather than hang the test run
     _tell_watchdog(f"-{pgid}")
+
+
+def _killpg(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
 
 
 def _pgid_of(proc: psutil.Process) -> int | None:
