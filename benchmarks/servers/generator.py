@@ -9,6 +9,8 @@ As a script (``python generator.py CPU JSON``) it pins itself, imports the engin
   start-up and imports included,
 - the engine's own window figure stays in ``result.generator.cpu_s``.
 
+With ``"align": [period_s, phase_s]`` the call starts at that phase of ``CLOCK_MONOTONIC``
+(the stall server's periods are counted on the same clock).
 With ``"sample_rss": true`` a thread samples the process's RSS and open fds every 50 ms, so
 the idle-connection benchmark can see memory while the connections are held.
 """
@@ -20,6 +22,7 @@ import os
 import resource
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,11 +63,19 @@ class _MemorySampler(threading.Thread):
                 self.peak_fds, self.rss_at_peak = fds, rss
 
 
+def _sleep_until_phase(period_s: float, phase_s: float) -> None:
+    """Sleep until ``monotonic() % period_s == phase_s`` (same clock as the stall server)."""
+    now = time.monotonic()
+    wait = (phase_s - now % period_s) % period_s
+    time.sleep(wait)
+
+
 def _child(cpu: int, options: dict[str, Any]) -> None:
     os.sched_setaffinity(0, {cpu})
     sample_rss = options.pop("sample_rss", False)
     url = options.pop("url")
     nofile = options.pop("nofile", 0)
+    align = options.pop("align", None)  # [period_s, phase_s]: start at that clock phase
     if nofile:
         _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), hard))
@@ -74,6 +85,8 @@ def _child(cpu: int, options: dict[str, Any]) -> None:
     baseline = {"rss": _rss_bytes(), "fds": _open_fds()}
     if memory is not None:
         memory.start()
+    if align is not None:
+        _sleep_until_phase(*align)
     before = _cpu_s()
     result = http_load(url, **options)
     call_cpu = _cpu_s() - before

@@ -6,7 +6,8 @@
  *   hello  answer at once: the fast server the generators are compared against
  *   delay  answer every request exactly --delay-ms after it arrived (timerfd, 1 ns slack)
  *   stall  once a --period-ms, hold every response that arrives in the next --stall-ms and
- *          release them all when that window ends (the coordinated-omission scenario)
+ *          release them all when that window ends (the coordinated-omission scenario);
+ *          periods start at multiples of --period-ms on CLOCK_MONOTONIC
  *
  * Usage: httpd [--host 127.0.0.1] [--port 0] [--mode hello|delay|stall]
  *              [--delay-ms 20] [--period-ms 1000] [--stall-ms 200]
@@ -66,7 +67,7 @@ static size_t q_head, q_tail, q_cap; /* FIFO: release times never decrease */
 static int epfd, timer_fd;
 static enum mode mode = MODE_HELLO;
 static int64_t delay_ns = 20 * NS_PER_MS, period_ns = 1000 * NS_PER_MS,
-               stall_ns = 200 * NS_PER_MS, started_ns;
+               stall_ns = 200 * NS_PER_MS;
 
 static int64_t now_ns(void) {
     struct timespec ts;
@@ -162,7 +163,8 @@ static int64_t release_time(int64_t now) {
     if (mode == MODE_DELAY)
         return now + delay_ns;
     if (mode == MODE_STALL) {
-        int64_t phase = (now - started_ns) % period_ns;
+        /* phases count from CLOCK_MONOTONIC zero, so a client can line up with them */
+        int64_t phase = now % period_ns;
         if (phase < stall_ns)
             return now - phase + stall_ns;
     }
@@ -355,7 +357,6 @@ int main(int argc, char **argv) {
     if (epfd < 0 || timer_fd < 0)
         die("epoll/timerfd");
     int listen_fd = listen_on(host, port);
-    started_ns = now_ns();
     watch(listen_fd, EPOLLIN, EPOLL_CTL_ADD);
     watch(timer_fd, EPOLLIN, EPOLL_CTL_ADD);
     struct epoll_event events[512];
