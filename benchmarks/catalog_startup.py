@@ -1,0 +1,78 @@
+"""Start-to-ready time of every catalog server, and one short load against each.
+
+    python benchmarks/catalog_startup.py                  # all servers, hello app
+    python benchmarks/catalog_startup.py --app echo --duration 2 --connections 50
+    python benchmarks/catalog_startup.py --python pypy3 asyncio_streams wsgiref
+
+Compiled servers are built before timing (the build is reported separately).
+"Ready" is the launcher's view: process start until the NETBENCH_LISTENING line
+was read and a TCP connect succeeded. The load runs closed-loop for --duration
+seconds; on a small shared machine the figures compare servers, nothing more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from pytest_netbench import NetbenchError, echo_load, http_load
+from pytest_netbench._servers import catalog
+from pytest_netbench._servers.launcher import Server
+
+
+def measure(name: str, args: argparse.Namespace) -> str:
+    try:
+        started = time.monotonic()
+        spec = catalog.get(name, app=args.app, python=args.python)
+        prepare_s = time.monotonic() - started
+    except NetbenchError as exc:
+        return f"{name:<16} skipped: {exc}"
+    ready_ms = []
+    for _ in range(args.repeat):
+        with Server.from_spec(spec) as server:
+            assert server.startup_s is not None
+            ready_ms.append(server.startup_s * 1000)
+    if args.duration <= 0:
+        return f"{name:<16} {statistics.median(ready_ms):9.0f} {prepare_s:9.1f}"
+    with Server.from_spec(spec) as server:
+        if args.app == "hello":
+            result = http_load(
+                server.url, connections=args.connections, duration=args.duration, server=server
+            )
+        else:
+            result = echo_load(
+                server.host,
+                server.port or 0,
+                connections=args.connections,
+                duration=args.duration,
+                server=server,
+            )
+    cpu = result.server.cpu_ms_per_request if result.server else float("nan")
+    rss = result.server.rss_peak_mb if result.server else float("nan")
+    return (
+        f"{name:<16} {statistics.median(ready_ms):9.0f} {prepare_s:9.1f} {result.rps:9.0f} "
+        f"{result.p50_ms:8.2f} {result.p99_ms:8.2f} {cpu:8.3f} {rss:7.1f} {result.errors_total:6d}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="catalog servers (default: all with the app)")
+    parser.add_argument("--app", choices=("hello", "echo"), default="hello")
+    parser.add_argument("--python", default=None, help="interpreter for the Python servers")
+    parser.add_argument("--repeat", type=int, default=3, help="starts per server (median)")
+    parser.add_argument("--duration", type=float, default=2.0, help="load seconds; 0: none")
+    parser.add_argument("--connections", type=int, default=50)
+    args = parser.parse_args()
+    names = args.names or catalog.names(app=args.app)
+    print(
+        f"{'server':<16} {'ready ms':>9} {'prep s':>9} {'req/s':>9} {'p50 ms':>8} "
+        f"{'p99 ms':>8} {'cpu ms/r':>8} {'rss MB':>7} {'errors':>6}"
+    )
+    for name in names:
+        print(measure(name, args), flush=True)
+
+
+if __name__ == "__main__":
+    main()
