@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+import os
+import signal
 import socket
 import threading
 import time
 
 import pytest
 
+from pytest_netbench._errors import ServerCrashed
 from pytest_netbench._servers.launcher import Server
 from pytest_netbench._servers.sampling import ProcessTreeSampler, count_sockets
 
@@ -49,7 +52,8 @@ def keepalive_load(port: int, connections: int, requests_each: int, linger_s: fl
 
 def test_figures_under_a_little_load_are_sane(helpers):
     with Server(helpers.netserver_command()) as server:
-        sampler = server.monitor(interval_s=0.05).start()
+        sampler = server.monitor(interval_s=0.05)
+        sampler.start()
         completed = keepalive_load(server.port, connections=4, requests_each=600)
         stats = sampler.stop(completed)
     assert completed == 2400
@@ -69,7 +73,8 @@ def test_figures_under_a_little_load_are_sane(helpers):
 
 def test_idle_server_costs_next_to_nothing(helpers):
     with Server(helpers.netserver_command()) as server:
-        sampler = server.monitor(interval_s=0.05).start()
+        sampler = server.monitor(interval_s=0.05)
+        sampler.start()
         time.sleep(0.3)
         stats = sampler.stop(0)
     assert math.isnan(stats.cpu_ms_per_request)  # no requests, no per-request figure
@@ -92,7 +97,8 @@ def test_whole_tree_is_counted(helpers, tmp_path):
 
 def test_time_wait_sockets_on_the_server_port_are_counted(helpers):
     with Server(helpers.netserver_command()) as server:
-        sampler = server.monitor(interval_s=0.05).start()
+        sampler = server.monitor(interval_s=0.05)
+        sampler.start()
         for _ in range(20):
             with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
                 sock.sendall(CLOSE_REQUEST)
@@ -111,7 +117,9 @@ def test_sampler_of_a_process_that_is_gone_returns_empty_figures(helpers):
     server = Server(helpers.netserver_command()).start()
     pid = server.pid
     server.stop()
-    stats = ProcessTreeSampler(pid, 0.05).start().stop(10)
+    sampler = ProcessTreeSampler(pid, 0.05)
+    sampler.start()
+    stats = sampler.stop(10)
     assert stats.pid == pid
     assert stats.cpu_s == 0 and stats.rss_peak_mb == 0 and stats.processes_peak == 0
 
@@ -122,3 +130,31 @@ def test_sampler_misuse_is_explained():
         sampler.stop(0)
     with pytest.raises(ValueError, match="interval_s must be positive"):
         ProcessTreeSampler(1, 0)
+
+
+def test_http_load_against_a_managed_server_fills_result_server(helpers):
+    from pytest_netbench import http_load
+
+    with Server(helpers.netserver_command()) as server:
+        # Long enough for several samples: gauges are peaks of what the samples saw.
+        result = http_load(server.url, server=server, connections=4, duration=0.6)
+    assert result.ok > 0 and result.errors_total == 0
+    stats = result.server
+    assert stats is not None and stats.pid == server.pid
+    assert stats.samples >= 3
+    assert stats.cpu_s > 0
+    assert stats.cpu_ms_per_request == pytest.approx(stats.cpu_s * 1000 / result.ok)
+    assert stats.rss_peak_mb > 1 and stats.threads_peak >= 2
+    assert 1 <= stats.sockets_established_peak <= 4
+
+
+def test_http_load_notices_a_server_that_died_during_the_load(helpers):
+    from pytest_netbench import http_load
+
+    with Server(helpers.netserver_command()) as server:
+        sampler_probe = server.monitor()  # the pid the load will sample
+        assert sampler_probe.pid == server.pid
+        os.kill(server.pid, signal.SIGKILL)
+        assert helpers.wait_until(lambda: not server.running)
+        with pytest.raises(ServerCrashed, match="killed by signal SIGKILL"):
+            http_load(server.url, server=server, connections=1, requests=10)

@@ -69,7 +69,8 @@ class ProcessTreeSampler:
         self._result: ServerStats | None = None
         self._tree_cache: list[psutil.Process] = []
 
-    def start(self) -> ProcessTreeSampler:
+    def start(self) -> None:
+        """Take the baseline sample and begin sampling in a background thread."""
         if self._thread is not None:
             raise RuntimeError("this sampler was already started; make a new one per load")
         with contextlib.suppress(psutil.Error):
@@ -78,7 +79,6 @@ class ProcessTreeSampler:
         self._sample(baseline=True)
         self._thread = threading.Thread(target=self._run, name="netbench-sampler", daemon=True)
         self._thread.start()
-        return self
 
     def stop(self, completed_requests: int = 0) -> ServerStats:
         """Stop sampling and return the figures; ``completed_requests`` sets cpu_ms_per_request."""
@@ -94,7 +94,8 @@ class ProcessTreeSampler:
         return self._result
 
     def __enter__(self) -> ProcessTreeSampler:
-        return self.start()
+        self.start()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         if self._result is None and self._thread is not None:
