@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Run every netbench benchmark once, in sequence (about 3-4 minutes). Not part of CI.
+# Usage: benchmarks/run_all.sh [--quick]   (--quick: one trial each, shorter runs)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+python="${PYTHON:-python3}"
+if [[ "${1:-}" == "--quick" ]]; then
+    vs_wrk=(--trials 1 --duration 3)
+    latency=(--trials 1 --duration 3)
+    open_loop=(--trials 1 --rate-duration 5 --co-duration 3)
+    idle=(--trials 1)
+else
+    vs_wrk=(--trials 3 --duration 5)
+    latency=(--trials 3 --duration 5)
+    open_loop=(--trials 3)
+    idle=(--trials 3)
+fi
+"$python" "$here/bench_vs_wrk.py" "${vs_wrk[@]}"
+"$python" "$here/bench_latency.py" "${latency[@]}"
+"$python" "$here/bench_open_loop.py" "${open_loop[@]}"
+"$python" "$here/bench_idle_rss.py" "${idle[@]}"
