@@ -21,8 +21,13 @@ from pytest_netbench._pytest.fixtures import (
     server,
 )
 from pytest_netbench._pytest.options import add_options, read_settings
-from pytest_netbench._pytest.session import SESSION_KEY, SKIP_REASON, NetbenchSession, get_session
-from pytest_netbench._pytest.window import LOCK_INPUT_KEY
+from pytest_netbench._pytest.session import (
+    LOCK_INPUT_KEY,
+    SESSION_KEY,
+    SKIP_REASON,
+    NetbenchSession,
+    get_session,
+)
 
 __all__ = ["make_server_fixture", "netbench", "netbench_server", "server"]
 
@@ -65,7 +70,7 @@ def pytest_collection_modifyitems(
         if not nb.settings.enabled:
             item.add_marker(skip)
     if nb.settings.enabled and nb.settings.ab_refs is not None:
-        from pytest_netbench._pytest.ab import deselect_server_duplicates
+        from pytest_netbench._pytest.servers import deselect_server_duplicates
 
         deselect_server_duplicates(config, items)
 
@@ -100,7 +105,7 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if report.failed and get_session(item.config).settings.enabled:
-        from pytest_netbench._pytest.failure import add_failure_sections
+        from pytest_netbench._pytest.loads import add_failure_sections
 
         add_failure_sections(item, report)
     return report

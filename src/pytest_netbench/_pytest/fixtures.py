@@ -1,224 +1,27 @@
 """The fixtures tests use: ``netbench`` (run and record loads), ``netbench_server`` (a
-factory) and ``server`` (one server per indirect parameter, scope chosen by the user).
+factory), ``server`` (one server per indirect parameter, in the scope the user chose) and
+:func:`make_server_fixture` to declare more of the latter.
 
-The fixture objects hold no measurement logic: they scale the spec, take the measured
-window, call the library, and record what came back.
+Without ``--netbench`` every one of them skips the test at set-up, so a server fixture of
+wide scope is never started by an ordinary run.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_netbench._pytest.loads import SERVERS_KEY, NetbenchFixture
 from pytest_netbench._pytest.options import ScopeName
-from pytest_netbench._pytest.records import ARM_PARAM, function_id, param_strings, to_property
 from pytest_netbench._pytest.servers import describe, start_server
 from pytest_netbench._pytest.session import SKIP_REASON, AbPair, NetbenchSession, get_session
 
 if TYPE_CHECKING:
-    from pytest_netbench._api import Monitored
-    from pytest_netbench._model import LoadResult, LoadSpec
     from pytest_netbench._servers.launcher import Server
 
-# Results and servers of the running test, for the failure report.
-RESULTS_KEY = pytest.StashKey[list[tuple[str, "LoadResult"]]]()
-SERVERS_KEY = pytest.StashKey[list["Server"]]()
-DEFAULT_DURATION_S = 10.0
 
-
-class NetbenchFixture:
-    """What the ``netbench`` fixture gives a test: ``.http()`` and ``.echo()``."""
-
-    def __init__(self, item: pytest.Item, session: NetbenchSession) -> None:
-        self._item = item
-        self._session = session
-        self.results: list[LoadResult] = []
-
-    def http(
-        self,
-        url: str,
-        *,
-        server: Server | None = None,
-        label: str = "",
-        allow_invalid: bool = False,
-        **options: Any,
-    ) -> LoadResult:
-        """Drive HTTP load at ``url`` (options as ``http_load``) and record the result."""
-        from pytest_netbench._api import http_spec
-
-        spec = self._checked(lambda: http_spec(url, **self._scaled(options)))
-        return self._run(spec, server, label, allow_invalid)
-
-    def echo(
-        self,
-        host: str,
-        port: int,
-        *,
-        server: Server | None = None,
-        label: str = "",
-        allow_invalid: bool = False,
-        **options: Any,
-    ) -> LoadResult:
-        """Raw TCP echo load (options as ``echo_load``), recorded like :meth:`http`."""
-        from pytest_netbench._api import tcp_spec
-
-        spec = self._checked(lambda: tcp_spec(host, port, **self._scaled(options)))
-        return self._run(spec, server, label, allow_invalid)
-
-    # -- steps ---------------------------------------------------------------------------------
-    def _scaled(self, options: dict[str, Any]) -> dict[str, Any]:
-        scale = self._session.settings.scale
-        if scale == 1.0:
-            return options
-        out = dict(options)
-        if out.get("duration") is None and out.get("requests") is None:
-            out["duration"] = DEFAULT_DURATION_S
-        if out.get("duration") is not None:
-            out["duration"] = float(out["duration"]) * scale
-        if out.get("requests") is not None:
-            out["requests"] = max(1, round(int(out["requests"]) * scale))
-        if out.get("warmup"):
-            out["warmup"] = float(out["warmup"]) * scale
-        return out
-
-    def _checked(self, build: Callable[[], LoadSpec]) -> LoadSpec:
-        from pytest_netbench._errors import NetbenchError
-
-        try:
-            return build()
-        except (NetbenchError, TypeError) as exc:
-            problem = f"netbench: {exc}"
-        # Failing outside the except block keeps the library's traceback out of the report.
-        pytest.fail(problem, pytrace=False)
-
-    def _run(
-        self, spec: LoadSpec, server: Server | None, label: str, allow_invalid: bool
-    ) -> LoadResult:
-        server = server if server is not None else self._server_for(spec)
-        pair = self._session.ab_pairs.get(id(server)) if server is not None else None
-        if pair is not None:
-            result = self._run_ab(spec, pair, label)
-        else:
-            trials = [self._measure(spec, server, label, t, None) for t in self._trials()]
-            result = median_trial(trials)
-        if not allow_invalid:
-            self._fail_if_invalid(result)
-        return result
-
-    def _run_ab(self, spec: LoadSpec, pair: AbPair, label: str) -> LoadResult:
-        arms = (("base", pair.base), ("head", pair.head))
-        by_arm: dict[str, list[LoadResult]] = {"base": [], "head": []}
-        for trial in self._trials():
-            # ABBA order: drift over the session (heat, other load) hits both arms alike.
-            order = arms if trial % 2 == 0 else arms[::-1]
-            for arm, srv in order:
-                arm_spec = dataclasses.replace(spec, host=srv.host, port=int(srv.port or 0))
-                by_arm[arm].append(self._measure(arm_spec, srv, label, trial, arm))
-        for result in by_arm["base"]:
-            self._fail_if_invalid(result)
-        return median_trial(by_arm["head"])
-
-    def _trials(self) -> range:
-        return range(self._session.settings.trials)
-
-    def _measure(
-        self, spec: LoadSpec, server: Server | None, label: str, trial: int, arm: str | None
-    ) -> LoadResult:
-        from pytest_netbench._api import run_spec
-        from pytest_netbench._errors import NetbenchError
-        from pytest_netbench._report.matrix import Record
-
-        problem = ""
-        try:
-            with self._session.window.hold() as window:
-                # Server.monitor()'s sampler returns itself from start(); _api's protocol
-                # says None, so mypy needs telling that a Server is Monitored.
-                result = run_spec(spec, cast("Monitored | None", server))
-        except NetbenchError as exc:
-            problem = f"netbench: {type(exc).__name__}: {exc}"
-        if problem:
-            pytest.fail(problem, pytrace=False)
-        self.results.append(result)
-        name = label or spec.url
-        self._item.stash.setdefault(RESULTS_KEY, []).append(
-            (_result_title(name, trial, arm), result)
-        )
-        params = param_strings(_callspec_params(self._item))
-        if arm is not None:
-            # The test's own `server` parameter was replaced by the A/B pair.
-            params.pop("server", None)
-            params[ARM_PARAM] = arm
-        record = Record(
-            nodeid=self._item.nodeid,
-            function=function_id(self._item.nodeid),
-            params=params,
-            trial=trial,
-            started=window.started,
-            ended=window.ended,
-            result=result,
-            label=label,
-        )
-        self._item.user_properties.append(to_property(record))
-        return result
-
-    def _server_for(self, spec: LoadSpec) -> Server | None:
-        """The managed server the load targets, so its process tree gets sampled."""
-        for srv in servers_of(self._item):
-            if srv.port == spec.port and _same_host(srv.host, spec.host):
-                return srv
-        return None
-
-    def _fail_if_invalid(self, result: LoadResult) -> None:
-        if result.valid:
-            return
-        reasons = "\n  - ".join(result.invalid_reasons) or "(no reason given)"
-        pytest.fail(
-            f"netbench: the result for {result.url} is INVALID, its figures cannot be trusted:"
-            f"\n  - {reasons}\n(pass allow_invalid=True to assert on it anyway)",
-            pytrace=False,
-        )
-
-
-def median_trial(results: list[LoadResult]) -> LoadResult:
-    """The trial with the median throughput (the lower middle one for an even count)."""
-    ranked = sorted(results, key=lambda r: r.rps)
-    return ranked[(len(ranked) - 1) // 2]
-
-
-def servers_of(item: pytest.Item) -> list[Server]:
-    """Servers this test started or received through fixtures."""
-    from pytest_netbench._servers.launcher import Server
-
-    started: list[Server] = item.stash.get(SERVERS_KEY, [])
-    found = list(started)
-    funcargs: dict[str, object] = getattr(item, "funcargs", {})
-    found += [v for v in funcargs.values() if isinstance(v, Server) and v not in found]
-    return found
-
-
-def _callspec_params(item: pytest.Item) -> dict[str, object]:
-    callspec = getattr(item, "callspec", None)
-    return dict(callspec.params) if callspec is not None else {}
-
-
-def _same_host(a: str, b: str) -> bool:
-    loopback = {"127.0.0.1", "localhost"}
-    return a == b or (a in loopback and b in loopback)
-
-
-def _result_title(name: str, trial: int, arm: str | None) -> str:
-    parts = [name]
-    if arm:
-        parts.append(arm)
-    if trial:
-        parts.append(f"trial {trial + 1}")
-    return ", ".join(parts)
-
-
-# -- fixtures ----------------------------------------------------------------------------------
 def _require_enabled(config: pytest.Config) -> NetbenchSession:
     session = get_session(config)
     if not session.settings.enabled:

@@ -2,6 +2,8 @@
 
 Servers that cannot run on this machine (a missing compiler or interpreter) skip the test
 with the catalog's reason, so one comparison file runs everywhere and says what it left out.
+In A/B mode the pair replaces the ``server`` parameter, so tests that differ only in it are
+deselected down to one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 ServerRef = str | Sequence[str] | ServerSpec | Mapping[str, Any]
 
 _CATALOG_KEYS = ("app", "python")
+_AB_REPLACED_PARAM = "server"  # in A/B mode the pair takes the place of this parameter
 
 
 def describe(ref: object) -> str:
@@ -92,3 +95,27 @@ def _from_catalog(name: str, kwargs: dict[str, Any]) -> Server:
     picked = {k: kwargs.pop(k) for k in _CATALOG_KEYS if k in kwargs}
     spec = catalog.get(name, **picked)
     return Server.from_spec(spec, **kwargs)
+
+
+def deselect_server_duplicates(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep one test per parameter set once the ``server`` parameter no longer matters."""
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or _AB_REPLACED_PARAM not in callspec.params:
+            kept.append(item)
+            continue
+        others = tuple(
+            sorted((k, repr(v)) for k, v in callspec.params.items() if k != _AB_REPLACED_PARAM)
+        )
+        key = (item.nodeid.split("[", 1)[0], others)
+        if key in seen:
+            dropped.append(item)
+        else:
+            seen.add(key)
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

@@ -1,29 +1,82 @@
-"""The plugin's per-session state, kept in ``config.stash``.
+"""What one netbench session shares across its tests and processes.
 
-Workers and the controller each hold one. Workers measure and attach records to their
-reports; whoever receives the reports (the controller, or the single process) collects
-them here and renders, stores and gates at the end.
+* the settings read from the command line;
+* the measured window: the only part of a test that must have the machine to itself.
+  Under ``pytest -n N`` every worker would otherwise drive load at the same time and each
+  would measure the others' noise; a cross-process file lock around the load alone keeps
+  windows apart while server start-up, builds and ordinary tests still run in parallel;
+* the records. A record (the report layer's :class:`~pytest_netbench._report.matrix.Record`,
+  which the JSON file, stored runs and matrices all read) travels inside
+  ``report.user_properties`` as a JSON string: pytest already serialises those from xdist
+  workers to the controller and writes them into JUnit XML, so one path serves single
+  runs, ``-n N`` runs and CI tooling alike. Whoever receives the reports (the controller,
+  or the single process) collects them here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+import re
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_netbench._pytest.options import Settings
-from pytest_netbench._pytest.records import from_properties
-from pytest_netbench._pytest.window import LOCK_INPUT_KEY, MeasuredWindow
 
 if TYPE_CHECKING:
     from pytest_netbench._report.matrix import Record
     from pytest_netbench._servers.launcher import Server
 
 SKIP_REASON = "pass --netbench to run performance tests"
+LOCK_INPUT_KEY = "netbench_window_lock"  # key in xdist's workerinput
+PROPERTY_NAME = "netbench"  # key in user_properties
+ARM_PARAM = "arm"  # A/B mode: a record's "base" or "head" parameter
+# A load never lasts this long; waiting longer means a worker hung while holding the lock.
+_LOCK_WAIT_S = 3600.0
+_PARAM_SUFFIX = re.compile(r"\[.*\]$")
 
 
+# -- the measured window -----------------------------------------------------------------------
+@dataclass(slots=True)
+class WindowTimes:
+    started: float = 0.0  # wall clock (time.time()), comparable across processes
+    ended: float = 0.0
+    waited_s: float = 0.0
+
+
+class MeasuredWindow:
+    """Serialises measured windows across processes when a lock path is given."""
+
+    def __init__(self, lock_path: str | None) -> None:
+        self.lock_path = lock_path
+
+    @contextmanager
+    def hold(self) -> Iterator[WindowTimes]:
+        times = WindowTimes()
+        asked = time.time()
+        if self.lock_path is None:
+            times.started = asked
+            try:
+                yield times
+            finally:
+                times.ended = time.time()
+            return
+        from filelock import FileLock
+
+        with FileLock(self.lock_path, timeout=_LOCK_WAIT_S):
+            times.started = time.time()
+            times.waited_s = times.started - asked
+            try:
+                yield times
+            finally:
+                times.ended = time.time()
+
+
+# -- session state -----------------------------------------------------------------------------
 @dataclass(slots=True)
 class AbPair:
     """The two servers an A/B test measures in interleaved trials."""
@@ -65,3 +118,40 @@ SESSION_KEY = pytest.StashKey[NetbenchSession]()
 
 def get_session(config: pytest.Config) -> NetbenchSession:
     return config.stash[SESSION_KEY]
+
+
+# -- records -----------------------------------------------------------------------------------
+def function_id(nodeid: str) -> str:
+    """``tests/x.py::test_a[tornado-50]`` -> ``tests/x.py::test_a``."""
+    return _PARAM_SUFFIX.sub("", nodeid)
+
+
+def param_strings(params: Mapping[str, object]) -> dict[str, str]:
+    """Parameter values as short strings, the way they read in a matrix header."""
+    return {name: _short(value) for name, value in params.items()}
+
+
+def _short(value: object) -> str:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return str(value)
+    from pytest_netbench._pytest.servers import describe
+
+    return describe(value)  # server references: their name, not their repr
+
+
+def to_property(record: Record) -> tuple[str, str]:
+    from pytest_netbench._report.jsonfile import record_to_dict, without_nan
+
+    data = without_nan(record_to_dict(record))
+    return PROPERTY_NAME, json.dumps(data, separators=(",", ":"), allow_nan=False)
+
+
+def from_properties(properties: Iterable[tuple[str, object]]) -> list[Record]:
+    """Every record carried in a report's ``user_properties``."""
+    from pytest_netbench._report.jsonfile import record_from_dict
+
+    return [
+        record_from_dict(json.loads(value))
+        for name, value in properties
+        if name == PROPERTY_NAME and isinstance(value, str)
+    ]
