@@ -65,12 +65,12 @@ def test_no_survivors(helpers, subprocess_env, tmp_path: Path, ending: str, kind
     try:
         assert parent.stdin is not None and parent.stdout is not None
         assert parent.stderr is not None
+        token = json.loads(parent.stdout.readline())["token"]
         line = parent.stdout.readline()
         if not line:
             parent.wait(timeout=30)
             pytest.fail(f"parent failed before the server was ready:\n{parent.stderr.read()}")
         info = json.loads(line)
-        token = info["token"]
         assert helpers.wait_until(lambda: len(helpers.read_pids(pidfile)) >= expected_pids)
         tree = {info["pid"], *helpers.read_pids(pidfile)}
         assert len(helpers.marked_with(token)) >= expected_pids
@@ -120,7 +120,9 @@ def test_watchdog_of_a_killed_parent_spares_other_owners(helpers, subprocess_env
             env=subprocess_env,
         )
         assert proc.stdout is not None
-        return proc, json.loads(proc.stdout.readline())
+        info = json.loads(proc.stdout.readline())
+        info.update(json.loads(proc.stdout.readline()))
+        return proc, info
 
     victim, victim_info = start_parent()
     bystander, bystander_info = start_parent()
@@ -141,6 +143,39 @@ def test_watchdog_of_a_killed_parent_spares_other_owners(helpers, subprocess_env
             kill_marked(helpers, str(info["token"]))
             if proc.stdout is not None:
                 proc.stdout.close()
+
+
+@pytest.mark.parametrize("ending", ["sigint", "sigkill"])
+def test_no_survivors_when_the_parent_dies_during_startup(
+    helpers, subprocess_env, tmp_path: Path, ending: str
+):
+    pidfile = tmp_path / "pids"
+    cmd = helpers.netserver_command(
+        "--banner-delay", "30", "--fork", "1", "--setsid-children", "--pidfile", str(pidfile)
+    )
+    parent = subprocess.Popen(
+        [sys.executable, str(helpers.fixtures / "parent.py"), "wait", *cmd],
+        stdout=subprocess.PIPE,
+        env=subprocess_env,
+    )
+    assert parent.stdout is not None
+    token = json.loads(parent.stdout.readline())["token"]
+    try:
+        assert helpers.wait_until(lambda: len(helpers.read_pids(pidfile)) >= 2)
+        tree = helpers.read_pids(pidfile)
+        parent.send_signal(signal.SIGINT if ending == "sigint" else signal.SIGKILL)
+        parent.wait(timeout=30)
+
+        def all_gone() -> bool:
+            return not helpers.marked_with(token) and not any(helpers.alive(p) for p in tree)
+
+        assert helpers.wait_until(all_gone, timeout=10)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        kill_marked(helpers, token)
+        parent.stdout.close()
 
 
 def test_sweep_kills_what_this_process_left_running(helpers):
