@@ -198,13 +198,16 @@ def median_trial(results: list[LoadResult]) -> LoadResult:
 
 
 def servers_of(item: pytest.Item) -> list[Server]:
-    """Servers this test started or received through fixtures."""
+    """Servers this test started or received through fixtures (both arms in A/B mode)."""
+    from pytest_netbench._pytest.session import get_session
     from pytest_netbench._servers.launcher import Server
 
     started: list[Server] = item.stash.get(SERVERS_KEY, [])
     found = list(started)
     funcargs: dict[str, object] = getattr(item, "funcargs", {})
     found += [v for v in funcargs.values() if isinstance(v, Server) and v not in found]
+    pairs = get_session(item.config).ab_pairs
+    found += [pairs[id(srv)].head for srv in found if id(srv) in pairs]
     return found
 
 
