@@ -120,6 +120,7 @@ _ENTRIES: dict[str, _Entry] = {
     )
 }
 
+_JAVA_IDLE_LIMIT = "-Dsun.net.httpserver.maxIdleConnections=100000"
 _NGINX_PATHS = ("/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/local/nginx/sbin/nginx")
 _DISTRIBUTIONS = {"twisted": "Twisted"}
 _CPYTHON_ONLY = {"uvloop"}  # built on CPython's C API internals; no PyPy build exists
@@ -368,7 +369,18 @@ def _compiled_command(entry: _Entry, app: AppKind) -> tuple[str, ...]:
     built = build.ensure_built(entry.recipe)
     if entry.name == "java":
         java = _require_tool("java", entry.recipe.install_hint)
-        return (java, "-cp", str(built.directory), "NetbenchServer", app, "{host}", "{port}")
+        # The JDK server closes idle keep-alive connections beyond 200 by default, which
+        # a load with more connections sees as resets; lift that limit.
+        return (
+            java,
+            _JAVA_IDLE_LIMIT,
+            "-cp",
+            str(built.directory),
+            "NetbenchServer",
+            app,
+            "{host}",
+            "{port}",
+        )
     return (str(built.artifact), app, "{host}", "{port}")
 
 
