@@ -13,6 +13,7 @@ import json
 import signal
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import psutil
@@ -178,13 +179,32 @@ def test_no_survivors_when_the_parent_dies_during_startup(
         parent.stdout.close()
 
 
-def test_sweep_kills_what_this_process_left_running(helpers):
-    server = Server(helpers.netserver_command("--fork", "1")).start()
-    assert len(helpers.marked_with(reaper.owner_token())) >= 2
-    assert reaper.sweep_owner(grace_s=1.0) >= 2
-    assert helpers.wait_until(lambda: not helpers.marked_with(reaper.owner_token()))
-    server.stop()  # still fine after the sweep
-    assert server.returncode is not None
+def test_sweep_kills_what_this_process_left_running(helpers, subprocess_env):
+    # In a child Python: a sweep here would also hit servers other tests keep running.
+    code = textwrap.dedent(
+        f"""
+        import json
+        from pytest_netbench._servers import reaper
+        from pytest_netbench._servers.launcher import Server
+        server = Server(["{{python}}", {helpers.netserver!r}, "--port", "{{port}}", "--fork", "1"])
+        server.start()
+        found = reaper.sweep_owner(grace_s=1.0)
+        print(json.dumps({{"found": found, "token": reaper.owner_token(), "pid": server.pid}}))
+        server.stop()  # still fine after the sweep
+        print(server.returncode)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, env=subprocess_env, timeout=60
+    )
+    assert out.returncode == 0, out.stderr.decode()
+    first, second = out.stdout.decode().splitlines()
+    info = json.loads(first)
+    assert info["found"] >= 2  # the server and its forked child
+    # The sweep reaped the child itself, so subprocess can only report a bare 0 here.
+    assert int(second) in (0, -signal.SIGTERM)
+    assert not helpers.alive(info["pid"])
+    assert not helpers.marked_with(info["token"])
 
 
 def test_marker_chain_keeps_an_outer_owner(monkeypatch):

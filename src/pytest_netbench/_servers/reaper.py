@@ -42,7 +42,7 @@ _ATEXIT_GRACE_S = 2.0
 # The watchdog is plain stdlib reading /proc, so it starts in milliseconds and cannot be
 # broken by whatever the package __init__ imports. Lines on stdin: "+<pgid>" registers a
 # server's process group, "-<pgid>" forgets it; EOF means the owner is gone.
-_WATCHDOG_SOURCE = r"""
+_WATCHDOG_SOURCE = r"""# pytest-netbench watchdog: sweeps its owner's servers when the owner dies
 import os, signal, sys, time
 token, since, grace = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
