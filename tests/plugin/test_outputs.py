@@ -23,15 +23,15 @@ def test_grid(netbench, hello, {args}):
 
 def test_matrix_for_one_parameter(pytester: pytest.Pytester, hello_app: object) -> None:
     pytester.makepyfile(_matrix_test({"connections": [1, 2]}))
-    result = pytester.runpytest_subprocess("--netbench")
+    result = pytester.runpytest_subprocess("--netbench", "--netbench-baseline", "1")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
         [
             "*= netbench =*",
-            "*test_matrix_for_one_parameter.py::test_grid*",
+            "*test_matrix_for_one_parameter.py::test_grid*(ratio to connections=1)*",
             "connections*rps*p99_ms*",
-            "1 *",
-            "2 *",
+            "1 * 1.00x * 1.00x",
+            "2 *x *x",
             "*best*",
         ]
     )
