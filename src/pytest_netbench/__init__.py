@@ -37,30 +37,52 @@ from pytest_netbench._model import (
     ServerStats,
     TimelineRow,
 )
+from pytest_netbench._servers import catalog
+from pytest_netbench._servers.launcher import Server
+from pytest_netbench._servers.readiness import (
+    AllReady,
+    CallableReady,
+    HttpReady,
+    LogReady,
+    ReadinessProbe,
+    TcpReady,
+)
+from pytest_netbench._servers.sampling import ProcessTreeSampler
+from pytest_netbench._servers.spec import ServerSpec
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ERROR_KINDS",
+    "AllReady",
     "BuildFailed",
+    "CallableReady",
     "GeneratorStats",
+    "HttpReady",
     "InterpreterNotFound",
     "LatencySummary",
     "LoadResult",
     "LoadSpec",
+    "LogReady",
     "NetbenchError",
     "PortInUseError",
+    "ProcessTreeSampler",
+    "ReadinessProbe",
     "RemoteTargetError",
     "ResourceLimitError",
+    "Server",
     "ServerCrashed",
     "ServerError",
+    "ServerSpec",
     "ServerStartupError",
     "ServerStats",
     "SpecError",
     "TargetUnreachableError",
+    "TcpReady",
     "TimelineRow",
     "ToolchainMissing",
     "__version__",
+    "catalog",
     "echo_load",
     "echo_load_async",
     "http_load",
