@@ -7,10 +7,8 @@ socket to a real subprocess.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -91,8 +89,3 @@ def hello(netbench_server):
 """
     )
     return path
-
-
-def load_json(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(path.read_text())
-    return data

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import load_json
 
 # The test reads the server's per-request delay from the environment, so the same file
 # is a fast "baseline" run and a slowed-down "current" run.
@@ -25,7 +27,7 @@ def test_save_then_compare_prints_the_change(pytester: pytest.Pytester, hello_ap
     first.stdout.fnmatch_lines(["*run saved as *0001_base.json*"])
     stored = list((pytester.path / ".netbench").glob("*/0001_base.json"))
     assert len(stored) == 1
-    assert load_json(stored[0])["records"][0]["nodeid"].endswith("::test_hello")
+    assert _load_json(stored[0])["records"][0]["nodeid"].endswith("::test_hello")
 
     second = pytester.runpytest_subprocess("--netbench", "--netbench-compare")
     second.assert_outcomes(passed=1)
@@ -115,7 +117,12 @@ def test_ab_mode_interleaves_trials_and_gates_head_against_base(
             "*Gate FAILED: 1 regression(s)*",
         ]
     )
-    records = sorted(load_json(out)["records"], key=lambda r: r["started"])
+    records = sorted(_load_json(out)["records"], key=lambda r: r["started"])
     arms = [r["params"]["arm"] for r in records]
     assert arms == ["base", "head", "head", "base", "base", "head", "head", "base"]
     assert all(r["result"]["ok"] == 60 for r in records)
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import load_json
 
 
 def _matrix_test(params: dict[str, list[object]]) -> str:
@@ -69,7 +70,7 @@ def test_json_file_holds_every_result_and_the_environment(
         "--netbench", f"--netbench-json={out}", "--netbench-trials=2"
     )
     result.assert_outcomes(passed=2)
-    data = load_json(out)
+    data = _load_json(out)
     env = data["environment"]
     assert env["cpu_model"] and env["cores_logical"] >= 1 and env["python_version"]
     assert env["packages"]["pytest_netbench"]
@@ -123,7 +124,7 @@ def test_benchmark_json_in_pytest_benchmark_format(
         "--netbench", f"--netbench-benchmark-json={out}", "--netbench-trials=2"
     )
     result.assert_outcomes(passed=2)
-    data = load_json(out)
+    data = _load_json(out)
     assert {"machine_info", "commit_info", "benchmarks", "datetime", "version"} <= set(data)
     benches = data["benchmarks"]
     assert sorted(b["param"] for b in benches) == ["1", "2"]
@@ -132,3 +133,8 @@ def test_benchmark_json_in_pytest_benchmark_format(
         assert stats["rounds"] == 200  # every ok response of both trials is a round
         assert 0 < stats["min"] <= stats["median"] <= stats["max"]
         assert bench["extra_info"]["trials"] == 2
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data

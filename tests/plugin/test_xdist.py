@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import load_json
 
 pytest.importorskip("xdist")
 
@@ -32,7 +34,7 @@ def test_load_windows_do_not_overlap_under_n2(pytester: pytest.Pytester, hello_a
     workers = {(pytester.path / f"worker-{i}.txt").read_text() for i in range(6)}
     assert workers == {"gw0", "gw1"}, "both workers must have run loads for the test to mean much"
 
-    records = load_json(out)["records"]
+    records = _load_json(out)["records"]
     assert len(records) == 6  # every worker's results reached the controller's JSON
     windows = sorted((r["started"], r["ended"]) for r in records)
     for (_, end), (start, _) in itertools.pairwise(windows):
@@ -41,3 +43,8 @@ def test_load_windows_do_not_overlap_under_n2(pytester: pytest.Pytester, hello_a
     result.stdout.fnmatch_lines(["*= netbench =*", "*test_load*"])
     summary = result.stdout.str().split("= netbench =", 1)[1]
     assert all(f"\n{i} " in summary for i in range(6)), summary
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
