@@ -238,3 +238,25 @@ def test_graceful_server_gets_sigterm_once_and_exits_cleanly(helpers, tmp_path: 
         pass
     assert server.returncode == 0
     assert term_log.read_text() == "SIGTERM\n"
+
+
+def test_forked_child_exiting_does_not_sweep_its_parents_servers(helpers, subprocess_env):
+    code = textwrap.dedent(
+        f"""
+        import os, sys
+        from pytest_netbench._servers import reaper
+        from pytest_netbench._servers.launcher import Server
+        with Server(["{{python}}", {helpers.netserver!r}, "--port", "{{port}}"]) as server:
+            child = os.fork()
+            if child == 0:
+                sys.exit(0)  # runs atexit, including the sweep, in the child
+            os.waitpid(child, 0)
+            server.check_alive()
+            print("alive after the child's exit", flush=True)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, env=subprocess_env, timeout=60
+    )
+    assert out.returncode == 0, out.stderr.decode()
+    assert out.stdout.decode().strip() == "alive after the child's exit"

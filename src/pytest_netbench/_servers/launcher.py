@@ -166,6 +166,7 @@ class Server:
         self._reservation: ports.PortReservation | None = None
         self._server_id = ""
         self._since = 0.0
+        self._owner_pid = os.getpid()
 
     @classmethod
     def from_spec(cls, spec: ServerSpec, **overrides: Any) -> Server:
@@ -251,6 +252,7 @@ class Server:
         if self._proc is not None:
             raise ServerError(f"server {self.name!r} was already started; make a new Server")
         python = resolve_python(self._python) if "{python}" in " ".join(self._command) else ""
+        self._owner_pid = os.getpid()
         launched = time.monotonic()
         try:
             if self._requested_port is not None:
@@ -421,6 +423,10 @@ class Server:
             _logs_to_remove.discard(self.log_path)
 
     def _teardown(self) -> None:
+        if self._owner_pid != os.getpid():
+            # A forked copy of this object (os.fork, multiprocessing) does not own the
+            # server; stopping it, or unlocking its port, would pull it from under the parent.
+            return
         proc = self._proc
         if proc is not None and self.returncode is None:
             reaper.terminate_server(proc, self._server_id, self._since, self.stop_timeout)

@@ -108,6 +108,7 @@ class _Owner:
     """Per-process state: the owner token, the watchdog pipe, the spawner thread."""
 
     def __init__(self) -> None:
+        self.pid = os.getpid()
         self.token = uuid.uuid4().hex
         self.create_time = psutil.Process().create_time()
         self.lock = threading.Lock()
@@ -128,19 +129,22 @@ _owner = _Owner()
 _inherited_owners: list[_Owner] = []
 
 
-def _reset_after_fork() -> None:
-    # A forked child is a new owner: it must not sweep, nor feed, its parent's servers.
+def _current_owner() -> _Owner:
+    """This process's owner; a forked child becomes a new owner on first use.
+
+    Checked lazily rather than in an at-fork hook: subprocess runs those hooks in every
+    child it forks with a preexec_fn, i.e. in each server between fork and exec.
+    """
     global _owner
-    _inherited_owners.append(_owner)
-    _owner = _Owner()
-
-
-os.register_at_fork(after_in_child=_reset_after_fork)
+    if _owner.pid != os.getpid():
+        _inherited_owners.append(_owner)
+        _owner = _Owner()
+    return _owner
 
 
 def owner_token() -> str:
     """The marker value identifying processes started by this Python process."""
-    return _owner.token
+    return _current_owner().token
 
 
 def marker_env(server_id: str) -> dict[str, str]:
@@ -150,7 +154,8 @@ def marker_env(server_id: str) -> dict[str, str]:
     managed server is swept by its own owner too.
     """
     inherited = os.environ.get(OWNER_ENV, "")
-    chain = f"{inherited}:{_owner.token}" if inherited else _owner.token
+    token = _current_owner().token
+    chain = f"{inherited}:{token}" if inherited else token
     return {OWNER_ENV: chain, SERVER_ENV: server_id}
 
 
@@ -209,7 +214,7 @@ def spawn(args: list[str], **popen_kwargs: Any) -> subprocess.Popen[bytes]:
 def _spawn_on_spawner_thread(
     factory: Callable[[], subprocess.Popen[bytes]],
 ) -> subprocess.Popen[bytes]:
-    owner = _owner
+    owner = _current_owner()
     with owner.lock:
         if owner.spawn_queue is None:
             owner.spawn_queue = queue.SimpleQueue()
@@ -239,7 +244,7 @@ def _spawner_loop(requests: queue.SimpleQueue[_SpawnRequest]) -> None:
 
 
 def _ensure_watchdog() -> None:
-    owner = _owner
+    owner = _current_owner()
     with owner.lock:
         if owner.watchdog is not None and owner.watchdog.poll() is None:
             return
@@ -274,7 +279,7 @@ def _start_ticks(pid: int) -> int:
 
 
 def _tell_watchdog(line: str) -> None:
-    watchdog = _owner.watchdog
+    watchdog = _current_owner().watchdog
     if watchdog is None or watchdog.stdin is None:
         return
     with contextlib.suppress(OSError, ValueError):
@@ -363,7 +368,7 @@ def _signal_all(procs: Iterable[psutil.Process], sig: signal.Signals) -> None:
 
 def sweep_owner(grace_s: float = _ATEXIT_GRACE_S) -> int:
     """Kill every live process this Python process started; returns how many were found."""
-    owner = _owner
+    owner = _current_owner()
     if owner.watchdog is None:
         return 0  # never launched anything
     found = marked_processes(OWNER_ENV, owner.token, owner.create_time)
