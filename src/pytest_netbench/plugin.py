@@ -90,8 +90,9 @@ def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str)
     """Readable ids for server references given as dicts or specs (``server0`` tells nothing)."""
     from pytest_netbench._servers.spec import ServerSpec
 
+    # Dicts only when they are surely server references, so other tests' ids stay as they are.
     if isinstance(val, ServerSpec) or (
-        isinstance(val, dict) and ("command" in val or "name" in val)
+        isinstance(val, dict) and ("command" in val or (argname == "server" and "name" in val))
     ):
         from pytest_netbench._pytest.servers import describe
 

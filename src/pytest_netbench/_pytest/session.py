@@ -45,7 +45,6 @@ _PARAM_SUFFIX = re.compile(r"\[.*\]$")
 class WindowTimes:
     started: float = 0.0  # wall clock (time.time()), comparable across processes
     ended: float = 0.0
-    waited_s: float = 0.0
 
 
 class MeasuredWindow:
@@ -57,9 +56,8 @@ class MeasuredWindow:
     @contextmanager
     def hold(self) -> Iterator[WindowTimes]:
         times = WindowTimes()
-        asked = time.time()
         if self.lock_path is None:
-            times.started = asked
+            times.started = time.time()
             try:
                 yield times
             finally:
@@ -69,7 +67,6 @@ class MeasuredWindow:
 
         with FileLock(self.lock_path, timeout=_LOCK_WAIT_S):
             times.started = time.time()
-            times.waited_s = times.started - asked
             try:
                 yield times
             finally:
