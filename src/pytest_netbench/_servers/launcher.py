@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -50,7 +51,7 @@ from pytest_netbench._servers.sampling import ProcessTreeSampler
 from pytest_netbench._servers.spec import ServerSpec
 
 _FIRST_POLL_S = 0.005
-_MAX_POLL_S = 0.05
+_MAX_POLL_S = 0.02
 _TAIL_BYTES = 64 * 1024
 
 _log_counter = itertools.count(1)
@@ -61,7 +62,15 @@ _default_log_dir_lock = threading.Lock()
 _logs_to_remove: set[str] = set()
 
 
-def _remove_clean_logs() -> None:
+# Servers started and not yet stopped, stopped properly at exit (the reaper's sweep, which
+# runs after this, only catches what is left).
+_live_servers: weakref.WeakSet[Server] = weakref.WeakSet()
+
+
+def _at_exit() -> None:
+    for server in list(_live_servers):
+        with contextlib.suppress(Exception):
+            server.stop()
     for path in list(_logs_to_remove):
         with contextlib.suppress(OSError):
             os.remove(path)
@@ -70,7 +79,7 @@ def _remove_clean_logs() -> None:
             os.rmdir(_default_log_dir)  # only succeeds when empty
 
 
-atexit.register(_remove_clean_logs)
+atexit.register(_at_exit)
 
 
 def _log_dir_for(log_dir: str | os.PathLike[str] | None) -> tuple[str, bool]:
@@ -271,6 +280,7 @@ class Server:
             self._teardown()
             raise
         self.startup_s = time.monotonic() - launched
+        _live_servers.add(self)
         return self
 
     def stop(self) -> None:
@@ -427,6 +437,7 @@ class Server:
             # A forked copy of this object (os.fork, multiprocessing) does not own the
             # server; stopping it, or unlocking its port, would pull it from under the parent.
             return
+        _live_servers.discard(self)
         proc = self._proc
         if proc is not None and self.returncode is None:
             reaper.terminate_server(proc, self._server_id, self._since, self.stop_timeout)

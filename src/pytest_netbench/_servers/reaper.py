@@ -384,6 +384,14 @@ def sweep_owner(grace_s: float = _ATEXIT_GRACE_S) -> int:
 def _sweep_at_exit() -> None:
     with contextlib.suppress(Exception):
         sweep_owner()
+    # Closing the pipe tells the watchdog we are done; it finds nothing left and exits.
+    # Reaping it here keeps it from lingering as a zombie (and Popen from warning).
+    owner = _owner
+    if owner.pid == os.getpid() and owner.watchdog is not None:
+        with contextlib.suppress(Exception):
+            if owner.watchdog.stdin is not None:
+                owner.watchdog.stdin.close()
+            owner.watchdog.wait(timeout=1.0)
 
 
 atexit.register(_sweep_at_exit)
