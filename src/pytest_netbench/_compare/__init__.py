@@ -1,1 +1,2 @@
-"""Baselines, significance tests and the regression gate (no pytest import)."""
+"""Baselines and the regression gate, with no pytest import: stored runs (``storage``),
+rank test and bootstrap interval (``significance``), thresholds and verdicts (``gate``)."""
