@@ -49,6 +49,8 @@ def test_start_serve_stop(helpers, tmp_path: Path):
     assert pid is not None and not helpers.alive(pid)
     assert not server.running
     assert server.returncode == -signal.SIGTERM
+    with pytest.raises(ServerError, match="was stopped"):
+        server.check_alive()
     # The reserved port is free again for whoever comes next.
     ports.claim_port("127.0.0.1", server.port).release()
 

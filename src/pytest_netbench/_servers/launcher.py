@@ -67,7 +67,12 @@ _logs_to_remove: set[str] = set()
 _live_servers: weakref.WeakSet[Server] = weakref.WeakSet()
 
 
+_importing_pid = os.getpid()
+
+
 def _at_exit() -> None:
+    if os.getpid() != _importing_pid:
+        return  # a forked child: the servers and their logs are its parent's
     for server in list(_live_servers):
         with contextlib.suppress(Exception):
             server.stop()
@@ -231,6 +236,8 @@ class Server:
         """Raise :class:`ServerCrashed` (exit code or signal, log tail) if the server died."""
         if self._proc is None:
             raise ServerError(f"server {self.name!r} was not started; call start() first")
+        if self.returncode is not None:
+            raise ServerError(f"server {self.name!r} was stopped; start a new Server")
         code = self._proc.poll()
         if code is not None:
             self._keep_log()
