@@ -24,7 +24,9 @@ def test_load_windows_do_not_overlap_under_n2(pytester: pytest.Pytester, hello_a
             worker = os.environ.get("PYTEST_XDIST_WORKER", "none")
             with open(f"worker-{i}.txt", "w") as f:
                 f.write(worker)
-            r = netbench.http(srv.url, duration=0.3, connections=2)
+            # This test is about the windows, not the figures: a busy machine may make
+            # the engine call a load untrustworthy, which must not fail it.
+            r = netbench.http(srv.url, duration=0.3, connections=2, allow_invalid=True)
             assert r.ok > 0
         """
     )
