@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import socket
+import sys
 import time
 from pathlib import Path
 
@@ -40,6 +41,7 @@ def test_start_serve_stop(helpers, tmp_path: Path):
     server = Server(helpers.netserver_command(), log_dir=tmp_path, name="hello")
     with server:
         assert server.running
+        assert server.interpreter is not None and server.interpreter.path == sys.executable
         assert get(server) == (200, b"Hello World!")
         assert server.url == f"http://127.0.0.1:{server.port}"
         assert server.startup_s is not None and server.startup_s > 0
@@ -223,6 +225,9 @@ def test_pypy_runs_a_python_server(helpers):
     with Server(helpers.netserver_command(), python="pypy3", ready=HttpReady("/")) as server:
         assert "pypy" in psutil.Process(server.pid).exe()
         assert get(server)[0] == 200
+        assert server.interpreter is not None
+        assert server.interpreter.implementation == "pypy"
+        assert server.interpreter.label.startswith("PyPy ")
 
 
 def test_server_started_from_a_short_lived_thread_outlives_it(helpers):

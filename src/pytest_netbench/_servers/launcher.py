@@ -34,7 +34,7 @@ from pytest_netbench._errors import (
     SpecError,
 )
 from pytest_netbench._servers import ports, reaper
-from pytest_netbench._servers.interpreters import resolve_python
+from pytest_netbench._servers.interpreters import InterpreterInfo, interpreter_info
 from pytest_netbench._servers.readiness import (
     AllReady,
     HttpReady,
@@ -176,6 +176,8 @@ class Server:
         self.args: list[str] = []
         self.startup_s: float | None = None
         self.returncode: int | None = None
+        # Which Python serves, for servers started through {python} (CPython vs PyPy).
+        self.interpreter: InterpreterInfo | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._reservation: ports.PortReservation | None = None
         self._server_id = ""
@@ -267,7 +269,9 @@ class Server:
         """Launch the server and wait until it is ready; raises ServerStartupError if not."""
         if self._proc is not None:
             raise ServerError(f"server {self.name!r} was already started; make a new Server")
-        python = resolve_python(self._python) if "{python}" in " ".join(self._command) else ""
+        if "{python}" in " ".join([*self._command, *self._env.values()]):
+            self.interpreter = interpreter_info(self._python)
+        python = self.interpreter.path if self.interpreter else ""
         self._owner_pid = os.getpid()
         launched = time.monotonic()
         try:
