@@ -1,0 +1,71 @@
+"""Fixtures shared by every test directory: one consistency check for any LoadResult."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from pytest_netbench import ERROR_KINDS, LoadResult
+
+
+def assert_consistent(result: LoadResult) -> LoadResult:
+    """The counting rules every run must keep, whatever the server did."""
+    assert result.sent == result.ok + result.errors_total + result.in_flight, result
+    assert set(result.errors) <= set(ERROR_KINDS)
+    assert all(n >= 0 for n in result.errors.values())
+    assert result.in_flight >= 0
+    assert result.latency.count == result.ok
+    # Every measured response or failure lands in exactly one timeline second.
+    assert sum(row.ok for row in result.timeline) == result.ok
+    assert sum(row.errors for row in result.timeline) == result.errors_total
+    if result.spec is not None and result.spec.kind == "http":
+        assert sum(result.status_codes.values()) == result.ok + result.errors["status"]
+    if result.spec is not None and result.spec.requests is not None:
+        assert result.in_flight == 0  # a request-count run waits for every answer
+    return result
+
+
+@pytest.fixture
+def consistent() -> Callable[[LoadResult], LoadResult]:
+    """``consistent(result)`` asserts the invariants and returns the result."""
+    return assert_consistent
+
+
+HANG_LIMIT_S = float(os.environ.get("NETBENCH_TEST_HANG_LIMIT_S", "20"))
+_hung: list[str] = []
+
+
+@pytest.fixture
+def hang_guard(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Turn a hung load into a failing test instead of a hung suite.
+
+    After the limit, SIGINT is raised in the main thread: trio and asyncio.Runner both turn
+    it into a clean KeyboardInterrupt (unlike an exception thrown from a signal handler into
+    their internals), and ``pytest_runtest_call`` below turns that into a test failure.
+    """
+
+    def expire(signum: int, frame: object) -> None:
+        _hung.append(request.node.nodeid)
+        signal.raise_signal(signal.SIGINT)
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, HANG_LIMIT_S)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    try:
+        return (yield)
+    except KeyboardInterrupt:
+        if item.nodeid not in _hung:
+            raise
+        _hung.remove(item.nodeid)
+        raise TimeoutError(f"still running after {HANG_LIMIT_S:.0f} s: the load hung") from None

@@ -1,0 +1,304 @@
+"""Small real servers for the engine and fault-injection tests, on 127.0.0.1 port 0 only.
+
+Each app is an asyncio streams handler with counters the tests read after a load. They run
+either in a background thread of the test process (:class:`ServerThread`) or as a
+subprocess (``python servers.py http --status-every 3``), which prints
+``NETBENCH_LISTENING port=<n>`` once listening, so a test can SIGKILL it mid-run.
+
+Faults are numbered, never random, so tests can assert exact counts: "every Nth request"
+counts requests across all connections, "every Nth connection" counts accepted ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import socket
+import ssl
+import struct
+import sys
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+HOST = "127.0.0.1"
+BODY = b"hello, world"
+REASONS = {200: "OK", 404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable"}
+MAX_REMEMBERED_LINES = 10_000
+
+
+@dataclass
+class Seen:
+    """What the server saw; written only by the server's loop thread."""
+
+    connections: int = 0
+    requests: int = 0
+    request_lines: list[bytes] = field(default_factory=list)
+    per_connection: list[int] = field(default_factory=list)  # requests on each connection
+
+
+@dataclass
+class HttpOptions:
+    # length: Content-Length; chunked: chunks with extensions and a trailer; close: body
+    # delimited by closing the connection; connection-close: Content-Length, then close.
+    framing: str = "length"
+    delay_ms: float = 0.0
+    status: int = 503
+    status_every: int = 0  # every Nth request is answered with `status`
+    malformed_every: int = 0  # every Nth request is answered with a broken status line
+    reset_every: int = 0  # every Nth connection: read the request, then send RST
+    stall_every: int = 0  # every Nth connection: read the request, never answer
+
+
+class HttpApp:
+    """A keep-alive HTTP/1.1 server that answers pipelined requests in order."""
+
+    def __init__(self, options: HttpOptions | None = None) -> None:
+        self.options = options or HttpOptions()
+        self.seen = Seen()
+
+    async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen, opts = self.seen, self.options
+        seen.connections += 1
+        number = seen.connections
+        seen.per_connection.append(0)
+        reset = opts.reset_every and number % opts.reset_every == 0
+        stall = opts.stall_every and number % opts.stall_every == 0
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError:
+                return
+            request_line, headers = _parse_request_head(head)
+            length = int(headers.get(b"content-length", b"0"))
+            if length:
+                await reader.readexactly(length)
+            seen.requests += 1
+            seen.per_connection[number - 1] += 1
+            if len(seen.request_lines) < MAX_REMEMBERED_LINES:
+                seen.request_lines.append(request_line)
+            if reset:
+                send_reset(writer)
+                return
+            if stall:
+                await asyncio.Event().wait()  # until the client gives up or the server stops
+            if opts.delay_ms:
+                await asyncio.sleep(opts.delay_ms / 1000)
+            close = headers.get(b"connection", b"").lower() == b"close"
+            if opts.malformed_every and seen.requests % opts.malformed_every == 0:
+                writer.write(b"HTTP/1.1 2x0 Broken\r\nContent-Length: 0\r\n\r\n")
+            else:
+                status = 200
+                if opts.status_every and seen.requests % opts.status_every == 0:
+                    status = opts.status
+                head_only = request_line.startswith(b"HEAD ")
+                response, close_after = _render_response(opts.framing, status, head_only, close)
+                writer.write(response)
+                close = close or close_after
+            await writer.drain()
+            if close:
+                return
+
+
+def _parse_request_head(head: bytes) -> tuple[bytes, dict[bytes, bytes]]:
+    lines = head[:-4].split(b"\r\n")
+    headers: dict[bytes, bytes] = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        headers[name.strip().lower()] = value.strip()
+    return lines[0], headers
+
+
+def _render_response(
+    framing: str, status: int, head_only: bool, client_close: bool
+) -> tuple[bytes, bool]:
+    """The response bytes and whether the server closes the connection after them."""
+    status_line = f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}\r\n".encode()
+    connection = b"Connection: close\r\n" if client_close else b""
+    body = b"" if head_only else BODY
+    if framing == "length":
+        head = status_line + connection + b"Content-Length: %d\r\n\r\n" % len(BODY)
+        return head + body, client_close
+    if framing == "connection-close":
+        head = status_line + b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(BODY)
+        return head + body, True
+    if framing == "close":
+        return status_line + b"Content-Type: text/plain\r\n\r\n" + body, True
+    if framing == "chunked":
+        head = status_line + connection + b"Transfer-Encoding: chunked\r\n\r\n"
+        if head_only:
+            return head, client_close
+        chunks = b"5;part=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: done\r\n\r\n"
+        return head + chunks, client_close
+    raise ValueError(f"unknown framing {framing!r}")
+
+
+def send_reset(writer: asyncio.StreamWriter) -> None:
+    """Close with RST instead of FIN: SO_LINGER on with a zero timeout, then abort."""
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
+
+
+@dataclass
+class EchoOptions:
+    corrupt_every: int = 0  # every Nth exchange comes back with its first byte flipped
+    payload_size: int = 0  # needed to find exchange boundaries when corrupting or counting
+
+
+class EchoApp:
+    """Writes back what it reads; optionally corrupts numbered exchanges."""
+
+    def __init__(self, options: EchoOptions | None = None) -> None:
+        self.options = options or EchoOptions()
+        self.seen = Seen()
+
+    async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.seen.connections += 1
+        position = 0  # offset inside the current exchange
+        size = self.options.payload_size
+        while data := await reader.read(65536):
+            if size:
+                out = bytearray(data)
+                offset = 0
+                while offset < len(out):
+                    if position == 0:
+                        self.seen.requests += 1
+                        every = self.options.corrupt_every
+                        if every and self.seen.requests % every == 0:
+                            out[offset] ^= 0xFF
+                    take = min(len(out) - offset, size - position)
+                    position = (position + take) % size
+                    offset += take
+                data = bytes(out)
+            writer.write(data)
+            await writer.drain()
+
+
+class ServerThread:
+    """Serves one app on 127.0.0.1, port 0, from a daemon thread with its own asyncio loop."""
+
+    def __init__(
+        self, app: Handler, *, ssl_context: ssl.SSLContext | None = None, host: str = HOST
+    ) -> None:
+        self.app = app
+        self.host = host
+        self.port = 0
+        self._ssl = ssl_context
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="test-server", daemon=True)
+
+    @property
+    def url(self) -> str:
+        scheme = "https" if self._ssl else "http"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{scheme}://{host}:{self.port}"
+
+    def start(self) -> ServerThread:
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("test server did not start within 10 s")
+        if self._failure is not None:
+            raise RuntimeError(f"test server failed to start: {self._failure!r}")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)
+        assert not self._thread.is_alive(), "test server thread did not stop"
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._serve())
+        except BaseException as exc:  # reported by start(); the thread must not die loudly
+            self._failure = exc
+            self._ready.set()
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        server, clients = await start_app(self.app, 0, self._ssl, self.host)
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        await self._stop.wait()
+        await close_app(server, clients)
+
+
+async def start_app(
+    app: Handler, port: int, ssl_context: ssl.SSLContext | None = None, host: str = HOST
+) -> tuple[asyncio.Server, set[asyncio.Task[None]]]:
+    clients: set[asyncio.Task[None]] = set()
+
+    async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        clients.add(task)
+        try:
+            await app(reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
+            pass  # the client went away or failed the handshake: normal in these tests
+        finally:
+            clients.discard(task)
+            writer.close()
+
+    server = await asyncio.start_server(on_client, host, port, ssl=ssl_context, backlog=1024)
+    return server, clients
+
+
+async def close_app(server: asyncio.Server, clients: set[asyncio.Task[None]]) -> None:
+    server.close()
+    for task in list(clients):
+        task.cancel()
+    await asyncio.gather(*clients, return_exceptions=True)
+    await server.wait_closed()
+
+
+def _main() -> None:
+    parser = argparse.ArgumentParser(description="test server (loopback only)")
+    parser.add_argument("kind", choices=("http", "echo"))
+    parser.add_argument("--port", type=int, default=0)
+    for name in ("status-every", "malformed-every", "reset-every", "stall-every", "status"):
+        parser.add_argument(f"--{name}", type=int, default=0)
+    parser.add_argument("--framing", default="length")
+    parser.add_argument("--delay-ms", type=float, default=0.0)
+    parser.add_argument("--corrupt-every", type=int, default=0)
+    parser.add_argument("--payload-size", type=int, default=0)
+    args = parser.parse_args()
+    app: Handler
+    if args.kind == "http":
+        app = HttpApp(
+            HttpOptions(
+                framing=args.framing,
+                delay_ms=args.delay_ms,
+                status=args.status or 503,
+                status_every=args.status_every,
+                malformed_every=args.malformed_every,
+                reset_every=args.reset_every,
+                stall_every=args.stall_every,
+            )
+        )
+    else:
+        app = EchoApp(EchoOptions(args.corrupt_every, args.payload_size))
+
+    async def serve() -> None:
+        server, _ = await start_app(app, args.port)
+        print(f"NETBENCH_LISTENING port={server.sockets[0].getsockname()[1]}", flush=True)
+        await server.serve_forever()
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    sys.exit(_main())

@@ -1,0 +1,244 @@
+"""HTTP conformance: every engine loop counts, frames and reconnects the same way.
+
+Each test runs once per loop (see ``loop`` in conftest) against a real server on
+127.0.0.1 that the test starts itself. Counts are exact; times are never asserted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable
+
+import pytest
+from conftest import StartHttp
+from servers import HttpApp, ServerThread, _render_response
+
+from pytest_netbench import LoadResult, http_load, http_load_async, http_spec
+from pytest_netbench._engine.exchange import build_exchange
+
+Check = Callable[[LoadResult], LoadResult]
+NO_ERRORS = {"connect": 0, "reset": 0, "timeout": 0, "protocol": 0, "status": 0, "verify": 0}
+
+
+def request_size(url: str, **options: object) -> int:
+    return build_exchange(http_spec(url, **options)).size  # type: ignore[arg-type]
+
+
+def test_request_count_is_exact(loop: str, http_server: StartHttp, consistent: Check) -> None:
+    server, app = http_server()
+    r = consistent(http_load(server.url + "/hello", loop=loop, connections=8, requests=200))
+    assert (r.sent, r.ok, r.in_flight) == (200, 200, 0)
+    assert dict(r.errors) == NO_ERRORS
+    assert dict(r.status_codes) == {200: 200}
+    assert app.seen.requests == 200
+    assert r.generator.connections_opened == app.seen.connections == 8
+    assert r.bytes_written == 200 * request_size(server.url + "/hello")
+    assert r.bytes_read == 200 * len(_render_response("length", 200, False, False)[0])
+    assert r.mode == "closed"
+    assert r.generator.loop == loop
+    assert r.latency.min_ms <= r.p50_ms <= r.p99_ms <= r.max_ms
+
+
+def test_fewer_requests_than_connections_opens_only_what_is_needed(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server()
+    r = consistent(http_load(server.url, loop=loop, connections=10, requests=3))
+    assert (r.sent, r.ok) == (3, 3)
+    assert app.seen.requests == 3
+    assert r.generator.connections_opened == 3
+
+
+def test_duration_run_keeps_the_invariant(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server()
+    r = consistent(http_load(server.url, loop=loop, connections=4, duration=0.3))
+    assert r.ok > 0
+    assert r.errors_total == 0
+    assert r.in_flight <= 4
+    assert r.duration_s > 0
+    assert len(r.timeline) >= 1
+    # The server answered everything measured, plus what was cut off at the deadline.
+    assert app.seen.requests >= r.ok
+
+
+def test_keepalive_off_opens_one_connection_per_request(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server()
+    r = consistent(http_load(server.url, loop=loop, connections=3, requests=30, keepalive=False))
+    assert (r.sent, r.ok, r.errors_total) == (30, 30, 0)
+    assert r.generator.connections_opened == 30
+    assert app.seen.connections == 30
+    assert app.seen.requests == 30
+
+
+def test_requests_per_connection_closes_after_that_many(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server()
+    r = consistent(
+        http_load(server.url, loop=loop, connections=1, requests=50, requests_per_connection=10)
+    )
+    assert (r.sent, r.ok, r.errors_total) == (50, 50, 0)
+    assert r.generator.connections_opened == 5
+    assert app.seen.per_connection == [10] * 5
+
+
+def test_requests_per_connection_with_concurrent_connections(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server()
+    r = consistent(
+        http_load(server.url, loop=loop, connections=3, requests=50, requests_per_connection=10)
+    )
+    assert (r.sent, r.ok, r.errors_total) == (50, 50, 0)
+    # Connections racing for the last requests may each close early, never late.
+    assert max(app.seen.per_connection) == 10
+    assert sum(app.seen.per_connection) == 50
+    assert 5 <= r.generator.connections_opened == app.seen.connections <= 5 + 2
+
+
+def test_pipelining_keeps_counts_exact(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server()
+    r = consistent(http_load(server.url, loop=loop, connections=2, requests=200, pipeline=8))
+    assert (r.sent, r.ok, r.errors_total) == (200, 200, 0)
+    assert app.seen.requests == 200
+    assert r.generator.connections_opened == 2
+
+
+def test_warmup_requests_are_not_counted(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server()
+    r = consistent(http_load(server.url, loop=loop, connections=2, duration=0.3, warmup=0.3))
+    assert r.ok > 0
+    # The server also answered the warm-up's requests, which the result leaves out.
+    assert app.seen.requests > r.sent
+    assert r.bytes_written < app.seen.requests * request_size(server.url)
+
+
+def test_warmup_with_a_request_count_sends_exactly_that_many_measured(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server()
+    r = consistent(http_load(server.url, loop=loop, connections=2, requests=40, warmup=0.2))
+    assert (r.sent, r.ok) == (40, 40)
+    assert app.seen.requests > 40
+
+
+@pytest.mark.parametrize("framing", ["length", "chunked"])
+def test_head_responses_end_at_their_headers(
+    loop: str, http_server: StartHttp, consistent: Check, framing: str
+) -> None:
+    server, app = http_server(framing=framing)
+    r = consistent(http_load(server.url, loop=loop, method="HEAD", connections=2, requests=20))
+    assert (r.ok, r.errors_total) == (20, 0)
+    assert all(line.startswith(b"HEAD / ") for line in app.seen.request_lines)
+
+
+def test_chunked_responses(loop: str, http_server: StartHttp, consistent: Check) -> None:
+    server, _ = http_server(framing="chunked")
+    r = consistent(http_load(server.url, loop=loop, connections=3, requests=60))
+    assert (r.sent, r.ok, r.errors_total) == (60, 60, 0)
+    assert r.generator.connections_opened == 3
+    assert r.bytes_read == 60 * len(_render_response("chunked", 200, False, False)[0])
+
+
+def test_close_delimited_responses_end_at_close_and_reconnect(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server(framing="close")
+    r = consistent(http_load(server.url, loop=loop, connections=2, requests=20))
+    assert (r.sent, r.ok, r.errors_total) == (20, 20, 0)
+    assert r.generator.connections_opened == 20
+    assert app.seen.connections == 20
+
+
+def test_post_body_is_sent_with_every_request(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server()
+    options = {"method": "POST", "body": b"x" * 300, "headers": {"X-Test": "1"}}
+    r = consistent(http_load(server.url, loop=loop, connections=2, requests=10, **options))
+    assert r.ok == 10
+    assert r.bytes_written == 10 * request_size(server.url, **options)
+    assert all(line == b"POST / HTTP/1.1" for line in app.seen.request_lines)
+
+
+@pytest.mark.parametrize("arrival", ["uniform", "poisson"])
+def test_open_loop_sends_about_rate_times_duration(
+    loop: str, http_server: StartHttp, consistent: Check, arrival: str
+) -> None:
+    server, _ = http_server()
+    r = consistent(http_load(server.url, loop=loop, rate=200, arrival=arrival, duration=0.5))
+    assert r.mode == "open"
+    # 100 intended sends: a count check with a loose bound, not a timing one.
+    assert 50 <= r.sent <= 150, r.sent
+    assert r.generator.intended_rate == 200
+    assert r.uncorrected is not None
+    assert r.uncorrected.count == r.ok
+    # Latency from the intended send time can only be longer than from the actual send.
+    assert r.p50_ms >= r.uncorrected.p50_ms
+    assert r.max_ms >= r.uncorrected.max_ms
+
+
+def test_open_loop_with_a_request_count_is_exact(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server()
+    r = consistent(http_load(server.url, loop=loop, rate=500, requests=50))
+    assert (r.sent, r.ok, r.errors_total) == (50, 50, 0)
+    assert app.seen.requests == 50
+    assert r.generator.unsent == 0
+
+
+def test_open_loop_without_keepalive_opens_a_connection_per_request(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server()
+    r = consistent(http_load(server.url, loop=loop, rate=300, requests=30, keepalive=False))
+    assert (r.sent, r.ok, r.errors_total) == (30, 30, 0)
+    assert app.seen.connections == 30
+
+
+def test_two_workers_split_the_requests_and_merge_exactly(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server()
+    r = consistent(http_load(server.url, loop=loop, connections=4, requests=41, workers=2))
+    assert (r.sent, r.ok, r.errors_total) == (41, 41, 0)
+    assert app.seen.requests == 41
+    assert r.generator.workers == 2
+    assert r.generator.connections_opened == app.seen.connections == 4
+
+
+def test_async_variant_runs_on_the_callers_loop(http_server: StartHttp, consistent: Check) -> None:
+    server, app = http_server()
+
+    async def main() -> LoadResult:
+        return await http_load_async(server.url, connections=2, requests=25)
+
+    r = consistent(asyncio.run(main()))
+    assert (r.sent, r.ok) == (25, 25)
+    assert r.generator.loop == "asyncio"
+    assert app.seen.requests == 25
+
+
+def test_ipv6_loopback_target(loop: str, consistent: Check) -> None:
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    with socket.socket(socket.AF_INET6) as probe:
+        try:
+            probe.bind(("::1", 0))
+        except OSError:
+            pytest.skip("::1 is not configured on this machine")
+    app = HttpApp()
+    with ServerThread(app, host="::1") as server:
+        r = consistent(http_load(server.url, loop=loop, connections=2, requests=10))
+    assert (r.ok, app.seen.requests) == (10, 10)
+    assert r.url.startswith("http://[::1]:")
