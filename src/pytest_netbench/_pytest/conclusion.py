@@ -173,6 +173,11 @@ def _write_files(
 
         write_benchmark_json(settings.benchmark_json_path, nb.records, _environment())
         notes.append(f"netbench: pytest-benchmark JSON written to {settings.benchmark_json_path}")
+    if settings.plot_dir:
+        from pytest_netbench._report.plot import plot_matrices
+
+        pictures = plot_matrices(matrices, settings.plot_dir)
+        notes.append(f"netbench: {len(pictures)} plot(s) drawn in {settings.plot_dir}")
     if settings.save_name:
         # After comparing: saving first would make this run its own "latest" baseline.
         saved = _save(settings.storage_dir, settings.save_name, nb.records)

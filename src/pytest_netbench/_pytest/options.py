@@ -29,6 +29,7 @@ class Settings:
     json_path: str | None = None
     markdown_path: str | None = None
     benchmark_json_path: str | None = None
+    plot_dir: str | None = None
     save_name: str | None = None
     compare_name: str | None = None  # "" = the latest stored run
     compare_fail: str | None = None
@@ -87,6 +88,12 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         metavar="PATH",
         help="write results in pytest-benchmark's JSON format.",
+    )
+    group.addoption(
+        "--netbench-plot",
+        default=None,
+        metavar="DIR",
+        help="draw each matrix as PNG bar charts into DIR (needs matplotlib).",
     )
     group.addoption(
         "--netbench-save",
@@ -165,6 +172,7 @@ def read_settings(config: pytest.Config) -> Settings:
         json_path=opt("--netbench-json"),
         markdown_path=opt("--netbench-markdown"),
         benchmark_json_path=opt("--netbench-benchmark-json"),
+        plot_dir=opt("--netbench-plot"),
         save_name=opt("--netbench-save"),
         compare_name=compare_name,
         compare_fail=compare_fail,
