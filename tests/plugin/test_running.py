@@ -133,11 +133,15 @@ def test_bad_load_arguments_fail_clearly(pytester: pytest.Pytester, hello_app: o
         def test_bad(netbench, hello):
             srv = hello()
             netbench.http(srv.url, connections=0, requests=10)
+
+        def test_bad_duration(netbench, hello):
+            srv = hello()
+            netbench.http(srv.url, duration="two seconds")
         """
     )
-    result = pytester.runpytest_subprocess("--netbench")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*netbench: *connections*"])
+    result = pytester.runpytest_subprocess("--netbench", "--netbench-scale=0.5")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*netbench: *connections*", "*netbench: *two seconds*"])
     result.stdout.no_fnmatch_line("*_api.py*")
 
 

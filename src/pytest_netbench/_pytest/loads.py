@@ -97,7 +97,7 @@ class NetbenchFixture:
 
         try:
             return build()
-        except (NetbenchError, TypeError) as exc:
+        except (NetbenchError, TypeError, ValueError) as exc:
             problem = f"netbench: {exc}"
         # Failing outside the except block keeps the library's traceback out of the report.
         pytest.fail(problem, pytrace=False)
@@ -108,27 +108,33 @@ class NetbenchFixture:
         server = server if server is not None else self._server_for(spec)
         pair = self._session.ab_pairs.get(id(server)) if server is not None else None
         if pair is not None:
-            result = self._run_ab(spec, pair, label, allow_invalid)
+            trials, tested = self._run_ab(spec, pair, label)
         else:
             trials = [self._measure(spec, server, label, t, None) for t in self._trials()]
-            result = median_trial(trials)
+            tested = trials
         if not allow_invalid:
-            self._fail_if_invalid(result)
-        return result
+            # Every trial lands in the matrix and the comparison, not only the median one.
+            for result in trials:
+                self._fail_if_invalid(result)
+        return median_trial(tested)
 
-    def _run_ab(self, spec: LoadSpec, pair: AbPair, label: str, allow_invalid: bool) -> LoadResult:
+    def _run_ab(
+        self, spec: LoadSpec, pair: AbPair, label: str
+    ) -> tuple[list[LoadResult], list[LoadResult]]:
+        """Trials on both arms, interleaved; returns (all of them, HEAD's)."""
         arms = (("base", pair.base), ("head", pair.head))
-        by_arm: dict[str, list[LoadResult]] = {"base": [], "head": []}
+        everything: list[LoadResult] = []
+        head: list[LoadResult] = []
         for trial in self._trials():
             # ABBA order: drift over the session (heat, other load) hits both arms alike.
             order = arms if trial % 2 == 0 else arms[::-1]
             for arm, srv in order:
                 arm_spec = dataclasses.replace(spec, host=srv.host, port=int(srv.port or 0))
-                by_arm[arm].append(self._measure(arm_spec, srv, label, trial, arm))
-        if not allow_invalid:
-            for result in by_arm["base"]:
-                self._fail_if_invalid(result)
-        return median_trial(by_arm["head"])
+                result = self._measure(arm_spec, srv, label, trial, arm)
+                everything.append(result)
+                if arm == "head":
+                    head.append(result)
+        return everything, head
 
     def _trials(self) -> range:
         return range(self._session.settings.trials)
