@@ -375,10 +375,33 @@ def sweep_owner(grace_s: float = _ATEXIT_GRACE_S) -> int:
     if not found:
         return 0
     _signal_all(found, signal.SIGTERM)
-    _, alive = psutil.wait_procs(found, timeout=grace_s)
+    alive = _wait_gone(found, grace_s)
     _signal_all(alive, signal.SIGKILL)
-    psutil.wait_procs(alive, timeout=1.0)
+    _wait_gone(alive, 1.0)
     return len(found)
+
+
+def _wait_gone(procs: list[psutil.Process], timeout_s: float) -> list[psutil.Process]:
+    """Those of ``procs`` still alive after ``timeout_s``; zombies count as gone.
+
+    (psutil.wait_procs would wait the whole timeout for a zombie that init never reaps.)
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        alive = [p for p in procs if _is_alive(p)]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(_POLL_S)
+
+
+def _is_alive(proc: psutil.Process) -> bool:
+    try:
+        # Reap our own children so they do not linger as zombies.
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(proc.pid, os.WNOHANG)
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def _sweep_at_exit() -> None:
