@@ -105,10 +105,10 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    if report.failed and get_session(item.config).settings.enabled:
-        from pytest_netbench._pytest.loads import add_failure_sections
+    if get_session(item.config).settings.enabled:
+        from pytest_netbench._pytest.loads import add_report_sections
 
-        add_failure_sections(item, report)
+        add_report_sections(item, report)
     return report
 
 

@@ -60,9 +60,17 @@ def test_passing_test_gets_result_and_summary(pytester: pytest.Pytester, hello_a
             assert r.server is not None and r.server.pid == srv.pid
         """
     )
-    result = pytester.runpytest_subprocess("--netbench")
+    result = pytester.runpytest_subprocess("--netbench", "-rP")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*= netbench =*", "*test_hello*", "*rps*p99_ms*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*netbench results*",
+            "http://127.0.0.1:*/: * req/s, p50 * ms, p99 * ms, 300 ok, 0 errors",
+            "*= netbench =*",
+            "*test_hello*",
+            "*rps*p99_ms*",
+        ]
+    )
 
 
 def test_failing_assertion_shows_summary_and_server_log(

@@ -240,7 +240,25 @@ def _result_title(name: str, trial: int, arm: str | None) -> str:
 _LOG_TAIL_LINES = 20
 
 
-def add_failure_sections(item: pytest.Item, report: pytest.TestReport) -> None:
+def add_report_sections(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A failed test: full summaries and server logs. A passed one: a line per load (shown
+    with ``-rP``), so every netbench report says what was measured."""
+    if report.failed:
+        _add_failure_sections(item, report)
+    elif report.when == "call" and item.stash.get(RESULTS_KEY, []):
+        lines = [_one_line(title, r) for title, r in item.stash.get(RESULTS_KEY, [])]
+        report.sections.append(("netbench results", "\n".join(lines)))
+
+
+def _one_line(title: str, result: LoadResult) -> str:
+    flag = "" if result.valid else "  INVALID"
+    return (
+        f"{title}: {result.rps:,.0f} req/s, p50 {result.p50_ms:.3f} ms, p99 {result.p99_ms:.3f}"
+        f" ms, {result.ok} ok, {result.errors_total} errors{flag}"
+    )
+
+
+def _add_failure_sections(item: pytest.Item, report: pytest.TestReport) -> None:
     from pytest_netbench._report.summary import format_result
 
     for title, result in item.stash.get(RESULTS_KEY, []):
