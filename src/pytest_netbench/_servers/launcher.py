@@ -389,8 +389,14 @@ class Server:
         listeners = ports.listener_pids(self.port)
         if not listeners:
             return  # not visible (other user, other namespace): nothing to compare
-        ours = {p.pid for p in reaper.marked_processes(reaper.SERVER_ENV, self._server_id, 0.0)}
-        ours.add(self.pid)
+        # The tree by parentage, plus marked processes that left it. Both are needed: nginx
+        # overwrites its workers' environment with their process titles, markers included.
+        ours = {self.pid}
+        with contextlib.suppress(psutil.Error):
+            ours |= {c.pid for c in psutil.Process(self.pid).children(recursive=True)}
+        if not listeners & ours:
+            marked = reaper.marked_processes(reaper.SERVER_ENV, self._server_id, 0.0)
+            ours |= {p.pid for p in marked}
         if listeners & ours:
             return
         raise PortInUseError(
