@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +110,26 @@ def test_listing_names_every_server() -> None:
     echo_only = catalog.listing(app="echo")
     assert "aiohttp" not in echo_only
     assert re.search(r"^  c\s+echo\s+(yes|NO)", echo_only, re.MULTILINE)
+
+
+def test_python_apps_keep_to_python_39() -> None:
+    """Debian's PyPy implements Python 3.9: the server scripts must parse there."""
+    apps = sorted((Path(catalog.__file__).parent / "apps").rglob("*.py"))
+    assert len(apps) >= 12
+    pypy = shutil.which("pypy3")
+    if pypy is None:
+        for app in apps:
+            ast.parse(app.read_text(), str(app), feature_version=(3, 9))
+        return
+    check = "import sys\nfor f in sys.argv[1:]:\n    compile(open(f).read(), f, 'exec')\n"
+    done = subprocess.run([pypy, "-c", check, *map(str, apps)], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+
+
+def test_kind_of() -> None:
+    assert [catalog.kind_of(n) for n in ("tornado", "go", "node", "nginx")] == [
+        "python",
+        "compiled",
+        "node",
+        "nginx",
+    ]

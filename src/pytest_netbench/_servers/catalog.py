@@ -138,6 +138,11 @@ def names(app: AppKind | None = "hello") -> list[str]:
     return [name for name, entry in _ENTRIES.items() if app is None or app in entry.apps]
 
 
+def kind_of(name: str) -> Kind:
+    """``python``, ``compiled``, ``node`` or ``nginx``: what runs catalog server ``name``."""
+    return _entry(name, "hello").kind
+
+
 def get(name: str, app: AppKind = "hello", python: str | None = None) -> ServerSpec:
     """The spec of catalog server ``name`` running ``app``; builds compiled ones first.
 
@@ -291,7 +296,9 @@ def _check_python(entry: _Entry, python: str | None) -> str:
     if missing:
         raise ToolchainMissing(
             f"{entry.name!r} needs {', '.join(missing)}, not installed for {path} ({where}); "
-            f"install it for that interpreter ({path} -m pip install {' '.join(missing)})"
+            f"install it for that interpreter ({path} -m pip install {' '.join(missing)}; "
+            f"where pip refuses, make a virtualenv: {path} -m venv ENV, ENV/bin/pip install "
+            f"{' '.join(missing)}, and pass python='ENV/bin/{Path(path).name}')"
         )
     versions = [f"{m} {info.modules[m]}" for m in entry.modules]
     return f"{entry.description}; {where}" + (f", {', '.join(versions)}" if versions else "")
