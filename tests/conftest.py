@@ -10,6 +10,15 @@ import pytest
 
 from pytest_netbench import ERROR_KINDS, LoadResult
 
+LOOPS = ("uvloop", "asyncio", "trio")
+
+
+@pytest.fixture(params=LOOPS)
+def loop(request: pytest.FixtureRequest) -> str:
+    """Tests that take ``loop`` run once per engine loop (the conformance matrix)."""
+    name: str = request.param
+    return name
+
 
 def assert_consistent(result: LoadResult) -> LoadResult:
     """The counting rules every run must keep, whatever the server did."""

@@ -5,29 +5,16 @@ from __future__ import annotations
 import shutil
 import ssl
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers import EchoApp, EchoOptions, HttpApp, HttpOptions, ServerThread
-
-LOOPS = ("uvloop", "asyncio", "trio")
+from servers import EchoApp, EchoOptions, HttpApp, HttpOptions, ServerThread, StartEcho, StartHttp
 
 
 @pytest.fixture(autouse=True)
 def _bounded(hang_guard: None) -> None:
     """No engine test may hang the suite."""
-
-
-@pytest.fixture(params=LOOPS)
-def loop(request: pytest.FixtureRequest) -> str:
-    """Every conformance test runs once per engine loop."""
-    name: str = request.param
-    return name
-
-
-StartHttp = Callable[..., tuple[ServerThread, HttpApp]]
-StartEcho = Callable[..., tuple[ServerThread, EchoApp]]
 
 
 @pytest.fixture

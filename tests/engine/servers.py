@@ -177,6 +177,10 @@ class EchoApp:
             await writer.drain()
 
 
+StartHttp = Callable[..., tuple["ServerThread", HttpApp]]
+StartEcho = Callable[..., tuple["ServerThread", EchoApp]]
+
+
 class ServerThread:
     """Serves one app on 127.0.0.1, port 0, from a daemon thread with its own asyncio loop."""
 

@@ -7,7 +7,7 @@ import ssl
 from collections.abc import Callable
 
 import pytest
-from conftest import StartEcho, StartHttp
+from servers import StartEcho, StartHttp
 
 from pytest_netbench import (
     LoadResult,

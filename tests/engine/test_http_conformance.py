@@ -11,8 +11,7 @@ import socket
 from collections.abc import Callable
 
 import pytest
-from conftest import StartHttp
-from servers import HttpApp, ServerThread, _render_response
+from servers import HttpApp, ServerThread, StartHttp, _render_response
 
 from pytest_netbench import LoadResult, http_load, http_load_async, http_spec
 from pytest_netbench._engine.exchange import build_exchange
