@@ -285,3 +285,9 @@ def test_server_that_daemonizes_gets_a_hint(helpers, tmp_path: Path):
     server_id = server._server_id
     assert server_id
     assert helpers.wait_until(lambda: not helpers.marked_with(server_id, "NETBENCH_SERVER"))
+
+
+def test_missing_working_directory_is_named(helpers, tmp_path: Path):
+    server = Server(helpers.netserver_command(), cwd=tmp_path / "gone", log_dir=tmp_path)
+    with pytest.raises(ServerStartupError, match="working directory .*gone' does not exist"):
+        server.start()

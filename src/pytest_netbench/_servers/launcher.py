@@ -299,6 +299,11 @@ class Server:
         self._teardown()
 
     def _launch(self, python: str, port_text: str) -> None:
+        if self._cwd is not None and not os.path.isdir(self._cwd):
+            raise ServerStartupError(
+                f"cannot start server {self.name!r}: its working directory {self._cwd!r} "
+                "does not exist"
+            )
         log_dir, is_default = _log_dir_for(self._log_dir)
         safe_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.name)[:60] or "server"
         self.log_path = os.path.join(log_dir, f"{safe_name}-{os.getpid()}-{next(_log_counter)}.log")
@@ -320,12 +325,10 @@ class Server:
                     env=env,
                     cwd=self._cwd,
                 )
-            except FileNotFoundError as exc:
-                missing = exc.filename if exc.filename is not None else self.args[0]
-                where = f" (cwd {self._cwd})" if self._cwd and exc.filename == self._cwd else ""
+            except FileNotFoundError:
                 raise ServerStartupError(
-                    f"cannot start server {self.name!r}: {missing!r} not found{where}; "
-                    f"command was {shlex.join(self.args)}"
+                    f"cannot start server {self.name!r}: {self.args[0]!r} not found (not on "
+                    f"PATH, or no such file); command was {shlex.join(self.args)}"
                 ) from None
             except OSError as exc:
                 raise ServerStartupError(

@@ -113,6 +113,7 @@ class _Owner:
         self.create_time = psutil.Process().create_time()
         self.lock = threading.Lock()
         self.watchdog: subprocess.Popen[bytes] | None = None
+        self.launched = False
         self.spawn_queue: queue.SimpleQueue[_SpawnRequest] | None = None
 
 
@@ -193,6 +194,7 @@ def spawn(args: list[str], **popen_kwargs: Any) -> subprocess.Popen[bytes]:
     short-lived worker thread that would take the server down with it.
     """
     _ensure_watchdog()
+    _current_owner().launched = True
     parent_pid = os.getpid()
 
     def factory() -> subprocess.Popen[bytes]:
@@ -250,22 +252,30 @@ def _ensure_watchdog() -> None:
             return
         since = _start_ticks(os.getpid())
         env = {k: v for k, v in os.environ.items() if k not in (OWNER_ENV, SERVER_ENV)}
-        owner.watchdog = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                _WATCHDOG_SOURCE,
-                owner.token,
-                str(since),
-                str(_ATEXIT_GRACE_S),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd="/",
-            env=env,
-            start_new_session=True,
-        )
+        try:
+            owner.watchdog = _start_watchdog(owner.token, since, env)
+        except OSError:
+            # The other layers (group, death signal, atexit) still work without it.
+            owner.watchdog = None
+
+
+def _start_watchdog(token: str, since: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _WATCHDOG_SOURCE,
+            token,
+            str(since),
+            str(_ATEXIT_GRACE_S),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd="/",
+        env=env,
+        start_new_session=True,
+    )
 
 
 def _start_ticks(pid: int) -> int:
@@ -369,7 +379,7 @@ def _signal_all(procs: Iterable[psutil.Process], sig: signal.Signals) -> None:
 def sweep_owner(grace_s: float = _ATEXIT_GRACE_S) -> int:
     """Kill every live process this Python process started; returns how many were found."""
     owner = _current_owner()
-    if owner.watchdog is None:
+    if not owner.launched:
         return 0  # never launched anything
     found = marked_processes(OWNER_ENV, owner.token, owner.create_time)
     if not found:
