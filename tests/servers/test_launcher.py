@@ -289,5 +289,5 @@ def test_server_that_daemonizes_gets_a_hint(helpers, tmp_path: Path):
 
 def test_missing_working_directory_is_named(helpers, tmp_path: Path):
     server = Server(helpers.netserver_command(), cwd=tmp_path / "gone", log_dir=tmp_path)
-    with pytest.raises(ServerStartupError, match="working directory .*gone' does not exist"):
+    with pytest.raises(ServerStartupError, match=r"working directory .*gone' does not exist"):
         server.start()
