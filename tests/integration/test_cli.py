@@ -1,0 +1,176 @@
+"""The ``netbench`` command, run as a real subprocess against real test servers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+StartServer = Callable[..., Any]  # the fault_server fixture (tests/integration/conftest.py)
+
+
+def netbench(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run the installed console script (or the module when the script is not on PATH)."""
+    script = shutil.which("netbench")
+    command = [script] if script else [sys.executable, "-m", "pytest_netbench.cli"]
+    return subprocess.run(
+        [*command, *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def load_json(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def assert_invariant(data: dict[str, Any]) -> None:
+    assert data["sent"] == data["ok"] + data["errors_total"] + data["in_flight"]
+    assert data["errors_total"] == sum(data["errors"].values())
+
+
+def test_help_lists_the_subcommands() -> None:
+    done = netbench("--help")
+    assert done.returncode == 0
+    for word in ("http", "echo", "servers"):
+        assert word in done.stdout
+    http_help = netbench("http", "--help")
+    assert http_help.returncode == 0
+    for option in ("--connections", "--duration", "--requests", "--rate", "--json"):
+        assert option in http_help.stdout
+
+
+def test_http_run_writes_the_result_json(fault_server: StartServer, tmp_path: Path) -> None:
+    server = fault_server("http")
+    out = tmp_path / "result.json"
+    done = netbench("http", server.url + "/x", "-c", "2", "-n", "50", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    data = load_json(out)
+    assert_invariant(data)
+    assert (data["sent"], data["ok"], data["errors_total"]) == (50, 50, 0)
+    assert data["status_codes"] == {"200": 50}
+    assert data["mode"] == "closed"
+    assert data["url"] == server.url + "/x"
+    assert data["latency"]["count"] == 50
+    assert data["spec"]["requests"] == 50
+    assert data["spec"]["connections"] == 2
+    assert data["latency_histogram"]
+    assert len(data["timeline"]) >= 1
+    # The text report names the target and the figures a wrk user looks for.
+    assert server.url in done.stdout
+    assert "p99" in done.stdout
+
+
+def test_http_options_reach_the_server(fault_server: StartServer, tmp_path: Path) -> None:
+    server = fault_server("http")
+    out = tmp_path / "result.json"
+    done = netbench(
+        "http",
+        server.url,
+        "-n",
+        "12",
+        "-c",
+        "3",
+        "--no-keepalive",
+        "-m",
+        "POST",
+        "-H",
+        "X-Test: yes",
+        "--body",
+        "hello",
+        "--json",
+        str(out),
+        "--quiet",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    data = load_json(out)
+    assert data["ok"] == 12
+    assert data["generator"]["connections_opened"] == 12
+    assert data["spec"]["method"] == "POST"
+    assert data["spec"]["keepalive"] is False
+    assert data["spec"]["headers"] == [["X-Test", "yes"]]
+
+
+def test_http_errors_still_exit_zero_with_errors_in_the_json(
+    fault_server: StartServer, tmp_path: Path
+) -> None:
+    server = fault_server("http", "--status-every", "2", "--status", "500")
+    out = tmp_path / "result.json"
+    done = netbench("http", server.url, "-n", "20", "-c", "2", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    data = load_json(out)
+    assert_invariant(data)
+    assert data["errors"]["status"] == 10
+    assert data["status_codes"] == {"200": 10, "500": 10}
+    assert "500" in done.stdout
+
+
+def test_echo_run_writes_the_result_json(fault_server: StartServer, tmp_path: Path) -> None:
+    server = fault_server("echo")
+    out = tmp_path / "echo.json"
+    done = netbench(
+        "echo",
+        f"127.0.0.1:{server.port}",
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "--bytes",
+        "1k",
+        "--chunk",
+        "100",
+        "--json",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    data = load_json(out)
+    assert_invariant(data)
+    assert (data["ok"], data["errors_total"]) == (20, 0)
+    assert data["bytes_written"] == data["bytes_read"] == 20 * 1024
+    assert data["spec"]["chunk"] == 100
+    assert data["url"] == f"tcp://127.0.0.1:{server.port}"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["http", "http://127.0.0.1:1/", "-c", "0"], "connections"),
+        (["http", "http://127.0.0.1:1/", "-d", "banana"], "duration"),
+        (["http", "127.0.0.1:8080"], "scheme"),
+        (["http", "ftp://127.0.0.1/"], "scheme"),
+        (["http", "http://127.0.0.1:1/", "-H", "no-colon"], "header"),
+        (["http", "http://127.0.0.1:1/", "-n", "5", "-d", "1s"], "not allowed"),
+        (["http", "http://127.0.0.1:1/", "--loop", "tokio"], "loop"),
+        (["echo", "127.0.0.1"], "HOST:PORT"),
+        (["echo", "127.0.0.1:9", "--bytes", "lots"], "size"),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_message(args: list[str], fragment: str) -> None:
+    done = netbench(*args)
+    assert done.returncode == 2
+    assert fragment in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_unreachable_target_exits_3() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    done = netbench("http", f"http://127.0.0.1:{port}/", "-n", "3")
+    assert done.returncode == 3
+    assert "refused" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_remote_target_is_refused_without_allow_remote() -> None:
+    done = netbench("http", "http://192.0.2.10/", "-n", "1")  # TEST-NET-1: never routed
+    assert done.returncode == 4
+    assert "--allow-remote" in done.stderr
+    assert "Traceback" not in done.stderr
