@@ -131,3 +131,15 @@ def test_sixteen_concurrent_launches_from_processes(helpers, subprocess_env):
         numbers.extend(json.loads(out))
     assert len(numbers) == 16
     assert len(set(numbers)) == 16
+
+
+def test_an_ephemeral_range_covering_everything_still_allows_reservations(tmp_path, monkeypatch):
+    wide = tmp_path / "ip_local_port_range"
+    wide.write_text("1024\t65535\n")
+    monkeypatch.setattr(ports, "_EPHEMERAL_RANGE_FILE", str(wide))
+    assert ports.ephemeral_range() == (1024, 65535)
+    reservation = ports.reserve_port("127.0.0.1")
+    try:
+        assert 20000 <= reservation.port <= 65535
+    finally:
+        reservation.release()
