@@ -56,6 +56,8 @@ def test_matrix_for_three_parameters_folds_extra_into_rows(
     pytester.makepyfile(_matrix_test({"a": ["a1", "a2"], "b": ["b1", "b2"], "c": ["c1", "c2"]}))
     result = pytester.runpytest_subprocess("--netbench")
     result.assert_outcomes(passed=8)
+    # One parameter across, the other two side by side down the rows.
+    result.stdout.fnmatch_lines(["*a=a1*a=a2*", "c *b *rps*p99_ms*rps*p99_ms*"])
     lines = result.stdout.str().split("= netbench =", 1)[1].splitlines()
     data_rows = [line for line in lines if line.split()[:1] in (["b1"], ["b2"], ["c1"], ["c2"])]
     assert len(data_rows) == 4, lines  # two row parameters x two values, one column axis
