@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from pytest_netbench._errors import PortInUseError
+from pytest_netbench._errors import PortInUseError, SpecError
 from pytest_netbench._servers import ports
 from pytest_netbench._servers.launcher import Server
 
@@ -92,8 +92,12 @@ def test_server_that_reports_a_port_it_does_not_own_is_refused(helpers, foreign_
 
 
 def test_claiming_a_port_checks_the_address_is_local():
-    with pytest.raises(Exception, match="not an address of this machine"):
-        ports.claim_port("192.0.2.1", 45678)  # TEST-NET-1: never local
+    reservation = ports.reserve_port("127.0.0.1")
+    port = reservation.port
+    reservation.release()
+    with pytest.raises(SpecError, match="not an address of this machine"):
+        ports.claim_port("192.0.2.1", port)  # TEST-NET-1: never local
+    ports.claim_port("127.0.0.1", port).release()  # the failed claim left no lock behind
 
 
 def test_sixteen_concurrent_launches_from_threads(helpers):

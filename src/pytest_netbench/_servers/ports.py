@@ -92,9 +92,8 @@ def reserve_port(host: str) -> PortReservation:
         lock = _try_lock(port)
         if lock is None:
             continue
-        if _can_bind(host, port):
+        if _can_bind_or_release(host, port, lock):
             return PortReservation(port, lock)
-        lock.release(force=True)
     raise PortInUseError(
         f"no free port found on {host} after {_ATTEMPTS} tries outside the ephemeral range; "
         "let the server bind port 0 and report it (port_pattern=...)"
@@ -112,13 +111,24 @@ def claim_port(host: str, port: int) -> PortReservation:
             f"(lock {os.path.join(_lock_dir(), f'{port}.lock')}); stop it, or pass port=None "
             "so a free port is chosen"
         )
-    if not _can_bind(host, port):
-        lock.release(force=True)
+    if not _can_bind_or_release(host, port, lock):
         raise PortInUseError(
             f"port {port} on {host} is already in use by {describe_listener(port)}; "
             "stop that process, or pass port=None so a free port is chosen"
         )
     return PortReservation(port, lock)
+
+
+def _can_bind_or_release(host: str, port: int, lock: filelock.BaseFileLock) -> bool:
+    """Whether the port is free; if not (or the check fails), the lock is released."""
+    try:
+        free = _can_bind(host, port)
+    except BaseException:
+        lock.release(force=True)
+        raise
+    if not free:
+        lock.release(force=True)
+    return free
 
 
 def _can_bind(host: str, port: int) -> bool:
