@@ -72,6 +72,8 @@ def started() -> Iterator[Callable[..., Server]]:
         assert server.returncode == 0, (
             f"{server.name} did not exit cleanly on SIGTERM:\n{server.log_tail()}"
         )
+        # Hundreds of requests were served: a log line per request would show here.
+        assert len(server.log_tail(lines=1000).splitlines()) < 20, server.log_tail(lines=30)
 
 
 def check_hello(server: Server, consistent: Callable[[LoadResult], LoadResult]) -> None:

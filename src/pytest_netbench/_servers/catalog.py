@@ -80,7 +80,7 @@ _GO = build.BuildRecipe(
     steps=(("go", "build", "-o", "{out}/server", "{src}/main.go"),),
     artifact="server",
     install_hint="https://go.dev/dl, or Debian: apt-get install golang-go",
-    env={"GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"},
+    env={"GOTOOLCHAIN": "local", "CGO_ENABLED": "0"},  # no toolchain download, no cgo
 )
 _JAVA = build.BuildRecipe(
     name="java",
