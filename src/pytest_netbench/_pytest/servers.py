@@ -38,7 +38,7 @@ def describe(ref: object) -> str:
         return ref
     if isinstance(ref, Sequence):
         return " ".join(str(p) for p in ref)
-    return str(getattr(ref, "name", ref))
+    return str(ref)
 
 
 def start_server(ref: object, **kwargs: Any) -> Server:
@@ -47,7 +47,8 @@ def start_server(ref: object, **kwargs: Any) -> Server:
 
     try:
         server = build_server(ref, **kwargs)
-        server.start()
+        if not server.running:  # a Server instance may come already started
+            server.start()
     except (ToolchainMissing, InterpreterNotFound) as exc:
         pytest.skip(f"server {describe(ref)!r} cannot run here: {exc}")
     return server
