@@ -5,7 +5,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
+use std::os::unix::io::AsRawFd; // std::os::fd is newer than Debian 12's rustc 1.63
 use std::thread;
 
 const MAX_HEAD: usize = 64 * 1024;
@@ -155,7 +155,10 @@ fn serve_hello(mut stream: TcpStream) -> io::Result<()> {
                     break;
                 }
             }
-            let Some(end) = find(&buf[start..], b"\r\n\r\n") else { break };
+            let end = match find(&buf[start..], b"\r\n\r\n") {
+                Some(end) => end,
+                None => break,
+            };
             match parse_head(&buf[start..start + end]) {
                 Some((path, keep_alive, http10, body)) => {
                     respond(&mut out, &path, keep_alive, http10);
@@ -225,7 +228,10 @@ fn main() {
     println!("NETBENCH_LISTENING port={}", listener.local_addr().unwrap().port());
     io::stdout().flush().unwrap();
     for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
+        let stream = match stream {
+            Ok(stream) => stream,
+            Err(_) => continue,
+        };
         let _ = stream.set_nodelay(true);
         let spawned = thread::Builder::new().stack_size(128 * 1024).spawn(move || {
             let _ = if echo { serve_echo(stream) } else { serve_hello(stream) };
