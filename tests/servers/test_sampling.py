@@ -96,6 +96,20 @@ def test_whole_tree_is_counted(helpers, tmp_path):
     assert stats.threads_peak >= 3
 
 
+def test_cpu_of_short_lived_children_is_charged(helpers):
+    # Each request forks a child that burns 30 ms of CPU and is reaped before the answer:
+    # most of them live between two samples and are only seen through the parent.
+    with Server(helpers.netserver_command("--child-cpu-ms", "30")) as server:
+        sampler = server.monitor(interval_s=0.5)
+        sampler.start()
+        completed = keepalive_load(server.port, connections=1, requests_each=20, linger_s=0)
+        stats = sampler.stop(completed)
+    assert completed == 20
+    burned = 20 * 0.030
+    assert stats.cpu_s >= burned * 0.7  # tick accounting is coarse, but not by 30 %
+    assert stats.cpu_s < burned * 3 + 0.5  # and nothing is counted twice over
+
+
 def test_time_wait_sockets_on_the_server_port_are_counted(helpers):
     with Server(helpers.netserver_command()) as server:
         sampler = server.monitor(interval_s=0.05)

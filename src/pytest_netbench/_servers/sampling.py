@@ -3,8 +3,9 @@
 A daemon thread samples the tree at a modest rate (10 Hz by default). Counters
 (CPU time, context switches) are deltas between :meth:`ProcessTreeSampler.start` and
 :meth:`~ProcessTreeSampler.stop`; gauges (RSS, threads, fds, sockets) are peaks of the sum
-over the tree. Children that live shorter than a sampling interval are still charged:
-their CPU shows up in the ``children_*`` times of the tree member that reaped them.
+over the tree. Children that end during the load, even between two samples, are still
+charged: their CPU shows up in the ``children_*`` times of the tree member that reaped
+them (a child re-parented to init and reaped there is lost).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class ProcessTreeSampler:
         self._thread: threading.Thread | None = None
         self._result: ServerStats | None = None
         self._tree_cache: list[psutil.Process] = []
+        self._seen_last: set[tuple[int, float]] = set()
 
     def start(self) -> None:
         """Take the baseline sample and begin sampling in a background thread."""
@@ -154,6 +156,7 @@ class ProcessTreeSampler:
                     self._base[key] = counters
                 # A process born after start() has a zero baseline: all of it is in the window.
                 self._last[key] = counters
+            self._seen_last = set(readings)
             if baseline:
                 self._ctx_base.update(switches)
             self._ctx_last.update(switches)
@@ -171,6 +174,13 @@ class ProcessTreeSampler:
         with self._lock:
             for key, last in self._last.items():
                 base = self._base.get(key, _Counters())
+                if key not in self._seen_last:
+                    # Gone before the final sample, so reaped by its parent, whose children
+                    # times now hold this process's whole life: count only that, less what
+                    # it had spent before the load started.
+                    total.user -= base.user
+                    total.system -= base.system
+                    continue
                 total.user += last.user - base.user + last.children_user - base.children_user
                 total.system += (
                     last.system - base.system + last.children_system - base.children_system
