@@ -1,0 +1,141 @@
+"""Histogram glue: counts exact, percentiles within 3 significant digits of a sorted list."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections import Counter
+
+import pytest
+
+from pytest_netbench._model import LatencySummary
+from pytest_netbench._stats.histogram import (
+    HIGHEST_US,
+    count_microseconds,
+    decode_histogram,
+    encode_histogram,
+    histogram_from_counts,
+    percentile_ms,
+    percentile_of_counts,
+    summarize,
+)
+
+RELATIVE_PRECISION = 1e-3  # 3 significant digits
+
+
+def exact_percentile(ordered: list[int], q: float) -> int:
+    """The sample at rank ceil(q% of n), the definition HdrHistogram follows."""
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def close(measured: float, exact: float) -> bool:
+    return abs(measured - exact) <= exact * RELATIVE_PRECISION
+
+
+def samples_us(seed: int, n: int = 20_000) -> list[int]:
+    """Latency-like values: a lognormal body from tens of µs to seconds, plus a far tail."""
+    rng = random.Random(seed)
+    body = [max(1, int(rng.lognormvariate(6.0, 1.5))) for _ in range(n)]
+    tail = [rng.randint(1_000_000, 60_000_000) for _ in range(n // 500)]
+    return body + tail
+
+
+def test_count_microseconds_floors_nanoseconds_and_lifts_sub_microsecond_samples() -> None:
+    counts = count_microseconds([0, 999, 1_000, 1_999, 2_000, 1_500_000_000])
+    # 0 and 999 ns become 1 µs (the histogram's floor); 1000 and 1999 ns are 1 µs anyway.
+    assert counts == Counter({1: 4, 2: 1, 1_500_000: 1})
+    assert 0 not in counts
+
+
+def test_count_microseconds_keeps_every_sample() -> None:
+    ns = [v * 1000 + 17 for v in samples_us(1)]
+    counts = count_microseconds(ns)
+    assert sum(counts.values()) == len(ns)
+    assert counts == Counter(v // 1000 for v in ns)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_percentiles_match_a_sorted_list_within_three_significant_digits(seed: int) -> None:
+    values = samples_us(seed)
+    ordered = sorted(values)
+    hist = histogram_from_counts(Counter(values))
+    assert hist.get_total_count() == len(values)
+    for q in (1, 10, 25, 50, 75, 90, 95, 99, 99.9, 99.99, 100):
+        exact = exact_percentile(ordered, q)
+        measured_us = percentile_ms(hist, q) * 1000
+        assert close(measured_us, exact), (q, measured_us, exact)
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_summary_matches_the_raw_samples(seed: int) -> None:
+    values = samples_us(seed)
+    ordered = sorted(values)
+    summary = summarize(histogram_from_counts(Counter(values)))
+    assert summary.count == len(values)
+    for name, q in (("p50_ms", 50), ("p90_ms", 90), ("p99_ms", 99), ("p999_ms", 99.9)):
+        assert close(getattr(summary, name) * 1000, exact_percentile(ordered, q)), name
+    assert close(summary.max_ms * 1000, ordered[-1])
+    assert close(summary.min_ms * 1000, ordered[0])
+    assert close(summary.mean_ms * 1000, statistics.fmean(values))
+    assert abs(summary.stdev_ms * 1000 - statistics.pstdev(values)) <= 0.01 * statistics.pstdev(
+        values
+    )
+    assert summary.min_ms <= summary.p50_ms <= summary.p75_ms <= summary.p90_ms
+    assert summary.p90_ms <= summary.p95_ms <= summary.p99_ms <= summary.p999_ms
+    assert summary.p999_ms <= summary.max_ms
+
+
+def test_small_values_are_exact() -> None:
+    # Below 2048 µs every microsecond has its own bucket at 3 significant digits.
+    values = list(range(1, 2001))
+    hist = histogram_from_counts(Counter(values))
+    assert percentile_ms(hist, 50) == 1.0
+    assert percentile_ms(hist, 100) == 2.0
+    assert summarize(hist).min_ms == 0.001
+
+
+def test_empty_histogram_gives_nan_not_an_error() -> None:
+    hist = histogram_from_counts({})
+    assert math.isnan(percentile_ms(hist, 99))
+    assert summarize(hist) == LatencySummary()
+    assert summarize(hist).count == 0
+
+
+def test_out_of_range_values_are_clamped_not_raised() -> None:
+    hist = histogram_from_counts({0: 2, HIGHEST_US * 10: 1})
+    assert hist.get_total_count() == 3
+    assert close(percentile_ms(hist, 100) * 1000, HIGHEST_US)
+
+
+def test_encoding_round_trip_keeps_counts_and_percentiles() -> None:
+    values = samples_us(7)
+    hist = histogram_from_counts(Counter(values))
+    back = decode_histogram(encode_histogram(hist))
+    assert back.get_total_count() == hist.get_total_count()
+    for q in (50, 99, 99.9, 100):
+        assert percentile_ms(back, q) == percentile_ms(hist, q)
+    assert summarize(back) == summarize(hist)
+
+
+def test_encoded_form_is_ascii_text() -> None:
+    encoded = encode_histogram(histogram_from_counts({100: 5}))
+    assert isinstance(encoded, str)
+    assert encoded.isascii()
+
+
+def test_percentile_of_counts_is_exact() -> None:
+    values = samples_us(8, n=3_000)
+    ordered = sorted(values)
+    counts = Counter(values)
+    for q in (0.1, 50, 90, 99, 99.9, 100):
+        assert percentile_of_counts(counts, q) == exact_percentile(ordered, q) / 1000
+
+
+def test_percentile_of_counts_edge_cases() -> None:
+    assert math.isnan(percentile_of_counts({}, 99))
+    assert percentile_of_counts({5: 1}, 0) == 0.005
+    assert percentile_of_counts({5: 1}, 100) == 0.005
+    assert percentile_of_counts({1: 99, 1000: 1}, 99) == 0.001
+    assert percentile_of_counts({1: 99, 1000: 1}, 99.5) == 1.0

@@ -1,0 +1,193 @@
+"""Merging worker outcomes is lossless, and the validity judgement says why it fails."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from pytest_netbench._model import LoadSpec
+from pytest_netbench._stats.merge import merge_outcomes
+from pytest_netbench._stats.recorder import Recorder, SecondRow, WorkerOutcome
+
+NS = 1_000_000_000
+START = 10 * NS
+SPEC = LoadSpec(kind="http", host="127.0.0.1", port=8080, requests=1000)
+OPEN_SPEC = LoadSpec(kind="http", host="127.0.0.1", port=8080, duration_s=3.0, rate=1000.0)
+
+
+def traffic(seed: int, seconds: int = 3, per_second: int = 400) -> list[list[tuple]]:
+    """Per second: events ("ok", latency_ns, status) or ("error", kind)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(seconds):
+        events: list[tuple] = []
+        for _ in range(per_second):
+            roll = rng.random()
+            if roll < 0.02:
+                events.append(("error", rng.choice(["reset", "timeout", "protocol"])))
+            elif roll < 0.05:
+                events.append(("status", 503))
+            else:
+                events.append(("ok", int(rng.lognormvariate(13, 1)), 200))
+        out.append(events)
+    return out
+
+
+def record(
+    seconds: list[list[tuple]], *, share: int = 0, of: int = 1, open_loop: bool = False
+) -> WorkerOutcome:
+    """Replay every `of`-th event (offset `share`) into a real Recorder, ticking per second."""
+    rec = Recorder(START, open_loop=open_loop)
+    index = 0
+    for events in seconds:
+        for event in events:
+            index += 1
+            if index % of != share:
+                continue
+            rec.sent += 1
+            rec.bytes_written += 100
+            if event[0] == "ok":
+                rec.latencies.append(event[1])
+                rec.status_codes[200] = rec.status_codes.get(200, 0) + 1
+                rec.bytes_read += 50
+                if open_loop:
+                    rec.uncorrected.append(event[1] // 2)
+                    rec.lags.append(event[1] // 100)
+            elif event[0] == "status":
+                rec.status_codes[503] = rec.status_codes.get(503, 0) + 1
+                rec.error("status", "HTTP 503")
+            else:
+                rec.error(event[1], f"{event[1]} happened")
+        rec.tick()
+    return rec.finish(in_flight=0, window_end_ns=START + len(seconds) * NS)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_merge_of_split_workers_equals_one_worker(workers: int) -> None:
+    seconds = traffic(seed=workers)
+    single = merge_outcomes(SPEC, [record(seconds)])
+    split = merge_outcomes(SPEC, [record(seconds, share=i, of=workers) for i in range(workers)])
+    for name in ("sent", "ok", "in_flight", "bytes_read", "bytes_written", "duration_s"):
+        assert getattr(split, name) == getattr(single, name), name
+    assert split.errors == single.errors
+    assert split.status_codes == single.status_codes
+    assert split.latency == single.latency
+    assert split.timeline == single.timeline
+    assert split.latency_histogram == single.latency_histogram
+    for q in (50, 99, 99.9, 100):
+        assert split.percentile(q) == single.percentile(q)
+    assert split.generator.workers == workers
+
+
+def test_merge_of_open_loop_workers_keeps_both_histograms() -> None:
+    seconds = traffic(seed=9)
+    single = merge_outcomes(OPEN_SPEC, [record(seconds, open_loop=True)])
+    split = merge_outcomes(
+        OPEN_SPEC, [record(seconds, share=i, of=2, open_loop=True) for i in range(2)]
+    )
+    assert single.mode == split.mode == "open"
+    assert split.latency == single.latency
+    assert split.uncorrected == single.uncorrected
+    assert split.uncorrected is not None
+    assert split.uncorrected.count == split.ok
+    assert split.generator.send_lag_p99_ms == single.generator.send_lag_p99_ms
+    assert split.generator.achieved_rate == pytest.approx(split.sent / split.duration_s)
+
+
+def test_merged_counts_are_sums_and_the_invariant_holds() -> None:
+    seconds = traffic(seed=11)
+    outcomes = [record(seconds, share=i, of=2) for i in range(2)]
+    result = merge_outcomes(SPEC, outcomes)
+    assert result.sent == sum(o.sent for o in outcomes)
+    assert result.sent == result.ok + result.errors_total + result.in_flight
+    assert sum(result.status_codes.values()) == result.ok + result.errors["status"]
+    assert result.latency.count == result.ok
+    flat = [e for events in seconds for e in events]
+    assert result.ok == sum(1 for e in flat if e[0] == "ok")
+    assert result.errors["status"] == sum(1 for e in flat if e[0] == "status")
+    assert result.error_samples["status"] == "HTTP 503"
+
+
+def test_timeline_has_one_row_per_second_with_that_seconds_figures() -> None:
+    seconds = traffic(seed=12)
+    result = merge_outcomes(SPEC, [record(seconds)])
+    assert [row.second for row in result.timeline] == [0, 1, 2]
+    for row, events in zip(result.timeline, seconds, strict=True):
+        oks = sorted(e[1] // 1000 for e in events if e[0] == "ok")
+        assert row.ok == len(oks)
+        assert row.errors == sum(1 for e in events if e[0] != "ok")
+        rank = -(-99 * len(oks) // 100)  # ceil(0.99 n)
+        assert row.p99_ms == oks[rank - 1] / 1000
+
+
+def test_timeline_of_workers_with_different_lengths() -> None:
+    a = WorkerOutcome(seconds=[SecondRow(5, 0, Counter({1000: 5})), SecondRow(5, 1, Counter())])
+    b = WorkerOutcome(seconds=[SecondRow(3, 2, Counter({3000: 3}))])
+    for outcome in (a, b):
+        outcome.window_start_ns, outcome.window_end_ns = START, START + 2 * NS
+    result = merge_outcomes(SPEC, [a, b])
+    assert [(r.second, r.ok, r.errors) for r in result.timeline] == [(0, 8, 2), (1, 5, 1)]
+    assert result.timeline[0].p99_ms == 3.0
+
+
+def test_duration_is_the_union_of_the_worker_windows() -> None:
+    a = WorkerOutcome(window_start_ns=START, window_end_ns=START + 2 * NS)
+    b = WorkerOutcome(window_start_ns=START + NS // 2, window_end_ns=START + 3 * NS)
+    assert merge_outcomes(SPEC, [a, b]).duration_s == 3.0
+
+
+def outcome(**fields: object) -> WorkerOutcome:
+    out = WorkerOutcome(window_start_ns=START, window_end_ns=START + NS, **fields)  # type: ignore[arg-type]
+    return out
+
+
+def test_healthy_run_is_valid() -> None:
+    result = merge_outcomes(SPEC, [outcome(cpu_s=0.3, busy_s=0.4)])
+    assert result.valid
+    assert result.invalid_reasons == ()
+
+
+def test_generator_fd_or_port_exhaustion_is_invalid() -> None:
+    result = merge_outcomes(SPEC, [outcome(generator_faults=3)])
+    assert not result.valid
+    assert "file descriptors" in result.invalid_reasons[0]
+
+
+def test_saturated_generator_is_invalid_and_says_what_to_do() -> None:
+    result = merge_outcomes(SPEC, [outcome(cpu_s=0.7, busy_s=0.95)])
+    assert not result.valid
+    (reason,) = result.invalid_reasons
+    assert "saturated" in reason
+    assert "add workers" in reason
+    assert result.generator.busy_percent == pytest.approx(95.0)
+    assert result.generator.cpu_percent == pytest.approx(70.0)
+
+
+def test_very_short_runs_are_not_judged_saturated() -> None:
+    short = WorkerOutcome(window_start_ns=START, window_end_ns=START + NS // 10, busy_s=0.1)
+    assert merge_outcomes(SPEC, [short]).valid
+
+
+def test_open_loop_that_left_requests_unsent_is_invalid() -> None:
+    result = merge_outcomes(OPEN_SPEC, [outcome(scheduled=1000, unsent=50, sent=950)])
+    assert not result.valid
+    assert any("rate not achieved" in r for r in result.invalid_reasons)
+    assert result.generator.unsent == 50
+
+
+def test_open_loop_that_fell_behind_schedule_is_invalid() -> None:
+    result = merge_outcomes(OPEN_SPEC, [outcome(lag_counts=Counter({50_000: 10}), scheduled=10)])
+    assert not result.valid
+    assert any("behind its schedule" in r for r in result.invalid_reasons)
+    assert result.generator.send_lag_p99_ms == 50.0
+    assert result.generator.send_lag_max_ms == 50.0
+
+
+def test_closed_loop_has_no_rate_figures() -> None:
+    result = merge_outcomes(SPEC, [outcome(sent=10)])
+    assert result.mode == "closed"
+    assert result.uncorrected is None
+    assert result.generator.achieved_rate is None
+    assert result.generator.send_lag_p99_ms is None

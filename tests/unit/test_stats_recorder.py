@@ -1,0 +1,116 @@
+"""The per-worker recorder: flat arrays folded per second into a lossless outcome."""
+
+from __future__ import annotations
+
+import errno
+import pickle
+from collections import Counter
+
+from pytest_netbench._model import ERROR_KINDS
+from pytest_netbench._stats.recorder import Recorder, WorkerOutcome
+
+NS = 1_000_000_000
+
+
+def test_each_tick_makes_one_timeline_row_of_that_second() -> None:
+    rec = Recorder(0, open_loop=False)
+    rec.latencies.extend([1_000_000, 2_000_000, 3_000_000])
+    rec.error("reset", "connection reset by peer")
+    rec.tick()
+    rec.latencies.extend([5_000_000])
+    rec.tick()
+    rec.error("timeout", "no complete response")
+    rec.error("timeout", "no complete response")
+    rec.tick()
+    rows = [(row.ok, row.errors, row.p99_ms) for row in rec.outcome.seconds]
+    assert rows[0] == (3, 1, 3.0)
+    assert rows[1] == (1, 0, 5.0)
+    assert rows[2][:2] == (0, 2)
+    assert rec.outcome.latency_counts == Counter({1000: 1, 2000: 1, 3000: 1, 5000: 1})
+    assert len(rec.latencies) == 0
+
+
+def test_finish_folds_a_partial_last_second() -> None:
+    rec = Recorder(5 * NS, open_loop=False)
+    rec.sent = 4
+    rec.latencies.extend([1_000_000] * 3)
+    rec.tick()
+    rec.latencies.append(2_000_000)
+    out = rec.finish(in_flight=0, window_end_ns=6 * NS + NS // 2)
+    assert [row.ok for row in out.seconds] == [3, 1]
+    assert sum(out.latency_counts.values()) == 4
+    assert (out.window_start_ns, out.window_end_ns) == (5 * NS, 6 * NS + NS // 2)
+    assert out.sent == 4
+
+
+def test_finish_adds_a_row_for_late_errors_only_when_there_are_some() -> None:
+    rec = Recorder(0, open_loop=False)
+    rec.latencies.append(1_000)
+    rec.tick()
+    quiet = rec.finish(in_flight=0, window_end_ns=NS)
+    assert len(quiet.seconds) == 1
+
+    rec = Recorder(0, open_loop=False)
+    rec.tick()
+    rec.error("connect", "connect failed: connection refused", errno.ECONNREFUSED)
+    late = rec.finish(in_flight=2, window_end_ns=NS)
+    assert [(row.ok, row.errors) for row in late.seconds] == [(0, 0), (0, 1)]
+    assert late.in_flight == 2
+
+
+def test_open_loop_keeps_uncorrected_and_lag_samples() -> None:
+    rec = Recorder(0, open_loop=True)
+    rec.latencies.extend([10_000_000, 20_000_000])
+    rec.uncorrected.extend([1_000_000, 2_000_000])
+    rec.lags.extend([100_000, 0])
+    out = rec.finish(in_flight=0, window_end_ns=NS)
+    assert out.latency_counts == Counter({10_000: 1, 20_000: 1})
+    assert out.uncorrected_counts == Counter({1_000: 1, 2_000: 1})
+    assert out.lag_counts == Counter({100: 1, 1: 1})
+
+
+def test_closed_loop_ignores_uncorrected_buffers() -> None:
+    rec = Recorder(0, open_loop=False)
+    rec.latencies.append(1_000)
+    out = rec.finish(in_flight=0, window_end_ns=NS)
+    assert out.uncorrected_counts == Counter()
+    assert out.lag_counts == Counter()
+
+
+def test_error_counts_by_kind_and_keeps_the_first_sample_short() -> None:
+    rec = Recorder(0, open_loop=False)
+    rec.error("protocol", "malformed response: " + "x" * 500)
+    rec.error("protocol", "a later, different reason")
+    out = rec.finish(in_flight=0, window_end_ns=NS)
+    assert out.errors == {**dict.fromkeys(ERROR_KINDS, 0), "protocol": 2}
+    assert out.error_samples["protocol"].startswith("malformed response: x")
+    assert len(out.error_samples["protocol"]) == 200
+
+
+def test_generator_side_errnos_are_counted_as_generator_faults() -> None:
+    rec = Recorder(0, open_loop=False)
+    rec.error("connect", "EMFILE", errno.EMFILE)
+    rec.error("connect", "EADDRNOTAVAIL", errno.EADDRNOTAVAIL)
+    rec.error("connect", "refused", errno.ECONNREFUSED)
+    rec.error("connect", "timeout", None)
+    out = rec.finish(in_flight=0, window_end_ns=NS)
+    assert out.generator_faults == 2
+    assert out.errors["connect"] == 4
+
+
+def test_reset_window_forgets_warmup_bytes_only() -> None:
+    rec = Recorder(0, open_loop=False)
+    rec.bytes_read, rec.bytes_written, rec.sent = 1000, 2000, 3
+    rec.reset_window()
+    assert (rec.bytes_read, rec.bytes_written, rec.sent) == (0, 0, 3)
+
+
+def test_outcome_survives_pickling_for_worker_processes() -> None:
+    rec = Recorder(0, open_loop=True)
+    rec.latencies.extend([1_000_000, 2_000_000])
+    rec.status_codes[200] = 2
+    rec.sent = 2
+    out = rec.finish(in_flight=0, window_end_ns=NS)
+    back = pickle.loads(pickle.dumps(out))
+    assert isinstance(back, WorkerOutcome)
+    assert back == out
