@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -260,3 +261,26 @@ def test_forked_child_exiting_does_not_sweep_its_parents_servers(helpers, subpro
     )
     assert out.returncode == 0, out.stderr.decode()
     assert out.stdout.decode().strip() == "alive after the child's exit"
+
+
+def test_server_a_test_forgot_to_stop_is_gone_when_pytest_exits(pytester, helpers):
+    pytester.makepyfile(
+        f"""
+        from pytest_netbench._servers import reaper
+        from pytest_netbench._servers.launcher import Server
+
+        FORGOTTEN = []
+
+        def test_forgets_to_stop():
+            command = ["{{python}}", {helpers.netserver!r}, "--port", "{{port}}", "--fork", "1"]
+            FORGOTTEN.append(Server(command).start())
+            print("OWNER", reaper.owner_token(), FORGOTTEN[0].pid)
+        """
+    )
+    result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    found = re.search(r"OWNER (\w+) (\d+)", result.stdout.str())
+    assert found is not None, result.stdout.str()
+    token, pid = found.groups()
+    assert helpers.wait_until(lambda: not helpers.marked_with(token))
+    assert not helpers.alive(int(pid))
