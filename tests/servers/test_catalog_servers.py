@@ -159,14 +159,20 @@ def test_python_servers_run_on_pypy(
         check_echo(server, consistent)
 
 
-@pytest.mark.parametrize("name", ["asyncio_streams", "c", "go", "nginx"])
-def test_catalog_server_on_ipv6_loopback(name: str, started: Callable[..., Server]) -> None:
+@pytest.mark.parametrize(("name", "app"), CASES)
+def test_catalog_server_on_ipv6_loopback(
+    name: str, app: AppKind, started: Callable[..., Server]
+) -> None:
     try:
         with socket.socket(socket.AF_INET6) as probe:
             probe.bind(("::1", 0))
     except OSError:
         pytest.skip("no IPv6 loopback here")
-    server = started(spec_or_skip(name, "hello"), host="::1")
-    assert server.url.startswith("http://[::1]:")
-    result = http_load(server.url, connections=2, requests=50)
+    server = started(spec_or_skip(name, app), host="::1")
+    assert server.port is not None
+    if app == "hello":
+        assert server.url.startswith("http://[::1]:")
+        result = http_load(server.url, connections=2, requests=50)
+    else:
+        result = echo_load("::1", server.port, connections=2, requests=50)
     assert (result.ok, result.errors_total) == (50, 0), result.error_samples
