@@ -284,3 +284,31 @@ def test_server_a_test_forgot_to_stop_is_gone_when_pytest_exits(pytester, helper
     token, pid = found.groups()
     assert helpers.wait_until(lambda: not helpers.marked_with(token))
     assert not helpers.alive(int(pid))
+
+
+def test_restarted_watchdog_still_covers_servers_started_before(helpers, subprocess_env):
+    code = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        from pytest_netbench._servers import reaper
+        from pytest_netbench._servers.launcher import Server
+        command = ["{{python}}", {helpers.netserver!r}, "--port", "{{port}}", "--fork", "1"]
+        first = Server(command).start()
+        watchdog = reaper._current_owner().watchdog
+        watchdog.kill()
+        watchdog.wait()
+        second = Server(command).start()  # starts a new watchdog
+        print(reaper.owner_token(), first.pid, second.pid, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)  # no atexit, no finally
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, env=subprocess_env, timeout=60
+    )
+    assert out.returncode == -signal.SIGKILL, out.stderr.decode()
+    token, first_pid, second_pid = out.stdout.decode().split()
+    try:
+        assert helpers.wait_until(lambda: not helpers.marked_with(token), timeout=10)
+        assert not helpers.alive(int(first_pid)) and not helpers.alive(int(second_pid))
+    finally:
+        kill_marked(helpers, token)

@@ -114,6 +114,7 @@ class _Owner:
         self.lock = threading.Lock()
         self.watchdog: subprocess.Popen[bytes] | None = None
         self.launched = False
+        self.groups: set[int] = set()  # process groups of servers not yet stopped
         self.spawn_queue: queue.SimpleQueue[_SpawnRequest] | None = None
 
 
@@ -257,6 +258,9 @@ def _ensure_watchdog() -> None:
         except OSError:
             # The other layers (group, death signal, atexit) still work without it.
             owner.watchdog = None
+            return
+    for pgid in sorted(owner.groups):  # a restarted watchdog learns what is running
+        _tell_watchdog(f"+{pgid}")
 
 
 def _start_watchdog(token: str, since: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -289,7 +293,13 @@ def _start_ticks(pid: int) -> int:
 
 
 def _tell_watchdog(line: str) -> None:
-    watchdog = _current_owner().watchdog
+    owner = _current_owner()
+    with owner.lock:
+        if line.startswith("+"):
+            owner.groups.add(int(line[1:]))
+        elif line.startswith("-"):
+            owner.groups.discard(int(line[1:]))
+    watchdog = owner.watchdog
     if watchdog is None or watchdog.stdin is None:
         return
     with contextlib.suppress(OSError, ValueError):
