@@ -147,3 +147,33 @@ def test_catalog_get_does_not_rebuild(tmp_path: Path, monkeypatch: pytest.Monkey
     assert Path(second.command[0]) == binary
     assert binary.stat().st_mtime_ns == mtime
     assert second.command[1:] == ("echo", "{host}", "{port}")
+
+
+def test_missing_compiler_makes_the_server_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(build.CACHE_ENV, str(tmp_path / "cache"))  # nothing built there
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    with pytest.raises(ToolchainMissing, match=r"'c' server needs gcc.*apt-get install gcc"):
+        catalog.get("c")
+    with pytest.raises(ToolchainMissing, match=r"'node' is not on PATH"):
+        catalog.get("node", app="echo")
+    rows = {(name, app): (ok, why) for name, app, ok, why in catalog.availability()}
+    assert rows[("c", "hello")][0] is False
+    assert "gcc" in rows[("c", "hello")][1]
+    assert rows[("asyncio_streams", "hello")][0] is True  # this interpreter needs no PATH
+
+
+def test_a_finished_build_needs_no_compiler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(build.CACHE_ENV, str(tmp_path / "cache"))
+    built = catalog.get("c")
+    monkeypatch.setenv("PATH", str(tmp_path))  # gcc gone
+    assert catalog.get("c") == built
+    rows = {(name, app): (ok, why) for name, app, ok, why in catalog.availability()}
+    ok, why = rows[("c", "echo")]
+    assert ok
+    assert why.endswith("; built"), why

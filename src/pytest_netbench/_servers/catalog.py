@@ -269,10 +269,12 @@ def _check(entry: _Entry, python: str | None) -> str:
     if entry.kind == "nginx":
         return f"{entry.description}: {_nginx_path()}"
     assert entry.recipe is not None
-    build.require_tools(entry.recipe)
+    built = build.is_built(entry.recipe)
+    if not built:  # a finished build runs without its compiler
+        build.require_tools(entry.recipe)
     for tool in entry.run_tools:
         _require_tool(tool, entry.recipe.install_hint)
-    state = "built" if build.is_built(entry.recipe) else "built on first use"
+    state = "built" if built else "built on first use"
     return f"{entry.description}: {', '.join(entry.recipe.tools)}; {state}"
 
 
