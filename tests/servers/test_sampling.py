@@ -110,6 +110,18 @@ def test_cpu_of_short_lived_children_is_charged(helpers):
     assert stats.cpu_s < burned * 3 + 0.5  # and nothing is counted twice over
 
 
+def test_cpu_spent_before_a_crash_is_still_reported(helpers):
+    with Server(helpers.netserver_command()) as server:
+        sampler = server.monitor(interval_s=0.05)
+        sampler.start()
+        completed = keepalive_load(server.port, connections=4, requests_each=2500, linger_s=0.2)
+        os.kill(server.pid, signal.SIGKILL)
+        assert helpers.wait_until(lambda: not server.running)
+        stats = sampler.stop(completed)
+    assert stats.cpu_s > 0  # the samples taken before the crash
+    assert stats.rss_peak_mb > 1
+
+
 def test_time_wait_sockets_on_the_server_port_are_counted(helpers):
     with Server(helpers.netserver_command()) as server:
         sampler = server.monitor(interval_s=0.05)

@@ -70,6 +70,7 @@ class ProcessTreeSampler:
         self._result: ServerStats | None = None
         self._tree_cache: list[psutil.Process] = []
         self._seen_last: set[tuple[int, float]] = set()
+        self._parents: dict[tuple[int, float], int] = {}
 
     def start(self) -> None:
         """Take the baseline sample and begin sampling in a background thread."""
@@ -133,6 +134,7 @@ class ProcessTreeSampler:
             try:
                 with proc.oneshot():
                     key = (proc.pid, proc.create_time())
+                    self._parents[key] = proc.ppid()
                     cpu = proc.cpu_times()
                     for tid, counts in _thread_switches(proc).items():
                         switches[(*key, tid)] = counts
@@ -172,12 +174,13 @@ class ProcessTreeSampler:
     def _summarise(self, completed_requests: int) -> ServerStats:
         total = _Counters()
         with self._lock:
+            survivors = {pid for pid, _ in self._seen_last}
             for key, last in self._last.items():
                 base = self._base.get(key, _Counters())
-                if key not in self._seen_last:
-                    # Gone before the final sample, so reaped by its parent, whose children
-                    # times now hold this process's whole life: count only that, less what
-                    # it had spent before the load started.
+                if key not in self._seen_last and self._parents.get(key) in survivors:
+                    # Gone before the final sample while its parent lives on: reaped by it,
+                    # whose children times now hold this process's whole life. Count only
+                    # that, less what it had spent before the load started.
                     total.user -= base.user
                     total.system -= base.system
                     continue
