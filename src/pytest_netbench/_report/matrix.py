@@ -181,7 +181,7 @@ def _build_one(
         for metric in metrics
     }
     cells = _mark_best(cells, rows, columns, metrics)
-    base_label, cells = _apply_baseline(cells, baseline, row_params, across, columns, metrics)
+    base_label, cells = _apply_baseline(cells, baseline, row_params, across, columns)
     return Matrix(
         function=function,
         row_params=row_params,
@@ -257,7 +257,6 @@ def _apply_baseline(
     row_params: tuple[str, ...],
     across: str | None,
     columns: tuple[str, ...],
-    metrics: tuple[str, ...],
 ) -> tuple[str | None, dict[tuple[RowKey, str, str], Cell]]:
     if not baseline:
         return None, cells
