@@ -18,7 +18,7 @@ import sys
 import time
 
 CONFIG = """\
-{user}{keep_env}daemon off;
+{user}daemon off;
 master_process on;
 worker_processes 1;
 pid {run_dir}/nginx-{pid}.pid;
@@ -120,10 +120,7 @@ def main():
         return 2
     listener.listen(4096)
     port = listener.getsockname()[1]
-    listen = "[%s]:%d" % (args.host, port) if family == socket.AF_INET6 else "%s:%d" % (
-        args.host,
-        port,
-    )
+    listen = ("[%s]:%d" if family == socket.AF_INET6 else "%s:%d") % (args.host, port)
 
     run_dir = cache_dir()
     filler_dir = os.path.join(run_dir, "bytes")
@@ -132,15 +129,14 @@ def main():
     config = CONFIG.format(
         # Run as root, nginx would switch its worker to "nobody", who cannot read ~/.cache.
         user="user root;\n" if os.geteuid() == 0 else "",
-        # nginx clears its workers' environment; keep the launcher's ownership markers.
-        keep_env="".join("env %s;\n" % k for k in sorted(os.environ) if k.startswith("NETBENCH_")),
         run_dir=run_dir,
         pid=os.getpid(),
         listen=listen,
         filler_dir=filler_dir,
         status_locations=status_locations(),
     )
-    config_fd = os.memfd_create("netbench-nginx.conf", 0)  # inherited across exec on purpose
+    # flags=0: no close-on-exec, so nginx can open it as /proc/self/fd/N after the exec.
+    config_fd = os.memfd_create("netbench-nginx.conf", 0)
     os.write(config_fd, config.encode())
 
     # Double fork: the helper must not be nginx's child (nginx reaps children it knows).
