@@ -61,8 +61,12 @@ def status_locations():
 
 
 def cache_dir():
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "pytest-netbench", "nginx")
+    """The same cache root as the catalog's builds (see build.cache_root)."""
+    root = os.environ.get("PYTEST_NETBENCH_CACHE_DIR")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "pytest-netbench")
+    return os.path.join(os.path.expanduser(root), "nginx")
 
 
 def make_fillers(filler_dir):
