@@ -143,6 +143,14 @@ def test_remote_targets_are_refused_by_the_public_api_before_any_socket(
         http_spec("http://127.0.0.1/", proxy="proxy.example.com:3128")
 
 
+def test_a_loopback_proxy_does_not_open_the_way_to_a_remote_target(no_network: None) -> None:
+    # A local forward proxy would carry the load on to the remote host.
+    with pytest.raises(RemoteTargetError, match=r"example\.com"):
+        http_spec("http://example.com/", proxy="127.0.0.1:3128")
+    spec = http_spec("http://127.0.0.2:8080/", proxy="127.0.0.1:3128", requests=1)
+    assert spec.proxy == ("127.0.0.1", 3128)
+
+
 def test_localhost_is_allowed_when_it_resolves_to_loopback() -> None:
     guard_target("localhost", allow_remote=False)
     guard_target("LOCALHOST", allow_remote=False)
@@ -264,7 +272,7 @@ def test_fd_budget_beyond_the_hard_limit_fails_at_once_saying_how_many() -> None
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("refused:")
-    assert "connections need about" in done.stdout
+    assert "1000 connections need about" in done.stdout
     assert "256" in done.stdout
 
 
