@@ -205,6 +205,33 @@ def test_open_loop_without_keepalive_opens_a_connection_per_request(
     assert app.seen.connections == 30
 
 
+def test_open_loop_pool_grows_when_the_server_falls_behind(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    # Each answer takes 100 ms and a request is due every 10 ms: one connection cannot
+    # keep the schedule, so the pool must grow (up to its default bound of 1024).
+    server, app = http_server(delay_ms=100)
+    r = consistent(http_load(server.url, loop=loop, rate=100, connections=1, duration=0.5))
+    assert r.mode == "open"
+    assert r.generator.connections_peak > 1
+    assert r.generator.unsent == 0
+    assert app.seen.connections == r.generator.connections_opened
+
+
+def test_open_loop_pool_bound_leaves_requests_unsent_and_says_so(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server(delay_ms=200)
+    r = consistent(
+        http_load(server.url, loop=loop, rate=100, connections=1, max_connections=2, duration=0.5)
+    )
+    assert r.generator.connections_peak <= 2
+    assert app.seen.connections <= 2
+    assert r.generator.unsent > 0
+    assert not r.valid
+    assert any("rate not achieved" in reason for reason in r.invalid_reasons)
+
+
 def test_two_workers_split_the_requests_and_merge_exactly(
     loop: str, http_server: StartHttp, consistent: Check
 ) -> None:
