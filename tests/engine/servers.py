@@ -42,14 +42,18 @@ class Seen:
 @dataclass
 class HttpOptions:
     # length: Content-Length; chunked: chunks with extensions and a trailer; close: body
-    # delimited by closing the connection; connection-close: Content-Length, then close.
+    # delimited by closing the connection; connection-close: Content-Length, then close;
+    # http10: an HTTP/1.0 response with Content-Length, then close.
     framing: str = "length"
+    body_size: int = 0  # 0: the short BODY; else a body of this many bytes
+    greet: bytes = b""  # sent unasked on accept, as an SMTP server would
     delay_ms: float = 0.0
     status: int = 503
     status_every: int = 0  # every Nth request is answered with `status`
     malformed_every: int = 0  # every Nth request is answered with a broken status line
     reset_every: int = 0  # every Nth connection: read the request, then send RST
     stall_every: int = 0  # every Nth connection: read the request, never answer
+    close_every: int = 0  # every Nth connection: read the request, close (FIN) unanswered
 
 
 class HttpApp:
@@ -58,6 +62,8 @@ class HttpApp:
     def __init__(self, options: HttpOptions | None = None) -> None:
         self.options = options or HttpOptions()
         self.seen = Seen()
+        size = self.options.body_size
+        self.body = bytes(i % 251 for i in range(size)) if size else BODY
 
     async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         seen, opts = self.seen, self.options
@@ -66,6 +72,9 @@ class HttpApp:
         seen.per_connection.append(0)
         reset = opts.reset_every and number % opts.reset_every == 0
         stall = opts.stall_every and number % opts.stall_every == 0
+        hang_up = opts.close_every and number % opts.close_every == 0
+        if opts.greet:
+            writer.write(opts.greet)
         while True:
             try:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -82,6 +91,8 @@ class HttpApp:
             if reset:
                 send_reset(writer)
                 return
+            if hang_up:
+                return  # the caller closes: FIN with the request unanswered
             if stall:
                 await asyncio.Event().wait()  # until the client gives up or the server stops
             if opts.delay_ms:
@@ -94,7 +105,9 @@ class HttpApp:
                 if opts.status_every and seen.requests % opts.status_every == 0:
                     status = opts.status
                 head_only = request_line.startswith(b"HEAD ")
-                response, close_after = _render_response(opts.framing, status, head_only, close)
+                response, close_after = render_response(
+                    opts.framing, status, head_only, close, self.body
+                )
                 writer.write(response)
                 close = close or close_after
             await writer.drain()
@@ -111,28 +124,40 @@ def _parse_request_head(head: bytes) -> tuple[bytes, dict[bytes, bytes]]:
     return lines[0], headers
 
 
-def _render_response(
-    framing: str, status: int, head_only: bool, client_close: bool
+def render_response(
+    framing: str, status: int, head_only: bool, client_close: bool, body: bytes = BODY
 ) -> tuple[bytes, bool]:
     """The response bytes and whether the server closes the connection after them."""
     status_line = f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}\r\n".encode()
     connection = b"Connection: close\r\n" if client_close else b""
-    body = b"" if head_only else BODY
+    length = b"Content-Length: %d\r\n\r\n" % len(body)
+    content = b"" if head_only else body
     if framing == "length":
-        head = status_line + connection + b"Content-Length: %d\r\n\r\n" % len(BODY)
-        return head + body, client_close
+        return status_line + connection + length + content, client_close
     if framing == "connection-close":
-        head = status_line + b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(BODY)
-        return head + body, True
+        return status_line + b"Connection: close\r\n" + length + content, True
+    if framing == "http10":
+        return b"HTTP/1.0" + status_line[8:] + length + content, True
     if framing == "close":
-        return status_line + b"Content-Type: text/plain\r\n\r\n" + body, True
+        return status_line + b"Content-Type: text/plain\r\n\r\n" + content, True
     if framing == "chunked":
         head = status_line + connection + b"Transfer-Encoding: chunked\r\n\r\n"
         if head_only:
             return head, client_close
-        chunks = b"5;part=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: done\r\n\r\n"
-        return head + chunks, client_close
+        return head + _chunks(body) + b"0\r\nX-Trailer: done\r\n\r\n", client_close
     raise ValueError(f"unknown framing {framing!r}")
+
+
+def _chunks(body: bytes, size: int = 7) -> bytes:
+    """The body in chunks of at most `size` bytes (short bodies) or 16 KiB, each with an
+    extension on the first."""
+    size = size if len(body) < 1024 else 16 * 1024
+    parts = []
+    for offset in range(0, len(body), size):
+        piece = body[offset : offset + size]
+        extension = b";part=1" if offset == 0 else b""
+        parts.append(b"%x%s\r\n%s\r\n" % (len(piece), extension, piece))
+    return b"".join(parts)
 
 
 def send_reset(writer: asyncio.StreamWriter) -> None:
@@ -273,8 +298,10 @@ def _main() -> None:
     parser = argparse.ArgumentParser(description="test server (loopback only)")
     parser.add_argument("kind", choices=("http", "echo"))
     parser.add_argument("--port", type=int, default=0)
-    for name in ("status-every", "malformed-every", "reset-every", "stall-every", "status"):
+    numbers = ("status-every", "malformed-every", "reset-every", "stall-every", "close-every")
+    for name in (*numbers, "status", "body-size"):
         parser.add_argument(f"--{name}", type=int, default=0)
+    parser.add_argument("--greet", default="")
     parser.add_argument("--framing", default="length")
     parser.add_argument("--delay-ms", type=float, default=0.0)
     parser.add_argument("--corrupt-every", type=int, default=0)
@@ -291,6 +318,9 @@ def _main() -> None:
                 malformed_every=args.malformed_every,
                 reset_every=args.reset_every,
                 stall_every=args.stall_every,
+                close_every=args.close_every,
+                body_size=args.body_size,
+                greet=args.greet.encode(),
             )
         )
     else:

@@ -11,7 +11,7 @@ import socket
 from collections.abc import Callable
 
 import pytest
-from servers import HttpApp, ServerThread, StartHttp, _render_response
+from servers import HttpApp, ServerThread, StartHttp, render_response
 
 from pytest_netbench import LoadResult, http_load, http_load_async, http_spec
 from pytest_netbench._engine.exchange import build_exchange
@@ -33,7 +33,7 @@ def test_request_count_is_exact(loop: str, http_server: StartHttp, consistent: C
     assert app.seen.requests == 200
     assert r.generator.connections_opened == app.seen.connections == 8
     assert r.bytes_written == 200 * request_size(server.url + "/hello")
-    assert r.bytes_read == 200 * len(_render_response("length", 200, False, False)[0])
+    assert r.bytes_read == 200 * len(render_response("length", 200, False, False)[0])
     assert r.mode == "closed"
     assert r.generator.loop == loop
     assert r.latency.min_ms <= r.p50_ms <= r.p99_ms <= r.max_ms
@@ -145,7 +145,7 @@ def test_chunked_responses(loop: str, http_server: StartHttp, consistent: Check)
     r = consistent(http_load(server.url, loop=loop, connections=3, requests=60))
     assert (r.sent, r.ok, r.errors_total) == (60, 60, 0)
     assert r.generator.connections_opened == 3
-    assert r.bytes_read == 60 * len(_render_response("chunked", 200, False, False)[0])
+    assert r.bytes_read == 60 * len(render_response("chunked", 200, False, False)[0])
 
 
 def test_close_delimited_responses_end_at_close_and_reconnect(
@@ -156,6 +156,26 @@ def test_close_delimited_responses_end_at_close_and_reconnect(
     assert (r.sent, r.ok, r.errors_total) == (20, 20, 0)
     assert r.generator.connections_opened == 20
     assert app.seen.connections == 20
+
+
+def test_http10_responses_close_and_the_engine_reconnects(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server(framing="http10")
+    r = consistent(http_load(server.url, loop=loop, connections=2, requests=20))
+    assert (r.sent, r.ok, r.errors_total) == (20, 20, 0)
+    assert r.generator.connections_opened == app.seen.connections == 20
+
+
+@pytest.mark.parametrize("framing", ["length", "chunked", "close"])
+def test_large_bodies_span_many_reads(
+    loop: str, http_server: StartHttp, consistent: Check, framing: str
+) -> None:
+    server, app = http_server(framing=framing, body_size=300_000)
+    r = consistent(http_load(server.url, loop=loop, connections=2, requests=12))
+    assert (r.sent, r.ok, r.errors_total) == (12, 12, 0)
+    response = render_response(framing, 200, False, False, app.body)[0]
+    assert r.bytes_read == 12 * len(response)
 
 
 def test_post_body_is_sent_with_every_request(

@@ -63,6 +63,26 @@ def test_5xx_answers_are_status_errors_counted_per_code(
     assert r.generator.connections_opened == 3  # a 5xx keeps the connection
 
 
+def test_unsolicited_bytes_are_protocol_errors(
+    loop: str, fault_server: StartServer, consistent: Check
+) -> None:
+    # The server greets every connection before any request, as an SMTP server would.
+    server = fault_server("http", "--greet", "220 welcome\r\n")
+    r = consistent(http_load(server.url, loop=loop, connections=2, requests=10, keepalive=False))
+    only(r, protocol=10)
+    assert r.generator.connections_opened == 10
+
+
+def test_server_closing_before_answering_is_a_reset(
+    loop: str, fault_server: StartServer, consistent: Check
+) -> None:
+    server = fault_server("http", "--close-every", "3")
+    r = consistent(http_load(server.url, loop=loop, connections=3, requests=30, keepalive=False))
+    only(r, reset=10)
+    assert r.ok == 20
+    assert "closed" in r.error_samples["reset"]
+
+
 def test_server_killed_mid_run_ends_in_reset_and_connect_errors_without_hanging(
     loop: str, fault_server: StartServer, consistent: Check
 ) -> None:
