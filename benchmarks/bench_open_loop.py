@@ -49,7 +49,7 @@ def rate_part(server_cpu: int, gen_cpu: int, trials: int, duration: float) -> No
             f"C server on cpu {server_cpu}, generator on cpu {gen_cpu}",
         )
     )
-    sent_ratio, ok_ratio, lag_p99, cpu_pct = [], [], [], []
+    sent_ratio, ok_ratio, lag_p99, cpu_pct, p50, u50 = ([] for _ in range(6))
     with PinnedServer("hello", cpu=server_cpu) as server:
         for trial in range(trials):
             r = run_pinned(
@@ -64,14 +64,20 @@ def rate_part(server_cpu: int, gen_cpu: int, trials: int, duration: float) -> No
                 f"errors {r.errors_total}, in flight {r.in_flight}, unsent {g.unsent}, "
                 f"send lag p99 {g.send_lag_p99_ms:.2f} ms max {g.send_lag_max_ms:.2f} ms, "
                 f"peak connections {g.connections_peak}, generator cpu {g.cpu_percent:.0f} %, "
+                f"latency p50/p99 corrected {r.p50_ms:.2f}/{r.p99_ms:.2f} ms, uncorrected "
+                f"{r.uncorrected.p50_ms:.2f}/{r.uncorrected.p99_ms:.2f} ms, "
                 f"valid {r.valid} {list(r.invalid_reasons)}"
             )
             sent_ratio.append(achieved / TARGET_RATE)
             ok_ratio.append(completed / TARGET_RATE)
             lag_p99.append(g.send_lag_p99_ms or 0.0)
             cpu_pct.append(g.cpu_percent)
-    print(row("achieved send rate / target", sent_ratio, "x  (goal 0.99 .. 1.01)"))
-    print(row("completed rate / target", ok_ratio, "x"))
+            p50.append(r.p50_ms)
+            u50.append(r.uncorrected.p50_ms)
+    print(row("achieved send rate / target", sent_ratio, "x  (goal 0.99 .. 1.01)", digits=4))
+    print(row("completed rate / target", ok_ratio, "x", digits=4))
+    print(row("corrected p50", p50, "ms"))
+    print(row("uncorrected p50", u50, "ms"))
     print(row("send lag p99", lag_p99, "ms"))
     print(row("generator CPU", cpu_pct, "%"))
 

@@ -6,20 +6,21 @@ import statistics
 from collections.abc import Sequence
 
 
-def number(value: float) -> str:
-    """Three significant digits; large counts in full with thousands separators."""
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+def number(value: float, digits: int = 3) -> str:
+    """``digits`` significant digits; large counts in full with thousands separators."""
+    return f"{value:,.0f}" if abs(value) >= 10**digits else f"{value:.{digits}g}"
 
 
-def median_spread(values: Sequence[float]) -> str:
+def median_spread(values: Sequence[float], digits: int = 3) -> str:
     """``median [min .. max]``."""
     if not values:
         return "n/a"
-    return f"{number(statistics.median(values))} [{number(min(values))} .. {number(max(values))}]"
+    mid, low, high = statistics.median(values), min(values), max(values)
+    return f"{number(mid, digits)} [{number(low, digits)} .. {number(high, digits)}]"
 
 
-def row(label: str, values: Sequence[float], unit: str = "") -> str:
-    return f"  {label:<44} {median_spread(values)} {unit}".rstrip()
+def row(label: str, values: Sequence[float], unit: str = "", digits: int = 3) -> str:
+    return f"  {label:<44} {median_spread(values, digits)} {unit}".rstrip()
 
 
 def header(title: str, detail: str) -> str:
