@@ -23,3 +23,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[dev]"
+
+# PyPy with the frameworks it supports, for the catalog's CPython-vs-PyPy comparisons
+# (Debian's pypy3 ships none of them and its pip refuses system installs).
+if command -v pypy3 >/dev/null && [ ! -x .venv-pypy/bin/pypy3 ]; then
+  pypy3 -m venv .venv-pypy
+  .venv-pypy/bin/pypy3 -m pip install -q twisted tornado eventlet trio
+fi

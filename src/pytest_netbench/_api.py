@@ -78,8 +78,8 @@ def http_spec(
         p = parse_http_url(proxy if "://" in proxy else f"http://{proxy}")
         guard_target(p.host, allow_remote=allow_remote)
         proxy_addr = (p.host, p.port)
-    else:
-        guard_target(target.host, allow_remote=allow_remote)
+    # A proxy would carry the load onwards, so the target itself must pass the guard too.
+    guard_target(target.host, allow_remote=allow_remote)
     spec = LoadSpec(
         kind="http",
         host=target.host,
@@ -246,7 +246,7 @@ def _pool_size(spec: LoadSpec) -> int:
 
 def run_spec(spec: LoadSpec, server: Monitored | None = None) -> LoadResult:
     """Run a checked spec in this thread (and worker processes) and merge the result."""
-    ensure_fd_budget(_pool_size(spec) // spec.workers + 1)
+    ensure_fd_budget(-(-_pool_size(spec) // spec.workers))
     sampler = _start_sampler(server)
     outcomes = run_workers(spec)
     return _finish(spec, outcomes, sampler, server)
@@ -254,7 +254,7 @@ def run_spec(spec: LoadSpec, server: Monitored | None = None) -> LoadResult:
 
 async def run_spec_async(spec: LoadSpec, server: Monitored | None = None) -> LoadResult:
     """As :func:`run_spec`, on the caller's running loop (more workers run in processes)."""
-    ensure_fd_budget(_pool_size(spec) // spec.workers + 1)
+    ensure_fd_budget(-(-_pool_size(spec) // spec.workers))
     sampler = _start_sampler(server)
     if spec.workers == 1:
         loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
@@ -292,11 +292,15 @@ def _finish(
             result = dataclasses.replace(
                 result, valid=False, invalid_reasons=(*result.invalid_reasons, reason)
             )
-    if result.sent and result.errors.get("connect", 0) == result.sent and server is None:
+    connect_errors = result.errors.get("connect", 0)
+    if connect_errors and result.ok == 0 and result.errors_total == connect_errors and not server:
+        # Nothing ever got through (connects still pending at a deadline are in flight).
         sample = result.error_samples.get("connect", "")
+        hint = "is the server running and listening on that address?"
+        if "TLS" in sample or "certificate" in sample:
+            hint = "for a self-signed test server pass verify_tls=False (CLI: --insecure)"
         raise TargetUnreachableError(
-            f"no connection to {spec.url} succeeded ({result.sent} attempts; {sample}):"
-            " is the server running and listening on that address?"
+            f"no connection to {spec.url} succeeded ({connect_errors} attempts; {sample}): {hint}"
         )
     return result
 

@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -33,7 +34,11 @@ CASES = [
 ]
 # Every Python server on PyPy: Debian's pypy3 runs the stdlib ones; the frameworks need
 # installing for it (NETBENCH_PYPY may name a PyPy that has them, e.g. in a virtualenv).
-PYPY = os.environ.get("NETBENCH_PYPY", "pypy3")
+# scripts/bootstrap.sh makes .venv-pypy with the frameworks; use it when it is there.
+_BOOTSTRAP_PYPY = Path(__file__).resolve().parents[2] / ".venv-pypy" / "bin" / "pypy3"
+PYPY = os.environ.get(
+    "NETBENCH_PYPY", str(_BOOTSTRAP_PYPY) if _BOOTSTRAP_PYPY.exists() else "pypy3"
+)
 PYTHON_SERVERS = [n for n in catalog.names(app=None) if catalog.kind_of(n) == "python"]
 PYPY_CASES = [
     pytest.param(name, app, id=f"pypy-{name}-{app}")

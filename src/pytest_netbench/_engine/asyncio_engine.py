@@ -183,7 +183,7 @@ class BaseRun:
             if exc is None:
                 return
             err_no = getattr(exc, "errno", None)
-            failure = _describe_connect_error(exc)
+            failure = describe_connect_error(exc)
         self.connections.discard(conn)
         if self.stopping:
             return
@@ -466,11 +466,11 @@ def _factory(conn: Connection) -> Callable[[], Connection]:
     return lambda: conn
 
 
-def _describe_connect_error(exc: BaseException) -> str:
+def describe_connect_error(exc: BaseException) -> str:
     if isinstance(exc, ConnectionRefusedError):
         return "connection refused"
     if isinstance(exc, ssl.SSLError):
-        return f"TLS handshake failed: {exc.reason or exc}"
+        return f"TLS handshake failed: {getattr(exc, 'reason', None) or exc}"
     if isinstance(exc, OSError) and exc.errno is not None:
         return f"{errno_mod.errorcode.get(exc.errno, exc.errno)}: {exc.strerror}"
     return repr(exc)

@@ -8,13 +8,13 @@ conformance suite checks.
 
 from __future__ import annotations
 
-import errno as errno_mod
 import ssl
 from collections import deque
 from time import monotonic_ns
 
 import trio
 
+from pytest_netbench._engine.asyncio_engine import describe_connect_error as _describe_connect_error
 from pytest_netbench._engine.driver import (
     make_ssl_context,
     thread_busy_seconds,
@@ -63,8 +63,10 @@ class TrioRun:
         self.peak = 0
         self.scheduled = 0
         self.work_send, self.work_recv = trio.open_memory_channel[int](float("inf"))
-        self.idle = 0
+        self.connecting = 0
         self.pool_size = 0
+        self.pool_limit = max(share.max_connections, share.connections)
+        self.nursery: trio.Nursery | None = None
         self.queued_measured = 0
         self.in_flight = 0
         self.cpu_start = thread_cpu_seconds()
@@ -86,6 +88,21 @@ class TrioRun:
         if self.budget == 0 and self.completed >= self.recorder.sent and not self.queued_measured:
             self.stop()
 
+    def ensure_takers(self) -> None:
+        """Open loop: every queued request needs a connection on its way to take it.
+
+        Connections already waiting took theirs straight from the channel (trio hands an
+        item to a waiting receiver at once), so what is still buffered is matched against
+        connections still connecting; the rest get new connections, up to the pool bound.
+        """
+        if self.nursery is None:
+            return
+        queued = self.work_send.statistics().current_buffer_used
+        while queued > self.connecting and self.pool_size < self.pool_limit:
+            self.pool_size += 1
+            self.connecting += 1  # counted now so the loop sees it; the task takes it over
+            self.nursery.start_soon(_open_connection, self, True)
+
     def stop(self) -> None:
         """End the run; what is outstanding now is in flight (tasks unwind after this)."""
         if not self.stopping:
@@ -94,6 +111,12 @@ class TrioRun:
             for slot in self.slots:
                 times = slot.intended if self.open_loop else slot.pending
                 self.in_flight += sum(1 for t in times if t >= self.measure_start)
+            # As in the asyncio engine, a request a connection is being opened for has
+            # started: it is in flight, not unsent.
+            started = min(self.queued_measured, self.connecting)
+            self.recorder.sent += started
+            self.in_flight += started
+            self.queued_measured -= started
             self.cancel_scope.cancel()
 
     def fail(self, slot: _Slot, kind: str, detail: str, err_no: int | None = None) -> None:
@@ -145,20 +168,20 @@ class TrioRun:
                 )
                 if self.ssl_context is not None:
                     tls = trio.SSLStream(stream, self.ssl_context, server_hostname=self.spec.host)
-                    await tls.do_handshake()
+                    try:
+                        await tls.do_handshake()
+                    except BaseException:
+                        with trio.CancelScope(shield=True):
+                            await trio.aclose_forcefully(stream)
+                        raise
                     stream = tls
             return stream
         except trio.TooSlowError:
             self.fail(slot, "connect", "connect failed: connect timeout")
-        except ssl.SSLError as exc:
-            self.fail(slot, "connect", f"connect failed: TLS handshake failed: {exc}")
-        except OSError as exc:
-            err = exc.errno
-            name = errno_mod.errorcode.get(err, str(err)) if err else "error"
-            detail = "connection refused" if err == errno_mod.ECONNREFUSED else f"{name}: {exc}"
-            self.fail(slot, "connect", f"connect failed: {detail}", err)
-        except trio.BrokenResourceError as exc:
-            self.fail(slot, "connect", f"connect failed: {exc}")
+        except (OSError, trio.BrokenResourceError) as exc:
+            root = _root_cause(exc)
+            err = root.errno if isinstance(root, OSError) else None
+            self.fail(slot, "connect", f"connect failed: {_describe_connect_error(root)}", err)
         self.slots.discard(slot)
         return None
 
@@ -184,9 +207,10 @@ class TrioRun:
                     )
                     break
                 if not data:
-                    framer.feed_eof()
+                    framer.feed_eof()  # may complete a close-delimited response
                     if slot.pending:
                         self.fail(slot, "reset", "server closed the connection before responding")
+                    self.check_finished()
                     break
                 rec.bytes_read += len(data)
                 done_before = slot.served
@@ -217,6 +241,24 @@ class TrioRun:
         for chunk in self.exchange.chunks:
             await stream.send_all(chunk)
         self.recorder.bytes_written += self.exchange.size
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """trio wraps the real connect error: in ``__cause__`` (TLS) or in an exception group
+    behind "all attempts to connect ... failed"; dig out the first informative one."""
+    seen = 0
+    while seen < 8:
+        seen += 1
+        if isinstance(exc, ssl.SSLError) or (isinstance(exc, OSError) and exc.errno):
+            return exc
+        inner = getattr(exc, "exceptions", None)
+        if inner:
+            exc = inner[0]
+        elif exc.__cause__ is not None:
+            exc = exc.__cause__
+        else:
+            break
+    return exc
 
 
 class _Next:
@@ -258,27 +300,29 @@ async def _closed_slot(run: TrioRun) -> None:
         await run.converse(slot, stream, _Next(run, (now, now)))
 
 
-async def _open_connection(run: TrioRun) -> None:
+async def _open_connection(run: TrioRun, precounted: bool = False) -> None:
     """Open loop: one pooled connection taking due requests from the shared work channel.
 
     Requests wait in the channel when every connection is busy, so their corrected latency
     (from the intended time) includes that wait, as it must.
     """
     slot = _Slot()
-    stream = await run.connect(slot)
+    if not precounted:
+        run.connecting += 1
+    try:
+        stream = await run.connect(slot)
+    finally:
+        run.connecting -= 1
     if stream is None:
         run.pool_size -= 1
+        run.ensure_takers()
         return
     run.slots.add(slot)
     try:
         while not run.stopping and not slot.broken and slot.keep_alive:
             if run.rpc and slot.served >= run.rpc:
                 break
-            run.idle += 1
-            try:
-                intended = await run.work_recv.receive()
-            finally:
-                run.idle -= 1
+            intended = await run.work_recv.receive()
             if run.stopping:
                 break  # woken with work after the window closed: it was never sent
             if intended >= run.measure_start:
@@ -288,6 +332,8 @@ async def _open_connection(run: TrioRun) -> None:
     finally:
         run.pool_size -= 1
         run.slots.discard(slot)
+        if not run.stopping:
+            run.ensure_takers()
         with trio.CancelScope(shield=True):
             await trio.aclose_forcefully(stream)
 
@@ -311,10 +357,11 @@ async def _one_open_exchange(
                 slot.broken = "timeout"
                 return
             if not data:
-                framer.feed_eof()
+                framer.feed_eof()  # may complete a close-delimited response
                 if slot.pending:
                     run.fail(slot, "reset", "server closed the connection before responding")
                 slot.broken = slot.broken or "closed"
+                run.check_finished()
                 return
             run.recorder.bytes_read += len(data)
             framer.feed(data)
@@ -328,7 +375,7 @@ async def _one_open_exchange(
 
 
 async def _open_scheduler(run: TrioRun, nursery: trio.Nursery, schedule: Schedule) -> None:
-    limit = max(run.share.max_connections, run.share.connections)
+    run.nursery = nursery
     if run.spec.keepalive:
         for _ in range(run.share.connections):
             run.pool_size += 1
@@ -349,10 +396,7 @@ async def _open_scheduler(run: TrioRun, nursery: trio.Nursery, schedule: Schedul
             run.queued_measured += 1
             run.recorder.lags.append(now - due)
         run.work_send.send_nowait(due)
-        waiting = run.work_send.statistics().current_buffer_used
-        if waiting > run.idle and run.pool_size < limit:
-            run.pool_size += 1
-            nursery.start_soon(_open_connection, run)
+        run.ensure_takers()
         due = schedule.next(due)
 
 
