@@ -163,6 +163,32 @@ def test_pipelined_responses_in_one_buffer_are_each_reported_in_order() -> None:
     assert not link.framer.mid_response
 
 
+def test_transfer_coding_ending_in_chunked_is_chunked() -> None:
+    data = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"
+    assert framed(data).responses == [(200, True)]
+
+
+def test_transfer_coding_without_chunked_is_delimited_by_the_close() -> None:
+    link = framed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\n\r\nabc")
+    assert link.responses == []
+    assert link.eof() is True
+    assert link.responses == [(200, False)]
+
+
+def test_connection_header_is_a_token_list() -> None:
+    data = b"HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n"
+    assert framed(data).responses == [(200, False)]
+
+
+def test_content_length_with_transfer_encoding_is_refused() -> None:
+    link = framed(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"2\r\nhi\r\n0\r\n\r\n"
+    )
+    assert link.responses == []
+    assert len(link.errors) == 1
+
+
 # -- split at every byte boundary ------------------------------------------------------------
 
 SPLIT_CASES = {
@@ -227,9 +253,18 @@ def test_head_responses_follow_keep_alive_rules_and_skip_interim() -> None:
         b"HTTP/1.0 200 OK\r\n\r\n"
         b"HTTP/1.0 404 Not Found\r\nconnection: Keep-Alive\r\n\r\n"
         b"HTTP/1.1 200\r\n\r\n"
+        b"HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\n\r\n"
+        b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive, X-Foo\r\n\r\n"
     )
     link = framed(data, HeadResponseFramer)
-    assert link.responses == [(200, False), (200, False), (404, True), (200, True)]
+    assert link.responses == [
+        (200, False),
+        (200, False),
+        (404, True),
+        (200, True),
+        (200, False),
+        (200, True),
+    ]
     assert link.errors == []
 
 
@@ -259,6 +294,9 @@ MALFORMED = {
     "bytes-after-response": HELLO + b"unsolicited",
     "upgrade-101": b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
     b"Connection: Upgrade\r\n\r\n",
+    "status-below-100": b"HTTP/1.1 099 Odd\r\nContent-Length: 0\r\n\r\n",
+    "bare-lf-lines": b"HTTP/1.1 200 OK\nContent-Length: 2\n\nhi",
+    "obs-fold": b"HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 0\r\n\r\n",
 }
 
 
@@ -314,6 +352,7 @@ def test_many_small_pipelined_responses_in_one_big_read_are_not_a_huge_head() ->
         b"HTTP/1.1 042 Odd\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",
         b"garbage\r\n\r\n",
+        b"HTTP/1.1 200 OK\nContent-Length: 5\n\n",
     ],
 )
 def test_malformed_head_response_reports_a_reason(head: bytes) -> None:

@@ -93,15 +93,22 @@ class ResponseFramer:
     def on_header(self, name: bytes, value: bytes) -> None:
         if len(name) in (14, 17):  # only Content-Length / Transfer-Encoding matter here
             lowered = name.lower()
-            if lowered == b"content-length" or lowered == b"transfer-encoding":
+            if lowered == b"content-length":
+                self._has_length = True
+            elif lowered == b"transfer-encoding" and value.rstrip().lower().endswith(b"chunked"):
+                # Any other final coding leaves the body delimited by the close (RFC 9112 6.3).
                 self._has_length = True
 
     def on_headers_complete(self) -> None:
         self._in_head = False
-        self._status = self._parser.get_status_code()
+        self._status = status = self._parser.get_status_code()
+        if status < 100:
+            self._fail(f"malformed response: status {status} is not a 3-digit code from 100")
 
     def on_message_complete(self) -> None:
         self._in_message = False
+        if self.failed:
+            return
         status = self._status
         if status == 101:
             self._fail_upgrade()
@@ -178,6 +185,8 @@ class HeadResponseFramer:
             if end < 0:
                 if len(self._buffer) > _MAX_HEAD_BYTES:
                     self._fail("malformed response: header block larger than 64 KiB")
+                elif b"\n\n" in self._buffer:  # would otherwise wait for a CRLF that never comes
+                    self._fail("malformed response: lines end in a bare LF, not CRLF")
                 return
             head, self._buffer = self._buffer[:end], self._buffer[end + 4 :]
             parsed = _parse_head(head)
@@ -213,16 +222,18 @@ def _parse_head(head: bytes) -> tuple[int, bool] | str:
     status = int(parts[1])
     if not 100 <= status <= 999:
         return f"bad status code in {status_line[:60]!r}"
-    connection = b""
+    options: set[bytes] = set()  # Connection is a comma-separated list, maybe repeated
     for line in rest.split(b"\r\n") if rest else ():
         name, sep, value = line.partition(b":")
         if not sep or not name.strip():
             return f"bad header line {line[:60]!r}"
         if name.strip().lower() == b"connection":
-            connection = value.strip().lower()
+            options.update(token.strip() for token in value.lower().split(b","))
+    if b"close" in options:
+        return status, False
     if parts[0] == b"HTTP/1.0":
-        return status, connection == b"keep-alive"
-    return status, connection != b"close"
+        return status, b"keep-alive" in options
+    return status, True
 
 
 def framer_for(method: str) -> type[ResponseFramer] | type[HeadResponseFramer]:
