@@ -234,7 +234,8 @@ def test_open_loop_pool_grows_when_the_server_falls_behind(
     r = consistent(http_load(server.url, loop=loop, rate=100, connections=1, duration=0.5))
     assert r.mode == "open"
     assert r.generator.connections_peak > 1
-    assert r.generator.unsent == 0
+    # The schedule was kept (a request due just at the deadline may still be queued).
+    assert not any("rate not achieved" in reason for reason in r.invalid_reasons)
     assert app.seen.connections == r.generator.connections_opened
 
 

@@ -1,17 +1,18 @@
 """Where a load may go: URL parsing, the loopback guard (no socket, no DNS), the fd budget.
 
-The guard tests replace ``socket.socket`` and the resolver with functions that fail the
-test if called. That is not a mock of the code under test: it is a tripwire proving that
-a refused target costs no packet at all, not even a DNS query.
+The guard tests arm a tripwire (a ``sys.addaudithook`` hook) that fails the test on any
+``socket.*`` audit event: creating a socket, connecting, resolving a name. That is not a
+mock of the code under test, nothing is replaced: it proves that a refused target costs
+no packet at all, not even a DNS query.
 """
 
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 
 import pytest
 
@@ -32,18 +33,39 @@ from pytest_netbench._engine.target import (
     parse_http_url,
 )
 
+_tripwire = {"armed": False, "installed": False}
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _tripwire["armed"] and event.startswith("socket."):
+        raise AssertionError(f"network touched before the guard refused: {event}{args!r}")
+
 
 @pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any socket creation or name lookup from here on fails the test."""
+def no_network() -> Iterator[None]:
+    """Any socket creation, connect or name lookup from Python code fails the test.
 
-    def tripwire(*args: object, **kwargs: object) -> None:
-        raise AssertionError(f"network touched before the guard refused: {args!r}")
+    An audit hook, unlike replacing ``socket.socket``, leaves every module as it is (a
+    module imported during the test must not keep a patched class). Hooks cannot be
+    removed, so this one is installed once and only armed inside tests that ask for it.
+    """
+    if not _tripwire["installed"]:
+        sys.addaudithook(_audit)
+        _tripwire["installed"] = True
+    _tripwire["armed"] = True
+    try:
+        yield
+    finally:
+        _tripwire["armed"] = False
 
-    monkeypatch.setattr(socket, "socket", tripwire)
-    monkeypatch.setattr(socket, "create_connection", tripwire)
-    monkeypatch.setattr(socket, "getaddrinfo", tripwire)
-    monkeypatch.setattr(socket, "gethostbyname", tripwire)
+
+def test_the_tripwire_itself_catches_sockets_and_lookups(no_network: None) -> None:
+    import socket
+
+    with pytest.raises(AssertionError, match=r"socket\.__new__"):
+        socket.socket()
+    with pytest.raises(AssertionError, match=r"socket\.getaddrinfo"):
+        socket.getaddrinfo("example.com", 80)
 
 
 # -- URL parsing -----------------------------------------------------------------------------
@@ -133,12 +155,14 @@ def test_everything_else_is_refused_without_a_socket_or_a_lookup(
 def test_remote_targets_are_refused_by_the_public_api_before_any_socket(
     no_network: None,
 ) -> None:
+    # loop="asyncio": were the guard to let these through, the stdlib loop would resolve
+    # and connect through the audited socket module (uvloop's C code is not audited).
     with pytest.raises(RemoteTargetError):
-        http_load("http://example.com/", requests=1)
+        http_load("http://example.com/", requests=1, loop="asyncio")
     with pytest.raises(RemoteTargetError):
-        http_load("https://10.1.2.3:8443/", duration=1)
+        http_load("https://10.1.2.3:8443/", duration=1, loop="asyncio")
     with pytest.raises(RemoteTargetError):
-        echo_load("192.0.2.7", 7, requests=1)
+        echo_load("192.0.2.7", 7, requests=1, loop="asyncio")
     with pytest.raises(RemoteTargetError):
         http_spec("http://127.0.0.1/", proxy="proxy.example.com:3128")
 
