@@ -62,7 +62,9 @@ class TrioRun:
         self.opened = 0
         self.peak = 0
         self.scheduled = 0
-        self.work_send, self.work_recv = trio.open_memory_channel[int](float("inf"))
+        # (intended time, already counted as sent): see _open_scheduler
+        self.work_send, self.work_recv = trio.open_memory_channel[tuple[int, bool]](float("inf"))
+        self.handed_measured = 0
         self.connecting = 0
         self.pool_size = 0
         self.pool_limit = max(share.max_connections, share.connections)
@@ -115,7 +117,7 @@ class TrioRun:
             # started: it is in flight, not unsent.
             started = min(self.queued_measured, self.connecting)
             self.recorder.sent += started
-            self.in_flight += started
+            self.in_flight += started + self.handed_measured
             self.queued_measured -= started
             self.cancel_scope.cancel()
 
@@ -304,38 +306,46 @@ async def _open_connection(run: TrioRun, precounted: bool = False) -> None:
     """Open loop: one pooled connection taking due requests from the shared work channel.
 
     Requests wait in the channel when every connection is busy, so their corrected latency
-    (from the intended time) includes that wait, as it must.
+    (from the intended time) includes that wait, as it must. Until it takes its first
+    request the connection counts in ``run.connecting``: a request queued for it has
+    started (it is in flight at the deadline, as in the asyncio engine).
     """
     slot = _Slot()
+    arriving = True
     if not precounted:
         run.connecting += 1
+    stream: trio.abc.Stream | None = None
     try:
         stream = await run.connect(slot)
-    finally:
-        run.connecting -= 1
-    if stream is None:
-        run.pool_size -= 1
-        run.ensure_takers()
-        return
-    run.slots.add(slot)
-    try:
+        if stream is None:
+            return
+        run.slots.add(slot)
         while not run.stopping and not slot.broken and slot.keep_alive:
             if run.rpc and slot.served >= run.rpc:
                 break
-            intended = await run.work_recv.receive()
+            intended, counted = await run.work_recv.receive()
+            if arriving:
+                arriving = False
+                run.connecting -= 1
             if run.stopping:
-                break  # woken with work after the window closed: it was never sent
+                break  # the window closed first; stop() has accounted for this request
             if intended >= run.measure_start:
-                run.queued_measured -= 1
-                run.recorder.sent += 1
+                if counted:
+                    run.handed_measured -= 1
+                else:
+                    run.queued_measured -= 1
+                    run.recorder.sent += 1
             await _one_open_exchange(run, slot, stream, (monotonic_ns(), intended))
     finally:
+        if arriving:
+            run.connecting -= 1
         run.pool_size -= 1
         run.slots.discard(slot)
         if not run.stopping:
             run.ensure_takers()
-        with trio.CancelScope(shield=True):
-            await trio.aclose_forcefully(stream)
+        if stream is not None:
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(stream)
 
 
 async def _one_open_exchange(
@@ -386,6 +396,10 @@ async def _open_scheduler(run: TrioRun, nursery: trio.Nursery, schedule: Schedul
         if wait > 0:
             await trio.sleep(wait)
         now = monotonic_ns()
+        # A connection already waiting gets the request at once (trio hands it over inside
+        # send_nowait), which the asyncio engine would have written there and then: count it
+        # as sent now. Otherwise it waits in the queue and counts when a connection takes it.
+        handed = run.work_send.statistics().tasks_waiting_receive > 0
         if due >= run.measure_start:
             if run.budget is not None:
                 if run.budget <= 0:
@@ -393,9 +407,13 @@ async def _open_scheduler(run: TrioRun, nursery: trio.Nursery, schedule: Schedul
                     await trio.sleep_forever()
                 run.budget -= 1
             run.scheduled += 1
-            run.queued_measured += 1
             run.recorder.lags.append(now - due)
-        run.work_send.send_nowait(due)
+            if handed:
+                run.recorder.sent += 1
+                run.handed_measured += 1
+            else:
+                run.queued_measured += 1
+        run.work_send.send_nowait((due, handed))
         run.ensure_takers()
         due = schedule.next(due)
 
