@@ -47,11 +47,8 @@ def run_wrk(
     total = _TOTAL.search(done.stdout)
     if done.returncode != 0 or total is None:
         sys.exit(f"wrk failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}")
-    errors = (
-        sum(int(n) for n in _SOCKET_ERRORS.search(done.stdout).groups())
-        if (_SOCKET_ERRORS.search(done.stdout))
-        else 0
-    )
+    socket_errors = _SOCKET_ERRORS.search(done.stdout)
+    errors = sum(int(n) for n in socket_errors.groups()) if socket_errors else 0
     non_2xx = _NON_2XX.search(done.stdout)
     errors += int(non_2xx.group(1)) if non_2xx else 0
     return WrkRun(
