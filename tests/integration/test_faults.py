@@ -100,7 +100,9 @@ def test_server_killed_mid_run_ends_in_reset_and_connect_errors_without_hanging(
     assert r.errors["reset"] + r.errors["connect"] > 0
     assert r.errors["timeout"] == r.errors["protocol"] == r.errors["status"] == 0
     if r.errors["connect"]:
-        assert "refused" in r.error_samples["connect"]
+        # Refused once the port is closed; a connect caught in the dying backlog is reset.
+        sample = r.error_samples["connect"]
+        assert "refused" in sample or "ECONNRESET" in sample, sample
 
 
 def test_stalled_connections_time_out_exactly(
