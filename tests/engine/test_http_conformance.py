@@ -234,8 +234,9 @@ def test_open_loop_pool_grows_when_the_server_falls_behind(
     r = consistent(http_load(server.url, loop=loop, rate=100, connections=1, duration=0.5))
     assert r.mode == "open"
     assert r.generator.connections_peak > 1
-    # The schedule was kept (a request due just at the deadline may still be queued).
-    assert not any("rate not achieved" in reason for reason in r.invalid_reasons)
+    # The schedule was kept: at most the few requests due just before the deadline may
+    # still be waiting for a connection that is opening (the bound of 2 would leave ~40).
+    assert r.generator.unsent < 5
     assert app.seen.connections == r.generator.connections_opened
 
 

@@ -110,11 +110,11 @@ def test_stalled_connections_time_out_exactly(
 ) -> None:
     server = fault_server("http", "--stall-every", "5")
     r = consistent(
-        http_load(server.url, loop=loop, connections=4, requests=20, keepalive=False, timeout=0.3)
+        http_load(server.url, loop=loop, connections=4, requests=20, keepalive=False, timeout=0.5)
     )
     only(r, timeout=4)
     assert r.ok == 16
-    assert "0.3" in r.error_samples["timeout"]
+    assert "0.5" in r.error_samples["timeout"]
 
 
 def test_connection_close_after_each_response_reconnects_without_errors(
