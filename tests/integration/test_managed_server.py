@@ -1,0 +1,71 @@
+"""Loads against a managed :class:`Server`: its figures land in the result, and its death
+during (or before) a load is reported, not hidden."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_netbench import LoadResult, Server, ServerCrashed, http_load
+
+Check = Callable[[LoadResult], LoadResult]
+SERVERS_SCRIPT = str(Path(__file__).parents[1] / "engine" / "servers.py")
+
+
+@pytest.fixture
+def managed(tmp_path: Path) -> Iterator[Server]:
+    server = Server(
+        [sys.executable, SERVERS_SCRIPT, "http", "--port", "{port}"],
+        port_pattern=r"NETBENCH_LISTENING port=(\d+)",
+        name="test-http",
+        log_dir=tmp_path,
+        startup_timeout=20,
+    )
+    with server:
+        yield server
+
+
+def test_server_figures_land_in_the_result(loop: str, managed: Server, consistent: Check) -> None:
+    r = consistent(http_load(managed.url, server=managed, loop=loop, connections=4, requests=300))
+    assert (r.ok, r.errors_total) == (300, 0)
+    assert r.server is not None
+    assert r.server.pid == managed.pid
+    assert r.server.cpu_s >= 0
+    assert r.server.rss_peak_mb > 0
+    assert r.server.threads_peak >= 1
+    assert r.server.fds_peak >= 1
+    assert r.to_dict()["server"]["pid"] == managed.pid
+
+
+def test_server_killed_during_the_load_makes_the_result_invalid(
+    managed: Server, consistent: Check
+) -> None:
+    assert managed.pid is not None
+    killer = threading.Timer(0.3, os.kill, (managed.pid, signal.SIGKILL))
+    killer.start()
+    try:
+        r = consistent(http_load(managed.url, server=managed, connections=2, duration=0.8))
+    finally:
+        killer.cancel()
+    assert r.ok > 0
+    assert r.errors["reset"] + r.errors["connect"] > 0
+    assert not r.valid
+    assert any("server died during the load" in reason for reason in r.invalid_reasons)
+
+
+def test_dead_server_is_reported_before_any_load(managed: Server) -> None:
+    assert managed.pid is not None
+    os.kill(managed.pid, signal.SIGKILL)
+    for _ in range(500):  # until the kernel has delivered the signal (bounded: 5 s)
+        if not managed.running:
+            break
+        time.sleep(0.01)
+    with pytest.raises(ServerCrashed, match=r"SIGKILL|signal 9"):
+        http_load(managed.url, server=managed, requests=1)
