@@ -265,6 +265,23 @@ def test_two_workers_split_the_requests_and_merge_exactly(
     assert r.generator.connections_opened == app.seen.connections == 4
 
 
+def test_two_workers_in_open_loop_share_the_rate_and_the_count(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, app = http_server()
+    r = consistent(http_load(server.url, loop=loop, rate=400, requests=40, workers=2))
+    assert (r.mode, r.sent, r.ok, r.errors_total) == ("open", 40, 40, 0)
+    assert app.seen.requests == 40
+    assert r.generator.workers == 2
+    assert r.generator.intended_rate == 400
+
+
+def test_auto_loop_is_uvloop_when_installed(http_server: StartHttp) -> None:
+    pytest.importorskip("uvloop")
+    server, _ = http_server()
+    assert http_load(server.url, requests=3).generator.loop == "uvloop"
+
+
 def test_async_variant_runs_on_the_callers_loop(http_server: StartHttp, consistent: Check) -> None:
     server, app = http_server()
 
