@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from pytest_netbench._proto.http import (
@@ -450,3 +452,61 @@ def test_rendered_request_round_trips_through_a_response_framer_shape() -> None:
     assert sep
     assert body == b"x\r\n\r\ny"
     assert b"Content-Length: 6" in head.split(b"\r\n")
+
+
+# -- seeded fuzzing: random splits of long streams, mutated bytes never raise ---------------
+
+STREAM_PARTS = [
+    (HELLO, [(200, True)]),
+    (CHUNKED, [(200, True)]),
+    (EMPTY_CHUNKED, [(404, True)]),
+    (NO_BODY, [(204, True), (304, True)]),
+    (INTERIM, [(201, True)]),
+    (HTTP10_KEEPALIVE, [(200, True)]),
+]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_pipelines_cut_at_random_points(seed: int) -> None:
+    rng = random.Random(seed)
+    picks = [rng.choice(STREAM_PARTS) for _ in range(200)]
+    data = b"".join(part for part, _ in picks)
+    expected = [response for _, responses in picks for response in responses]
+    cuts = sorted(rng.sample(range(1, len(data)), 300))
+    pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    link = Link().feed(*pieces)
+    assert link.responses == expected
+    assert link.errors == []
+
+
+def mutations(rng: random.Random, count: int) -> list[bytes]:
+    sources = [part for part, _ in STREAM_PARTS] + list(MALFORMED.values())
+    out = []
+    for _ in range(count):
+        data = bytearray(rng.choice(sources))
+        for _ in range(rng.randint(1, 4)):
+            where = rng.randrange(len(data))
+            action = rng.randrange(3)
+            if action == 0:
+                data[where] = rng.randrange(256)
+            elif action == 1:
+                del data[where]
+            else:
+                data.insert(where, rng.choice(b"\r\n :0123456789abcdefHTP/;"))
+        out.append(bytes(data))
+    out.append(bytes(rng.randrange(256) for _ in range(4096)))
+    return out
+
+
+@pytest.mark.parametrize("framer_class", [ResponseFramer, HeadResponseFramer])
+def test_mutated_responses_never_raise_and_report_at_most_one_error(
+    framer_class: FramerClass,
+) -> None:
+    rng = random.Random(1234)
+    for data in mutations(rng, 1500):
+        cut = rng.randrange(len(data) + 1)
+        link = Link(framer_class).feed(data[:cut], data[cut:])
+        link.eof()
+        assert len(link.errors) <= 1, data
+        assert all(isinstance(e, str) and len(e) <= 200 for e in link.errors)
+        assert all(status >= 100 and status != 101 for status, _ in link.responses), data
