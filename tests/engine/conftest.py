@@ -1,4 +1,5 @@
-"""Fixtures of the engine conformance suite: the loop matrix and in-process test servers."""
+"""Fixtures of the engine conformance suite: in-process test servers and a TLS certificate
+(the loop matrix, `loop`, and `consistent` live in tests/conftest.py)."""
 
 from __future__ import annotations
 
