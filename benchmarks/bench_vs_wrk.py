@@ -1,11 +1,12 @@
 """Generator cost and throughput: netbench vs wrk against the same fast C server.
 
 Both generators run one process with one thread and 50 keep-alive connections; the server
-(``servers/httpd.c``, epoll, single thread) is pinned to one core and the generator to the
+(``servers/httpd.c``, epoll, single thread; or ``--server go``, net/http with GOMAXPROCS=1)
+is pinned to one core and the generator to the
 other. Each trial runs wrk and netbench back to back (order alternating) and prints ratios
 measured in that trial; the summary gives median and spread over trials.
 
-    python benchmarks/bench_vs_wrk.py [--trials 3] [--duration 5] [--other-loops]
+    python benchmarks/bench_vs_wrk.py [--trials 3] [--duration 5] [--other-loops] [--server go]
 
 CPU per completed request: wrk's whole process (wait4 rusage) against the CPU netbench spent
 inside ``http_load`` (set-up, connects, run and teardown; interpreter start-up is shown apart).
@@ -54,17 +55,19 @@ def main() -> None:
     parser.add_argument(
         "--other-loops", action="store_true", help="also one run each on asyncio and trio"
     )
+    parser.add_argument("--server", choices=["c", "go"], default="c")
     args = parser.parse_args()
     server_cpu, gen_cpu = cpus_for_pinning()
     cpu_ratio, rps_ratio, wrk_us, nb_us, wrk_rps, nb_rps, window_us = [], [], [], [], [], [], []
     print(
         header(
             "netbench vs wrk, 50 keep-alive connections, 1 thread each",
-            f"C epoll server on cpu {server_cpu}, generator on cpu {gen_cpu}, "
+            f"{'C epoll' if args.server == 'c' else 'Go net/http'} server on cpu {server_cpu}, "
+            f"generator on cpu {gen_cpu}, "
             f"{args.duration:g} s per run, {args.trials} trials",
         )
     )
-    with PinnedServer("hello", cpu=server_cpu) as server:
+    with PinnedServer("hello", cpu=server_cpu, server=args.server) as server:
         run_wrk(server.url, cpu=gen_cpu, connections=CONNECTIONS, duration_s=1)  # warm caches
         for trial in range(args.trials):
             wrk_first = trial % 2 == 0

@@ -1,9 +1,10 @@
 """Build and run the benchmark's own servers, pinned to one core.
 
-The C server (``httpd.c``) is compiled once with ``gcc -O2`` into a cache directory outside
-the work tree (``$NETBENCH_BENCH_BUILD`` or ``/tmp/netbench-bench-build``) and rebuilt only
-when its source changes. :class:`PinnedServer` starts it under ``taskset``, reads the port it
-prints, and always kills it on exit, so no benchmark leaves a server behind.
+The C server (``httpd.c``, every mode) and the Go net/http one (``hello_go/``, hello only)
+are built once into a cache directory outside the work tree (``$NETBENCH_BENCH_BUILD`` or
+``/tmp/netbench-bench-build``) and rebuilt only when their source changes.
+:class:`PinnedServer` starts one under ``taskset``, reads the port it prints, and always
+kills it on exit, so no benchmark leaves a server behind.
 """
 
 from __future__ import annotations
@@ -60,11 +61,40 @@ def build_httpd() -> Path:
     return binary
 
 
-class PinnedServer:
-    """``httpd`` in one mode, pinned to ``cpu``; use as a context manager."""
+def build_go_hello() -> Path:
+    """Build ``hello_go/`` (standard library only, so no network) and return the binary."""
+    go = need_tool("go", "install Go from https://go.dev/dl/, or use --server c")
+    source = HERE / "hello_go"
+    digest = hashlib.sha256(
+        b"".join(f.read_bytes() for f in sorted(source.iterdir()) if f.is_file())
+    ).hexdigest()[:12]
+    binary = BUILD_DIR / f"hello_go-{digest}"
+    if not binary.exists():
+        BUILD_DIR.mkdir(parents=True, exist_ok=True)
+        partial = binary.with_suffix(".tmp")
+        done = subprocess.run(
+            [go, "build", "-o", str(partial), "."], cwd=source, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            sys.exit(f"building {source} failed:\n{done.stderr}")
+        partial.rename(binary)
+    return binary
 
-    def __init__(self, mode: str = "hello", *, cpu: int | None = None, **options: float) -> None:
-        self.command = [str(build_httpd()), "--mode", mode, "--host", "127.0.0.1", "--port", "0"]
+
+class PinnedServer:
+    """A benchmark server in one mode, pinned to ``cpu``; use as a context manager.
+
+    ``server="c"`` is ``httpd.c`` (hello, delay, stall); ``server="go"`` is net/http with
+    GOMAXPROCS=1 (hello only).
+    """
+
+    def __init__(
+        self, mode: str = "hello", *, cpu: int | None = None, server: str = "c", **options: float
+    ) -> None:
+        if server not in ("c", "go") or (server == "go" and mode != "hello"):
+            sys.exit(f"no {server!r} server in mode {mode!r}: use server c, or go with hello")
+        binary = build_httpd() if server == "c" else build_go_hello()
+        self.command = [str(binary), "--mode", mode, "--host", "127.0.0.1", "--port", "0"]
         for key, value in options.items():
             self.command += [f"--{key.replace('_', '-')}", str(value)]
         self.cpu = cpus_for_pinning()[0] if cpu is None else cpu
@@ -86,6 +116,7 @@ class PinnedServer:
             [taskset, "-c", str(self.cpu), *self.command],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            env={**os.environ, "GOMAXPROCS": "1"},  # one core for the Go runtime too
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()  # the server prints this line once it listens

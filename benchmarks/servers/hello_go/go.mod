@@ -1,0 +1,3 @@
+module netbench.bench/hello_go
+
+go 1.21
