@@ -136,6 +136,37 @@ def test_slow_answers_at_the_deadline_are_in_flight_not_errors(
     assert (r.sent, r.ok, r.in_flight) == (3, 0, 3)
 
 
+def test_failures_during_warmup_are_not_counted(
+    loop: str, fault_server: StartServer, consistent: Check
+) -> None:
+    server = fault_server("http", "--status-every", "1", "--status", "500")
+    r = consistent(http_load(server.url, loop=loop, connections=2, duration=0.2, warmup=0.2))
+    # consistent() checks status_codes add up to the measured answers only.
+    assert r.ok == 0
+    assert r.errors["status"] == r.sent - r.in_flight > 0
+    assert set(r.status_codes) == {500}
+
+
+def test_open_loop_resets_are_exact(
+    loop: str, fault_server: StartServer, consistent: Check
+) -> None:
+    server = fault_server("http", "--reset-every", "2")
+    r = consistent(http_load(server.url, loop=loop, rate=200, requests=20, keepalive=False))
+    only(r, reset=10)
+    assert r.ok == 10
+
+
+def test_open_loop_against_a_stalled_server_times_out_or_stays_in_flight(
+    loop: str, fault_server: StartServer, consistent: Check
+) -> None:
+    server = fault_server("http", "--stall-every", "1")
+    r = consistent(http_load(server.url, loop=loop, rate=50, duration=0.6, timeout=0.2))
+    assert r.ok == 0
+    assert r.errors["timeout"] > 0
+    assert r.errors_total == r.errors["timeout"]
+    assert r.in_flight > 0  # those sent in the last 0.2 s had not yet timed out
+
+
 def unused_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
