@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run every netbench benchmark once, in sequence (about 3-4 minutes). Not part of CI.
+# Run every netbench benchmark once, in sequence (about 4 minutes). Not part of CI.
 # Usage: benchmarks/run_all.sh [--quick]   (--quick: one trial each, shorter runs)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -16,6 +16,11 @@ else
     idle=(--trials 3)
 fi
 "$python" "$here/bench_vs_wrk.py" "${vs_wrk[@]}"
+if command -v go >/dev/null; then
+    "$python" "$here/bench_vs_wrk.py" "${vs_wrk[@]}" --server go
+else
+    echo "(go not found: skipping bench_vs_wrk.py --server go)"
+fi
 "$python" "$here/bench_latency.py" "${latency[@]}"
 "$python" "$here/bench_open_loop.py" "${open_loop[@]}"
 "$python" "$here/bench_idle_rss.py" "${idle[@]}"
