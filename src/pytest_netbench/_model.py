@@ -270,7 +270,9 @@ class LoadResult:
             "stdev_ms": _json_float(self.latency.stdev_ms),
             "latency": _summary_dict(self.latency),
             "uncorrected": _summary_dict(self.uncorrected) if self.uncorrected else None,
-            "timeline": [dataclasses.asdict(r) for r in self.timeline],
+            "timeline": [
+                {**dataclasses.asdict(r), "p99_ms": _json_float(r.p99_ms)} for r in self.timeline
+            ],
             "server": _stats_dict(self.server) if self.server else None,
             "generator": dataclasses.asdict(self.generator),
             "valid": self.valid,
@@ -302,7 +304,15 @@ class LoadResult:
             bytes_written=int(data["bytes_written"]),
             latency=_summary_from(data["latency"]),
             uncorrected=_summary_from(unc) if unc else None,
-            timeline=tuple(TimelineRow(**r) for r in data.get("timeline", ())),
+            timeline=tuple(
+                TimelineRow(
+                    int(r["second"]),
+                    int(r["ok"]),
+                    int(r["errors"]),
+                    math.nan if r["p99_ms"] is None else float(r["p99_ms"]),
+                )
+                for r in data.get("timeline", ())
+            ),
             server=ServerStats(
                 **{k: (math.nan if v is None else v) for k, v in server.items() if k in srv_fields}  # type: ignore[arg-type]
             )

@@ -57,70 +57,72 @@ def render_request(
 
 
 class ResponseFramer:
-    """Finds response boundaries for a connection that sends no HEAD requests."""
+    """Finds response boundaries for a connection that sends no HEAD requests.
+
+    Per response only two Python callbacks run (head complete, message complete): header
+    fields go straight into a dict through its C ``__setitem__``, and are looked at only
+    when the response is not keep-alive, since a keep-alive response is always delimited
+    by its length and only a close-delimited body needs the end of stream to finish.
+    """
 
     __slots__ = (
         "_has_length",
         "_head_bytes",
-        "_in_head",
-        "_in_message",
+        "_headers",
+        "_keep_alive",
         "_on_error",
         "_on_response",
         "_parser",
+        "_passed_boundary",
         "_status",
         "failed",
+        "on_header",
     )
 
     def __init__(self, on_response: OnResponse, on_error: OnError) -> None:
         self._on_response = on_response
         self._on_error = on_error
-        self._parser = httptools.HttpResponseParser(self)
-        self._status = 0
-        self._in_message = False
-        self._has_length = False
-        self._in_head = False
+        self._headers: dict[bytes, bytes] = {}
+        self.on_header = self._headers.__setitem__  # a C call per header, not a Python one
+        self._status = 0  # of the current message once its head is complete, else 0
+        self._keep_alive = True
+        self._has_length = True
         self._head_bytes = 0
+        self._passed_boundary = False
         self.failed = False
+        self._parser = httptools.HttpResponseParser(self)
 
     # -- httptools callbacks --
-    def on_message_begin(self) -> None:
-        self._in_message = True
-        self._in_head = True
-        self._head_bytes = -1  # begun inside the current feed: counting starts with the next
-        self._has_length = False
-        self._status = 0  # feed_eof must not complete a response whose head never ended
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        if len(name) in (14, 17):  # only Content-Length / Transfer-Encoding matter here
-            lowered = name.lower()
-            if lowered == b"content-length":
-                self._has_length = True
-            elif lowered == b"transfer-encoding" and value.rstrip().lower().endswith(b"chunked"):
-                # Any other final coding leaves the body delimited by the close (RFC 9112 6.3).
-                self._has_length = True
-
     def on_headers_complete(self) -> None:
-        self._in_head = False
+        self._passed_boundary = True
+        self._head_bytes = 0
         self._status = status = self._parser.get_status_code()
+        self._keep_alive = keep_alive = bool(self._parser.should_keep_alive())
+        if not keep_alive:
+            self._has_length = _is_length_delimited(self._headers)
+        self._headers.clear()
         if status < 100:
             self._fail(f"malformed response: status {status} is not a 3-digit code from 100")
 
     def on_message_complete(self) -> None:
-        self._in_message = False
+        status = self._status
+        self._status = 0
+        self._has_length = True
+        self._passed_boundary = True
         if self.failed:
             return
-        status = self._status
         if status == 101:
             self._fail_upgrade()
             return
         if 100 <= status < 200:
             return  # interim response: the final one follows
-        self._on_response(status, bool(self._parser.should_keep_alive()))
+        self._on_response(status, self._keep_alive)
 
     # -- input --
     def feed(self, data: bytes) -> None:
         if self.failed:
             return
+        self._passed_boundary = False
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:
@@ -128,7 +130,7 @@ class ResponseFramer:
         except httptools.HttpParserError as exc:
             self._fail(f"malformed response: {exc}")
         else:
-            if self._in_head:
+            if self._status == 0:
                 self._count_head_bytes(len(data))
 
     def _count_head_bytes(self, size: int) -> None:
@@ -136,7 +138,7 @@ class ResponseFramer:
         # its head would hold the request until the timeout while memory grows. A head
         # begun inside a feed is counted from the next one, so the bound is one read
         # more than _MAX_HEAD_BYTES, never a false alarm on pipelined small responses.
-        if self._head_bytes < 0:
+        if self._passed_boundary:
             self._head_bytes = 0
             return
         self._head_bytes += size
@@ -145,15 +147,17 @@ class ResponseFramer:
 
     def feed_eof(self) -> bool:
         """The peer closed. Returns True if that completed a close-delimited response."""
-        if self.failed or not self._in_message or self._status == 0 or self._has_length:
+        if self.failed or self._status == 0 or self._has_length:
             return False
-        self._in_message = False
-        self._on_response(self._status, False)
+        status = self._status
+        self._status = 0
+        self._has_length = True
+        self._on_response(status, False)
         return True
 
     @property
     def mid_response(self) -> bool:
-        return self._in_message
+        return self._status != 0 or self._head_bytes > 0
 
     def _fail_upgrade(self) -> None:
         self._fail(_UPGRADE_REASON)
@@ -163,6 +167,17 @@ class ResponseFramer:
             return  # one error per connection: the engine drops it on the first
         self.failed = True
         self._on_error(reason)
+
+
+def _is_length_delimited(headers: dict[bytes, bytes]) -> bool:
+    for name, value in headers.items():
+        lowered = name.lower()
+        if lowered == b"content-length":
+            return True
+        # Any final coding but chunked leaves the body delimited by the close (RFC 9112 6.3).
+        if lowered == b"transfer-encoding" and value.rstrip().lower().endswith(b"chunked"):
+            return True
+    return False
 
 
 class HeadResponseFramer:
