@@ -1,4 +1,5 @@
-"""Fixtures shared by every test directory: one consistency check for any LoadResult."""
+"""Shared by every test directory: the engine loop matrix, one consistency check for any
+LoadResult, and a guard that turns a hung load into a failing test."""
 
 from __future__ import annotations
 
