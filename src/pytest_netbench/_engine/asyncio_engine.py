@@ -87,7 +87,6 @@ class Connection(asyncio.Protocol):
         run = self.run
         start = pending.popleft()
         intended = self.intended.popleft() if run.open_loop else start
-        self.served += 1
         measure = self._measure
         if intended >= measure:
             if self._is_http:
@@ -118,6 +117,7 @@ class Connection(asyncio.Protocol):
             self._rec.bytes_written += self._size
             pending.append(now)
             return
+        self.served += 1  # only requests_per_connection needs it: not on the fast path
         run.response_done(self, now, keep_alive)
 
     def on_protocol_error(self, reason: str) -> None:

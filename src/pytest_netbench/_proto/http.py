@@ -60,16 +60,14 @@ class ResponseFramer:
     """Finds response boundaries for a connection that sends no HEAD requests.
 
     Per response only two Python callbacks run (head complete, message complete): header
-    fields go straight into a dict through its C ``__setitem__``, and are looked at only
-    when the response is not keep-alive, since a keep-alive response is always delimited
-    by its length and only a close-delimited body needs the end of stream to finish.
+    fields go straight into a dict through its C ``__setitem__`` and are looked at only
+    when the stream ends mid-body, the one case where a close-delimited body must be told
+    from a truncated one.
     """
 
     __slots__ = (
-        "_has_length",
         "_head_bytes",
         "_headers",
-        "_keep_alive",
         "_on_error",
         "_on_response",
         "_parser",
@@ -85,8 +83,6 @@ class ResponseFramer:
         self._headers: dict[bytes, bytes] = {}
         self.on_header = self._headers.__setitem__  # a C call per header, not a Python one
         self._status = 0  # of the current message once its head is complete, else 0
-        self._keep_alive = True
-        self._has_length = True
         self._head_bytes = 0
         self._passed_boundary = False
         self.failed = False
@@ -96,27 +92,22 @@ class ResponseFramer:
     def on_headers_complete(self) -> None:
         self._passed_boundary = True
         self._head_bytes = 0
-        self._status = status = self._parser.get_status_code()
-        self._keep_alive = keep_alive = bool(self._parser.should_keep_alive())
-        if not keep_alive:
-            self._has_length = _is_length_delimited(self._headers)
-        self._headers.clear()
-        if status < 100:
-            self._fail(f"malformed response: status {status} is not a 3-digit code from 100")
+        self._status = self._parser.get_status_code()
 
     def on_message_complete(self) -> None:
         status = self._status
         self._status = 0
-        self._has_length = True
         self._passed_boundary = True
+        self._headers.clear()
         if self.failed:
             return
-        if status == 101:
+        if status >= 200:
+            self._on_response(status, bool(self._parser.should_keep_alive()))
+        elif status == 101:
             self._fail_upgrade()
-            return
-        if 100 <= status < 200:
-            return  # interim response: the final one follows
-        self._on_response(status, self._keep_alive)
+        elif status < 100:
+            self._fail(f"malformed response: status {status} is not a 3-digit code from 100")
+        # 1xx: an interim response; the final one follows
 
     # -- input --
     def feed(self, data: bytes) -> None:
@@ -130,29 +121,30 @@ class ResponseFramer:
         except httptools.HttpParserError as exc:
             self._fail(f"malformed response: {exc}")
         else:
-            if self._status == 0:
+            if self._status == 0 and not self._passed_boundary:
                 self._count_head_bytes(len(data))
 
     def _count_head_bytes(self, size: int) -> None:
         # llhttp sets no limit on a header block; without one, a server that never ends
         # its head would hold the request until the timeout while memory grows. A head
-        # begun inside a feed is counted from the next one, so the bound is one read
-        # more than _MAX_HEAD_BYTES, never a false alarm on pipelined small responses.
-        if self._passed_boundary:
-            self._head_bytes = 0
-            return
+        # begun inside a feed (one that passed a message boundary) is counted from the
+        # next feed, so the bound is one read more than _MAX_HEAD_BYTES and never a false
+        # alarm on pipelined small responses.
         self._head_bytes += size
         if self._head_bytes > _MAX_HEAD_BYTES:
             self._fail("malformed response: header block larger than 64 KiB")
 
     def feed_eof(self) -> bool:
         """The peer closed. Returns True if that completed a close-delimited response."""
-        if self.failed or self._status == 0 or self._has_length:
+        # Headers stay in the dict until their message completes, so a body cut short by
+        # the close can still be told from one delimited by it.
+        if self.failed or self._status == 0 or _is_length_delimited(self._headers):
             return False
         status = self._status
         self._status = 0
-        self._has_length = True
-        self._on_response(status, False)
+        self._headers.clear()
+        if status >= 200:
+            self._on_response(status, False)
         return True
 
     @property
