@@ -11,6 +11,15 @@ import pytest
 
 from pytest_netbench import ERROR_KINDS, LoadResult
 
+# pytester's in-process runs drop every module first imported inside them, and numpy
+# (under matplotlib) cannot be imported twice in one process: a plugin test that plotted
+# would break every later import of matplotlib. Load the plotting stack before any run.
+try:
+    import matplotlib.backends.backend_agg
+    import matplotlib.figure  # noqa: F401
+except ImportError:  # plots are optional; their own tests say what is missing
+    pass
+
 LOOPS = ("uvloop", "asyncio", "trio")
 
 
