@@ -70,6 +70,7 @@ def http_spec(
     verify_tls: bool = True,
     proxy: str | None = None,
     allow_remote: bool = False,
+    drain: bool = True,
 ) -> LoadSpec:
     """Check every argument and build the :class:`LoadSpec` of an HTTP load."""
     target = parse_http_url(url)
@@ -91,6 +92,7 @@ def http_spec(
         body=body.encode() if isinstance(body, str) else bytes(body),
         verify_tls=verify_tls,
         proxy=proxy_addr,
+        drain=drain,
         **_common(
             connections,
             duration,
@@ -133,6 +135,7 @@ def tcp_spec(
     workers: int = 1,
     loop: str = "auto",
     allow_remote: bool = False,
+    drain: bool = True,
 ) -> LoadSpec:
     """Check every argument and build the :class:`LoadSpec` of a raw TCP load."""
     guard_target(host, allow_remote=allow_remote)
@@ -149,6 +152,7 @@ def tcp_spec(
         payload=payload,
         chunk=chunk or 0,
         framing=framing,
+        drain=drain,
         **_common(
             connections,
             duration,

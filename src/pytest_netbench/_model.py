@@ -51,6 +51,7 @@ class LoadSpec:
     timeout_s: float = 10.0
     workers: int = 1
     loop: LoopName = "auto"
+    drain: bool = True
     allow_remote: bool = False
     # HTTP
     scheme: Literal["http", "https"] = "http"

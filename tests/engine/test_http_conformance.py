@@ -254,6 +254,29 @@ def test_open_loop_pool_bound_leaves_requests_unsent_and_says_so(
     assert any("rate not achieved" in reason for reason in r.invalid_reasons)
 
 
+def test_open_loop_drains_requests_still_out_at_the_deadline(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    # Every answer takes 300 ms and the window is 0.5 s: without the drain the last 300 ms
+    # of requests, the slowest, would drop out of the percentiles as "in flight".
+    server, app = http_server(delay_ms=300)
+    r = consistent(http_load(server.url, loop=loop, rate=40, duration=0.5, timeout=5))
+    assert r.in_flight == 0
+    assert r.ok == r.sent == app.seen.requests
+    assert r.errors_total == 0
+    assert r.latency.min_ms >= 290
+    assert r.duration_s < 1.0  # the window, not the drain
+
+
+def test_open_loop_without_drain_counts_the_deadline_stragglers_as_in_flight(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    server, _ = http_server(delay_ms=300)
+    r = consistent(http_load(server.url, loop=loop, rate=40, duration=0.5, drain=False))
+    assert r.in_flight > 0
+    assert r.errors_total == 0
+
+
 def test_two_workers_split_the_requests_and_merge_exactly(
     loop: str, http_server: StartHttp, consistent: Check
 ) -> None:

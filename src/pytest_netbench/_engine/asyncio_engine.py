@@ -276,10 +276,14 @@ class BaseRun:
         if self.budget == 0 and not self.stopping and self.completed >= self.recorder.sent:
             self.stop()
 
+    def end_window(self) -> None:
+        """The measured window is over (a duration run's deadline)."""
+        self.stop()
+
     def stop(self) -> None:
         if self.stopping:
             return
-        self.end_ns = monotonic_ns()
+        self.end_ns = self.end_ns or monotonic_ns()
         self.stopping = True
         measure = self.measure_start_ns
         in_flight = 0
@@ -391,6 +395,8 @@ class OpenRun(BaseRun):
         self.timer: asyncio.TimerHandle | None = None
         self.scheduled = 0
         self.late_sends = 0
+        self.draining = False
+        self.drain_guard: asyncio.TimerHandle | None = None
 
     def begin(self) -> None:
         if self.spec.keepalive:
@@ -440,8 +446,28 @@ class OpenRun(BaseRun):
             self.recorder.sent += 1
 
     def check_finished(self) -> None:
-        if self.budget == 0 and not self.backlog and self.completed >= self.recorder.sent:
+        done_sending = self.draining or (self.budget == 0 and not self.backlog)
+        if done_sending and self.completed >= self.recorder.sent:
             self.stop()
+
+    def end_window(self) -> None:
+        """Send nothing new, but wait for the answers to what was sent in the window.
+
+        In open loop the requests still out at the deadline are the slowest ones (those a
+        stalled server is holding); dropping them would bias the corrected percentiles low,
+        as wrk2's figures are. The request timeout bounds the wait: the sweeper turns older
+        requests into timeout errors, which ends the drain.
+        """
+        if self.stopping or self.draining:
+            return
+        self.end_ns = monotonic_ns()
+        if self.timer is not None:
+            self.timer.cancel()
+        if not self.spec.drain or self.completed >= self.recorder.sent:
+            self.stop()
+            return
+        self.draining = True
+        self.drain_guard = self.loop.call_later(self.spec.timeout_s + 1.0, self.stop)
 
     def connected(self, conn: Connection) -> None:
         if conn.pending:
@@ -452,7 +478,7 @@ class OpenRun(BaseRun):
             self._free(conn)
 
     def _free(self, conn: Connection) -> None:
-        if self.backlog:
+        if self.backlog and not self.draining:
             intended = self.backlog.popleft()
             self._count_sent(intended)
             self.late_sends += 1
@@ -476,7 +502,7 @@ class OpenRun(BaseRun):
     def after_lost(self, conn: Connection) -> None:
         if conn in self.idle:
             self.idle.remove(conn)
-        if self.backlog and len(self.connections) < self.max_connections:
+        if self.backlog and not self.draining and len(self.connections) < self.max_connections:
             intended = self.backlog.popleft()
             self._count_sent(intended)
             self.late_sends += 1
@@ -486,6 +512,8 @@ class OpenRun(BaseRun):
     def stop(self) -> None:
         if self.timer is not None:
             self.timer.cancel()
+        if self.drain_guard is not None:
+            self.drain_guard.cancel()
         super().stop()
 
 

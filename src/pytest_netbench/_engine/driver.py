@@ -95,7 +95,7 @@ async def run_share_async(spec: LoadSpec, share: WorkerShare, loop_name: str) ->
     else:
         open_window()
     if spec.duration_s is not None:
-        at(measure_start + int(spec.duration_s * _NS), run.stop)
+        at(measure_start + int(spec.duration_s * _NS), run.end_window)
     sweep_every = min(max(min(spec.timeout_s, spec.connect_timeout_s) / 10, 0.01), 0.25)
     _arm_sweeper(loop, run, sweep_every, handles)
 

@@ -66,6 +66,8 @@ class TrioRun:
         self.work_send, self.work_recv = trio.open_memory_channel[tuple[int, bool]](float("inf"))
         self.handed_measured = 0
         self.connecting = 0
+        self.draining = False
+        self.scheduler_scope = trio.CancelScope()
         self.pool_size = 0
         self.pool_limit = max(share.max_connections, share.connections)
         self.nursery: trio.Nursery | None = None
@@ -87,8 +89,22 @@ class TrioRun:
         return True
 
     def check_finished(self) -> None:
-        if self.budget == 0 and self.completed >= self.recorder.sent and not self.queued_measured:
+        done_sending = self.draining or (self.budget == 0 and not self.queued_measured)
+        if done_sending and self.completed >= self.recorder.sent:
             self.stop()
+
+    def end_window(self) -> bool:
+        """The deadline passed. Open loop drains (see the asyncio engine's ``end_window``):
+        nothing new is sent, answers to what was sent are awaited. True while draining."""
+        if self.stopping or self.draining:
+            return self.draining
+        self.end_ns = monotonic_ns()
+        if not self.open_loop or not self.spec.drain or self.completed >= self.recorder.sent:
+            self.stop()
+            return False
+        self.draining = True
+        self.scheduler_scope.cancel()
+        return True
 
     def ensure_takers(self) -> None:
         """Open loop: every queued request needs a connection on its way to take it.
@@ -97,7 +113,7 @@ class TrioRun:
         item to a waiting receiver at once), so what is still buffered is matched against
         connections still connecting; the rest get new connections, up to the pool bound.
         """
-        if self.nursery is None:
+        if self.nursery is None or self.draining:
             return
         queued = self.work_send.statistics().current_buffer_used
         while queued > self.connecting and self.pool_size < self.pool_limit:
@@ -109,7 +125,7 @@ class TrioRun:
         """End the run; what is outstanding now is in flight (tasks unwind after this)."""
         if not self.stopping:
             self.stopping = True
-            self.end_ns = monotonic_ns()
+            self.end_ns = self.end_ns or monotonic_ns()
             for slot in self.slots:
                 times = slot.intended if self.open_loop else slot.pending
                 self.in_flight += sum(1 for t in times if t >= self.measure_start)
@@ -324,11 +340,14 @@ async def _open_connection(run: TrioRun, precounted: bool = False) -> None:
             if run.rpc and slot.served >= run.rpc:
                 break
             intended, counted = await run.work_recv.receive()
+            opened_for_it = arriving
             if arriving:
                 arriving = False
                 run.connecting -= 1
             if run.stopping:
                 break  # the window closed first; stop() has accounted for this request
+            if run.draining and not counted and not opened_for_it:
+                break  # queued when the window closed: it stays unsent
             if intended >= run.measure_start:
                 if counted:
                     run.handed_measured -= 1
@@ -391,31 +410,32 @@ async def _open_scheduler(run: TrioRun, nursery: trio.Nursery, schedule: Schedul
             run.pool_size += 1
             nursery.start_soon(_open_connection, run)
     due = schedule.first(run.share.start_at_ns)
-    while not run.stopping:
-        wait = (due - monotonic_ns()) / _NS
-        if wait > 0:
-            await trio.sleep(wait)
-        now = monotonic_ns()
-        # A connection already waiting gets the request at once (trio hands it over inside
-        # send_nowait), which the asyncio engine would have written there and then: count it
-        # as sent now. Otherwise it waits in the queue and counts when a connection takes it.
-        handed = run.work_send.statistics().tasks_waiting_receive > 0
-        if due >= run.measure_start:
-            if run.budget is not None:
-                if run.budget <= 0:
-                    run.check_finished()
-                    await trio.sleep_forever()
-                run.budget -= 1
-            run.scheduled += 1
-            run.recorder.lags.append(now - due)
-            if handed:
-                run.recorder.sent += 1
-                run.handed_measured += 1
-            else:
-                run.queued_measured += 1
-        run.work_send.send_nowait((due, handed))
-        run.ensure_takers()
-        due = schedule.next(due)
+    with run.scheduler_scope:
+        while not run.stopping:
+            wait = (due - monotonic_ns()) / _NS
+            if wait > 0:
+                await trio.sleep(wait)
+            now = monotonic_ns()
+            # A connection already waiting gets the request at once (trio hands it over inside
+            # send_nowait), which the asyncio engine would have written there and then: count it
+            # as sent now. Otherwise it waits in the queue and counts when a connection takes it.
+            handed = run.work_send.statistics().tasks_waiting_receive > 0
+            if due >= run.measure_start:
+                if run.budget is not None:
+                    if run.budget <= 0:
+                        run.check_finished()
+                        await trio.sleep_forever()
+                    run.budget -= 1
+                run.scheduled += 1
+                run.recorder.lags.append(now - due)
+                if handed:
+                    run.recorder.sent += 1
+                    run.handed_measured += 1
+                else:
+                    run.queued_measured += 1
+            run.work_send.send_nowait((due, handed))
+            run.ensure_takers()
+            due = schedule.next(due)
 
 
 async def _ticker(run: TrioRun) -> None:
@@ -441,7 +461,10 @@ async def _run(spec: LoadSpec, share: WorkerShare) -> WorkerOutcome:
 
                 async def stopper() -> None:
                     await trio.sleep(max(end_at - monotonic_ns(), 0) / _NS)
-                    run.stop()
+                    if run.end_window():
+                        # Request timeouts end the drain; this only guards against a stuck one.
+                        await trio.sleep(spec.timeout_s + 1.0)
+                        run.stop()
 
                 nursery.start_soon(stopper)
             if run.open_loop:
