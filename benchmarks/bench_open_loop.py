@@ -11,7 +11,8 @@ evenly over 0..200 ms and the rest almost nothing: the corrected p90 is 100 ms (
 the stalled fifth) and p99 is 190 ms. Uncorrected figures (from the actual send) are shown
 beside them. Each run starts 300 ms into a period (the server counts periods on
 CLOCK_MONOTONIC), so it covers whole periods and does not end inside a stall, whose held
-requests would be in flight at the deadline and left out.
+requests would be in flight at the deadline (the engine drains them by default; one run
+each ending inside a stall, with and without ``drain``, shows the difference).
 Run with a growing pool (up to 1,024 connections) and with a fixed pool of 10,
 where requests queue inside the generator during a stall: the corrected figures should hold
 in both, the uncorrected ones collapse in the second.
@@ -39,6 +40,7 @@ EXPECTED_P99_MS = STALL_MS * 0.95  # p99 is the top 5 % of the stalled fifth
 # Start (and so, with whole-second runs, end) 300 ms into a period, clear of the stall:
 # a run that ends inside a stall leaves the held requests in flight, uncounted.
 ALIGN_PHASE_S = 0.3
+END_IN_STALL_PHASE_S = 0.1  # start, and so end, 100 ms into a stall
 
 
 def rate_part(server_cpu: int, gen_cpu: int, trials: int, duration: float) -> None:
@@ -90,11 +92,19 @@ def co_part(server_cpu: int, gen_cpu: int, trials: int, duration: float) -> None
             f"expected corrected p90 {EXPECTED_P90_MS:g} ms, p99 {EXPECTED_P99_MS:g} ms (+-10 %)",
         )
     )
-    pools = {"growing pool (10 .. 1,024)": None, "fixed pool of 10": 10}
+    # label -> (pool bound, start phase in the period, extra options, trials)
+    setups: dict[str, tuple[int | None, float, dict[str, bool], int]] = {
+        "growing pool (10 .. 1,024)": (None, ALIGN_PHASE_S, {}, trials),
+        "fixed pool of 10": (10, ALIGN_PHASE_S, {}, trials),
+        # Ending inside a stall: with drain (the default) the held answers are awaited after
+        # the window; with drain=False they are dropped, as wrk2 does. One run each.
+        "ends in a stall, drain on": (None, END_IN_STALL_PHASE_S, {}, 1),
+        "ends in a stall, drain=False": (None, END_IN_STALL_PHASE_S, {"drain": False}, 1),
+    }
     with PinnedServer("stall", cpu=server_cpu, stall_ms=STALL_MS, period_ms=PERIOD_MS) as server:
-        for label, bound in pools.items():
+        for label, (bound, phase, extra, runs) in setups.items():
             p90, p99, u90, u99, r90, r99 = ([] for _ in range(6))
-            for trial in range(trials):
+            for trial in range(runs):
                 r = run_pinned(
                     gen_cpu,
                     server.url,
@@ -102,7 +112,8 @@ def co_part(server_cpu: int, gen_cpu: int, trials: int, duration: float) -> None
                     duration=duration,
                     connections=10,
                     max_connections=bound,
-                    align=[PERIOD_MS / 1000, ALIGN_PHASE_S],
+                    align=[PERIOD_MS / 1000, phase],
+                    **extra,
                 ).result
                 unc = r.uncorrected
                 print(
