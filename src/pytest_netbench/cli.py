@@ -169,9 +169,9 @@ def _run_echo(args: argparse.Namespace) -> LoadResult:
 
 
 def _list_servers(args: argparse.Namespace) -> int:
-    from pytest_netbench._servers import catalog
+    from pytest_netbench._servers.catalog import listing
 
-    print(catalog.listing(app=args.app))
+    print(listing(app=args.app))
     return 0
 
 

@@ -20,6 +20,7 @@ from time import monotonic_ns
 from typing import Any
 
 from pytest_netbench._engine.exchange import Exchange, Framer
+from pytest_netbench._engine.precise_timer import create_precise_timer
 from pytest_netbench._engine.schedule import Schedule
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._model import LoadSpec
@@ -395,6 +396,7 @@ class OpenRun(BaseRun):
         self.timer: asyncio.TimerHandle | None = None
         self.scheduled = 0
         self.late_sends = 0
+        self.precise = create_precise_timer(self.loop, self._tick)
         self.draining = False
         self.drain_guard: asyncio.TimerHandle | None = None
 
@@ -406,8 +408,11 @@ class OpenRun(BaseRun):
         self._arm()
 
     def _arm(self) -> None:
-        # uvloop's timers have millisecond resolution and fire at once for shorter delays,
-        # which would spin; a late send is charged to the corrected latency, so it stays honest.
+        if self.precise is not None:
+            self.precise.arm_at(self.next_due)
+            return
+        # Loop timers have millisecond resolution (uvloop fires shorter delays at once, which
+        # would spin); a late send is charged to the corrected latency, so it stays honest.
         delay = (self.next_due - monotonic_ns()) / _NS
         self.timer = self.loop.call_later(max(delay, _MIN_TIMER_S), self._tick)
 
@@ -461,8 +466,7 @@ class OpenRun(BaseRun):
         if self.stopping or self.draining:
             return
         self.end_ns = monotonic_ns()
-        if self.timer is not None:
-            self.timer.cancel()
+        self._stop_schedule()
         if not self.spec.drain or self.completed >= self.recorder.sent:
             self.stop()
             return
@@ -509,9 +513,15 @@ class OpenRun(BaseRun):
             self.open_connection(monotonic_ns(), intended)
         self.check_finished()
 
-    def stop(self) -> None:
+    def _stop_schedule(self) -> None:
         if self.timer is not None:
             self.timer.cancel()
+        if self.precise is not None:
+            self.precise.close()
+            self.precise = None
+
+    def stop(self) -> None:
+        self._stop_schedule()
         if self.drain_guard is not None:
             self.drain_guard.cancel()
         super().stop()
