@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run every netbench benchmark once, in sequence (about 4 minutes). Not part of CI.
+# Run every netbench benchmark once, in sequence (about 4-5 minutes). Not part of CI.
 # Usage: benchmarks/run_all.sh [--quick]   (--quick: one trial each, shorter runs)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -10,14 +10,14 @@ if [[ "${1:-}" == "--quick" ]]; then
     open_loop=(--trials 1 --rate-duration 5 --co-duration 3)
     idle=(--trials 1)
 else
-    vs_wrk=(--trials 3 --duration 5)
+    vs_wrk=(--trials 3 --duration 5 --other-loops)
     latency=(--trials 3 --duration 5)
     open_loop=(--trials 3)
     idle=(--trials 3)
 fi
 "$python" "$here/bench_vs_wrk.py" "${vs_wrk[@]}"
 if command -v go >/dev/null; then
-    "$python" "$here/bench_vs_wrk.py" "${vs_wrk[@]}" --server go
+    "$python" "$here/bench_vs_wrk.py" --trials "${vs_wrk[1]}" --duration "${vs_wrk[3]}" --server go
 else
     echo "(go not found: skipping bench_vs_wrk.py --server go)"
 fi
