@@ -8,7 +8,9 @@ from collections.abc import Sequence
 
 def number(value: float, digits: int = 3) -> str:
     """``digits`` significant digits; large counts in full with thousands separators."""
-    return f"{value:,.0f}" if abs(value) >= 10**digits else f"{value:.{digits}g}"
+    if abs(value) >= 10**digits:
+        return f"{value:,.0f}"
+    return f"{value:#.{digits}g}".rstrip(".")  # '#' keeps 1.000 from collapsing to 1
 
 
 def median_spread(values: Sequence[float], digits: int = 3) -> str:
