@@ -6,7 +6,11 @@ is pinned to one core and the generator to the
 other. Each trial runs wrk and netbench back to back (order alternating) and prints ratios
 measured in that trial; the summary gives median and spread over trials.
 
-    python benchmarks/bench_vs_wrk.py [--trials 3] [--duration 5] [--other-loops] [--server go]
+    python benchmarks/bench_vs_wrk.py [--trials 3] [--duration 5] [--other-loops] [--bare]
+                                      [--server c|go]
+
+``--bare`` adds to every trial a minimal uvloop + httptools client (servers/bare_client.py):
+the floor for any Python generator, so the engine's own overhead shows apart from Python's.
 
 CPU per completed request: wrk's whole process (wait4 rusage) against the CPU netbench spent
 inside ``http_load`` (set-up, connects, run and teardown; interpreter start-up is shown apart).
@@ -20,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "servers"))
 
+from bare_client import run_bare
 from figures import header, row
 from generator import GeneratorRun, run_pinned
 from launch import PinnedServer, cpus_for_pinning
@@ -55,10 +60,16 @@ def main() -> None:
     parser.add_argument(
         "--other-loops", action="store_true", help="also one run each on asyncio and trio"
     )
+    parser.add_argument(
+        "--bare", action="store_true", help="also a minimal uvloop client in every trial"
+    )
     parser.add_argument("--server", choices=["c", "go"], default="c")
     args = parser.parse_args()
     server_cpu, gen_cpu = cpus_for_pinning()
-    cpu_ratio, rps_ratio, wrk_us, nb_us, wrk_rps, nb_rps, window_us = [], [], [], [], [], [], []
+    cpu_ratio, rps_ratio, wrk_us, nb_us, wrk_rps, nb_rps, window_us = ([] for _ in range(7))
+    bare_us: list[float] = []
+    bare_vs_wrk: list[float] = []
+    nb_vs_bare: list[float] = []
     print(
         header(
             "netbench vs wrk, 50 keep-alive connections, 1 thread each",
@@ -90,6 +101,16 @@ def main() -> None:
             window_us.append(r.generator.cpu_s / r.ok * 1e6)
             wrk_rps.append(wrk.rps)
             nb_rps.append(r.rps)
+            if args.bare:
+                bare = run_bare(gen_cpu, server.port, CONNECTIONS, args.duration)
+                us = bare["cpu_s"] / bare["ok"] * 1e6
+                print(
+                    f"  trial {trial + 1}: bare uvloop client {bare['ok'] / bare['elapsed_s']:,.0f}"
+                    f" req/s {us:.2f} us/req"
+                )
+                bare_us.append(us)
+                bare_vs_wrk.append(us / wrk.cpu_us_per_request)
+                nb_vs_bare.append(nb_cpu / us)
         if args.other_loops:
             for loop in ("asyncio", "trio"):
                 nb = netbench_once(server.url, gen_cpu, args.duration, loop=loop)
@@ -101,6 +122,10 @@ def main() -> None:
     print(row("netbench CPU per request (http_load call)", nb_us, "us"))
     print(row("netbench CPU per request (engine window)", window_us, "us"))
     print(row("CPU per request, netbench / wrk", cpu_ratio, "x   (goal <= 1.2)"))
+    if bare_us:
+        print(row("bare uvloop client CPU per request", bare_us, "us"))
+        print(row("CPU per request, bare client / wrk", bare_vs_wrk, "x"))
+        print(row("CPU per request, netbench / bare client", nb_vs_bare, "x"))
     print(row("wrk throughput", wrk_rps, "req/s"))
     print(row("netbench throughput", nb_rps, "req/s"))
     print(row("throughput, netbench / wrk", rps_ratio, "x   (goal >= 0.9)"))

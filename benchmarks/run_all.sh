@@ -10,7 +10,7 @@ if [[ "${1:-}" == "--quick" ]]; then
     open_loop=(--trials 1 --rate-duration 5 --co-duration 3)
     idle=(--trials 1)
 else
-    vs_wrk=(--trials 3 --duration 5 --other-loops)
+    vs_wrk=(--trials 3 --duration 5 --other-loops --bare)
     latency=(--trials 3 --duration 5)
     open_loop=(--trials 3)
     idle=(--trials 3)
