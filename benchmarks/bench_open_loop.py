@@ -18,6 +18,7 @@ where requests queue inside the generator during a stall: the corrected figures 
 in both, the uncorrected ones collapse in the second.
 
     python benchmarks/bench_open_loop.py [--trials 3] [--rate-duration 10] [--co-duration 5]
+    python benchmarks/bench_open_loop.py --sweep 5000,10000,20000,40000   # one worker's capacity
 """
 
 from __future__ import annotations
@@ -84,6 +85,27 @@ def rate_part(server_cpu: int, gen_cpu: int, trials: int, duration: float) -> No
     print(row("generator CPU", cpu_pct, "%"))
 
 
+def sweep_part(server_cpu: int, gen_cpu: int, rates: list[float], duration: float) -> None:
+    """One run per rate: how far one worker's open loop goes before it saturates."""
+    print(
+        header(
+            "open-loop capacity of one worker",
+            f"{duration:g} s per rate, one run each; C server on cpu {server_cpu}, "
+            f"generator on cpu {gen_cpu}",
+        )
+    )
+    with PinnedServer("hello", cpu=server_cpu) as server:
+        for rate in rates:
+            r = run_pinned(gen_cpu, server.url, rate=rate, duration=duration, connections=10).result
+            g = r.generator
+            print(
+                f"  {rate:>9,.0f} req/s: achieved {(g.achieved_rate or 0.0) / rate:.4f}x, "
+                f"generator cpu {g.cpu_percent:.0f} % (busy {g.busy_percent:.0f} %), "
+                f"send lag p99 {g.send_lag_p99_ms:.3f} ms, corrected p50 {r.p50_ms:.3f} ms, "
+                f"uncorrected p50 {r.uncorrected.p50_ms:.3f} ms, valid {r.valid}"
+            )
+
+
 def co_part(server_cpu: int, gen_cpu: int, trials: int, duration: float) -> None:
     print(
         header(
@@ -145,8 +167,20 @@ def main() -> None:
         "--co-duration", type=float, default=5.0, help="whole seconds keep the stall share exact"
     )
     parser.add_argument("--only", choices=["rate", "co"], help="run one part only")
+    parser.add_argument(
+        "--sweep",
+        metavar="RATES",
+        help="instead: one 3 s run per rate (comma-separated) to find one worker's capacity",
+    )
     args = parser.parse_args()
     server_cpu, gen_cpu = cpus_for_pinning()
+    if args.sweep:
+        try:
+            rates = [float(x) for x in args.sweep.split(",")]
+        except ValueError:
+            parser.error(f"--sweep takes rates like 5000,10000,20000; got {args.sweep!r}")
+        sweep_part(server_cpu, gen_cpu, rates, 3.0)
+        return
     if args.only != "co":
         rate_part(server_cpu, gen_cpu, args.trials, args.rate_duration)
     if args.only != "rate":
