@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -26,7 +26,6 @@ from pytest_netbench._pytest.session import (
 )
 
 if TYPE_CHECKING:
-    from pytest_netbench._api import Monitored
     from pytest_netbench._model import LoadResult, LoadSpec
     from pytest_netbench._servers.launcher import Server
 
@@ -149,9 +148,7 @@ class NetbenchFixture:
         problem = ""
         try:
             with self._session.window.hold() as window:
-                # Server.monitor()'s sampler returns itself from start(); _api's protocol
-                # says None, so mypy needs telling that a Server is Monitored.
-                result = run_spec(spec, cast("Monitored | None", server))
+                result = run_spec(spec, server)
         except NetbenchError as exc:
             problem = f"netbench: {type(exc).__name__}: {exc}"
         if problem:
