@@ -19,6 +19,7 @@ from collections.abc import Callable
 from time import monotonic_ns
 from typing import Any
 
+from pytest_netbench._engine.accounting import RunAccounting
 from pytest_netbench._engine.exchange import Exchange, Framer
 from pytest_netbench._engine.precise_timer import create_precise_timer
 from pytest_netbench._engine.schedule import Schedule
@@ -143,10 +144,8 @@ class Connection(asyncio.Protocol):
             self.intended.append(intended)
 
 
-class BaseRun:
+class BaseRun(RunAccounting):
     """State shared by closed- and open-loop runs within one worker."""
-
-    open_loop = False
 
     def __init__(
         self,
@@ -157,26 +156,15 @@ class BaseRun:
         recorder: Recorder,
         ssl_context: ssl.SSLContext | None,
     ) -> None:
+        super().__init__(spec, share, recorder)
         self.loop = loop
-        self.spec = spec
         self.exchange = exchange
         self.is_http = exchange.is_http
-        self.share = share
-        self.recorder = recorder
-        self.measure_start_ns = recorder.measure_start_ns
         self.ssl_context = ssl_context
         self.connections: set[Connection] = set()
-        self.stopping = False
-        self.completed = 0
-        self.budget: int | None = share.requests
-        self.opened = 0
-        self.peak = 0
         self.done: asyncio.Future[None] = loop.create_future()
-        self.in_flight = 0
-        self.rpc = spec.requests_per_connection or (1 if not spec.keepalive else 0)
         self.timeout_ns = int(spec.timeout_s * _NS)
         self.connect_timeout_ns = int(spec.connect_timeout_s * _NS)
-        self.end_ns = 0
 
     # -- connection lifecycle --
     def open_connection(self, start: int, intended: int) -> Connection:
@@ -263,19 +251,7 @@ class BaseRun:
         conn.intended.clear()
         self.check_finished()
 
-    # -- permits and finishing --
-    def take(self, now: int) -> bool:
-        """May one more request start at ``now``? Counts it as sent if it is measured."""
-        if self.stopping:
-            return False
-        if now >= self.measure_start_ns:
-            if self.budget is not None:
-                if self.budget <= 0:
-                    return False
-                self.budget -= 1
-            self.recorder.sent += 1
-        return True
-
+    # -- finishing --
     def check_finished(self) -> None:
         if self.budget == 0 and not self.stopping and self.completed >= self.recorder.sent:
             self.stop()
@@ -383,8 +359,6 @@ class OpenRun(BaseRun):
     Latency is taken from the *intended* send time (corrected for coordinated omission) and
     also from the actual one; requests that find no free connection wait in ``backlog``.
     """
-
-    open_loop = True
 
     def __init__(self, *args: Any, schedule: Schedule, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -14,6 +14,7 @@ from time import monotonic_ns
 
 import trio
 
+from pytest_netbench._engine.accounting import RunAccounting
 from pytest_netbench._engine.asyncio_engine import describe_connect_error as _describe_connect_error
 from pytest_netbench._engine.driver import (
     make_ssl_context,
@@ -43,24 +44,15 @@ class _Slot:
         self.broken = ""
 
 
-class TrioRun:
+class TrioRun(RunAccounting):
     def __init__(self, spec: LoadSpec, share: WorkerShare, exchange: Exchange) -> None:
-        self.spec = spec
-        self.share = share
+        measure_start_ns = share.start_at_ns + int(spec.warmup_s * _NS)
+        recorder = Recorder(measure_start_ns, open_loop=share.rate is not None)
+        super().__init__(spec, share, recorder)
         self.exchange = exchange
-        self.measure_start = share.start_at_ns + int(spec.warmup_s * _NS)
-        self.open_loop = share.rate is not None
-        self.recorder = Recorder(self.measure_start, open_loop=self.open_loop)
-        self.budget = share.requests
-        self.completed = 0
         self.slots: set[_Slot] = set()
         self.ssl_context = make_ssl_context(spec)
-        self.rpc = spec.requests_per_connection or (0 if spec.keepalive else 1)
-        self.stopping = False
         self.cancel_scope = trio.CancelScope()
-        self.end_ns = 0
-        self.opened = 0
-        self.peak = 0
         self.scheduled = 0
         # (intended time, already counted as sent): see _open_scheduler
         self.work_send, self.work_recv = trio.open_memory_channel[tuple[int, bool]](float("inf"))
@@ -72,22 +64,10 @@ class TrioRun:
         self.pool_limit = max(share.max_connections, share.connections)
         self.nursery: trio.Nursery | None = None
         self.queued_measured = 0
-        self.in_flight = 0
         self.cpu_start = thread_cpu_seconds()
         self.busy_start = thread_busy_seconds()
 
-    # -- permits and completion --
-    def take(self, now: int) -> bool:
-        if self.stopping:
-            return False
-        if now >= self.measure_start:
-            if self.budget is not None:
-                if self.budget <= 0:
-                    return False
-                self.budget -= 1
-            self.recorder.sent += 1
-        return True
-
+    # -- completion --
     def check_finished(self) -> None:
         done_sending = self.draining or (self.budget == 0 and not self.queued_measured)
         if done_sending and self.completed >= self.recorder.sent:
@@ -128,7 +108,7 @@ class TrioRun:
             self.end_ns = self.end_ns or monotonic_ns()
             for slot in self.slots:
                 times = slot.intended if self.open_loop else slot.pending
-                self.in_flight += sum(1 for t in times if t >= self.measure_start)
+                self.in_flight += sum(1 for t in times if t >= self.measure_start_ns)
             # As in the asyncio engine, a request a connection is being opened for has
             # started: it is in flight, not unsent.
             started = min(self.queued_measured, self.connecting)
@@ -140,7 +120,7 @@ class TrioRun:
     def fail(self, slot: _Slot, kind: str, detail: str, err_no: int | None = None) -> None:
         times = slot.intended if self.open_loop else slot.pending
         for t in times:
-            if t >= self.measure_start:
+            if t >= self.measure_start_ns:
                 self.recorder.error(kind, detail, err_no)
                 self.completed += 1
         slot.pending.clear()
@@ -156,7 +136,7 @@ class TrioRun:
         intended = slot.intended.popleft() if self.open_loop else start
         slot.served += 1
         slot.keep_alive = keep_alive
-        if intended < self.measure_start or self.stopping:
+        if intended < self.measure_start_ns or self.stopping:
             return
         rec = self.recorder
         if self.exchange.is_http:
@@ -348,7 +328,7 @@ async def _open_connection(run: TrioRun, precounted: bool = False) -> None:
                 break  # the window closed first; stop() has accounted for this request
             if run.draining and not counted and not opened_for_it:
                 break  # queued when the window closed: it stays unsent
-            if intended >= run.measure_start:
+            if intended >= run.measure_start_ns:
                 if counted:
                     run.handed_measured -= 1
                 else:
@@ -420,7 +400,7 @@ async def _open_scheduler(run: TrioRun, nursery: trio.Nursery, schedule: Schedul
             # send_nowait), which the asyncio engine would have written there and then: count it
             # as sent now. Otherwise it waits in the queue and counts when a connection takes it.
             handed = run.work_send.statistics().tasks_waiting_receive > 0
-            if due >= run.measure_start:
+            if due >= run.measure_start_ns:
                 if run.budget is not None:
                     if run.budget <= 0:
                         run.check_finished()
@@ -439,11 +419,11 @@ async def _open_scheduler(run: TrioRun, nursery: trio.Nursery, schedule: Schedul
 
 
 async def _ticker(run: TrioRun) -> None:
-    await trio.sleep(max(run.measure_start - monotonic_ns(), 0) / _NS)
+    await trio.sleep(max(run.measure_start_ns - monotonic_ns(), 0) / _NS)
     run.recorder.reset_window()
     run.cpu_start = thread_cpu_seconds()
     run.busy_start = thread_busy_seconds()
-    next_tick = run.measure_start + _NS
+    next_tick = run.measure_start_ns + _NS
     while True:
         await trio.sleep(max(next_tick - monotonic_ns(), 0) / _NS)
         run.recorder.tick()
@@ -457,7 +437,7 @@ async def _run(spec: LoadSpec, share: WorkerShare) -> WorkerOutcome:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_ticker, run)
             if spec.duration_s is not None:
-                end_at = run.measure_start + int(spec.duration_s * _NS)
+                end_at = run.measure_start_ns + int(spec.duration_s * _NS)
 
                 async def stopper() -> None:
                     await trio.sleep(max(end_at - monotonic_ns(), 0) / _NS)
@@ -482,7 +462,7 @@ async def _run(spec: LoadSpec, share: WorkerShare) -> WorkerOutcome:
     if not run.stopping:
         run.stop()
     outcome = run.recorder.finish(
-        in_flight=run.in_flight, window_end_ns=max(run.end_ns, run.measure_start)
+        in_flight=run.in_flight, window_end_ns=max(run.end_ns, run.measure_start_ns)
     )
     outcome.cpu_s = thread_cpu_seconds() - run.cpu_start
     outcome.busy_s = thread_busy_seconds() - run.busy_start
