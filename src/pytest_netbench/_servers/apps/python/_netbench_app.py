@@ -195,3 +195,15 @@ class RequestFramer(object):
             elif name == b"transfer-encoding":
                 raise BadRequest("chunked request bodies are not supported")
         return parts[1].decode("latin-1"), keep_alive, http10
+
+
+def wsgi_hello(environ, start_response):
+    """The hello app for the WSGI servers (wsgiref, gevent, eventlet)."""
+    status, body = route(environ.get("PATH_INFO", "/"))
+    headers = [("Content-Type", "text/plain")]
+    if has_body(status):
+        headers.append(("Content-Length", str(len(body))))
+    else:
+        body = b""
+    start_response("%d %s" % (status, reason(status)), headers)
+    return [body]

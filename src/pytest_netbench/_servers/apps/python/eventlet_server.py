@@ -9,17 +9,6 @@ import eventlet.wsgi  # noqa: E402
 import _netbench_app as app  # noqa: E402
 
 
-def hello_app(environ, start_response):
-    status, body = app.route(environ.get("PATH_INFO", "/"))
-    headers = [("Content-Type", "text/plain")]
-    if app.has_body(status):
-        headers.append(("Content-Length", str(len(body))))
-    else:
-        body = b""
-    start_response("%d %s" % (status, app.reason(status)), headers)
-    return [body]
-
-
 def echo(sock):
     try:
         while True:
@@ -53,7 +42,7 @@ def main():
     app.announce(listener.getsockname()[1])
     try:
         if args.app == "hello":
-            eventlet.wsgi.server(listener, hello_app, log_output=False, max_size=100000)
+            eventlet.wsgi.server(listener, app.wsgi_hello, log_output=False, max_size=100000)
         else:
             serve_echo(listener)
     except (SystemExit, KeyboardInterrupt):

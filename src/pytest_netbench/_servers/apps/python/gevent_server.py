@@ -10,17 +10,6 @@ from gevent.server import StreamServer
 import _netbench_app as app
 
 
-def hello_app(environ, start_response):
-    status, body = app.route(environ.get("PATH_INFO", "/"))
-    headers = [("Content-Type", "text/plain")]
-    if app.has_body(status):
-        headers.append(("Content-Length", str(len(body))))
-    else:
-        body = b""
-    start_response("%d %s" % (status, app.reason(status)), headers)
-    return [body]
-
-
 class NoDelayWSGIServer(WSGIServer):
     """pywsgi writes headers and body separately: without TCP_NODELAY the body waits
     for the client's delayed ACK (about 40 ms a request)."""
@@ -47,7 +36,7 @@ def main():
     args = app.parse_args()
     listener = (args.host, args.port)
     if args.app == "hello":
-        server = NoDelayWSGIServer(listener, hello_app, log=None, backlog=args.backlog)
+        server = NoDelayWSGIServer(listener, app.wsgi_hello, log=None, backlog=args.backlog)
     else:
         server = StreamServer(listener, echo, backlog=args.backlog)
     server.start()

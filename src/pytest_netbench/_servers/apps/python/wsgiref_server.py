@@ -6,17 +6,6 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import _netbench_app as app
 
 
-def hello_app(environ, start_response):
-    status, body = app.route(environ.get("PATH_INFO", "/"))
-    headers = [("Content-Type", "text/plain")]
-    if app.has_body(status):
-        headers.append(("Content-Length", str(len(body))))
-    else:
-        body = b""
-    start_response("%d %s" % (status, app.reason(status)), headers)
-    return [body]
-
-
 class QuietHandler(WSGIRequestHandler):
     def log_message(self, format, *args):
         pass  # no output per request
@@ -31,7 +20,7 @@ def main():
         address_family = app.address_family(args.host)
 
     server = make_server(
-        args.host, args.port, hello_app, server_class=Server, handler_class=QuietHandler
+        args.host, args.port, app.wsgi_hello, server_class=Server, handler_class=QuietHandler
     )
 
     # shutdown() waits for serve_forever(), so it must not run on the serving thread.
