@@ -61,13 +61,12 @@ def test_exit_during_startup_is_reported_at_once_with_code_and_log(helpers, tmp_
     server = Server(
         helpers.netserver_command("--exit-code", "3"), startup_timeout=30, log_dir=tmp_path
     )
-    started = time.monotonic()
     with pytest.raises(ServerStartupError) as info:
         server.start()
-    # The start-up timeout is 30 s; the exit is noticed as it happens (interpreter start-up
-    # on a busy machine is all the time this takes).
-    assert time.monotonic() - started < 3.0
+    # The start-up timeout is 30 s: an error that names the exit, not the timeout, was
+    # raised when the process ended, not when the wait ran out.
     message = str(info.value)
+    assert "did not become ready" not in message
     assert "exited with code 3 during start-up" in message
     assert "fatal: refusing to start" in message
     assert "banner: netserver" in message

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import socket
-import time
 from pathlib import Path
 
 import pytest
@@ -47,10 +46,8 @@ def test_log_line_alone_can_be_the_readiness_signal(helpers):
 def test_http_probe_of_server_that_accepts_but_never_answers_times_out(helpers):
     cmd = helpers.netserver_command("--mode", "silent")
     server = Server(cmd, ready=HttpReady("/", timeout_s=0.3), startup_timeout=1.5)
-    started = time.monotonic()
     with pytest.raises(ServerStartupError) as info:
         server.start()
-    assert time.monotonic() - started < 10  # bounded by startup_timeout, not hanging
     message = str(info.value)
     assert "did not become ready within 1.5 s" in message
     assert "accepted the TCP connection but sent no HTTP response" in message
