@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from factories import make_result
 
 from pytest_netbench._compare.gate import (
     Threshold,
@@ -15,24 +16,13 @@ from pytest_netbench._compare.gate import (
     render_comparison_text,
 )
 from pytest_netbench._errors import SpecError
-from pytest_netbench._model import LatencySummary, LoadResult
+from pytest_netbench._model import LoadResult
 from pytest_netbench._report.matrix import Record
 
 
 def _result(ok: int, p99: float, errors: int = 0) -> LoadResult:
-    return LoadResult(
-        mode="closed",
-        url="http://127.0.0.1:1/",
-        duration_s=1.0,
-        sent=ok + errors,
-        ok=ok,
-        errors={"timeout": errors} if errors else {},
-        in_flight=0,
-        status_codes={200: ok},
-        bytes_read=0,
-        bytes_written=0,
-        latency=LatencySummary(count=ok, p50_ms=p99 / 2, p99_ms=p99),
-    )
+    timeouts = {"timeout": errors} if errors else None
+    return make_result(ok, errors=timeouts, p50_ms=p99 / 2, p99_ms=p99)
 
 
 def _records(test: str, figures: list[tuple[int, float]], errors: int = 0) -> list[Record]:

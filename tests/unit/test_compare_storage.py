@@ -5,28 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from factories import make_result
 
 from pytest_netbench._compare.storage import Storage, StorageError, safe_name
-from pytest_netbench._model import LatencySummary, LoadResult
 from pytest_netbench._report.matrix import Record
 
 ENV = {"cpu_model": "test cpu", "machine_key": "Linux-CPython-3.11-64bit-abc"}
 
 
 def _records(ok: int) -> list[Record]:
-    result = LoadResult(
-        mode="closed",
-        url="http://127.0.0.1:1/",
-        duration_s=1.0,
-        sent=ok,
-        ok=ok,
-        errors={},
-        in_flight=0,
-        status_codes={200: ok},
-        bytes_read=10,
-        bytes_written=5,
-        latency=LatencySummary(count=ok, p50_ms=1.0, p99_ms=2.0),
-    )
+    result = make_result(ok, p50_ms=1.0, p99_ms=2.0, bytes_read=10, bytes_written=5)
     return [
         Record(
             nodeid="t.py::test_x[a]",

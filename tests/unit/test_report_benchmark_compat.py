@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from factories import make_result
 from hdrh.histogram import HdrHistogram
 
 from pytest_netbench._model import LatencySummary, LoadResult
@@ -24,18 +25,12 @@ def _result(samples_us: list[int], ok: int) -> LoadResult:
     hist = HdrHistogram(1, 3_600_000_000, 3)
     for value in samples_us:
         hist.record_value(value)
-    return LoadResult(
-        mode="closed",
-        url="http://127.0.0.1:1/",
+    return make_result(
+        ok,
         duration_s=2.0,
-        sent=ok,
-        ok=ok,
-        errors={},
-        in_flight=0,
-        status_codes={200: ok},
-        bytes_read=0,
-        bytes_written=0,
-        latency=LatencySummary(count=len(samples_us), p50_ms=1.0, p99_ms=2.0),
+        count=len(samples_us),
+        p50_ms=1.0,
+        p99_ms=2.0,
         latency_histogram=hist.encode().decode("ascii"),
     )
 

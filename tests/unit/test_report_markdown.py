@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_netbench._model import LatencySummary, LoadResult
+from factories import make_result
+
 from pytest_netbench._report.markdown import (
     append_github_step_summary,
     render_markdown,
@@ -15,20 +16,7 @@ from pytest_netbench._report.matrix import Record, build_matrices
 
 
 def _record(server: str, ok: int, trial: int = 0) -> Record:
-    result = LoadResult(
-        mode="closed",
-        url="http://127.0.0.1:1/",
-        duration_s=1.0,
-        sent=ok,
-        ok=ok,
-        errors={},
-        in_flight=0,
-        status_codes={200: ok},
-        bytes_read=0,
-        bytes_written=0,
-        latency=LatencySummary(count=ok, p99_ms=2.0),
-        valid=server != "bad",
-    )
+    result = make_result(ok, p99_ms=2.0, valid=server != "bad")
     return Record(
         nodeid=f"t.py::test_m[{server}]",
         function="t.py::test_m",

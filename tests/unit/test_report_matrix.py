@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from factories import make_result
 
 from pytest_netbench._errors import SpecError
-from pytest_netbench._model import LatencySummary, LoadResult, ServerStats
+from pytest_netbench._model import LoadResult, ServerStats
 from pytest_netbench._report.markdown import render_matrix_markdown
 from pytest_netbench._report.matrix import (
     Record,
@@ -22,18 +23,11 @@ from pytest_netbench._report.matrix import (
 
 
 def _result(ok: int, p99: float, *, errors: int = 0, valid: bool = True) -> LoadResult:
-    return LoadResult(
-        mode="closed",
-        url="http://127.0.0.1:1/",
-        duration_s=1.0,
-        sent=ok + errors,
-        ok=ok,
-        errors={"reset": errors} if errors else {},
-        in_flight=0,
-        status_codes={200: ok},
-        bytes_read=0,
-        bytes_written=0,
-        latency=LatencySummary(count=ok, p50_ms=p99 / 2, p99_ms=p99),
+    return make_result(
+        ok,
+        errors={"reset": errors} if errors else None,
+        p50_ms=p99 / 2,
+        p99_ms=p99,
         valid=valid,
         invalid_reasons=() if valid else ("generator saturated",),
     )

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from factories import make_result
 
 from pytest_netbench._errors import NetbenchError
-from pytest_netbench._model import LatencySummary, LoadResult
 from pytest_netbench._report.matrix import Record, build_matrices
 from pytest_netbench._report.plot import plot_matrices, plot_matrix
 
@@ -15,19 +15,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def _record(params: dict[str, object], ok: int, trial: int = 0) -> Record:
-    result = LoadResult(
-        mode="closed",
-        url="http://127.0.0.1:1/",
-        duration_s=1.0,
-        sent=ok,
-        ok=ok,
-        errors={},
-        in_flight=0,
-        status_codes={200: ok},
-        bytes_read=0,
-        bytes_written=0,
-        latency=LatencySummary(count=ok, p99_ms=ok / 100),
-    )
+    result = make_result(ok, p99_ms=ok / 100)
     return Record(
         nodeid="t.py::f", function="t.py::test_f", params=params, result=result, trial=trial
     )
