@@ -207,3 +207,15 @@ def wsgi_hello(environ, start_response):
         body = b""
     start_response("%d %s" % (status, reason(status)), headers)
     return [body]
+
+
+def echo_until_closed(sock):
+    """Echo a blocking (or green) socket until the peer closes or resets it."""
+    try:
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                return
+            sock.sendall(data)
+    except ConnectionError:
+        pass

@@ -11,13 +11,7 @@ import _netbench_app as app  # noqa: E402
 
 def echo(sock):
     try:
-        while True:
-            data = sock.recv(65536)
-            if not data:
-                break
-            sock.sendall(data)
-    except ConnectionError:
-        pass
+        app.echo_until_closed(sock)
     finally:
         sock.close()
 

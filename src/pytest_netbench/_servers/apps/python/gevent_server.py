@@ -21,13 +21,7 @@ class NoDelayWSGIServer(WSGIServer):
 
 def echo(sock, address):
     try:
-        while True:
-            data = sock.recv(65536)
-            if not data:
-                break
-            sock.sendall(data)
-    except ConnectionError:
-        pass
+        app.echo_until_closed(sock)
     finally:
         sock.close()
 

@@ -30,15 +30,7 @@ class HelloHandler(BaseHTTPRequestHandler):
 
 class EchoHandler(socketserver.BaseRequestHandler):
     def handle(self):
-        sock = self.request
-        try:
-            while True:
-                data = sock.recv(65536)
-                if not data:
-                    break
-                sock.sendall(data)
-        except ConnectionError:
-            pass
+        app.echo_until_closed(self.request)
 
 
 def make_server(args):
