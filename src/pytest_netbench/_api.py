@@ -332,8 +332,3 @@ async def echo_load_async(
     host: str, port: int, *, server: Monitored | None = None, **options: Any
 ) -> LoadResult:
     return await run_spec_async(tcp_spec(host, port, **options), server)
-
-
-def replace_spec(spec: LoadSpec, **changes: Any) -> LoadSpec:
-    """A copy of ``spec`` with some fields changed (the plugin scales durations this way)."""
-    return dataclasses.replace(spec, **changes)

@@ -520,6 +520,3 @@ def describe_connect_error(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.errno is not None:
         return f"{errno_mod.errorcode.get(exc.errno, exc.errno)}: {exc.strerror}"
     return repr(exc)
-
-
-RunFactory = Callable[..., BaseRun]
