@@ -118,6 +118,12 @@ class TrioRun(RunAccounting):
             self.cancel_scope.cancel()
 
     def fail(self, slot: _Slot, kind: str, detail: str, err_no: int | None = None) -> None:
+        if self.stopping:
+            # stop() already counted these as in flight; a task that wakes between stop()
+            # and its cancellation (a refused connect, a reset) must not count them again.
+            slot.pending.clear()
+            slot.intended.clear()
+            return
         times = slot.intended if self.open_loop else slot.pending
         for t in times:
             if t >= self.measure_start_ns:
