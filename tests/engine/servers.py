@@ -54,6 +54,9 @@ class HttpOptions:
     reset_every: int = 0  # every Nth connection: read the request, then send RST
     stall_every: int = 0  # every Nth connection: read the request, never answer
     close_every: int = 0  # every Nth connection: read the request, close (FIN) unanswered
+    # write each response in two parts, split this many bytes in, 2 ms apart (so the client
+    # reads a response that is not yet whole); 0: one write
+    split_at: int = 0
 
 
 class HttpApp:
@@ -108,6 +111,11 @@ class HttpApp:
                 response, close_after = render_response(
                     opts.framing, status, head_only, close, self.body
                 )
+                if 0 < opts.split_at < len(response):
+                    writer.write(response[: opts.split_at])
+                    await writer.drain()
+                    await asyncio.sleep(0.002)
+                    response = response[opts.split_at :]
                 writer.write(response)
                 close = close or close_after
             await writer.drain()

@@ -2,7 +2,8 @@
 per request, timestamps as integer nanoseconds.
 
 One :class:`Connection` class serves both HTTP and raw TCP (the :class:`Exchange` holds the
-difference). A run policy decides what happens when a connection is free: in closed loop it
+difference); closed-loop keep-alive HTTP uses its leaner subclass from ``fused_http``. A
+run policy decides what happens when a connection is free: in closed loop it
 sends the next request at once; in open loop it waits for the schedule. Timeouts are found by
 one sweeper callback rather than a timer per request, so the per-request path allocates
 nothing but its deque slot.
@@ -20,7 +21,9 @@ from time import monotonic_ns
 from typing import Any
 
 from pytest_netbench._engine.accounting import RunAccounting
-from pytest_netbench._engine.exchange import Exchange, Framer
+from pytest_netbench._engine.connection import Connection
+from pytest_netbench._engine.exchange import Exchange
+from pytest_netbench._engine.fused_http import FusedHttpConnection, fits_fused_path
 from pytest_netbench._engine.precise_timer import create_precise_timer
 from pytest_netbench._engine.schedule import Schedule
 from pytest_netbench._engine.share import WorkerShare
@@ -30,118 +33,6 @@ from pytest_netbench._stats.recorder import Recorder
 _NS = 1_000_000_000
 _MIN_TIMER_S = 0.001
 _EARLY_SEND_NS = 100_000
-
-
-class Connection(asyncio.Protocol):
-    """One client connection; ``pending`` holds the start (and intended) time of each request."""
-
-    def __init__(self, run: BaseRun) -> None:
-        self.run = run
-        self.transport: asyncio.Transport | None = None
-        self.framer: Framer = run.exchange.make_framer(self.on_response, self.on_protocol_error)
-        self.pending: deque[int] = deque()
-        self.intended: deque[int] = deque()
-        self.served = 0
-        self.connect_started = 0
-        self.connect_task: asyncio.Task[Any] | None = None
-        self.broken = ""
-        # Bound once so the per-response path does no attribute chains (see on_response).
-        rec = run.recorder
-        self._rec = rec
-        self._feed = self.framer.feed
-        self._record = rec.latencies.append
-        self._codes = rec.status_codes
-        self._measure = run.measure_start_ns
-        self._is_http = run.is_http
-        self._request = run.exchange.chunks[0]
-        self._size = run.exchange.size
-        self._write: Callable[[bytes], None] | None = None
-        # Closed loop, keep-alive, one write per request: the common case gets a fast path.
-        self._fast = not run.open_loop and not run.rpc and len(run.exchange.chunks) == 1
-
-    # -- transport events --
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-        self._write = self.transport.write  # type: ignore[union-attr]
-        run = self.run
-        if run.stopping:
-            transport.close()
-            return
-        run.connected(self)
-
-    def data_received(self, data: bytes) -> None:
-        self._rec.bytes_read += len(data)
-        self._feed(data)
-
-    def eof_received(self) -> bool:
-        self.framer.feed_eof()
-        return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.run.lost(self, exc)
-
-    # -- framer callbacks --
-    def on_response(self, code: int, keep_alive: bool) -> None:
-        now = monotonic_ns()
-        pending = self.pending
-        if not pending:
-            self.on_protocol_error("response received with no request outstanding")
-            return
-        run = self.run
-        start = pending.popleft()
-        intended = self.intended.popleft() if run.open_loop else start
-        measure = self._measure
-        if intended >= measure:
-            # Timed from the intended send, or from the actual one if it went out early.
-            base = intended if intended < start else start
-            if self._is_http:
-                codes = self._codes
-                codes[code] = codes.get(code, 0) + 1
-                if code >= 400:
-                    self._rec.error("status", f"HTTP {code}")
-                else:
-                    self._record(now - base)
-                    if run.open_loop:
-                        self._rec.uncorrected.append(now - start)
-            elif code == 0:
-                self._record(now - base)
-                if run.open_loop:
-                    self._rec.uncorrected.append(now - start)
-            else:
-                self._rec.error("verify", "echoed bytes differ from the bytes sent")
-            run.completed += 1
-        budget = run.budget
-        if self._fast and keep_alive and budget != 0 and not run.stopping:
-            # Closed loop keep-alive: the next request goes out at once. This is take() and
-            # send() inlined; the general path below handles every other case.
-            if now >= measure:
-                if budget is not None:
-                    run.budget = budget - 1
-                self._rec.sent += 1
-            self._write(self._request)  # type: ignore[misc]
-            self._rec.bytes_written += self._size
-            pending.append(now)
-            return
-        self.served += 1  # only requests_per_connection needs it: not on the fast path
-        run.response_done(self, now, keep_alive)
-
-    def on_protocol_error(self, reason: str) -> None:
-        self.broken = reason
-        if self.transport is not None:
-            self.transport.abort()
-
-    # -- sending --
-    def send(self, start: int, intended: int) -> None:
-        assert self.transport is not None
-        chunks = self.run.exchange.chunks
-        if len(chunks) == 1:
-            self.transport.write(chunks[0])
-        else:
-            self.transport.writelines(chunks)
-        self.run.recorder.bytes_written += self.run.exchange.size
-        self.pending.append(start)
-        if self.run.open_loop:
-            self.intended.append(intended)
 
 
 class BaseRun(RunAccounting):
@@ -165,12 +56,16 @@ class BaseRun(RunAccounting):
         self.done: asyncio.Future[None] = loop.create_future()
         self.timeout_ns = int(spec.timeout_s * _NS)
         self.connect_timeout_ns = int(spec.connect_timeout_s * _NS)
+        fused = fits_fused_path(
+            exchange.parser_framed, self.open_loop, self.rpc, len(exchange.chunks)
+        )
+        self.connection_class = FusedHttpConnection if fused else Connection
 
     # -- connection lifecycle --
     def open_connection(self, start: int, intended: int) -> Connection:
         """Start connecting; ``start``/``intended`` belong to the request that needed it
         (0 for a pool connection opened ahead of demand)."""
-        conn = Connection(self)
+        conn = self.connection_class(self)
         conn.connect_started = monotonic_ns()
         if start:
             conn.pending.append(start)

@@ -32,7 +32,11 @@ class Framer(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Exchange:
-    """Pre-rendered request chunks plus a framer factory; ``is_http`` picks result rules."""
+    """Pre-rendered request chunks plus a framer factory; ``is_http`` picks result rules.
+
+    ``parser_framed``: HTTP whose responses httptools frames alone (every method but HEAD),
+    which the closed-loop keep-alive fast path (``fused_http``) relies on.
+    """
 
     chunks: tuple[bytes, ...]
     size: int
@@ -40,6 +44,7 @@ class Exchange:
     make_framer: Callable[[OnResponse, OnError], Framer]
     connect_host: str
     connect_port: int
+    parser_framed: bool = False
 
 
 def build_exchange(spec: LoadSpec) -> Exchange:
@@ -65,7 +70,8 @@ def _http_exchange(spec: LoadSpec) -> Exchange:
     except ValueError as exc:
         raise SpecError(f"cannot build the request: {exc}") from None
     framer_cls = http_proto.framer_for(spec.method)
-    return Exchange((data,), len(data), True, framer_cls, connect_host, connect_port)
+    parser_framed = framer_cls is http_proto.ResponseFramer
+    return Exchange((data,), len(data), True, framer_cls, connect_host, connect_port, parser_framed)
 
 
 def _tcp_exchange(spec: LoadSpec) -> Exchange:

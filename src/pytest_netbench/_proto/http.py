@@ -21,7 +21,24 @@ OnResponse = Callable[[int, bool], None]
 OnError = Callable[[str], None]
 
 _MAX_HEAD_BYTES = 64 * 1024
-_UPGRADE_REASON = "server switched protocols (101/Upgrade), which a load test cannot follow"
+UPGRADE_REASON = "server switched protocols (101/Upgrade), which a load test cannot follow"
+
+
+def parser_error_reason(exc: Exception) -> str:
+    """The ``protocol`` error for an exception out of httptools' ``feed_data``."""
+    if isinstance(exc, httptools.HttpParserUpgrade):
+        return UPGRADE_REASON
+    return f"malformed response: {exc}"
+
+
+def non_final_status_problem(status: int) -> str:
+    """For a complete message whose status is below 200: "" for an interim 1xx response
+    (the final one follows), else why the response is an error."""
+    if status == 101:
+        return UPGRADE_REASON
+    if status < 100:
+        return f"malformed response: status {status} is not a 3-digit code from 100"
+    return ""
 
 
 def render_request(
@@ -103,11 +120,10 @@ class ResponseFramer:
             return
         if status >= 200:
             self._on_response(status, bool(self._parser.should_keep_alive()))
-        elif status == 101:
-            self._fail_upgrade()
-        elif status < 100:
-            self._fail(f"malformed response: status {status} is not a 3-digit code from 100")
-        # 1xx: an interim response; the final one follows
+        else:
+            problem = non_final_status_problem(status)
+            if problem:
+                self._fail(problem)
 
     # -- input --
     def feed(self, data: bytes) -> None:
@@ -116,10 +132,8 @@ class ResponseFramer:
         self._passed_boundary = False
         try:
             self._parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            self._fail_upgrade()
-        except httptools.HttpParserError as exc:
-            self._fail(f"malformed response: {exc}")
+        except (httptools.HttpParserUpgrade, httptools.HttpParserError) as exc:
+            self._fail(parser_error_reason(exc))
         else:
             if self._status == 0 and not self._passed_boundary:
                 self._count_head_bytes(len(data))
@@ -151,14 +165,29 @@ class ResponseFramer:
     def mid_response(self) -> bool:
         return self._status != 0 or self._head_bytes > 0
 
-    def _fail_upgrade(self) -> None:
-        self._fail(_UPGRADE_REASON)
+    def take_over(self, data: bytes) -> None:
+        """Continue a stream that another parser followed up to the start of ``data``.
+
+        ``data`` must begin at a response boundary. Responses it completes were already
+        delivered by that parser, so they are parsed here without ``on_response``; the one
+        still open at its end is this framer's from now on.
+        """
+        deliver = self._on_response
+        self._on_response = _already_delivered
+        try:
+            self.feed(data)
+        finally:
+            self._on_response = deliver
 
     def _fail(self, reason: str) -> None:
         if self.failed:
             return  # one error per connection: the engine drops it on the first
         self.failed = True
         self._on_error(reason)
+
+
+def _already_delivered(status: int, keep_alive: bool) -> None:
+    """``on_response`` while :meth:`ResponseFramer.take_over` replays delivered responses."""
 
 
 def _is_length_delimited(headers: dict[bytes, bytes]) -> bool:
@@ -202,7 +231,7 @@ class HeadResponseFramer:
                 return
             status, keep_alive = parsed
             if status == 101:
-                self._fail(_UPGRADE_REASON)
+                self._fail(UPGRADE_REASON)
                 return
             if 100 <= status < 200:
                 continue

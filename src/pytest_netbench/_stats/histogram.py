@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from itertools import repeat
+from operator import floordiv
 
 from hdrh.histogram import HdrHistogram
 
@@ -27,7 +29,8 @@ def new_histogram() -> HdrHistogram:
 
 def count_microseconds(samples_ns: Iterable[int]) -> Counter[int]:
     """Bucket nanosecond samples by whole microsecond (sub-µs samples count as 1 µs)."""
-    counts: Counter[int] = Counter(map(_NS_PER_US.__rfloordiv__, samples_ns))
+    # operator.floordiv over repeat() is the cheapest C-only way to divide each sample
+    counts: Counter[int] = Counter(map(floordiv, samples_ns, repeat(_NS_PER_US)))
     zero = counts.pop(0, 0)
     if zero:
         counts[LOWEST_US] += zero

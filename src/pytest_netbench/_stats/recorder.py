@@ -74,6 +74,7 @@ class Recorder:
         "open_loop",
         "outcome",
         "sent",
+        "status_200",
         "status_codes",
         "uncorrected",
     )
@@ -85,6 +86,9 @@ class Recorder:
         self.errors: dict[str, int] = dict.fromkeys(ERROR_KINDS, 0)
         self.error_samples: dict[str, str] = {}
         self.status_codes: dict[int, int] = {}
+        # 200s counted apart by the fused keep-alive path (an int add, not a dict update);
+        # finish() folds them into status_codes.
+        self.status_200 = 0
         self.bytes_read = 0
         self.bytes_written = 0
         self.generator_faults = 0
@@ -134,6 +138,8 @@ class Recorder:
         out.in_flight = in_flight
         out.errors = dict(self.errors)
         out.status_codes = dict(self.status_codes)
+        if self.status_200:
+            out.status_codes[200] = out.status_codes.get(200, 0) + self.status_200
         out.bytes_read = self.bytes_read
         out.bytes_written = self.bytes_written
         out.window_start_ns = self.measure_start_ns

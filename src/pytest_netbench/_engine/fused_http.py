@@ -1,0 +1,111 @@
+"""Closed-loop keep-alive HTTP with one Python call per response.
+
+The general :class:`Connection` hands bytes to the sans-IO ``ResponseFramer``, which calls
+back into the connection: five Python frames per response. At a hundred thousand responses
+a second those frames are most of the generator's CPU (benchmarks/README.md), so in the
+common case (closed loop, keep-alive, one write per request, any method but HEAD) the
+connection itself is the httptools parser's callback object. httptools (llhttp, in C)
+finds where each response ends, exactly as inside ``ResponseFramer``, and the only Python
+run per response is ``on_message_complete``: record it, write the next request.
+
+It stays exact by one rule: this path only ever handles whole responses ending with a
+read. The first read that ends inside a response (a large body, a slow or dribbling
+server, a head split across packets, a body delimited by the close) hands the stream to a
+``ResponseFramer`` for the rest of the connection (``ResponseFramer.take_over``), so the
+head-size bound and the end-of-stream rules apply as on every other path. A connection
+still on this path when the peer closes is between responses: what is pending fails as a
+reset, as it does there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from time import monotonic_ns
+
+import httptools
+
+from pytest_netbench._engine.connection import Connection
+from pytest_netbench._proto.http import (
+    ResponseFramer,
+    non_final_status_problem,
+    parser_error_reason,
+)
+
+
+def fits_fused_path(parser_framed: bool, open_loop: bool, rpc: int, chunks: int) -> bool:
+    """HTTP framed by httptools alone, closed loop, keep-alive without a per-connection
+    request limit, one write per request."""
+    return parser_framed and not open_loop and not rpc and chunks == 1
+
+
+class FusedHttpConnection(Connection):
+    """A :class:`Connection` that is its own httptools callback object (see module doc)."""
+
+    def _attach_framer(self) -> Callable[[bytes], object]:
+        parser = httptools.HttpResponseParser(self)
+        self._status = parser.get_status_code
+        self._keep_alive = parser.should_keep_alive
+        self._inside = False  # a response has begun and not ended
+        return parser.feed_data
+
+    def data_received(self, data: bytes) -> None:
+        self._rec.bytes_read += len(data)
+        try:
+            self._feed(data)
+        except (httptools.HttpParserError, httptools.HttpParserUpgrade) as exc:
+            self.on_protocol_error(parser_error_reason(exc))
+            return
+        if self._inside:
+            self._hand_over(data)
+
+    def _hand_over(self, data: bytes) -> None:
+        """This read ended inside a response; every earlier one ended between two, so
+        ``data`` begins at a boundary and the framer can take the stream from its start."""
+        self._inside = False
+        framer = ResponseFramer(self.on_response, self.on_protocol_error)
+        framer.take_over(data)
+        self.framer = framer
+        self._feed = framer.feed
+
+    # -- httptools callbacks --
+    def on_message_begin(self) -> None:
+        self._inside = True
+
+    def on_message_complete(self) -> None:
+        now = monotonic_ns()
+        self._inside = False
+        pending = self.pending
+        if self._status() != 200 or not pending or self.broken:
+            self._other_response(self._status())
+            return
+        start = pending.popleft()
+        run = self.run
+        rec = self._rec
+        measure = self._measure
+        if start >= measure:
+            rec.status_200 += 1
+            self._record(now - start)
+            run.completed += 1
+        budget = run.budget
+        if budget != 0 and not run.stopping and self._keep_alive():
+            # The next request at once: RunAccounting.take() and Connection.send() inlined.
+            if now >= measure:
+                if budget is not None:
+                    run.budget = budget - 1
+                rec.sent += 1
+            self._write(self._request)  # type: ignore[misc]
+            rec.bytes_written += self._size
+            pending.append(now)
+            return
+        run.response_done(self, now, bool(self._keep_alive()))
+
+    def _other_response(self, code: int) -> None:
+        """Anything but a 200 with a request outstanding: the general path's rules."""
+        if self.broken:
+            return  # the connection is being dropped; nothing after the error counts
+        if code < 200:
+            problem = non_final_status_problem(code)
+            if problem:
+                self.on_protocol_error(problem)
+            return  # an interim 1xx: the final response follows
+        self.on_response(code, bool(self._keep_alive()))

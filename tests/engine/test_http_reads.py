@@ -1,0 +1,170 @@
+"""Responses that arrive in pieces, and odd ones, on every loop.
+
+On uvloop and asyncio a closed-loop keep-alive GET runs on the fused path (the connection
+is the parser's callback object) until a read ends inside a response; from then on the
+sans-IO framer has the stream. These tests make reads end at awkward places and check
+that every response is counted exactly once and every bad one is an error of the right
+kind, whichever path ends up handling it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator, Sequence
+
+import pytest
+from servers import ServerThread, StartHttp, render_response
+
+from pytest_netbench import LoadResult, http_load, http_spec
+from pytest_netbench._engine.asyncio_engine import ClosedRun, OpenRun
+from pytest_netbench._engine.connection import Connection
+from pytest_netbench._engine.exchange import build_exchange
+from pytest_netbench._engine.fused_http import FusedHttpConnection
+from pytest_netbench._engine.schedule import Schedule
+from pytest_netbench._engine.share import split_load
+from pytest_netbench._stats.recorder import Recorder
+
+Check = Callable[[LoadResult], LoadResult]
+HEAD_LENGTH = len(render_response("length", 200, False, False)[0]) - len(b"Hello, World!")
+
+Part = bytes | float  # bytes to write, or seconds to wait before the next part
+
+
+class ScriptedApp:
+    """Answers every request on a connection with the same script, then maybe closes."""
+
+    def __init__(self, script: Sequence[Part], *, close_after: bool = False) -> None:
+        self.script = script
+        self.close_after = close_after
+
+    async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            for part in self.script:
+                if isinstance(part, float):
+                    await writer.drain()
+                    await asyncio.sleep(part)
+                else:
+                    writer.write(part)
+            await writer.drain()
+            if self.close_after:
+                writer.close()
+                return
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[..., ServerThread]]:
+    started: list[ServerThread] = []
+
+    def start(script: Sequence[Part], *, close_after: bool = False) -> ServerThread:
+        server = ServerThread(ScriptedApp(script, close_after=close_after)).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.mark.parametrize("framing", ["length", "chunked"])
+@pytest.mark.parametrize(
+    "split_at",
+    [5, HEAD_LENGTH - 2, HEAD_LENGTH + 3],
+    ids=["status-line", "head-end", "body"],
+)
+def test_responses_split_across_reads_are_counted_once(
+    loop: str, http_server: StartHttp, consistent: Check, framing: str, split_at: int
+) -> None:
+    server, app = http_server(framing=framing, split_at=split_at)
+    r = consistent(http_load(server.url, loop=loop, connections=2, requests=30))
+    assert (r.sent, r.ok, r.errors_total) == (30, 30, 0)
+    assert dict(r.status_codes) == {200: 30}
+    assert r.generator.connections_opened == app.seen.connections == 2
+    assert r.bytes_read == 30 * len(render_response(framing, 200, False, False)[0])
+
+
+def test_interim_1xx_responses_are_skipped(
+    loop: str, scripted: Callable[..., ServerThread], consistent: Check
+) -> None:
+    server = scripted(
+        [b"HTTP/1.1 100 Continue\r\n\r\n", b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"]
+    )
+    r = consistent(http_load(server.url, loop=loop, connections=2, requests=20))
+    assert (r.ok, r.errors_total) == (20, 0)
+    assert dict(r.status_codes) == {200: 20}
+
+
+def test_a_switch_of_protocols_is_a_protocol_error(
+    loop: str, scripted: Callable[..., ServerThread], consistent: Check
+) -> None:
+    server = scripted([b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n"])
+    r = consistent(http_load(server.url, loop=loop, connections=1, requests=3))
+    assert r.ok == 0
+    assert r.errors["protocol"] == 3
+    assert "101" in r.error_samples["protocol"]
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["one-read", "split-read"])
+def test_a_body_cut_short_by_the_close_is_a_reset(
+    loop: str, scripted: Callable[..., ServerThread], consistent: Check, split: bool
+) -> None:
+    head = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 100\r\n\r\n"
+    script: list[Part] = [head, 0.002, b"x" * 40] if split else [head + b"x" * 40]
+    server = scripted(script, close_after=True)
+    r = consistent(http_load(server.url, loop=loop, connections=1, requests=4))
+    assert (r.ok, r.errors["reset"]) == (0, 4)
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["one-read", "split-read"])
+def test_a_body_delimited_by_the_close_is_a_response(
+    loop: str, scripted: Callable[..., ServerThread], consistent: Check, split: bool
+) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n"
+    script: list[Part] = [head, 0.002, b"x" * 40] if split else [head + b"x" * 40]
+    server = scripted(script, close_after=True)
+    r = consistent(http_load(server.url, loop=loop, connections=1, requests=4))
+    assert (r.ok, r.errors_total) == (4, 0)
+    assert r.bytes_read == 4 * (len(head) + 40)
+
+
+def test_a_header_block_that_never_ends_is_a_protocol_error(
+    loop: str, scripted: Callable[..., ServerThread], consistent: Check
+) -> None:
+    line = b"X-Filler: " + b"f" * 1014 + b"\r\n"
+    script: list[Part] = [b"HTTP/1.1 200 OK\r\n"]
+    for _ in range(80):  # 80 KiB of header lines, in reads the client sees one by one
+        script += [line * 8, 0.0005]
+    server = scripted(script, close_after=True)
+    r = consistent(http_load(server.url, loop=loop, connections=1, requests=1, timeout=10))
+    assert r.errors["protocol"] == 1
+    assert "64 KiB" in r.error_samples["protocol"]
+
+
+def _run_kind(**options: object) -> type[Connection]:
+    spec = http_spec("http://127.0.0.1:9/", **options)  # type: ignore[arg-type]
+    share = split_load(spec, 0)[0]
+    recorder = Recorder(0, open_loop=spec.rate is not None)
+    event_loop = asyncio.new_event_loop()
+    try:
+        args = (event_loop, spec, build_exchange(spec), share, recorder, None)
+        if spec.rate is None:
+            return ClosedRun(*args).connection_class
+        schedule = Schedule(spec.rate, spec.arrival, seed=1, offset_fraction=0.0)
+        run = OpenRun(*args, schedule=schedule)
+        run.stop()
+        return run.connection_class
+    finally:
+        event_loop.close()
+
+
+def test_only_closed_loop_keep_alive_without_head_takes_the_fused_path() -> None:
+    assert _run_kind() is FusedHttpConnection
+    assert _run_kind(pipeline=4) is FusedHttpConnection
+    assert _run_kind(method="POST", body=b"x") is FusedHttpConnection
+    assert _run_kind(method="HEAD") is Connection
+    assert _run_kind(keepalive=False) is Connection
+    assert _run_kind(requests_per_connection=10) is Connection
+    assert _run_kind(rate=100.0) is Connection
