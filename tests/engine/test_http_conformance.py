@@ -58,6 +58,9 @@ def test_duration_run_keeps_the_invariant(
     assert r.ok > 0
     assert r.errors_total == 0
     assert r.in_flight <= 4
+    assert dict(r.status_codes) == {200: r.ok}
+    assert 0 < r.bytes_written <= r.sent * request_size(server.url)
+    assert r.sent <= app.seen.requests
     assert r.duration_s > 0
     assert len(r.timeline) >= 1
     # The server answered everything measured, plus what was cut off at the deadline.

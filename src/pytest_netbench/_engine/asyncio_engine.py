@@ -117,6 +117,7 @@ class BaseRun(RunAccounting):
         raise NotImplementedError
 
     def lost(self, conn: Connection, exc: Exception | None) -> None:
+        conn.settle_counts()
         self.connections.discard(conn)
         if self.stopping:
             return
@@ -163,6 +164,7 @@ class BaseRun(RunAccounting):
         measure = self.measure_start_ns
         in_flight = 0
         for conn in list(self.connections):
+            conn.settle_counts()
             times = conn.intended if self.open_loop else conn.pending
             in_flight += sum(1 for t in times if t >= measure)
             if conn.connect_task is not None:

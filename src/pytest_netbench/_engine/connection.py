@@ -119,6 +119,9 @@ class Connection(asyncio.Protocol):
         self.served += 1  # only requests_per_connection needs it: not on the fast path
         run.response_done(self, now, keep_alive)
 
+    def settle_counts(self) -> None:
+        """Bring the run's counters up to date (see the fused path); nothing to do here."""
+
     def on_protocol_error(self, reason: str) -> None:
         self.broken = self.broken or reason  # the first error is the one to report
         if self.transport is not None:
