@@ -76,45 +76,25 @@ class FusedHttpConnection(Connection):
         now = monotonic_ns()
         self._inside = False
         pending = self.pending
-        if self._status() != 200 or not pending or self.broken:
-            self._other_response(self._status())
-            return
-        start = pending.popleft()
         run = self.run
-        steady = start >= self._measure and run.budget is None and not run.stopping
-        if steady and self._keep_alive():
-            # The steady state of a duration run: a measured 200, and the next request sent
-            # at once. One counter stands for the four it moves (see settle_counts).
-            self._record(now - start)
+        if (
+            self._status() == 200
+            and pending
+            and pending[0] >= self._measure
+            and run.budget is None
+            and not run.stopping
+            and not self.broken
+            and self._keep_alive()
+        ):
+            # The steady state of a duration run: a measured 200 on a connection that stays
+            # open, and the next request sent at once. One counter stands for the four this
+            # moves (see settle_counts).
+            self._record(now - pending.popleft())
             self._streak += 1
             self._write(self._request)  # type: ignore[misc]
             pending.append(now)
             return
-        self._other_200(now, start)
-
-    def _other_200(self, now: int, start: int) -> None:
-        """A 200 outside the steady state: warm-up, a request budget, the last response on
-        the connection, or the run stopping."""
-        run = self.run
-        rec = self._rec
-        measure = self._measure
-        if start >= measure:
-            rec.status_200 += 1
-            self._record(now - start)
-            run.completed += 1
-        keep_alive = self._keep_alive()
-        budget = run.budget
-        if budget != 0 and not run.stopping and keep_alive:
-            # The next request at once: RunAccounting.take() and Connection.send() inlined.
-            if now >= measure:
-                if budget is not None:
-                    run.budget = budget - 1
-                rec.sent += 1
-            self._write(self._request)  # type: ignore[misc]
-            rec.bytes_written += self._size
-            self.pending.append(now)
-            return
-        run.response_done(self, now, bool(keep_alive))
+        self._other_response(self._status())
 
     def settle_counts(self) -> None:
         """Move the steady-state streak into the run's counters. Only a duration run has a
@@ -130,7 +110,8 @@ class FusedHttpConnection(Connection):
             self.run.completed += streak
 
     def _other_response(self, code: int) -> None:
-        """Anything but a 200 with a request outstanding: the general path's rules."""
+        """Anything but the steady state (warm-up, a request budget, a status other than
+        200, the last response on the connection, the run stopping): the general rules."""
         if self.broken:
             return  # the connection is being dropped; nothing after the error counts
         if code < 200:
