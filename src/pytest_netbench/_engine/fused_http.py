@@ -1,12 +1,13 @@
-"""Closed-loop keep-alive HTTP with one Python call per response.
+"""Closed-loop keep-alive HTTP with the least Python per response.
 
 The general :class:`Connection` hands bytes to the sans-IO ``ResponseFramer``, which calls
 back into the connection: five Python frames per response. At a hundred thousand responses
 a second those frames are most of the generator's CPU (benchmarks/README.md), so in the
 common case (closed loop, keep-alive, one write per request, any method but HEAD) the
 connection itself is the httptools parser's callback object. httptools (llhttp, in C)
-finds where each response ends, exactly as inside ``ResponseFramer``, and the only Python
-run per response is ``on_message_complete``: record it, write the next request.
+finds where each response ends, exactly as inside ``ResponseFramer``; the Python run per
+response is ``data_received``, a one-line ``on_message_begin`` and ``on_message_complete``,
+which records the response and writes the next request.
 
 It stays exact by one rule: this path only ever handles whole responses ending with a
 read. The first read that ends inside a response (a large body, a slow or dribbling
