@@ -11,6 +11,10 @@ class SpecError(NetbenchError, ValueError):
     """The load was asked for with arguments that cannot work."""
 
 
+class EngineFault(NetbenchError):
+    """The load engine itself failed (a bug in pytest-netbench, not in the server)."""
+
+
 class RemoteTargetError(NetbenchError):
     """A target outside loopback was given without allow_remote."""
 

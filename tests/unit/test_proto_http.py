@@ -510,3 +510,34 @@ def test_mutated_responses_never_raise_and_report_at_most_one_error(
         assert len(link.errors) <= 1, data
         assert all(isinstance(e, str) and len(e) <= 200 for e in link.errors)
         assert all(status >= 100 and status != 101 for status, _ in link.responses), data
+
+
+# -- taking over a stream, and faults of our own -----------------------------------------------
+
+
+def test_take_over_replays_delivered_responses_silently_and_finishes_the_open_one() -> None:
+    link = Link()
+    link.framer.take_over(HELLO + HELLO[:30])  # one whole response, then half of the next
+    assert link.responses == []
+    link.feed(HELLO[30:])
+    assert link.responses == [(200, True)]
+    assert link.errors == []
+
+
+def test_take_over_keeps_the_head_size_bound() -> None:
+    link = Link()
+    link.framer.take_over(b"HTTP/1.1 200 OK\r\n")
+    for _ in range(70):
+        link.feed(b"X-Filler: " + b"f" * 1014 + b"\r\n")
+    assert link.errors == ["malformed response: header block larger than 64 KiB"]
+
+
+def test_an_exception_from_a_callback_is_raised_not_blamed_on_the_server() -> None:
+    def broken(status: int, keep_alive: bool) -> None:
+        raise RuntimeError("bug in the engine")
+
+    errors: list[str] = []
+    framer = ResponseFramer(broken, errors.append)
+    with pytest.raises(RuntimeError, match="bug in the engine"):
+        framer.feed(HELLO)
+    assert errors == []

@@ -14,10 +14,11 @@ from time import monotonic_ns
 from typing import Any, TypeVar
 
 from pytest_netbench._engine.asyncio_engine import BaseRun, ClosedRun, OpenRun
+from pytest_netbench._engine.connection import Connection
 from pytest_netbench._engine.exchange import build_exchange
 from pytest_netbench._engine.schedule import Schedule
 from pytest_netbench._engine.share import WorkerShare
-from pytest_netbench._errors import SpecError
+from pytest_netbench._errors import EngineFault, SpecError
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import Recorder, WorkerOutcome
 
@@ -99,6 +100,24 @@ async def run_share_async(spec: LoadSpec, share: WorkerShare, loop_name: str) ->
     sweep_every = min(max(min(spec.timeout_s, spec.connect_timeout_s) / 10, 0.01), 0.25)
     _arm_sweeper(loop, run, sweep_every, handles)
 
+    faults: list[BaseException] = []
+    outer_handler = loop.get_exception_handler()
+
+    def on_loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        # An exception out of one of this run's protocol callbacks is the engine's own bug:
+        # the loop would log it and drop the connection, and the run would count a reset
+        # against the server. Stop the run and raise it instead.
+        protocol = context.get("protocol")
+        exc = context.get("exception")
+        if isinstance(protocol, Connection) and protocol.run is run and exc is not None:
+            faults.append(exc)
+            run.stop()
+        elif outer_handler is not None:
+            outer_handler(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(on_loop_exception)
     run.begin()
     try:
         await run.done
@@ -107,6 +126,12 @@ async def run_share_async(spec: LoadSpec, share: WorkerShare, loop_name: str) ->
             handle.cancel()
         if not run.stopping:
             run.stop()
+        loop.set_exception_handler(outer_handler)
+    if faults:
+        raise EngineFault(
+            f"the load engine failed inside a connection callback ({faults[0]!r}); this is a"
+            " bug in pytest-netbench, not a fault of the server: please report it"
+        ) from faults[0]
     end = run.end_ns
     outcome = recorder.finish(in_flight=run.in_flight, window_end_ns=max(end, measure_start))
     outcome.cpu_s = thread_cpu_seconds() - cpu_at_window[0]

@@ -28,6 +28,7 @@ import httptools
 from pytest_netbench._engine.connection import Connection
 from pytest_netbench._proto.http import (
     ResponseFramer,
+    callback_failure,
     non_final_status_problem,
     parser_error_reason,
 )
@@ -54,6 +55,8 @@ class FusedHttpConnection(Connection):
         self._rec.bytes_read += len(data)
         try:
             self._feed(data)
+        except httptools.HttpParserCallbackError as exc:
+            raise callback_failure(exc) from None
         except (httptools.HttpParserError, httptools.HttpParserUpgrade) as exc:
             self.on_protocol_error(parser_error_reason(exc))
             return

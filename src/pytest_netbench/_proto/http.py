@@ -31,6 +31,12 @@ def parser_error_reason(exc: Exception) -> str:
     return f"malformed response: {exc}"
 
 
+def callback_failure(exc: httptools.HttpParserCallbackError) -> BaseException:
+    """What one of our own parser callbacks raised (httptools wraps it): a fault in this
+    program, to be raised as itself, never counted against the server as a bad response."""
+    return exc.__context__ or exc
+
+
 def non_final_status_problem(status: int) -> str:
     """For a complete message whose status is below 200: "" for an interim 1xx response
     (the final one follows), else why the response is an error."""
@@ -132,6 +138,8 @@ class ResponseFramer:
         self._passed_boundary = False
         try:
             self._parser.feed_data(data)
+        except httptools.HttpParserCallbackError as exc:
+            raise callback_failure(exc) from None
         except (httptools.HttpParserUpgrade, httptools.HttpParserError) as exc:
             self._fail(parser_error_reason(exc))
         else:
