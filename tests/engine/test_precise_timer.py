@@ -8,7 +8,7 @@ from time import monotonic_ns
 
 import pytest
 
-from pytest_netbench._engine.precise_timer import create_precise_timer
+from pytest_netbench._engine.precise_timer import create_precise_timer, open_timerfd
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="timerfd is Linux")
 
@@ -55,3 +55,26 @@ def test_cancel_and_past_instants() -> None:
             timer.close()
 
     assert asyncio.run(main()) == (0, 1)
+
+
+def test_trio_waits_on_the_same_timerfd_and_never_wakes_early() -> None:
+    trio = pytest.importorskip("trio")
+    timer = open_timerfd()
+    assert timer is not None
+
+    async def main() -> list[tuple[int, int]]:
+        pairs = []
+        for _ in range(5):
+            when = monotonic_ns() + 2_000_000
+            timer.arm_at(when)
+            await trio.lowlevel.wait_readable(timer.fd)
+            assert timer.consume()
+            pairs.append((when, monotonic_ns()))
+        assert not timer.consume()  # one expiry per arming
+        return pairs
+
+    try:
+        pairs = trio.run(main)
+    finally:
+        timer.close()
+    assert all(woke >= when for when, woke in pairs)

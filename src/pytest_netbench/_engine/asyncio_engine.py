@@ -25,14 +25,13 @@ from pytest_netbench._engine.connection import Connection
 from pytest_netbench._engine.exchange import Exchange
 from pytest_netbench._engine.fused_http import FusedHttpConnection, fits_fused_path
 from pytest_netbench._engine.precise_timer import create_precise_timer
-from pytest_netbench._engine.schedule import Schedule
+from pytest_netbench._engine.schedule import EARLY_SEND_NS, Schedule
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import Recorder
 
 _NS = 1_000_000_000
 _MIN_TIMER_S = 0.001
-_EARLY_SEND_NS = 100_000
 
 
 class BaseRun(RunAccounting):
@@ -296,10 +295,10 @@ class OpenRun(BaseRun):
         now = monotonic_ns()
         measure = self.measure_start_ns
         rec = self.recorder
-        # Requests due within _EARLY_SEND_NS go out in this wake-up: a wake-up per request
+        # Requests due within EARLY_SEND_NS go out in this wake-up: a wake-up per request
         # costs several times the send itself at high rates. An early one is timed from its
         # actual send (see on_response), so batching never flatters the latency.
-        horizon = now + _EARLY_SEND_NS
+        horizon = now + EARLY_SEND_NS
         while self.next_due <= horizon:
             due = self.next_due
             if due >= measure:

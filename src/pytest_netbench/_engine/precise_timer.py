@@ -4,8 +4,8 @@ Event-loop timers (uvloop's and asyncio's alike) wait in ``epoll_wait``, whose t
 whole milliseconds: a request due 300 µs from now leaves up to a millisecond late, and the
 corrected latency, measured from the intended time, carries that lag. A Linux ``timerfd``
 armed at an absolute ``CLOCK_MONOTONIC`` instant (the clock of ``time.monotonic_ns``) wakes
-the loop's reader callback on time instead. Elsewhere :func:`create_precise_timer` returns
-None and the caller falls back to loop timers.
+the loop on time instead (asyncio through a reader callback, trio through
+``wait_readable``). Elsewhere no timer is made and the caller falls back to loop timers.
 """
 
 from __future__ import annotations
@@ -49,62 +49,89 @@ def _libc() -> ctypes.CDLL | None:
     return libc
 
 
-class PreciseTimer:
-    """Calls ``callback`` from the loop at (or just after) the instant given to :meth:`arm_at`."""
+class TimerFd:
+    """A Linux timerfd on ``CLOCK_MONOTONIC``, armed at absolute instants; becomes readable
+    when the instant passes. Loop-agnostic: asyncio watches it with ``add_reader``, trio
+    with ``trio.lowlevel.wait_readable``."""
 
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        libc: ctypes.CDLL,
-        fd: int,
-        callback: Callable[[], None],
-    ) -> None:
-        self._loop = loop
+    def __init__(self, libc: ctypes.CDLL, fd: int) -> None:
         self._libc = libc
-        self._fd = fd
-        self._callback = callback
+        self.fd = fd
         self._spec = _Itimerspec()
         self._spec_ref = ctypes.byref(self._spec)
-        loop.add_reader(fd, self._fire)
 
     def arm_at(self, when_ns: int) -> None:
         value = self._spec.it_value
         when_ns = max(when_ns, 1)  # zero would disarm; a past instant fires at once
         value.tv_sec, value.tv_nsec = divmod(when_ns, _NS)
-        if self._libc.timerfd_settime(self._fd, _TFD_TIMER_ABSTIME, self._spec_ref, None) != 0:
+        if self._libc.timerfd_settime(self.fd, _TFD_TIMER_ABSTIME, self._spec_ref, None) != 0:
             err = ctypes.get_errno()
             raise OSError(err, f"timerfd_settime failed: {os.strerror(err)}")
 
     def cancel(self) -> None:
         self._spec.it_value.tv_sec = self._spec.it_value.tv_nsec = 0
-        self._libc.timerfd_settime(self._fd, 0, self._spec_ref, None)
+        self._libc.timerfd_settime(self.fd, 0, self._spec_ref, None)
+
+    def consume(self) -> bool:
+        """Take the expiry; False if the timer was disarmed or re-armed since it fired."""
+        try:
+            os.read(self.fd, 8)
+        except BlockingIOError:
+            return False
+        return True
 
     def close(self) -> None:
-        if self._fd >= 0:
-            self._loop.remove_reader(self._fd)
-            os.close(self._fd)
-            self._fd = -1
-
-    def _fire(self) -> None:
-        try:
-            os.read(self._fd, 8)
-        except BlockingIOError:
-            return  # disarmed or re-armed since it became readable
-        self._callback()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
-def create_precise_timer(
-    loop: asyncio.AbstractEventLoop, callback: Callable[[], None]
-) -> PreciseTimer | None:
-    """A timerfd-backed timer on Linux, else None (use the loop's own timers)."""
+def open_timerfd() -> TimerFd | None:
+    """A non-blocking timerfd on Linux, else None (use the loop's own timers)."""
     libc = _libc()
     if libc is None:
         return None
     fd = libc.timerfd_create(_CLOCK_MONOTONIC, _TFD_NONBLOCK | _TFD_CLOEXEC)
     if fd < 0:
         return None
+    return TimerFd(libc, fd)
+
+
+class PreciseTimer:
+    """Calls ``callback`` from the loop at (or just after) the instant given to :meth:`arm_at`."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        timer: TimerFd,
+        callback: Callable[[], None],
+    ) -> None:
+        self._loop = loop
+        self._timer = timer
+        self._callback = callback
+        self.arm_at = timer.arm_at
+        self.cancel = timer.cancel
+        loop.add_reader(timer.fd, self._fire)
+
+    def close(self) -> None:
+        if self._timer.fd >= 0:
+            self._loop.remove_reader(self._timer.fd)
+            self._timer.close()
+
+    def _fire(self) -> None:
+        if self._timer.consume():
+            self._callback()
+
+
+def create_precise_timer(
+    loop: asyncio.AbstractEventLoop, callback: Callable[[], None]
+) -> PreciseTimer | None:
+    """A timerfd-backed timer on Linux, else None (use the loop's own timers)."""
+    timer = open_timerfd()
+    if timer is None:
+        return None
     try:
-        return PreciseTimer(loop, libc, fd, callback)
+        return PreciseTimer(loop, timer, callback)
     except (NotImplementedError, OSError):  # a loop without add_reader
-        os.close(fd)
+        timer.close()
         return None

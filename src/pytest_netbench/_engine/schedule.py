@@ -5,6 +5,10 @@ from __future__ import annotations
 import random
 
 _NS = 1_000_000_000
+# Requests due within this much of a wake-up go out in it: a wake-up per request costs
+# several times the send itself at high rates. An early send is timed from when it actually
+# left, never from its later intended time, so batching never flatters the latency.
+EARLY_SEND_NS = 100_000
 
 
 class Schedule:
