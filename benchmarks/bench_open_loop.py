@@ -19,6 +19,7 @@ in both, the uncorrected ones collapse in the second.
 
     python benchmarks/bench_open_loop.py [--trials 3] [--rate-duration 10] [--co-duration 5]
     python benchmarks/bench_open_loop.py --sweep 5000,10000,20000,40000   # one worker's capacity
+    python benchmarks/bench_open_loop.py --sweep 1000,3000,5000 --loop trio
 """
 
 from __future__ import annotations
@@ -85,18 +86,28 @@ def rate_part(server_cpu: int, gen_cpu: int, trials: int, duration: float) -> No
     print(row("generator CPU", cpu_pct, "%"))
 
 
-def sweep_part(server_cpu: int, gen_cpu: int, rates: list[float], duration: float) -> None:
+def sweep_part(
+    server_cpu: int, gen_cpu: int, rates: list[float], duration: float, loop: str
+) -> None:
     """One run per rate: how far one worker's open loop goes before it saturates."""
     print(
         header(
-            "open-loop capacity of one worker",
-            f"{duration:g} s per rate, one run each; C server on cpu {server_cpu}, "
-            f"generator on cpu {gen_cpu}",
+            f"open-loop capacity of one worker ({loop} loop)",
+            f"{duration:g} s per rate after 0.5 s of warm-up, one run each; C server on cpu "
+            f"{server_cpu}, generator on cpu {gen_cpu}",
         )
     )
     with PinnedServer("hello", cpu=server_cpu) as server:
         for rate in rates:
-            r = run_pinned(gen_cpu, server.url, rate=rate, duration=duration, connections=10).result
+            r = run_pinned(
+                gen_cpu,
+                server.url,
+                rate=rate,
+                duration=duration,
+                warmup=0.5,
+                connections=10,
+                loop=loop,
+            ).result
             g = r.generator
             print(
                 f"  {rate:>9,.0f} req/s: achieved {(g.achieved_rate or 0.0) / rate:.4f}x, "
@@ -172,6 +183,9 @@ def main() -> None:
         metavar="RATES",
         help="instead: one 3 s run per rate (comma-separated) to find one worker's capacity",
     )
+    parser.add_argument(
+        "--loop", default="auto", choices=["auto", "uvloop", "asyncio", "trio"], help="for --sweep"
+    )
     args = parser.parse_args()
     server_cpu, gen_cpu = cpus_for_pinning()
     if args.sweep:
@@ -179,7 +193,7 @@ def main() -> None:
             rates = [float(x) for x in args.sweep.split(",")]
         except ValueError:
             parser.error(f"--sweep takes rates like 5000,10000,20000; got {args.sweep!r}")
-        sweep_part(server_cpu, gen_cpu, rates, 3.0)
+        sweep_part(server_cpu, gen_cpu, rates, 3.0, args.loop)
         return
     if args.only != "co":
         rate_part(server_cpu, gen_cpu, args.trials, args.rate_duration)
