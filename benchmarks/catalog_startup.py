@@ -21,11 +21,11 @@ import statistics
 import subprocess
 import time
 
-from pytest_netbench import NetbenchError, echo_load, http_load
-from pytest_netbench._servers import catalog
+from pytest_netbench import NetbenchError, Server, ServerSpec, catalog, echo_load, http_load
+
+# Which binary a spec's python= names: no public name yet (the interpreter registry of
+# issue 10 is where one belongs), and this script times the interpreter's own start.
 from pytest_netbench._servers.interpreters import resolve_python
-from pytest_netbench._servers.launcher import Server
-from pytest_netbench._servers.spec import ServerSpec
 
 
 def time_to_line(spec: ServerSpec) -> float:

@@ -2,7 +2,7 @@
 
 Starts two copies of a tiny asyncio HTTP server (subprocesses, loopback, ports chosen by
 the kernel) and measures them in interleaved trials with ``pytest_netbench.http_load``,
-then asks the gate (``pytest_netbench._compare.gate``) for a verdict:
+then asks the gate (``pytest_netbench.compare_values``) for a verdict:
 
 * A/A: both servers identical. Any "regression" is a false alarm.
 * A/B: the second server takes 10 % longer per request. A "regression" is a catch.
@@ -30,10 +30,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_netbench import http_load
-from pytest_netbench._compare.gate import compare_values, parse_thresholds
-from pytest_netbench._model import LoadResult
-from pytest_netbench._report.matrix import metric_value
+from pytest_netbench import (
+    LoadResult,
+    compare_values,
+    http_load,
+    metric_value,
+    parse_thresholds,
+)
 
 SERVER_SOURCE = textwrap.dedent(
     """
@@ -140,7 +143,7 @@ def measure(url: str, args: argparse.Namespace) -> LoadResult:
 
 
 def judge(current: list[LoadResult], baseline: list[LoadResult], thresholds_text: str) -> list[str]:
-    verdicts = []
+    verdicts: list[str] = []
     for threshold in parse_thresholds(thresholds_text):
         item = compare_values(
             "x",

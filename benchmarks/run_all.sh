@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Run every netbench benchmark once, in sequence (about 4-5 minutes). Not part of CI.
+# Run every netbench benchmark once, in sequence (about 10 minutes). Not part of CI.
+# CPU per request against wrk takes 10 trials per server: its run-to-run spread is part of
+# the figure (median [min .. max]), and three trials hide how far it can move.
 # Usage: benchmarks/run_all.sh [--quick]   (--quick: one trial each, shorter runs)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -10,7 +12,7 @@ if [[ "${1:-}" == "--quick" ]]; then
     open_loop=(--trials 1 --rate-duration 5 --co-duration 3)
     idle=(--trials 1)
 else
-    vs_wrk=(--trials 3 --duration 5 --other-loops --bare)
+    vs_wrk=(--trials 10 --duration 4 --other-loops --bare)
     latency=(--trials 3 --duration 5)
     open_loop=(--trials 3)
     idle=(--trials 3)

@@ -14,9 +14,11 @@ if TYPE_CHECKING:
     from pytest_netbench._api import echo_load_async as echo_load_async
     from pytest_netbench._api import http_load as http_load
     from pytest_netbench._api import http_load_async as http_load_async
-    from pytest_netbench._api import http_spec as http_spec
     from pytest_netbench._api import run_spec as run_spec
-    from pytest_netbench._api import tcp_spec as tcp_spec
+    from pytest_netbench._compare.gate import MetricComparison as MetricComparison
+    from pytest_netbench._compare.gate import Threshold as Threshold
+    from pytest_netbench._compare.gate import compare_values as compare_values
+    from pytest_netbench._compare.gate import parse_thresholds as parse_thresholds
     from pytest_netbench._errors import BuildFailed as BuildFailed
     from pytest_netbench._errors import InterpreterNotFound as InterpreterNotFound
     from pytest_netbench._errors import NetbenchError as NetbenchError
@@ -29,6 +31,21 @@ if TYPE_CHECKING:
     from pytest_netbench._errors import SpecError as SpecError
     from pytest_netbench._errors import TargetUnreachableError as TargetUnreachableError
     from pytest_netbench._errors import ToolchainMissing as ToolchainMissing
+    from pytest_netbench._experiment.capacity import CapacityResult as CapacityResult
+    from pytest_netbench._experiment.capacity import Probe as Probe
+    from pytest_netbench._experiment.capacity import capacity as capacity
+    from pytest_netbench._experiment.cold_start import ColdStartResult as ColdStartResult
+    from pytest_netbench._experiment.cold_start import cold_start as cold_start
+    from pytest_netbench._experiment.slo import Slo as Slo
+    from pytest_netbench._experiment.slo import TermCheck as TermCheck
+    from pytest_netbench._experiment.slo import parse_slo as parse_slo
+    from pytest_netbench._experiment.sweep import SweepResult as SweepResult
+    from pytest_netbench._experiment.sweep import SweepStep as SweepStep
+    from pytest_netbench._experiment.sweep import parse_rates as parse_rates
+    from pytest_netbench._experiment.sweep import sweep as sweep
+    from pytest_netbench._live import LoadProgress as LoadProgress
+    from pytest_netbench._live import StopSignal as StopSignal
+    from pytest_netbench._metrics import metric_value as metric_value
     from pytest_netbench._model import ERROR_KINDS as ERROR_KINDS
     from pytest_netbench._model import GeneratorStats as GeneratorStats
     from pytest_netbench._model import LatencySummary as LatencySummary
@@ -46,6 +63,8 @@ if TYPE_CHECKING:
     from pytest_netbench._servers.readiness import TcpReady as TcpReady
     from pytest_netbench._servers.sampling import ProcessTreeSampler as ProcessTreeSampler
     from pytest_netbench._servers.spec import ServerSpec as ServerSpec
+    from pytest_netbench._spec import http_spec as http_spec
+    from pytest_netbench._spec import tcp_spec as tcp_spec
 
 __version__ = "0.1.0"
 
@@ -53,16 +72,21 @@ _LAZY: dict[str, str] = {
     "AllReady": "pytest_netbench._servers.readiness",
     "BuildFailed": "pytest_netbench._errors",
     "CallableReady": "pytest_netbench._servers.readiness",
+    "CapacityResult": "pytest_netbench._experiment.capacity",
+    "ColdStartResult": "pytest_netbench._experiment.cold_start",
     "ERROR_KINDS": "pytest_netbench._model",
     "GeneratorStats": "pytest_netbench._model",
     "HttpReady": "pytest_netbench._servers.readiness",
     "InterpreterNotFound": "pytest_netbench._errors",
     "LatencySummary": "pytest_netbench._model",
+    "LoadProgress": "pytest_netbench._live",
     "LoadResult": "pytest_netbench._model",
     "LoadSpec": "pytest_netbench._model",
     "LogReady": "pytest_netbench._servers.readiness",
+    "MetricComparison": "pytest_netbench._compare.gate",
     "NetbenchError": "pytest_netbench._errors",
     "PortInUseError": "pytest_netbench._errors",
+    "Probe": "pytest_netbench._experiment.capacity",
     "ProcessTreeSampler": "pytest_netbench._servers.sampling",
     "ReadinessProbe": "pytest_netbench._servers.readiness",
     "RemoteTargetError": "pytest_netbench._errors",
@@ -73,35 +97,56 @@ _LAZY: dict[str, str] = {
     "ServerSpec": "pytest_netbench._servers.spec",
     "ServerStartupError": "pytest_netbench._errors",
     "ServerStats": "pytest_netbench._model",
+    "Slo": "pytest_netbench._experiment.slo",
     "SpecError": "pytest_netbench._errors",
+    "StopSignal": "pytest_netbench._live",
+    "SweepResult": "pytest_netbench._experiment.sweep",
+    "SweepStep": "pytest_netbench._experiment.sweep",
     "TargetUnreachableError": "pytest_netbench._errors",
     "TcpReady": "pytest_netbench._servers.readiness",
+    "TermCheck": "pytest_netbench._experiment.slo",
+    "Threshold": "pytest_netbench._compare.gate",
     "TimelineRow": "pytest_netbench._model",
     "ToolchainMissing": "pytest_netbench._errors",
+    "capacity": "pytest_netbench._experiment.capacity",
     "catalog": "pytest_netbench._servers.catalog",
+    "cold_start": "pytest_netbench._experiment.cold_start",
+    "compare_values": "pytest_netbench._compare.gate",
     "echo_load": "pytest_netbench._api",
     "echo_load_async": "pytest_netbench._api",
     "http_load": "pytest_netbench._api",
     "http_load_async": "pytest_netbench._api",
-    "http_spec": "pytest_netbench._api",
+    "http_spec": "pytest_netbench._spec",
+    "metric_value": "pytest_netbench._metrics",
+    "parse_rates": "pytest_netbench._experiment.sweep",
+    "parse_slo": "pytest_netbench._experiment.slo",
+    "parse_thresholds": "pytest_netbench._compare.gate",
     "run_spec": "pytest_netbench._api",
-    "tcp_spec": "pytest_netbench._api",
+    "sweep": "pytest_netbench._experiment.sweep",
+    "tcp_spec": "pytest_netbench._spec",
 }
+
+_MODULE_EXPORTS = frozenset({"catalog"})
 
 __all__ = [
     "ERROR_KINDS",
     "AllReady",
     "BuildFailed",
     "CallableReady",
+    "CapacityResult",
+    "ColdStartResult",
     "GeneratorStats",
     "HttpReady",
     "InterpreterNotFound",
     "LatencySummary",
+    "LoadProgress",
     "LoadResult",
     "LoadSpec",
     "LogReady",
+    "MetricComparison",
     "NetbenchError",
     "PortInUseError",
+    "Probe",
     "ProcessTreeSampler",
     "ReadinessProbe",
     "RemoteTargetError",
@@ -112,19 +157,33 @@ __all__ = [
     "ServerSpec",
     "ServerStartupError",
     "ServerStats",
+    "Slo",
     "SpecError",
+    "StopSignal",
+    "SweepResult",
+    "SweepStep",
     "TargetUnreachableError",
     "TcpReady",
+    "TermCheck",
+    "Threshold",
     "TimelineRow",
     "ToolchainMissing",
     "__version__",
+    "capacity",
     "catalog",
+    "cold_start",
+    "compare_values",
     "echo_load",
     "echo_load_async",
     "http_load",
     "http_load_async",
     "http_spec",
+    "metric_value",
+    "parse_rates",
+    "parse_slo",
+    "parse_thresholds",
     "run_spec",
+    "sweep",
     "tcp_spec",
 ]
 
@@ -133,10 +192,9 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pytest_netbench' has no attribute {name!r}")
-    if name == module.rpartition(".")[2]:
-        value = importlib.import_module(module)
-    else:
-        value = getattr(importlib.import_module(module), name)
+    imported = importlib.import_module(module)
+    # A few names are modules themselves; the rest (``sweep`` too) are defined in one.
+    value = imported if name in _MODULE_EXPORTS else getattr(imported, name)
     globals()[name] = value
     return value
 

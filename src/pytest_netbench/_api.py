@@ -1,36 +1,33 @@
 """The library entry points: ``http_load``, ``echo_load`` and their async variants.
 
-Everything the user can get wrong is checked here, before any socket exists: the target
-(loopback unless allowed), the numbers, the fd budget. Then the engine runs and the worker
-outcomes are merged into one :class:`LoadResult`, with the managed server's figures when a
-server was given.
+The arguments become a checked :class:`LoadSpec` (``_spec``) before any socket exists; the
+fd budget is made; then the engine runs and the worker outcomes are merged into one
+:class:`LoadResult`, with the managed server's figures when a server was given.
+
+While it runs, ``progress`` (a callable) receives a :class:`LoadProgress` about twice a
+second, and ``stop`` (a :class:`StopSignal`) can end it early: the result then holds what
+was measured until then, with ``interrupted=True``. Without either the engine arms no
+timer for them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Mapping, Sequence
 from time import monotonic_ns
 from typing import Any, Protocol
 
-from pytest_netbench._engine.driver import resolve_loop, run_share_async
-from pytest_netbench._engine.exchange import build_exchange
+from pytest_netbench._engine.driver import run_share_async
 from pytest_netbench._engine.share import split_load
-from pytest_netbench._engine.target import (
-    ensure_fd_budget,
-    guard_target,
-    parse_http_url,
-)
-from pytest_netbench._engine.workers import run_workers
-from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableError
+from pytest_netbench._engine.watch import ShareWatch
+from pytest_netbench._engine.workers import default_transport, run_workers
+from pytest_netbench._errors import ServerError, TargetUnreachableError
+from pytest_netbench._live import ProgressCallback, ProgressTracker, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
+from pytest_netbench._preflight import ensure_fd_budget
+from pytest_netbench._spec import http_spec, tcp_spec
 from pytest_netbench._stats.merge import merge_outcomes
 from pytest_netbench._stats.recorder import WorkerOutcome
-
-DEFAULT_DURATION_S = 10.0
-
-HeadersArg = Mapping[str, str] | Sequence[tuple[str, str]] | None
 
 
 class Sampler(Protocol):
@@ -47,227 +44,83 @@ class Monitored(Protocol):
     def check_alive(self) -> None: ...
 
 
-def http_spec(
-    url: str,
+def run_spec(
+    spec: LoadSpec,
+    server: Monitored | None = None,
     *,
-    connections: int = 10,
-    duration: float | None = None,
-    requests: int | None = None,
-    rate: float | None = None,
-    arrival: str = "uniform",
-    max_connections: int | None = None,
-    keepalive: bool = True,
-    requests_per_connection: int = 0,
-    pipeline: int = 1,
-    warmup: float = 0.0,
-    timeout: float = 10.0,
-    connect_timeout: float = 5.0,
-    method: str = "GET",
-    headers: HeadersArg = None,
-    body: bytes | str = b"",
-    workers: int = 1,
-    loop: str = "auto",
-    verify_tls: bool = True,
-    proxy: str | None = None,
-    allow_remote: bool = False,
-    drain: bool = True,
-) -> LoadSpec:
-    """Check every argument and build the :class:`LoadSpec` of an HTTP load."""
-    target = parse_http_url(url)
-    proxy_addr = None
-    if proxy is not None:
-        p = parse_http_url(proxy if "://" in proxy else f"http://{proxy}")
-        guard_target(p.host, allow_remote=allow_remote)
-        proxy_addr = (p.host, p.port)
-    # A proxy would carry the load onwards, so the target itself must pass the guard too.
-    guard_target(target.host, allow_remote=allow_remote)
-    spec = LoadSpec(
-        kind="http",
-        host=target.host,
-        port=target.port,
-        scheme="https" if target.scheme == "https" else "http",
-        target=target.target,
-        method=method.upper(),
-        headers=_header_pairs(headers),
-        body=body.encode() if isinstance(body, str) else bytes(body),
-        verify_tls=verify_tls,
-        proxy=proxy_addr,
-        drain=drain,
-        **_common(
-            connections=connections,
-            duration=duration,
-            requests=requests,
-            rate=rate,
-            arrival=arrival,
-            max_connections=max_connections,
-            keepalive=keepalive,
-            requests_per_connection=requests_per_connection,
-            pipeline=pipeline,
-            warmup=warmup,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            workers=workers,
-            loop=loop,
-            allow_remote=allow_remote,
-        ),
-    )
-    build_exchange(spec)  # renders the request once, so a bad header fails here
-    return spec
-
-
-def tcp_spec(
-    host: str,
-    port: int,
-    *,
-    connections: int = 10,
-    duration: float | None = None,
-    requests: int | None = None,
-    payload: bytes | None = None,
-    payload_bytes: int = 512,
-    chunk: int | None = None,
-    framing: str = "echo",
-    rate: float | None = None,
-    arrival: str = "uniform",
-    max_connections: int | None = None,
-    warmup: float = 0.0,
-    timeout: float = 10.0,
-    connect_timeout: float = 5.0,
-    workers: int = 1,
-    loop: str = "auto",
-    allow_remote: bool = False,
-    drain: bool = True,
-) -> LoadSpec:
-    """Check every argument and build the :class:`LoadSpec` of a raw TCP load."""
-    guard_target(host, allow_remote=allow_remote)
-    if not 0 < port < 65536:
-        raise SpecError(f"port must be 1..65535, got {port}")
-    if payload is None:
-        if payload_bytes <= 0:
-            raise SpecError(f"payload_bytes must be positive, got {payload_bytes}")
-        payload = bytes(i % 251 for i in range(payload_bytes))  # a pattern echo can verify
-    spec = LoadSpec(
-        kind="tcp",
-        host=host,
-        port=port,
-        payload=payload,
-        chunk=chunk or 0,
-        framing=framing,
-        drain=drain,
-        **_common(
-            connections=connections,
-            duration=duration,
-            requests=requests,
-            rate=rate,
-            arrival=arrival,
-            max_connections=max_connections,
-            keepalive=True,
-            requests_per_connection=0,
-            pipeline=1,
-            warmup=warmup,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            workers=workers,
-            loop=loop,
-            allow_remote=allow_remote,
-        ),
-    )
-    build_exchange(spec)
-    return spec
-
-
-def _common(
-    *,
-    connections: int,
-    duration: float | None,
-    requests: int | None,
-    rate: float | None,
-    arrival: str,
-    max_connections: int | None,
-    keepalive: bool,
-    requests_per_connection: int,
-    pipeline: int,
-    warmup: float,
-    timeout: float,
-    connect_timeout: float,
-    workers: int,
-    loop: str,
-    allow_remote: bool,
-) -> dict[str, Any]:
-    def positive(name: str, value: float | None, *, allow_zero: bool = False) -> None:
-        if value is not None and (value < 0 or (value == 0 and not allow_zero)):
-            raise SpecError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-
-    positive("connections", connections)
-    positive("duration", duration)
-    positive("requests", requests)
-    positive("rate", rate)
-    positive("max_connections", max_connections)
-    positive("requests_per_connection", requests_per_connection, allow_zero=True)
-    positive("pipeline", pipeline)
-    positive("warmup", warmup, allow_zero=True)
-    positive("timeout", timeout)
-    positive("connect_timeout", connect_timeout)
-    positive("workers", workers)
-    if arrival not in ("uniform", "poisson"):
-        raise SpecError(f"arrival must be 'uniform' or 'poisson', got {arrival!r}")
-    if rate is not None and pipeline != 1:
-        raise SpecError("pipelining is for closed-loop runs: drop pipeline or rate")
-    if requests is not None and requests < workers:
-        raise SpecError(f"requests ({requests}) must be at least workers ({workers})")
-    resolve_loop(loop)
-    if duration is None and requests is None:
-        duration = DEFAULT_DURATION_S
-    return {
-        "connections": int(connections),
-        "duration_s": float(duration) if duration is not None else None,
-        "requests": int(requests) if requests is not None else None,
-        "rate": float(rate) if rate is not None else None,
-        "arrival": arrival,
-        "max_connections": max_connections,
-        "keepalive": keepalive,
-        "requests_per_connection": int(requests_per_connection),
-        "pipeline": int(pipeline),
-        "warmup_s": float(warmup),
-        "timeout_s": float(timeout),
-        "connect_timeout_s": float(connect_timeout),
-        "workers": int(workers),
-        "loop": loop,
-        "allow_remote": allow_remote,
-    }
-
-
-def _header_pairs(headers: HeadersArg) -> tuple[tuple[str, str], ...]:
-    if headers is None:
-        return ()
-    items = headers.items() if isinstance(headers, Mapping) else headers
-    return tuple((str(k), str(v)) for k, v in items)
-
-
-def _pool_size(spec: LoadSpec) -> int:
-    if spec.rate is not None:
-        return spec.max_connections or max(spec.connections, 1024)
-    return spec.connections
-
-
-def run_spec(spec: LoadSpec, server: Monitored | None = None) -> LoadResult:
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+) -> LoadResult:
     """Run a checked spec in this thread (and worker processes) and merge the result."""
-    ensure_fd_budget(-(-_pool_size(spec) // spec.workers))
+    ensure_fd_budget(-(-spec.pool_limit // spec.workers))
+    transport = default_transport(spec)
+    live = _Live(spec, transport.start_delay_s, progress, stop)
     sampler = _start_sampler(server)
-    outcomes = run_workers(spec)
-    return _finish(spec, outcomes, sampler, server)
+    outcomes = run_workers(spec, transport, live.watch)
+    return live.finish(_finish(spec, outcomes, sampler, server))
 
 
-async def run_spec_async(spec: LoadSpec, server: Monitored | None = None) -> LoadResult:
+async def run_spec_async(
+    spec: LoadSpec,
+    server: Monitored | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+) -> LoadResult:
     """As :func:`run_spec`, on the caller's running loop (more workers run in processes)."""
-    ensure_fd_budget(-(-_pool_size(spec) // spec.workers))
+    ensure_fd_budget(-(-spec.pool_limit // spec.workers))
+    transport = default_transport(spec)
+    live = _Live(spec, transport.start_delay_s, progress, stop)
     sampler = _start_sampler(server)
     if spec.workers == 1:
         loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
-        share = split_load(spec, monotonic_ns())[0]
-        outcomes = [await run_share_async(spec, share, loop_name)]
+        share = split_load(spec)[0]
+        outcomes = [await run_share_async(spec, share, loop_name, monotonic_ns(), live.watch)]
     else:
-        outcomes = await asyncio.get_running_loop().run_in_executor(None, run_workers, spec)
-    return _finish(spec, outcomes, sampler, server)
+        outcomes = await asyncio.get_running_loop().run_in_executor(
+            None, run_workers, spec, transport, live.watch
+        )
+    return live.finish(_finish(spec, outcomes, sampler, server))
+
+
+class _Live:
+    """One load's progress reports and stop request, wired to its shares' watch."""
+
+    def __init__(
+        self,
+        spec: LoadSpec,
+        start_delay_s: float,
+        progress: ProgressCallback | None,
+        stop: StopSignal | None,
+    ) -> None:
+        self.stop = stop
+        self.tracker: ProgressTracker | None = None
+        self.watch: ShareWatch | None = None
+        if progress is not None:
+            self.tracker = ProgressTracker(
+                progress,
+                start_ns=monotonic_ns() + int(start_delay_s * 1e9),
+                warmup_s=spec.warmup_s,
+                duration_s=spec.duration_s,
+                requests=spec.requests,
+            )
+        if progress is not None or stop is not None:
+            self.watch = ShareWatch(
+                report=self.tracker.update if self.tracker is not None else None,
+                stop_requested=self._stop_requested,
+            )
+
+    def _stop_requested(self) -> bool:
+        # A progress callback that raised stops the load too: its error is raised at once.
+        failed = self.tracker is not None and self.tracker.failure is not None
+        return failed or (self.stop is not None and self.stop.requested)
+
+    def finish(self, result: LoadResult) -> LoadResult:
+        if self.tracker is not None and self.tracker.failure is not None:
+            raise self.tracker.failure
+        if self.stop is not None and self.stop.requested:
+            return dataclasses.replace(result, interrupted=True)
+        return result
 
 
 def _start_sampler(server: Monitored | None) -> Sampler | None:
@@ -295,7 +148,10 @@ def _finish(
             # The figures stay (they are what the clients saw), but they describe a crash.
             reason = f"server died during the load: {exc}"
             result = dataclasses.replace(
-                result, valid=False, invalid_reasons=(*result.invalid_reasons, reason)
+                result,
+                valid=False,
+                invalid_reasons=(*result.invalid_reasons, reason),
+                invalid_causes=(*result.invalid_causes, "server_died"),
             )
     connect_errors = result.errors.get("connect", 0)
     if connect_errors and result.ok == 0 and result.errors_total == connect_errors and not server:
@@ -310,25 +166,55 @@ def _finish(
     return result
 
 
-def http_load(url: str, *, server: Monitored | None = None, **options: Any) -> LoadResult:
-    """Drive HTTP load at ``url`` and return what was measured (see :func:`http_spec`)."""
-    return run_spec(http_spec(url, **options), server)
+def http_load(
+    url: str,
+    *,
+    server: Monitored | None = None,
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+    **options: Any,
+) -> LoadResult:
+    """Drive HTTP load at ``url`` and return what was measured (see :func:`http_spec`).
+
+    ``progress``: called with a :class:`LoadProgress` about twice a second while the load
+    runs (in the thread running it: keep it short); ``stop``: a :class:`StopSignal` that
+    ends the load early, its result marked ``interrupted``."""
+    return run_spec(http_spec(url, **options), server, progress=progress, stop=stop)
 
 
 def echo_load(
-    host: str, port: int, *, server: Monitored | None = None, **options: Any
+    host: str,
+    port: int,
+    *,
+    server: Monitored | None = None,
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+    **options: Any,
 ) -> LoadResult:
-    """Send payloads over raw TCP and read them back verified (see :func:`tcp_spec`)."""
-    return run_spec(tcp_spec(host, port, **options), server)
+    """Send payloads over raw TCP and read them back verified (see :func:`tcp_spec`;
+    ``progress`` and ``stop`` as for :func:`http_load`)."""
+    return run_spec(tcp_spec(host, port, **options), server, progress=progress, stop=stop)
 
 
 async def http_load_async(
-    url: str, *, server: Monitored | None = None, **options: Any
+    url: str,
+    *,
+    server: Monitored | None = None,
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+    **options: Any,
 ) -> LoadResult:
-    return await run_spec_async(http_spec(url, **options), server)
+    return await run_spec_async(http_spec(url, **options), server, progress=progress, stop=stop)
 
 
 async def echo_load_async(
-    host: str, port: int, *, server: Monitored | None = None, **options: Any
+    host: str,
+    port: int,
+    *,
+    server: Monitored | None = None,
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+    **options: Any,
 ) -> LoadResult:
-    return await run_spec_async(tcp_spec(host, port, **options), server)
+    spec = tcp_spec(host, port, **options)
+    return await run_spec_async(spec, server, progress=progress, stop=stop)

@@ -19,6 +19,45 @@ ERROR_KINDS: tuple[ErrorKind, ...] = ("connect", "reset", "timeout", "protocol",
 Mode = Literal["closed", "open"]
 Arrival = Literal["uniform", "poisson"]
 LoopName = Literal["auto", "uvloop", "asyncio", "trio"]
+# How a request mix picks the next request: each in turn, or interleaved by weight.
+MixOrder = Literal["cycle", "weighted"]
+MIX_ORDERS: tuple[MixOrder, ...] = ("cycle", "weighted")
+
+# Why a result cannot be trusted, one kind per entry of ``invalid_reasons`` (whose text is
+# for people; these are for code, e.g. the experiment layer deciding whether to retry).
+InvalidCause = Literal[
+    "generator_fds",
+    "generator_saturated",
+    "rate_not_achieved",
+    "schedule_lag",
+    "server_died",
+    "unknown",
+]
+INVALID_CAUSES: tuple[InvalidCause, ...] = (
+    "generator_fds",
+    "generator_saturated",
+    "rate_not_achieved",
+    "schedule_lag",
+    "server_died",
+    "unknown",
+)
+# Causes in the generator alone: running the same load again may well give a valid result.
+# "rate_not_achieved" is not one: the pool filled up because the server held the requests.
+GENERATOR_CAUSES: frozenset[str] = frozenset(
+    {"generator_fds", "generator_saturated", "schedule_lag"}
+)
+# How results stored before causes existed are read: the first words of each reason.
+_CAUSE_OF_REASON: tuple[tuple[str, InvalidCause], ...] = (
+    ("generator ran out of file descriptors", "generator_fds"),
+    ("generator saturated", "generator_saturated"),
+    ("rate not achieved", "rate_not_achieved"),
+    ("generator fell behind its schedule", "schedule_lag"),
+    ("server died", "server_died"),
+)
+
+# A timeline row ends "inside" the window if it ends at most this much after it (the tick
+# and the deadline fire at the same instant, a little apart).
+_ROW_END_SLACK_S = 0.005
 
 PERCENTILE_FIELDS: tuple[tuple[str, float], ...] = (
     ("p50_ms", 50.0),
@@ -28,6 +67,47 @@ PERCENTILE_FIELDS: tuple[tuple[str, float], ...] = (
     ("p99_ms", 99.0),
     ("p999_ms", 99.9),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One kind of request in a mix (``http_load(url, mix=[...])``), as a wrk Lua script
+    would send it: ``Request("GET", "/items", name="list")``. Headers go with the load's own
+    (a header named here replaces the load's header of that name); ``weight`` is its share
+    under ``mix_order="weighted"``. ``name`` keys its figures in ``LoadResult.by_request``
+    (default: ``"GET /items"``). The checks are the load's (``http_load`` says what is wrong).
+    """
+
+    method: str
+    path: str
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+    name: str = ""
+    weight: int = 1
+
+    def __post_init__(self) -> None:
+        # Accept the forms a user writes (a dict of headers, a str body) as plain values.
+        headers: Any = self.headers
+        if isinstance(headers, Mapping):
+            headers = headers.items()
+        object.__setattr__(self, "headers", tuple((str(k), str(v)) for k, v in headers))
+        if isinstance(self.body, str):
+            object.__setattr__(self, "body", self.body.encode())
+
+    @property
+    def label(self) -> str:
+        """Its name, or method and path when it has none."""
+        return self.name or f"{self.method.upper()} {self.path}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.label,
+            "method": self.method,
+            "path": self.path,
+            "headers": [list(h) for h in self.headers],
+            "body": len(self.body),
+            "weight": self.weight,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +133,8 @@ class LoadSpec:
     loop: LoopName = "auto"
     drain: bool = True
     allow_remote: bool = False
+    # The span of one timeline row; results of other resolutions merge and store alike.
+    timeline_resolution_s: float = 1.0
     # HTTP
     scheme: Literal["http", "https"] = "http"
     method: str = "GET"
@@ -61,6 +143,9 @@ class LoadSpec:
     body: bytes = b""
     verify_tls: bool = True
     proxy: tuple[str, int] | None = None
+    # Several requests sent in turn (or by weight) instead of method/target/body.
+    mix: tuple[Request, ...] = ()
+    mix_order: MixOrder = "cycle"
     # raw TCP
     payload: bytes = b""
     chunk: int = 0
@@ -69,6 +154,15 @@ class LoadSpec:
     @property
     def mode(self) -> Mode:
         return "open" if self.rate is not None else "closed"
+
+    @property
+    def pool_limit(self) -> int:
+        """The most connections the whole load may hold at once: the fixed count in closed
+        loop; in open loop the pool grows up to ``max_connections`` (default: ``connections``,
+        at least 1,024) when the server falls behind."""
+        if self.rate is None:
+            return self.connections
+        return self.max_connections or max(self.connections, 1024)
 
     @property
     def url(self) -> str:
@@ -81,6 +175,7 @@ class LoadSpec:
         out["body"] = len(self.body)
         out["payload"] = len(self.payload)
         out["headers"] = [list(h) for h in self.headers]
+        out["mix"] = [r.to_dict() for r in self.mix]
         out["mode"] = self.mode
         out["url"] = self.url
         return out
@@ -109,12 +204,25 @@ class LatencySummary:
 
 @dataclass(frozen=True, slots=True)
 class TimelineRow:
-    """One second of the measured window."""
+    """One row of the measured window: a second by default, ``span_s`` long at another
+    ``timeline_resolution``. ``second`` is the row's index (its second at the default)."""
 
     second: int
     ok: int
     errors: int
     p99_ms: float
+    p50_ms: float = math.nan
+    span_s: float = 1.0
+
+    @property
+    def start_s(self) -> float:
+        """When the row begins, in seconds from the start of the window."""
+        return self.second * self.span_s
+
+    @property
+    def rate(self) -> float:
+        """Ok responses per second in this row."""
+        return self.ok / self.span_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +268,89 @@ class GeneratorStats:
 
 
 @dataclass(frozen=True, slots=True)
+class RequestStats:
+    """The figures of one kind of request in a mix (``LoadResult.by_request[name]``):
+    ``sent == ok + errors_total + in_flight`` holds per kind as it does for the load."""
+
+    name: str
+    method: str
+    path: str
+    duration_s: float
+    sent: int
+    ok: int
+    errors: Mapping[str, int]
+    in_flight: int
+    status_codes: Mapping[int, int]
+    latency: LatencySummary
+    latency_histogram: str = field(default="", repr=False, compare=False)
+
+    @property
+    def errors_total(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def rps(self) -> float:
+        return self.ok / self.duration_s if self.duration_s > 0 else 0.0
+
+    @property
+    def p50_ms(self) -> float:
+        return self.latency.p50_ms
+
+    @property
+    def p90_ms(self) -> float:
+        return self.latency.p90_ms
+
+    @property
+    def p99_ms(self) -> float:
+        return self.latency.p99_ms
+
+    @property
+    def max_ms(self) -> float:
+        return self.latency.max_ms
+
+    @property
+    def mean_ms(self) -> float:
+        return self.latency.mean_ms
+
+    def percentile(self, q: float) -> float:
+        """Any latency percentile (0 < q <= 100) of this kind's ok responses, in ms."""
+        return _percentile_of(self.latency_histogram, q)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "method": self.method,
+            "path": self.path,
+            "duration_s": self.duration_s,
+            "sent": self.sent,
+            "ok": self.ok,
+            "errors": {k: self.errors.get(k, 0) for k in ERROR_KINDS},
+            "errors_total": self.errors_total,
+            "in_flight": self.in_flight,
+            "status_codes": {str(k): v for k, v in sorted(self.status_codes.items())},
+            "rps": self.rps,
+            "latency": _summary_dict(self.latency),
+            "latency_histogram": self.latency_histogram,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RequestStats:
+        return cls(
+            name=str(data["name"]),
+            method=str(data["method"]),
+            path=str(data["path"]),
+            duration_s=float(data["duration_s"]),
+            sent=int(data["sent"]),
+            ok=int(data["ok"]),
+            errors={k: int(v) for k, v in data["errors"].items()},
+            in_flight=int(data["in_flight"]),
+            status_codes={int(k): int(v) for k, v in data["status_codes"].items()},
+            latency=_summary_from(data["latency"]),
+            latency_histogram=str(data.get("latency_histogram", "")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class LoadResult:
     """The outcome of one load. ``sent == ok + errors_total + in_flight`` always."""
 
@@ -184,6 +375,12 @@ class LoadResult:
     spec: LoadSpec | None = None
     # Encoded HdrHistogram of the figures behind `latency`, for percentile(q) and merging.
     latency_histogram: str = field(default="", repr=False, compare=False)
+    # One InvalidCause per entry of invalid_reasons, in the same order.
+    invalid_causes: tuple[str, ...] = ()
+    # A request mix: each kind's figures by name, in the mix's order (empty without a mix).
+    by_request: Mapping[str, RequestStats] = field(default_factory=dict)
+    # Stopped before its end (Ctrl-C): the figures cover ``duration_s`` only.
+    interrupted: bool = False
 
     # -- derived views users assert on -------------------------------------------------------
     @property
@@ -231,9 +428,23 @@ class LoadResult:
         return self.latency.stdev_ms
 
     @property
+    def invalid_by_generator_only(self) -> bool:
+        """True when the result is invalid and every cause lies in the generator (its CPU,
+        its schedule, its fds): the server is not to blame, and a rerun may be valid."""
+        return (
+            not self.valid
+            and bool(self.invalid_causes)
+            and all(cause in GENERATOR_CAUSES for cause in self.invalid_causes)
+        )
+
+    @property
     def rps_stdev(self) -> float:
-        """Standard deviation of per-second ok counts (the seeds' throughput stability)."""
-        rows = [r.ok for r in self.timeline]
+        """Standard deviation of the req/s of the timeline rows (the seeds' throughput
+        stability; per second at the default resolution). Only rows that end inside the
+        measured window count: an open loop's drain (answers after the deadline) and a part
+        row at the end would read as a collapse of the rate."""
+        end = self.duration_s + _ROW_END_SLACK_S
+        rows = [r.rate for r in self.timeline if r.start_s + r.span_s <= end]
         if len(rows) < 2:
             return 0.0
         mean = sum(rows) / len(rows)
@@ -241,13 +452,7 @@ class LoadResult:
 
     def percentile(self, q: float) -> float:
         """Any latency percentile (0 < q <= 100) of ok responses, in milliseconds."""
-        if not 0.0 <= q <= 100.0:
-            raise ValueError(f"percentile must be between 0 and 100, got {q!r}")
-        from pytest_netbench._stats.histogram import decode_histogram, percentile_ms
-
-        if not self.latency_histogram:
-            return math.nan
-        return percentile_ms(decode_histogram(self.latency_histogram), q)
+        return _percentile_of(self.latency_histogram, q)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (what ``netbench --json`` writes)."""
@@ -272,15 +477,23 @@ class LoadResult:
             "latency": _summary_dict(self.latency),
             "uncorrected": _summary_dict(self.uncorrected) if self.uncorrected else None,
             "timeline": [
-                {**dataclasses.asdict(r), "p99_ms": _json_float(r.p99_ms)} for r in self.timeline
+                {
+                    **dataclasses.asdict(r),
+                    "p99_ms": _json_float(r.p99_ms),
+                    "p50_ms": _json_float(r.p50_ms),
+                }
+                for r in self.timeline
             ],
             "server": _stats_dict(self.server) if self.server else None,
             "generator": dataclasses.asdict(self.generator),
             "valid": self.valid,
+            "interrupted": self.interrupted,
             "invalid_reasons": list(self.invalid_reasons),
+            "invalid_causes": list(self.invalid_causes),
             "error_samples": dict(self.error_samples),
             "spec": self.spec.to_dict() if self.spec else None,
             "latency_histogram": self.latency_histogram,
+            "by_request": {name: s.to_dict() for name, s in self.by_request.items()},
         }
         return out
 
@@ -292,6 +505,8 @@ class LoadResult:
         gen = data.get("generator") or {}
         gen_fields = {f.name for f in dataclasses.fields(GeneratorStats)}
         srv_fields = {f.name for f in dataclasses.fields(ServerStats)}
+        reasons = tuple(str(r) for r in data.get("invalid_reasons", ()))
+        causes = data.get("invalid_causes")
         return cls(
             mode=data["mode"],
             url=data["url"],
@@ -311,6 +526,8 @@ class LoadResult:
                     int(r["ok"]),
                     int(r["errors"]),
                     math.nan if r["p99_ms"] is None else float(r["p99_ms"]),
+                    math.nan if r.get("p50_ms") is None else float(r["p50_ms"]),
+                    float(r.get("span_s", 1.0)),
                 )
                 for r in data.get("timeline", ())
             ),
@@ -321,11 +538,39 @@ class LoadResult:
             else None,
             generator=GeneratorStats(**{k: v for k, v in gen.items() if k in gen_fields}),
             valid=bool(data.get("valid", True)),
-            invalid_reasons=tuple(data.get("invalid_reasons", ())),
+            interrupted=bool(data.get("interrupted", False)),
+            invalid_reasons=reasons,
             error_samples=dict(data.get("error_samples", {})),
             spec=None,
             latency_histogram=str(data.get("latency_histogram", "")),
+            invalid_causes=(
+                tuple(str(c) for c in causes)
+                if causes is not None
+                else tuple(cause_of_reason(r) for r in reasons)
+            ),
+            by_request={
+                str(name): RequestStats.from_dict(stats)
+                for name, stats in (data.get("by_request") or {}).items()
+            },
         )
+
+
+def cause_of_reason(reason: str) -> InvalidCause:
+    """The cause behind a reason's text, for results stored before causes were recorded."""
+    for opening, cause in _CAUSE_OF_REASON:
+        if reason.startswith(opening):
+            return cause
+    return "unknown"
+
+
+def _percentile_of(encoded_histogram: str, q: float) -> float:
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"percentile must be between 0 and 100, got {q!r}")
+    from pytest_netbench._stats.histogram import decode_histogram, percentile_ms
+
+    if not encoded_histogram:
+        return math.nan
+    return percentile_ms(decode_histogram(encoded_histogram), q)
 
 
 def _json_float(value: float) -> float | None:

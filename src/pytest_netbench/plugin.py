@@ -1,7 +1,7 @@
 """pytest-netbench's pytest plugin (the ``pytest11`` entry point).
 
 Options, the ``netbench`` marker, hooks and fixture registration live here; the work is
-done in :mod:`pytest_netbench._pytest`. Without ``--netbench`` the plugin only marks
+done in :mod:`pytest_netbench._plugin`. Without ``--netbench`` the plugin only marks
 performance tests skipped, so an ordinary test run pays for nothing else.
 """
 
@@ -14,14 +14,14 @@ from collections.abc import Generator
 
 import pytest
 
-from pytest_netbench._pytest.fixtures import (
+from pytest_netbench._plugin.fixtures import (
     make_server_fixture,
     netbench,
     netbench_server,
     server,
 )
-from pytest_netbench._pytest.options import add_options, read_settings
-from pytest_netbench._pytest.session import (
+from pytest_netbench._plugin.options import add_options, read_settings
+from pytest_netbench._plugin.session import (
     LOCK_INPUT_KEY,
     SESSION_KEY,
     SKIP_REASON,
@@ -36,6 +36,12 @@ _NETBENCH_FIXTURES = frozenset({"netbench", "netbench_server"})
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_netbench._plugin import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -70,7 +76,7 @@ def pytest_collection_modifyitems(
         if not nb.settings.enabled:
             item.add_marker(skip)
     if nb.settings.enabled and nb.settings.ab_refs is not None:
-        from pytest_netbench._pytest.servers import deselect_server_duplicates
+        from pytest_netbench._plugin.servers import deselect_server_duplicates
 
         deselect_server_duplicates(config, items)
 
@@ -81,7 +87,7 @@ def _is_netbench_test(item: pytest.Item) -> bool:
     names = set(getattr(item, "fixturenames", ()))
     if names & _NETBENCH_FIXTURES:
         return True
-    from pytest_netbench._pytest.fixtures import uses_netbench_server_fixture
+    from pytest_netbench._plugin.fixtures import uses_netbench_server_fixture
 
     return uses_netbench_server_fixture(item)
 
@@ -94,7 +100,7 @@ def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str)
     if isinstance(val, ServerSpec) or (
         isinstance(val, dict) and ("command" in val or (argname == "server" and "name" in val))
     ):
-        from pytest_netbench._pytest.servers import describe
+        from pytest_netbench._plugin.servers import describe
 
         return describe(val)
     return None
@@ -106,7 +112,7 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if get_session(item.config).settings.enabled:
-        from pytest_netbench._pytest.loads import add_report_sections
+        from pytest_netbench._plugin.report_sections import add_report_sections
 
         add_report_sections(item, report)
     return report
@@ -128,7 +134,7 @@ class SessionHooks:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.nb.is_worker:
             return
-        from pytest_netbench._pytest.conclusion import conclude
+        from pytest_netbench._plugin.conclusion import conclude
 
         conclude(self.config, self.nb)
         if self.nb.gate_failed and session.exitstatus == pytest.ExitCode.OK:

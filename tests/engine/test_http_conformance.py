@@ -258,6 +258,21 @@ def test_open_loop_pool_bound_leaves_requests_unsent_and_says_so(
     assert any("rate not achieved" in reason for reason in r.invalid_reasons)
 
 
+def test_open_loop_counts_requests_that_waited_for_a_busy_connection_as_late_sends(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    # One connection, answers 300 ms apart, a request due every 10 ms: every request after
+    # the first waits for the connection to come free (the first may too, if it fell due
+    # while the connection was still being opened). Every loop counts them alike.
+    server, _ = http_server(delay_ms=300)
+    r = consistent(
+        http_load(server.url, loop=loop, rate=100, connections=1, max_connections=1, requests=4)
+    )
+    assert (r.sent, r.ok, r.generator.unsent) == (4, 4, 0)
+    assert r.generator.connections_peak == 1
+    assert 3 <= r.generator.late_sends <= 4
+
+
 def test_open_loop_drains_requests_still_out_at_the_deadline(
     loop: str, http_server: StartHttp, consistent: Check
 ) -> None:

@@ -20,9 +20,7 @@ from pytest_netbench._engine.asyncio_engine import ClosedRun, OpenRun
 from pytest_netbench._engine.connection import Connection
 from pytest_netbench._engine.exchange import build_exchange
 from pytest_netbench._engine.fused_http import FusedHttpConnection
-from pytest_netbench._engine.schedule import Schedule
 from pytest_netbench._engine.share import split_load
-from pytest_netbench._stats.recorder import Recorder
 
 Check = Callable[[LoadResult], LoadResult]
 HEAD_LENGTH = len(render_response("length", 200, False, False)[0]) - len(b"Hello, World!")
@@ -145,15 +143,13 @@ def test_a_header_block_that_never_ends_is_a_protocol_error(
 
 def _run_kind(**options: object) -> type[Connection]:
     spec = http_spec("http://127.0.0.1:9/", **options)  # type: ignore[arg-type]
-    share = split_load(spec, 0)[0]
-    recorder = Recorder(0, open_loop=spec.rate is not None)
+    share = split_load(spec)[0]
     event_loop = asyncio.new_event_loop()
     try:
-        args = (event_loop, spec, build_exchange(spec), share, recorder, None)
+        args = (event_loop, spec, build_exchange(spec), share, 0, None)
         if spec.rate is None:
             return ClosedRun(*args).connection_class
-        schedule = Schedule(spec.rate, spec.arrival, seed=1, offset_fraction=0.0)
-        run = OpenRun(*args, schedule=schedule)
+        run = OpenRun(*args)
         run.stop()
         return run.connection_class
     finally:

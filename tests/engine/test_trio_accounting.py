@@ -24,8 +24,8 @@ def test_a_failure_after_stop_is_not_counted_twice(rate: float | None) -> None:
     spec = LoadSpec(kind="http", host="127.0.0.1", port=9, connections=1, rate=rate)
 
     async def replay() -> tuple[int, int, int, int]:
-        share = split_load(spec, monotonic_ns())[0]
-        run = TrioRun(spec, share, build_exchange(spec))
+        share = split_load(spec)[0]
+        run = TrioRun(spec, share, build_exchange(spec), monotonic_ns())
         now = monotonic_ns()
         assert run.take(now)
         slot = _Slot()

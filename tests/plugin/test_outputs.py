@@ -153,3 +153,31 @@ def test_plots_are_drawn_per_matrix_and_metric(
     pictures = sorted(p.name for p in (pytester.path / "plots").iterdir())
     assert len(pictures) == 2 and pictures[0].endswith("-p99_ms.png"), pictures
     assert all((pytester.path / "plots" / p).read_bytes()[:4] == b"\x89PNG" for p in pictures)
+
+
+UPDATE_JSON_HOOK = """
+
+def pytest_netbench_update_json(config, payload):
+    payload["ci"] = {"build": "42", "records_seen": len(payload["records"])}
+"""
+
+
+def test_update_json_hook_adds_fields_to_written_and_saved_sessions(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    conftest = pytester.path / "conftest.py"
+    conftest.write_text(conftest.read_text() + UPDATE_JSON_HOOK)
+    pytester.makepyfile(_matrix_test({"connections": [1]}))
+    out = pytester.path / "results.json"
+    result = pytester.runpytest_subprocess(
+        "--netbench", f"--netbench-json={out}", "--netbench-save=tagged"
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*results written to*", "*run saved as *0001_tagged.json*"])
+    (stored,) = (pytester.path / ".netbench").glob("*/0001_tagged.json")
+    for path in (out, stored):
+        assert _load_json(path)["ci"] == {"build": "42", "records_seen": 1}
+    # The extra field does not stop the stored run from being a baseline.
+    again = pytester.runpytest_subprocess("--netbench", "--netbench-compare=tagged")
+    again.assert_outcomes(passed=1)
+    again.stdout.fnmatch_lines(["*Comparison with baseline 0001_tagged.json*", "*Gate passed*"])

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,10 @@ def test_app_the_framework_lacks_names_what_it_has() -> None:
 def test_python_choice_is_refused_for_foreign_servers() -> None:
     with pytest.raises(SpecError, match=r"python='pypy3' applies to the Python servers only"):
         catalog.get("go", python="pypy3")
+    for name in ("node", "nginx", "c"):  # every kind that is not a Python server
+        with pytest.raises(SpecError, match="applies to the Python servers only"):
+            catalog.get(name, python=sys.executable)
+    assert catalog.get("asyncio_streams", python=sys.executable).python == sys.executable
 
 
 def test_missing_interpreter_is_a_toolchain_problem() -> None:
@@ -125,12 +130,3 @@ def test_python_apps_keep_to_python_39() -> None:
     check = "import sys\nfor f in sys.argv[1:]:\n    compile(open(f).read(), f, 'exec')\n"
     done = subprocess.run([pypy, "-c", check, *map(str, apps)], capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr.decode()
-
-
-def test_kind_of() -> None:
-    assert [catalog.kind_of(n) for n in ("tornado", "go", "node", "nginx")] == [
-        "python",
-        "compiled",
-        "node",
-        "nginx",
-    ]

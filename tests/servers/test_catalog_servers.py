@@ -10,6 +10,7 @@ import http.client
 import os
 import shutil
 import socket
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import psutil
 import pytest
 
-from pytest_netbench import LoadResult, ToolchainMissing, echo_load, http_load
+from pytest_netbench import LoadResult, SpecError, ToolchainMissing, echo_load, http_load
 from pytest_netbench._servers import catalog
 from pytest_netbench._servers.launcher import Server
 from pytest_netbench._servers.spec import AppKind
@@ -39,7 +40,20 @@ _BOOTSTRAP_PYPY = Path(__file__).resolve().parents[2] / ".venv-pypy" / "bin" / "
 PYPY = os.environ.get(
     "NETBENCH_PYPY", str(_BOOTSTRAP_PYPY) if _BOOTSTRAP_PYPY.exists() else "pypy3"
 )
-PYTHON_SERVERS = [n for n in catalog.names(app=None) if catalog.kind_of(n) == "python"]
+
+
+def _is_python_server(name: str) -> bool:
+    """Whether ``name`` takes ``python=``, which the catalog refuses for every other kind."""
+    try:
+        catalog.get(name, python=sys.executable)  # no subprocess, no build: checked first
+    except SpecError:
+        return False
+    except ToolchainMissing:
+        pass  # a Python server whose framework is missing here
+    return True
+
+
+PYTHON_SERVERS = [n for n in catalog.names(app=None) if _is_python_server(n)]
 PYPY_CASES = [
     pytest.param(name, app, id=f"pypy-{name}-{app}")
     for name in PYTHON_SERVERS

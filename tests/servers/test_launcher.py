@@ -90,8 +90,8 @@ def test_startup_timeout_kills_the_server(helpers, tmp_path: Path):
     assert server.pid is not None and not helpers.alive(server.pid)
 
 
-def test_crash_after_ready_is_reported_by_check_alive(helpers):
-    with Server(helpers.netserver_command()) as server:
+def test_crash_after_ready_is_reported_by_check_alive(helpers, tmp_path: Path):
+    with Server(helpers.netserver_command(), log_dir=tmp_path) as server:
         server.check_alive()
         os.kill(server.pid, signal.SIGKILL)
         assert helpers.wait_until(lambda: not server.running)

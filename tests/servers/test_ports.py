@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -78,12 +79,14 @@ def test_port_used_by_another_process_is_an_error_naming_it(helpers, foreign_lis
     assert server.pid is None  # nothing was launched
 
 
-def test_server_that_reports_a_port_it_does_not_own_is_refused(helpers, foreign_listener):
+def test_server_that_reports_a_port_it_does_not_own_is_refused(
+    helpers, foreign_listener, tmp_path: Path
+):
     # The readiness probe would succeed against the other process: the launcher must see
     # that the listener is not in the server's tree, not benchmark the wrong program.
     proc, port = foreign_listener
     cmd = ["{python}", helpers.netserver, "--port", "0", "--lie-port", str(port)]
-    server = Server(cmd, port_pattern=r"NETBENCH_LISTENING port=(\d+)")
+    server = Server(cmd, port_pattern=r"NETBENCH_LISTENING port=(\d+)", log_dir=tmp_path)
     with pytest.raises(PortInUseError) as info:
         server.start()
     assert f"did not bind port {port}" in str(info.value)

@@ -43,9 +43,10 @@ def test_log_line_alone_can_be_the_readiness_signal(helpers):
         assert connects(server.host, server.port)
 
 
-def test_http_probe_of_server_that_accepts_but_never_answers_times_out(helpers):
+def test_http_probe_of_server_that_accepts_but_never_answers_times_out(helpers, tmp_path: Path):
     cmd = helpers.netserver_command("--mode", "silent")
-    server = Server(cmd, ready=HttpReady("/", timeout_s=0.3), startup_timeout=1.5)
+    probe = HttpReady("/", timeout_s=0.3)
+    server = Server(cmd, ready=probe, startup_timeout=1.5, log_dir=tmp_path)
     with pytest.raises(ServerStartupError) as info:
         server.start()
     message = str(info.value)
@@ -55,9 +56,10 @@ def test_http_probe_of_server_that_accepts_but_never_answers_times_out(helpers):
     assert server.pid is not None and not helpers.alive(server.pid)
 
 
-def test_http_probe_with_wrong_status_reports_what_it_got(helpers):
+def test_http_probe_with_wrong_status_reports_what_it_got(helpers, tmp_path: Path):
     cmd = helpers.netserver_command()
-    server = Server(cmd, ready=HttpReady("/", status=204), startup_timeout=1.0)
+    probe = HttpReady("/", status=204)
+    server = Server(cmd, ready=probe, startup_timeout=1.0, log_dir=tmp_path)
     with pytest.raises(ServerStartupError, match="answered 200, expecting 204"):
         server.start()
 
@@ -74,12 +76,12 @@ def test_ipv4_only_server_probed_on_ipv4_loopback_is_ready(helpers):
         assert connects("127.0.0.1", server.port)
 
 
-def test_ipv4_only_server_probed_on_ipv6_loopback_fails_clearly(helpers):
+def test_ipv4_only_server_probed_on_ipv6_loopback_fails_clearly(helpers, tmp_path: Path):
     if not helpers.ipv6_loopback_available():
         pytest.skip("this machine has no IPv6 loopback (::1) to probe")
     # The server binds 127.0.0.1 whatever host the launcher was told: a family mismatch.
     cmd = ["{python}", helpers.netserver, "--host", "127.0.0.1", "--port", "{port}"]
-    server = Server(cmd, host="::1", startup_timeout=1.0)
+    server = Server(cmd, host="::1", startup_timeout=1.0, log_dir=tmp_path)
     with pytest.raises(ServerStartupError) as info:
         server.start()
     message = str(info.value)
@@ -109,19 +111,20 @@ def test_callable_probe_is_polled_until_true(helpers):
         assert calls[-1] == ("127.0.0.1", server.port)
 
 
-def test_callable_probe_exception_becomes_the_timeout_reason(helpers):
+def test_callable_probe_exception_becomes_the_timeout_reason(helpers, tmp_path: Path):
     def broken(host: str, port: int) -> bool:
         raise LookupError("health endpoint missing")
 
     probe = CallableReady(broken, "health_check")
-    server = Server(helpers.netserver_command(), ready=probe, startup_timeout=0.5)
+    server = Server(helpers.netserver_command(), ready=probe, startup_timeout=0.5, log_dir=tmp_path)
     with pytest.raises(ServerStartupError, match="health_check raised LookupError"):
         server.start()
 
 
-def test_all_ready_needs_every_probe(helpers):
+def test_all_ready_needs_every_probe(helpers, tmp_path: Path):
     never = CallableReady(lambda host, port: False, "never")
-    server = Server(helpers.netserver_command(), ready=AllReady(TcpReady(), never))
+    probe = AllReady(TcpReady(), never)
+    server = Server(helpers.netserver_command(), ready=probe, log_dir=tmp_path)
     server.startup_timeout = 0.5
     with pytest.raises(ServerStartupError, match="never returned False"):
         server.start()

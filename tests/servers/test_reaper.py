@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -110,7 +111,7 @@ def test_no_survivors(helpers, subprocess_env, tmp_path: Path, ending: str, kind
 
 
 def test_watchdog_of_a_killed_parent_spares_other_owners(helpers, subprocess_env):
-    def start_parent() -> tuple[subprocess.Popen[bytes], dict[str, int | str]]:
+    def start_parent() -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
         proc = subprocess.Popen(
             [
                 sys.executable,
@@ -128,15 +129,22 @@ def test_watchdog_of_a_killed_parent_spares_other_owners(helpers, subprocess_env
 
     victim, victim_info = start_parent()
     bystander, bystander_info = start_parent()
+    victim_logs, bystander_logs = Path(victim_info["log_dir"]), Path(bystander_info["log_dir"])
     try:
+        assert victim_logs != bystander_logs
+        assert victim_logs.is_dir() and bystander_logs.is_dir()
         victim.kill()
         victim.wait(timeout=10)
         assert helpers.wait_until(lambda: not helpers.marked_with(str(victim_info["token"])))
+        # The watchdog removed the dead owner's logs, and nothing of the live one's.
+        assert helpers.wait_until(lambda: not victim_logs.exists())
         assert helpers.alive(int(bystander_info["pid"]))
         assert helpers.marked_with(str(bystander_info["token"]))
+        assert any(bystander_logs.glob("*.log"))
         bystander.send_signal(signal.SIGINT)
         bystander.wait(timeout=20)
         assert helpers.wait_until(lambda: not helpers.marked_with(str(bystander_info["token"])))
+        assert not bystander_logs.exists()  # its own exit removed it: no failed server
     finally:
         for proc, info in ((victim, victim_info), (bystander, bystander_info)):
             if proc.poll() is None:
@@ -190,7 +198,8 @@ def test_sweep_kills_what_this_process_left_running(helpers, subprocess_env):
         server = Server(["{{python}}", {helpers.netserver!r}, "--port", "{{port}}", "--fork", "1"])
         server.start()
         found = reaper.sweep_owner(grace_s=1.0)
-        print(json.dumps({{"found": found, "token": reaper.owner_token(), "pid": server.pid}}))
+        token = reaper.marker_env("")[reaper.OWNER_ENV]
+        print(json.dumps({{"found": found, "token": token, "pid": server.pid}}))
         server.stop()  # still fine after the sweep
         print(server.returncode)
         """
@@ -209,9 +218,11 @@ def test_sweep_kills_what_this_process_left_running(helpers, subprocess_env):
 
 
 def test_marker_chain_keeps_an_outer_owner(monkeypatch):
+    monkeypatch.delenv(reaper.OWNER_ENV, raising=False)
+    ours = reaper.marker_env("server-0")[reaper.OWNER_ENV]
     monkeypatch.setenv(reaper.OWNER_ENV, "outer-run")
     env = reaper.marker_env("server-1")
-    assert env[reaper.OWNER_ENV] == f"outer-run:{reaper.owner_token()}"
+    assert env[reaper.OWNER_ENV] == f"outer-run:{ours}"
     assert env[reaper.SERVER_ENV] == "server-1"
 
 
@@ -274,7 +285,8 @@ def test_server_a_test_forgot_to_stop_is_gone_when_pytest_exits(pytester, helper
         def test_forgets_to_stop():
             command = ["{{python}}", {helpers.netserver!r}, "--port", "{{port}}", "--fork", "1"]
             FORGOTTEN.append(Server(command).start())
-            print("OWNER", reaper.owner_token(), FORGOTTEN[0].pid)
+            token = reaper.marker_env("")[reaper.OWNER_ENV].split(":")[-1]
+            print("OWNER", token, FORGOTTEN[0].pid)
         """
     )
     result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider")
@@ -298,7 +310,8 @@ def test_restarted_watchdog_still_covers_servers_started_before(helpers, subproc
         watchdog.kill()
         watchdog.wait()
         second = Server(command).start()  # starts a new watchdog
-        print(reaper.owner_token(), first.pid, second.pid, flush=True)
+        token = reaper.marker_env("")[reaper.OWNER_ENV]
+        print(token, first.pid, second.pid, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)  # no atexit, no finally
         """
     )

@@ -8,6 +8,7 @@ import signal
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -175,10 +176,10 @@ def test_http_load_against_a_managed_server_fills_result_server(helpers):
     assert 1 <= stats.sockets_established_peak <= 4
 
 
-def test_http_load_notices_a_server_that_died_during_the_load(helpers):
+def test_http_load_notices_a_server_that_died_during_the_load(helpers, tmp_path: Path):
     from pytest_netbench import http_load
 
-    with Server(helpers.netserver_command()) as server:
+    with Server(helpers.netserver_command(), log_dir=tmp_path) as server:
         sampler_probe = server.monitor()  # the pid the load will sample
         assert sampler_probe.pid == server.pid
         os.kill(server.pid, signal.SIGKILL)

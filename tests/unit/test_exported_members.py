@@ -15,6 +15,13 @@ EXPECTED = {
     "ServerSpec", "ServerStartupError", "ServerStats", "SpecError", "TargetUnreachableError",
     "TcpReady", "TimelineRow", "ToolchainMissing", "__version__", "catalog", "echo_load",
     "echo_load_async", "http_load", "http_load_async", "http_spec", "run_spec", "tcp_spec",
+    # the regression gate's verdicts, usable without pytest (benchmarks/gate_false_alarm.py)
+    "MetricComparison", "Threshold", "compare_values", "metric_value", "parse_thresholds",
+    # experiments, their results and the SLOs they check
+    "sweep", "SweepResult", "SweepStep", "parse_rates", "capacity", "CapacityResult", "Probe",
+    "cold_start", "ColdStartResult", "Slo", "TermCheck", "parse_slo",
+    # a running load: live progress out, a stop request in
+    "LoadProgress", "StopSignal",
 }  # fmt: skip
 
 
@@ -33,3 +40,11 @@ def test_importing_the_library_does_not_import_pytest() -> None:
     code = "import sys, pytest_netbench; print('pytest' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_experiments_are_the_functions_not_their_modules() -> None:
+    assert callable(pytest_netbench.sweep)
+    assert callable(pytest_netbench.capacity)
+    assert pytest_netbench.sweep.__name__ == "sweep"
+    assert pytest_netbench.capacity.__name__ == "capacity"
+    assert pytest_netbench.cold_start.__name__ == "cold_start"

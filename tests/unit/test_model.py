@@ -154,6 +154,11 @@ def test_derived_views() -> None:
         result, timeline=(TimelineRow(0, 10, 0, 1.0), TimelineRow(1, 20, 0, 1.0))
     )
     assert uneven.rps_stdev == pytest.approx(math.sqrt(50))
+    # An open loop's drain lands in a row after the window: it is no second of the run.
+    drained = dataclasses.replace(uneven, timeline=(*uneven.timeline, TimelineRow(2, 1, 0, 1.0)))
+    assert drained.rps_stdev == pytest.approx(math.sqrt(50))
+    part = dataclasses.replace(drained, duration_s=2.5)  # the last row is half a second
+    assert part.rps_stdev == pytest.approx(math.sqrt(50))
     assert dataclasses.replace(result, duration_s=0.0).rps == 0.0
 
 

@@ -67,26 +67,26 @@ def test_content_length_response_is_one_keep_alive_response() -> None:
     link = framed(HELLO)
     assert link.responses == [(200, True)]
     assert link.errors == []
-    assert not link.framer.mid_response
+    assert link.feed(HELLO).responses == [(200, True)] * 2  # it ended at the boundary
 
 
 def test_chunked_body_with_extensions_and_trailers_ends_after_the_trailers() -> None:
     link = framed(CHUNKED)
     assert link.responses == [(200, True)]
     assert link.errors == []
-    assert not link.framer.mid_response
+    assert link.feed(HELLO).responses == [(200, True)] * 2  # it ended at the boundary
 
 
 def test_chunked_response_is_not_complete_before_the_last_chunk() -> None:
-    link = framed(CHUNKED[: CHUNKED.index(b"0\r\nX-Checksum")])
+    cut = CHUNKED.index(b"0\r\nX-Checksum")
+    link = framed(CHUNKED[:cut])
     assert link.responses == []
-    assert link.framer.mid_response
+    assert link.feed(CHUNKED[cut:]).responses == [(200, True)]
 
 
 def test_close_delimited_body_completes_only_at_end_of_stream() -> None:
     link = framed(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhello, until close")
     assert link.responses == []
-    assert link.framer.mid_response
     assert link.eof() is True
     assert link.responses == [(200, False)]
     assert link.errors == []
@@ -162,7 +162,7 @@ def test_pipelined_responses_in_one_buffer_are_each_reported_in_order() -> None:
         (200, True),
     ]
     assert link.errors == []
-    assert not link.framer.mid_response
+    assert link.feed(HELLO).responses[7:] == [(200, True)]  # and it ended at a boundary
 
 
 def test_transfer_coding_ending_in_chunked_is_chunked() -> None:
@@ -245,7 +245,7 @@ def test_head_response_ends_with_its_header_block_despite_content_length() -> No
     link = framed(head + head, HeadResponseFramer)
     assert link.responses == [(200, True), (200, True)]
     assert link.errors == []
-    assert not link.framer.mid_response
+    assert link.feed(head).responses == [(200, True)] * 3  # nothing left over
 
 
 def test_head_responses_follow_keep_alive_rules_and_skip_interim() -> None:
@@ -278,9 +278,14 @@ def test_head_responses_split_at_every_byte_boundary() -> None:
         assert link.errors == []
 
 
-def test_head_framer_is_mid_response_with_a_partial_head() -> None:
+def test_head_framer_keeps_a_partial_head_for_the_next_read() -> None:
     link = framed(b"HTTP/1.1 200 OK\r\nContent-", HeadResponseFramer)
-    assert link.framer.mid_response
+    assert link.responses == []
+    assert link.feed(b"Length: 9\r\n\r\n").responses == [(200, True)]
+
+
+def test_head_framer_end_of_stream_inside_a_head_completes_nothing() -> None:
+    link = framed(b"HTTP/1.1 200 OK\r\nContent-", HeadResponseFramer)
     assert link.eof() is False
     assert link.responses == []
 

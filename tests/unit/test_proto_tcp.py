@@ -35,14 +35,15 @@ def test_echo_exact_payload_is_one_ok_exchange() -> None:
     framer, sink = echo()
     framer.feed(PAYLOAD)
     assert sink.codes == [OK]
-    assert not framer.mid_response
+    framer.feed(PAYLOAD)  # it ended at a boundary: the next exchange is framed afresh
+    assert sink.codes == [OK, OK]
 
 
 def test_echo_split_at_every_byte_boundary_is_one_ok_exchange() -> None:
     for cut in range(len(PAYLOAD) + 1):
         framer, sink = echo()
         framer.feed(PAYLOAD[:cut])
-        assert framer.mid_response == (0 < cut < len(PAYLOAD))
+        assert sink.codes == ([OK] if cut == len(PAYLOAD) else [])
         framer.feed(PAYLOAD[cut:])
         assert sink.codes == [OK], f"split at byte {cut}"
 
@@ -51,7 +52,8 @@ def test_echo_several_exchanges_in_one_buffer() -> None:
     framer, sink = echo()
     framer.feed(PAYLOAD * 3 + PAYLOAD[:10])
     assert sink.codes == [OK, OK, OK]
-    assert framer.mid_response
+    framer.feed(PAYLOAD[10:])  # the partial fourth exchange was kept
+    assert sink.codes == [OK, OK, OK, OK]
 
 
 @pytest.mark.parametrize("position", [0, 1, 100, 255])
@@ -92,7 +94,8 @@ def test_fixed_size_frames_at_every_split() -> None:
         framer.feed(data[:cut])
         framer.feed(data[cut:])
         assert sink.codes == [OK, OK, OK], f"split at byte {cut}"
-        assert not framer.mid_response
+        framer.feed(b"abcd")
+        assert sink.codes == [OK, OK, OK, OK], f"split at byte {cut}"
 
 
 def test_fixed_size_with_expected_bytes_verifies_each_frame() -> None:
@@ -106,7 +109,6 @@ def test_line_delimited_frames_including_empty_lines() -> None:
     framer = DelimitedFramer(sink.on_response, sink.errors.append, delimiter=b"\n")
     framer.feed(b"PONG\n\nPO")
     assert sink.codes == [OK, OK]
-    assert framer.mid_response
     framer.feed(b"NG\n")
     assert sink.codes == [OK, OK, OK]
 
@@ -132,7 +134,8 @@ def test_length_prefixed_frames_at_every_split() -> None:
         framer.feed(data[:cut])
         framer.feed(data[cut:])
         assert sink.codes == [OK, OK, OK], f"split at byte {cut}"
-        assert not framer.mid_response
+        framer.feed(b"\x00\x01z")
+        assert sink.codes == [OK, OK, OK, OK], f"split at byte {cut}"
 
 
 def test_frame_too_large_without_boundary_is_an_error_once() -> None:

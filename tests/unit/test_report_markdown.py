@@ -6,13 +6,14 @@ from pathlib import Path
 
 from factories import make_result
 
+from pytest_netbench._records import Record
 from pytest_netbench._report.markdown import (
     append_github_step_summary,
     render_markdown,
     render_table_markdown,
     write_markdown,
 )
-from pytest_netbench._report.matrix import Record, build_matrices
+from pytest_netbench._report.matrix import build_matrices
 
 
 def _record(server: str, ok: int, trial: int = 0) -> Record:

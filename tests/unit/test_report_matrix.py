@@ -7,16 +7,13 @@ import math
 import pytest
 from factories import make_result
 
-from pytest_netbench._errors import SpecError
-from pytest_netbench._model import LoadResult, ServerStats
+from pytest_netbench._model import LoadResult
+from pytest_netbench._records import Record
 from pytest_netbench._report.markdown import render_matrix_markdown
 from pytest_netbench._report.matrix import (
-    Record,
     abbreviate,
     build_matrices,
     cell_text,
-    check_metrics,
-    metric_value,
     render_all_text,
     render_text,
 )
@@ -151,26 +148,6 @@ def test_one_matrix_per_function_and_configurable_columns() -> None:
     assert matrices[0].cell(("b",), "", "errors_total").best  # type: ignore[union-attr]
     text = render_all_text(matrices)
     assert "errors_total" in text and "t2" in text
-
-
-def test_unknown_metric_names_are_refused_clearly() -> None:
-    with pytest.raises(SpecError, match=r"unknown metric 'p99'.*p99_ms"):
-        check_metrics(["rps", "p99"])
-    with pytest.raises(SpecError, match="not a number"):
-        check_metrics(["url"])
-    with pytest.raises(SpecError, match="no metrics"):
-        check_metrics([" "])
-
-
-def test_metric_value_reaches_nested_figures() -> None:
-    result = _result(10, 1.0, errors=4)
-    assert metric_value(result, "errors.reset") == 4.0
-    assert metric_value(result, "errors.verify") == 0.0
-    assert math.isnan(metric_value(result, "server.cpu_s"))
-    from dataclasses import replace
-
-    with_server = replace(result, server=ServerStats(pid=1, cpu_user_s=1.0, cpu_system_s=0.5))
-    assert metric_value(with_server, "server.cpu_s") == 1.5
 
 
 def test_invalid_results_are_flagged_in_cells() -> None:

@@ -8,7 +8,8 @@ import pytest
 from factories import make_result
 
 from pytest_netbench._errors import NetbenchError
-from pytest_netbench._report.matrix import Record, build_matrices
+from pytest_netbench._records import Record
+from pytest_netbench._report.matrix import build_matrices
 from pytest_netbench._report.plot import plot_matrices, plot_matrix
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -18,8 +18,8 @@ from pytest_netbench._stats.histogram import (
     histogram_from_counts,
     percentile_ms,
     percentile_of_counts,
-    summarize,
 )
+from pytest_netbench._stats.merge import summarize
 
 RELATIVE_PRECISION = 1e-3  # 3 significant digits
 

@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from pytest_netbench._model import LoadSpec
+from pytest_netbench._model import LoadSpec, Request
 from pytest_netbench._stats.merge import merge_outcomes
-from pytest_netbench._stats.recorder import Recorder, SecondRow, WorkerOutcome
+from pytest_netbench._stats.recorder import Recorder, TimelineBucket, WorkerOutcome
 
 NS = 1_000_000_000
 START = 10 * NS
@@ -123,8 +123,10 @@ def test_timeline_has_one_row_per_second_with_that_seconds_figures() -> None:
 
 
 def test_timeline_of_workers_with_different_lengths() -> None:
-    a = WorkerOutcome(seconds=[SecondRow(5, 0, Counter({1000: 5})), SecondRow(5, 1, Counter())])
-    b = WorkerOutcome(seconds=[SecondRow(3, 2, Counter({3000: 3}))])
+    a = WorkerOutcome(
+        seconds=[TimelineBucket(5, 0, Counter({1000: 5})), TimelineBucket(5, 1, Counter())]
+    )
+    b = WorkerOutcome(seconds=[TimelineBucket(3, 2, Counter({3000: 3}))])
     for outcome in (a, b):
         outcome.window_start_ns, outcome.window_end_ns = START, START + 2 * NS
     result = merge_outcomes(SPEC, [a, b])
@@ -191,3 +193,90 @@ def test_closed_loop_has_no_rate_figures() -> None:
     assert result.uncorrected is None
     assert result.generator.achieved_rate is None
     assert result.generator.send_lag_p99_ms is None
+
+
+def test_timeline_rows_carry_their_span_and_median() -> None:
+    spec = LoadSpec(kind="http", host="127.0.0.1", port=8080, timeline_resolution_s=0.1)
+    a = WorkerOutcome(seconds=[TimelineBucket(3, 0, Counter({1000: 2, 9000: 1}))])
+    b = WorkerOutcome(
+        seconds=[TimelineBucket(2, 1, Counter({2000: 2})), TimelineBucket(0, 0, Counter())]
+    )
+    for out in (a, b):
+        out.window_start_ns, out.window_end_ns = START, START + NS // 5
+    rows = merge_outcomes(spec, [a, b]).timeline
+    assert [(r.second, r.ok, r.errors, r.span_s) for r in rows] == [(0, 5, 1, 0.1), (1, 0, 0, 0.1)]
+    assert rows[0].p50_ms == 2.0  # of 1, 1, 2, 2, 9 ms
+    assert rows[0].rate == pytest.approx(50.0)
+    assert rows[1].start_s == pytest.approx(0.1)
+
+
+MIX_SPEC = LoadSpec(
+    kind="http",
+    host="127.0.0.1",
+    port=8080,
+    duration_s=1.0,
+    mix=(Request("GET", "/a", name="a"), Request("POST", "/b", name="b")),
+)
+
+
+def mix_worker(
+    latencies: dict[int, list[int]], failures: dict[int, int], in_flight: list[int]
+) -> WorkerOutcome:
+    """One worker of a two-kind mix: ok latencies (ns) and reset failures per kind."""
+    rec = Recorder(START, open_loop=False, request_kinds=2)
+    for kind, samples in latencies.items():
+        rec.by_request[kind].latencies.extend(samples)
+        rec.by_request[kind].status_codes[200] = len(samples)
+        rec.by_request[kind].sent += len(samples)
+        rec.sent += len(samples)
+    for kind, n in failures.items():
+        for _ in range(n):
+            rec.error("reset", "connection reset by peer", request=kind)
+            rec.by_request[kind].sent += 1
+            rec.sent += 1
+    for kind, n in enumerate(in_flight):
+        rec.by_request[kind].sent += n
+        rec.sent += n
+    return rec.finish(
+        in_flight=sum(in_flight), window_end_ns=START + NS, in_flight_by_request=in_flight
+    )
+
+
+def test_a_mix_merges_per_kind_exactly_and_the_totals_add_up() -> None:
+    one = mix_worker({0: [1_000_000] * 3, 1: [5_000_000, 7_000_000]}, {1: 1}, [1, 0])
+    two = mix_worker({0: [2_000_000], 1: [6_000_000]}, {0: 2}, [0, 2])
+    result = merge_outcomes(MIX_SPEC, [one, two])
+    a, b = result.by_request["a"], result.by_request["b"]
+    assert list(result.by_request) == ["a", "b"]
+    assert (a.sent, a.ok, a.errors_total, a.in_flight) == (7, 4, 2, 1)
+    assert (b.sent, b.ok, b.errors_total, b.in_flight) == (6, 3, 1, 2)
+    for kind in (a, b):
+        assert kind.sent == kind.ok + kind.errors_total + kind.in_flight
+    # Exact to HdrHistogram's 3 significant digits.
+    assert a.percentile(100) == pytest.approx(2.0, rel=1e-3)
+    assert b.percentile(50) == pytest.approx(6.0, rel=1e-3)
+    assert (a.method, b.method, b.path) == ("GET", "POST", "/b")
+    # The totals are the kinds' sums: latencies, statuses, errors, in flight.
+    assert result.ok == a.ok + b.ok
+    assert result.status_codes == {200: 7}
+    assert result.errors["reset"] == 3
+    assert result.in_flight == 3
+    assert sum(row.ok for row in result.timeline) == result.ok
+    assert result.latency.max_ms == pytest.approx(7.0, rel=1e-3)
+
+
+def test_a_mix_result_survives_its_json_form() -> None:
+    from pytest_netbench._model import LoadResult
+
+    result = merge_outcomes(MIX_SPEC, [mix_worker({0: [1_000_000], 1: [3_000_000]}, {}, [0, 0])])
+    back = LoadResult.from_dict(result.to_dict())
+    assert back.by_request == result.by_request
+    assert back.by_request["b"].percentile(99) == pytest.approx(3.0, rel=1e-3)
+    assert result.to_dict()["spec"]["mix"][1] == {
+        "name": "b",
+        "method": "POST",
+        "path": "/b",
+        "headers": [],
+        "body": 0,
+        "weight": 1,
+    }

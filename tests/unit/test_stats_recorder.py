@@ -58,6 +58,36 @@ def test_finish_adds_a_row_for_late_errors_only_when_there_are_some() -> None:
     assert late.in_flight == 2
 
 
+def test_at_a_finer_resolution_the_loop_tick_leaves_buckets_to_the_run() -> None:
+    rec = Recorder(0, open_loop=False, bucket_ns=NS // 10)
+    rec.latencies.extend([1_000_000, 2_000_000])
+    rec.tick()  # the loop's once-a-second tick: not this recorder's bucket
+    assert rec.outcome.seconds == []
+    rec.close_bucket()
+    rec.latencies.append(3_000_000)
+    rec.close_bucket()
+    out = rec.finish(in_flight=0, window_end_ns=NS // 5)
+    assert [row.ok for row in out.seconds] == [2, 1]
+
+
+def test_a_mix_records_latencies_and_statuses_per_kind() -> None:
+    rec = Recorder(0, open_loop=False, request_kinds=2)
+    rec.by_request[0].latencies.extend([1_000_000, 3_000_000])
+    rec.by_request[0].status_codes[200] = 2
+    rec.by_request[1].latencies.append(2_000_000)
+    rec.by_request[1].status_codes.update({200: 1, 404: 1})
+    rec.error("status", "HTTP 404", request=1)
+    assert rec.ok_so_far() == 3
+    rec.close_bucket()
+    out = rec.finish(in_flight=1, window_end_ns=NS, in_flight_by_request=[0, 1])
+    assert out.latency_counts == Counter({1000: 1, 2000: 1, 3000: 1})
+    assert [row.ok for row in out.seconds] == [3]
+    assert out.by_request[0].latency_counts == Counter({1000: 1, 3000: 1})
+    assert out.by_request[1].errors["status"] == 1
+    assert out.by_request[1].in_flight == 1
+    assert out.status_codes == {200: 3, 404: 1}
+
+
 def test_open_loop_keeps_uncorrected_and_lag_samples() -> None:
     rec = Recorder(0, open_loop=True)
     rec.latencies.extend([10_000_000, 20_000_000])

@@ -1,4 +1,5 @@
-"""The regression gate: thresholds, per-metric verdicts, and the comparison table.
+"""The regression gate: thresholds and per-metric verdicts, as data (``_report.comparison``
+renders them).
 
 A threshold such as ``p99_ms:10%`` says how much worse a metric may get; which way is
 worse comes from the metric (latency, errors, CPU: higher is worse; rps: lower is worse).
@@ -18,7 +19,6 @@ from __future__ import annotations
 import math
 import re
 import statistics
-import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -30,14 +30,16 @@ from pytest_netbench._compare.significance import (
     trials_needed,
 )
 from pytest_netbench._errors import SpecError
-from pytest_netbench._model import LoadResult
-from pytest_netbench._report.matrix import (
-    Record,
-    abbreviate,
+from pytest_netbench._metrics import (
+    EXPERIMENT_METRICS,
+    check_gate_metric,
     check_metrics,
+    experiment_metric_value,
     higher_is_better,
     metric_value,
 )
+from pytest_netbench._model import LoadResult
+from pytest_netbench._records import ExperimentRecord, Record, result_from_dict
 
 Verdict = Literal["ok", "regression", "improvement", "unclear"]
 DEFAULT_COMPARE_METRICS: tuple[str, ...] = ("rps", "p50_ms", "p99_ms", "errors_total")
@@ -98,7 +100,7 @@ def parse_thresholds(text: str) -> list[Threshold]:
                 "p99_ms:10% (relative), rps:5% or errors_total:0 (absolute)"
             )
         metric, number, unit = match.groups()
-        check_metrics([metric])
+        check_gate_metric(metric)
         if unit == "ms" and not metric.endswith("_ms"):
             raise SpecError(f"threshold {part.strip()!r}: 'ms' only fits latency metrics (*_ms)")
         limit = float(number)
@@ -128,6 +130,8 @@ class MetricComparison:
     ratio_ci: tuple[float, float] | None = None
     low_confidence: bool = False
     note: str = ""
+    # An experiment without an answer on a side (an unknown capacity): not compared at all.
+    unknown: bool = False
 
     @property
     def current_median(self) -> float:
@@ -229,7 +233,7 @@ def compare_results(
     seed: int = 0,
 ) -> list[MetricComparison]:
     """Every reported metric of one test (e.g. an A/B pair measured in one session)."""
-    by_metric = {t.metric: t for t in thresholds}
+    by_metric = {t.metric: t for t in thresholds if t.metric not in EXPERIMENT_METRICS}
     names = list(dict.fromkeys([*metrics, *by_metric]))
     return [
         compare_values(
@@ -268,9 +272,115 @@ class Comparison:
         return bool(self.regressions)
 
 
-def record_key(record: Record) -> str:
+def record_key(record: Record | ExperimentRecord) -> str:
     """What identifies "the same measurement" across runs: test id plus load label."""
     return f"{record.nodeid}#{record.label}" if record.label else record.nodeid
+
+
+def compare_experiments(
+    key: str,
+    current: Sequence[ExperimentRecord],
+    baseline: Sequence[ExperimentRecord],
+    thresholds: Sequence[Threshold] = (),
+    *,
+    metrics: Sequence[str] = DEFAULT_COMPARE_METRICS,
+    alpha: float = DEFAULT_ALPHA,
+    seed: int = 0,
+) -> list[MetricComparison]:
+    """One test's experiments against the baseline's: a capacity by its answer (never when
+    either side's is unknown), a sweep step by step as loads at that rate."""
+    kinds = {r.kind for r in (*current, *baseline)}
+    if len(kinds) != 1:
+        note = f"not compared: the test ran a {' and a '.join(sorted(kinds))} in the two runs"
+        return [MetricComparison(key, "kind", (), (), None, "unclear", note=note)]
+    (kind,) = kinds
+    if kind == "sweep":
+        return _compare_sweeps(key, current, baseline, thresholds, metrics, alpha, seed)
+    by_metric = {t.metric: t for t in thresholds}
+    items = []
+    for metric, (metric_kind, _field) in EXPERIMENT_METRICS.items():
+        if metric_kind != kind:
+            continue
+        cur = [experiment_metric_value(r.kind, r.data, metric) for r in current]
+        base = [experiment_metric_value(r.kind, r.data, metric) for r in baseline]
+        unknown = _unknown_sides(metric, current, cur, baseline, base)
+        if unknown:
+            # An unknown capacity (the generator's limit, no rate met the SLO) is an answer
+            # of another kind: as a number it would read as zero or be dropped unseen.
+            known = tuple(v for v in cur if not math.isnan(v))
+            known_base = tuple(v for v in base if not math.isnan(v))
+            items.append(
+                MetricComparison(
+                    key,
+                    metric,
+                    known,
+                    known_base,
+                    by_metric.get(metric),
+                    "unclear",
+                    note=unknown,
+                    unknown=True,
+                )
+            )
+            continue
+        items.append(
+            compare_values(key, metric, cur, base, by_metric.get(metric), alpha=alpha, seed=seed)
+        )
+    return items
+
+
+def _unknown_sides(
+    metric: str,
+    current: Sequence[ExperimentRecord],
+    cur: Sequence[float],
+    baseline: Sequence[ExperimentRecord],
+    base: Sequence[float],
+) -> str:
+    notes = []
+    for side, records, values in (("this run", current, cur), ("the baseline", baseline, base)):
+        missing = [r for r, v in zip(records, values, strict=True) if math.isnan(v)]
+        if missing:
+            data = missing[0].data
+            never = "it never settled within the run" if data.get("settled") is False else ""
+            why = str(data.get("reason") or "") or never or "no figure recorded"
+            notes.append(f"{metric} unknown in {side} ({why})")
+    if not notes:
+        return ""
+    return "; ".join(notes) + ": not compared as a number"
+
+
+def _compare_sweeps(
+    key: str,
+    current: Sequence[ExperimentRecord],
+    baseline: Sequence[ExperimentRecord],
+    thresholds: Sequence[Threshold],
+    metrics: Sequence[str],
+    alpha: float,
+    seed: int,
+) -> list[MetricComparison]:
+    cur_steps, base_steps = _sweep_steps(current), _sweep_steps(baseline)
+    items: list[MetricComparison] = []
+    for rate, results in cur_steps.items():
+        if rate in base_steps:
+            step_key = f"{key} @ {rate:,.6g} req/s"
+            items += compare_results(
+                step_key,
+                results,
+                base_steps[rate],
+                thresholds,
+                metrics=metrics,
+                alpha=alpha,
+                seed=seed,
+            )
+    return items
+
+
+def _sweep_steps(records: Sequence[ExperimentRecord]) -> dict[float, list[LoadResult]]:
+    """Each demanded rate's results over the records (a step that was run in each)."""
+    steps: dict[float, list[LoadResult]] = {}
+    for record in records:
+        for step in record.data.get("steps", ()):
+            steps.setdefault(float(step["rate"]), []).append(result_from_dict(step["result"]))
+    return steps
 
 
 def group_by_key(records: Iterable[Record]) -> dict[str, list[LoadResult]]:
@@ -289,6 +399,8 @@ def compare_runs(
     alpha: float = DEFAULT_ALPHA,
     seed: int = 0,
     baseline_name: str = "",
+    current_experiments: Iterable[ExperimentRecord] = (),
+    baseline_experiments: Iterable[ExperimentRecord] = (),
 ) -> Comparison:
     """Compare every test present in both runs; list the ones present in only one."""
     check_metrics(metrics)
@@ -306,13 +418,31 @@ def compare_runs(
                 alpha=alpha,
                 seed=seed,
             )
+    cur_exps = _group_experiments(current_experiments)
+    base_exps = _group_experiments(baseline_experiments)
+    for key, records in cur_exps.items():
+        if key in base_exps:
+            items += compare_experiments(
+                key, records, base_exps[key], thresholds, metrics=metrics, alpha=alpha, seed=seed
+            )
+    cur_keys = [*cur_groups, *cur_exps]
+    base_keys = [*base_groups, *base_exps]
     return Comparison(
         items=tuple(items),
-        only_in_baseline=tuple(k for k in base_groups if k not in cur_groups),
-        only_in_current=tuple(k for k in cur_groups if k not in base_groups),
+        only_in_baseline=tuple(k for k in base_keys if k not in cur_keys),
+        only_in_current=tuple(k for k in cur_keys if k not in base_keys),
         baseline_name=baseline_name,
         thresholds=tuple(thresholds),
     )
+
+
+def _group_experiments(
+    records: Iterable[ExperimentRecord],
+) -> dict[str, list[ExperimentRecord]]:
+    groups: dict[str, list[ExperimentRecord]] = {}
+    for record in records:
+        groups.setdefault(record_key(record), []).append(record)
+    return groups
 
 
 def summary_counts(comparison: Comparison) -> Mapping[str, int]:
@@ -321,147 +451,3 @@ def summary_counts(comparison: Comparison) -> Mapping[str, int]:
         if item.threshold is not None:
             counts[item.verdict] += 1
     return counts
-
-
-# -- rendering ---------------------------------------------------------------------------------
-_VERDICT_WORDS: Mapping[str, str] = {
-    "regression": "REGRESSION",
-    "improvement": "improved",
-    "unclear": "unclear",
-    "ok": "ok",
-}
-
-
-def _change_text(item: MetricComparison) -> str:
-    change = item.change
-    if math.isnan(change):
-        return "-"
-    if math.isinf(change):
-        return abbreviate_signed(item.current_median - item.baseline_median)
-    return f"{change * 100:+.1f}%"
-
-
-def abbreviate_signed(value: float) -> str:
-    return ("+" if value >= 0 else "-") + abbreviate(abs(value))
-
-
-def _verdict_text(item: MetricComparison) -> str:
-    if item.threshold is None:  # reported, not gated: say which way it moved, if it did
-        moved = {"regression": "worse", "improvement": "better"}.get(item.verdict, "-")
-        return moved + ("?" if item.low_confidence and moved != "-" else "")
-    word = _VERDICT_WORDS[item.verdict]
-    return word + ("?" if item.low_confidence and item.verdict != "ok" else "")
-
-
-def comparison_rows(comparison: Comparison) -> list[tuple[str, list[str]]]:
-    """(test key, cells) rows shared by the text and Markdown tables."""
-    rows = []
-    for item in comparison.items:
-        p = "-" if item.p_value is None else f"{item.p_value:.3f}"
-        ci = "-" if item.ratio_ci is None else f"{item.ratio_ci[0]:.2f}-{item.ratio_ci[1]:.2f}"
-        cells = [
-            item.metric,
-            abbreviate(item.baseline_median),
-            abbreviate(item.current_median),
-            _change_text(item),
-            p,
-            ci,
-            _verdict_text(item),
-        ]
-        rows.append((item.key, cells))
-    return rows
-
-
-COMPARISON_HEADERS = ("metric", "baseline", "current", "change", "p-value", "ratio CI", "verdict")
-_WIDTHS = (14, 9, 9, 8, 9, 12, 0)
-
-
-def _header_line(comparison: Comparison) -> str:
-    name = f" {comparison.baseline_name}" if comparison.baseline_name else ""
-    tests = len({item.key for item in comparison.items})
-    gate = ", ".join(t.describe() for t in comparison.thresholds) or "none (report only)"
-    return f"Comparison with baseline{name}: {tests} test(s); gate: {gate}"
-
-
-def _footer_lines(comparison: Comparison, width: int) -> list[str]:
-    lines: list[str] = []
-    notes = list(dict.fromkeys(item.note for item in comparison.items if item.note))
-    for note in notes:
-        lines += textwrap.wrap(note, width, initial_indent="  note: ", subsequent_indent="    ")
-    for title, keys in (
-        ("only in baseline (not run now)", comparison.only_in_baseline),
-        ("new (no baseline)", comparison.only_in_current),
-    ):
-        if keys:
-            lines += textwrap.wrap(
-                f"{title}: {', '.join(keys)}", width, initial_indent="  ", subsequent_indent="    "
-            )
-    counts = summary_counts(comparison)
-    verdict = "FAILED" if comparison.failed else "passed"
-    lines.append(
-        f"Gate {verdict}: {counts['regression']} regression(s), {counts['unclear']} unclear, "
-        f"{counts['improvement']} improved, {counts['ok']} ok"
-    )
-    for item in comparison.regressions:
-        assert item.threshold is not None
-        lines += textwrap.wrap(
-            f"{item.key}: {item.metric} {_change_text(item)} ({item.threshold.describe()})",
-            width,
-            initial_indent="  ",
-            subsequent_indent="    ",
-        )
-    lines += textwrap.wrap(
-        "(? = single trial, threshold only; worse/better = metric not gated; "
-        "CI = 95% bootstrap interval of the ratio of medians)",
-        width,
-        initial_indent="  ",
-        subsequent_indent="   ",
-    )
-    return lines
-
-
-def render_comparison_text(comparison: Comparison, *, width: int = 80) -> str:
-    """The change per metric and test, then the gate's verdict."""
-    lines = textwrap.wrap(_header_line(comparison), width, subsequent_indent="  ")
-    last_key = None
-    for key, cells in comparison_rows(comparison):
-        if key != last_key:
-            lines += [key, _table_line(COMPARISON_HEADERS)]
-            last_key = key
-        lines.append(_table_line(cells))
-    lines += _footer_lines(comparison, width)
-    return "\n".join(line.rstrip() for line in lines) + "\n"
-
-
-def _table_line(cells: Sequence[str]) -> str:
-    parts = []
-    for index, (text, width) in enumerate(zip(cells, _WIDTHS, strict=True)):
-        if index == 0:
-            parts.append(text.ljust(width))
-        elif width == 0:
-            parts.append("  " + text)  # the last column takes what is left
-        else:
-            parts.append(text.rjust(width))
-    return "  " + "".join(parts)
-
-
-def render_comparison_markdown(comparison: Comparison) -> str:
-    from pytest_netbench._report.markdown import render_table_markdown
-
-    rows = [[f"`{key}`", *cells] for key, cells in comparison_rows(comparison)]
-    counts = summary_counts(comparison)
-    verdict = "**FAILED**" if comparison.failed else "passed"
-    summary = (
-        f"Gate {verdict}: {counts['regression']} regression(s), {counts['unclear']} unclear, "
-        f"{counts['improvement']} improved, {counts['ok']} ok"
-    )
-    notes = "".join(
-        f"\n- {note}" for note in dict.fromkeys(i.note for i in comparison.items if i.note)
-    )
-    return (
-        f"### {_header_line(comparison)}\n\n"
-        + render_table_markdown(("test", *COMPARISON_HEADERS), rows)
-        + f"\n{summary}\n"
-        + notes
-        + ("\n" if notes else "")
-    )

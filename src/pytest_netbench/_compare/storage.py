@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_netbench._environment import Environment, collect_environment
 from pytest_netbench._errors import NetbenchError
-from pytest_netbench._report.environment import Environment, collect_environment
-from pytest_netbench._report.jsonfile import (
+from pytest_netbench._records import (
+    ExperimentRecord,
+    Record,
     Session,
     load_session_json,
     session_to_dict,
     write_json_atomically,
 )
-from pytest_netbench._report.matrix import Record
 
 DEFAULT_ROOT = ".netbench"
 _FILE_RE = re.compile(r"^(\d{4,})_(.*)\.json$")
@@ -103,13 +104,22 @@ class Storage:
         records: Iterable[Record],
         name: str,
         environment: Environment | Mapping[str, Any] | None = None,
+        *,
+        amend: Callable[[dict[str, Any]], None] | None = None,
+        experiments: Iterable[ExperimentRecord] = (),
     ) -> StoredRun:
-        """Store a run as the next number under this machine's key."""
+        """Store a run (its loads and experiments) as the next number under this machine's
+        key; ``amend`` may add fields to the session document before it is written."""
         clean = safe_name(name)
         payload = session_to_dict(
-            records, environment if environment is not None else collect_environment(), name=clean
+            records,
+            environment if environment is not None else collect_environment(),
+            name=clean,
+            experiments=experiments,
         )
         payload["environment"].setdefault("machine_key", self.machine_key)
+        if amend is not None:
+            amend(payload)
         self.machine_dir.mkdir(parents=True, exist_ok=True)
         number = (self.runs()[-1].number + 1) if self.runs() else 1
         while True:
@@ -158,6 +168,7 @@ class Storage:
             created=session.created,
             name=session.name or run.name,
             path=run.path,
+            experiments=session.experiments,
         )
 
     def _nothing_stored_message(self) -> str:

@@ -6,7 +6,8 @@ difference); closed-loop keep-alive HTTP uses its leaner subclass from ``fused_h
 run policy decides what happens when a connection is free: in closed loop it
 sends the next request at once; in open loop it waits for the schedule. Timeouts are found by
 one sweeper callback rather than a timer per request, so the per-request path allocates
-nothing but its deque slot.
+nothing but its deque slot. What counts and when a run ends is decided by the run rules
+(``accounting``, ``open_rules``); this module supplies the I/O.
 """
 
 from __future__ import annotations
@@ -21,16 +22,22 @@ from time import monotonic_ns
 from typing import Any
 
 from pytest_netbench._engine.accounting import RunAccounting
-from pytest_netbench._engine.connection import Connection
+from pytest_netbench._engine.clocks import NS_PER_S
+from pytest_netbench._engine.connecting import describe_connect_error
+from pytest_netbench._engine.connection import Connection, MixConnection
 from pytest_netbench._engine.exchange import Exchange
-from pytest_netbench._engine.fused_http import FusedHttpConnection, fits_fused_path
+from pytest_netbench._engine.fused_http import (
+    FusedHttpConnection,
+    FusedMixConnection,
+    fits_fused_path,
+)
+from pytest_netbench._engine.open_rules import OpenAccounting
 from pytest_netbench._engine.precise_timer import create_precise_timer
-from pytest_netbench._engine.schedule import EARLY_SEND_NS, Schedule
+from pytest_netbench._engine.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._model import LoadSpec
-from pytest_netbench._stats.recorder import Recorder
+from pytest_netbench._stats.recorder import ONE_SECOND_NS
 
-_NS = 1_000_000_000
 _MIN_TIMER_S = 0.001
 
 
@@ -43,22 +50,25 @@ class BaseRun(RunAccounting):
         spec: LoadSpec,
         exchange: Exchange,
         share: WorkerShare,
-        recorder: Recorder,
+        start_at_ns: int,
         ssl_context: ssl.SSLContext | None,
     ) -> None:
-        super().__init__(spec, share, recorder)
+        super().__init__(spec, share, exchange, start_at_ns)
         self.loop = loop
-        self.exchange = exchange
-        self.is_http = exchange.is_http
         self.ssl_context = ssl_context
         self.connections: set[Connection] = set()
         self.done: asyncio.Future[None] = loop.create_future()
-        self.timeout_ns = int(spec.timeout_s * _NS)
-        self.connect_timeout_ns = int(spec.connect_timeout_s * _NS)
-        fused = fits_fused_path(
-            exchange.parser_framed, self.open_loop, self.rpc, len(exchange.chunks)
-        )
-        self.connection_class = FusedHttpConnection if fused else Connection
+        self.timeout_ns = int(spec.timeout_s * NS_PER_S)
+        self.connect_timeout_ns = int(spec.connect_timeout_s * NS_PER_S)
+        mix = bool(exchange.mix_requests)
+        writes = 1 if mix else len(exchange.chunks)  # each kind of a mix is one write
+        fused = fits_fused_path(exchange.parser_framed, self.open_loop, self.rpc, writes)
+        self.connection_class: type[Connection] = Connection
+        if mix:
+            self.connection_class = FusedMixConnection if fused else MixConnection
+        elif fused:
+            self.connection_class = FusedHttpConnection
+        self.bucket_timer: asyncio.TimerHandle | None = None
 
     # -- connection lifecycle --
     def open_connection(self, start: int, intended: int) -> Connection:
@@ -71,9 +81,7 @@ class BaseRun(RunAccounting):
             if self.open_loop:
                 conn.intended.append(intended)
         self.connections.add(conn)
-        self.opened += 1
-        if len(self.connections) > self.peak:
-            self.peak = len(self.connections)
+        self.count_opened(len(self.connections))
         coro = self.loop.create_connection(
             _factory(conn),
             self.exchange.connect_host,
@@ -100,8 +108,12 @@ class BaseRun(RunAccounting):
         self.connections.discard(conn)
         if self.stopping:
             return
-        self._fail_pending(conn, "connect", f"connect failed: {failure}", err_no)
+        self.fail_outstanding(conn, "connect", f"connect failed: {failure}", err_no)
         self.after_connect_failure(conn)
+
+    def begin(self) -> None:
+        """Open the first connections (and, in open loop, start the schedule)."""
+        raise NotImplementedError
 
     def connected(self, conn: Connection) -> None:
         raise NotImplementedError
@@ -131,46 +143,56 @@ class BaseRun(RunAccounting):
                 kind, detail = "reset", "server closed the connection before responding"
             else:
                 kind, detail = "reset", f"connection lost: {exc!r}"
-            self._fail_pending(conn, kind, detail, None)
+            self.fail_outstanding(conn, kind, detail)
         self.after_lost(conn)
 
-    def _fail_pending(self, conn: Connection, kind: str, detail: str, err_no: int | None) -> None:
-        rec = self.recorder
-        measure = self.measure_start_ns
-        intended = conn.intended if self.open_loop else conn.pending
-        for t in intended:
-            if t >= measure:
-                rec.error(kind, detail, err_no)
-                self.completed += 1
-        conn.pending.clear()
-        conn.intended.clear()
-        self.check_finished()
+    # -- the timeline --
+    def open_window(self) -> None:
+        super().open_window()
+        # The driver's once-a-second tick closes the buckets at the default resolution;
+        # any other resolution is this run's to keep.
+        if self.recorder.bucket_ns != ONE_SECOND_NS:
+            self._arm_bucket_end(1)
+
+    def _arm_bucket_end(self, index: int) -> None:
+        """Close the timeline's bucket ``index - 1`` at its end, ``index`` buckets in. The
+        bucket that ends with a duration run's window is closed by the run's finish
+        instead, so the deadline and this timer never race to split one bucket in two."""
+        bucket_ns = self.recorder.bucket_ns
+        window = self.spec.duration_s
+        if window is not None and index * bucket_ns >= round(window * NS_PER_S):
+            return
+        due = self.measure_start_ns + index * bucket_ns
+        delay = max(due - monotonic_ns(), 0) / NS_PER_S
+        self.bucket_timer = self.loop.call_later(delay, self._end_bucket, index)
+
+    def _end_bucket(self, index: int) -> None:
+        if self.stopping:
+            return
+        if monotonic_ns() < self.measure_start_ns + index * self.recorder.bucket_ns:
+            self._arm_bucket_end(index)  # loop timers may fire a little early: not yet
+            return
+        self.recorder.close_bucket()
+        self._arm_bucket_end(index + 1)
 
     # -- finishing --
-    def check_finished(self) -> None:
-        if self.budget == 0 and not self.stopping and self.completed >= self.recorder.sent:
-            self.stop()
-
     def end_window(self) -> None:
         """The measured window is over (a duration run's deadline)."""
-        self.stop()
+        self.close_window()
 
     def stop(self) -> None:
         if self.stopping:
             return
-        self.end_ns = self.end_ns or monotonic_ns()
-        self.stopping = True
-        measure = self.measure_start_ns
-        in_flight = 0
-        for conn in list(self.connections):
+        if self.bucket_timer is not None:
+            self.bucket_timer.cancel()
+        for conn in self.connections:
             conn.settle_counts()
-            times = conn.intended if self.open_loop else conn.pending
-            in_flight += sum(1 for t in times if t >= measure)
+        self.stop_counting(self.connections)
+        for conn in list(self.connections):
             if conn.connect_task is not None:
                 conn.connect_task.cancel()
             if conn.transport is not None:
                 conn.transport.abort()
-        self.in_flight = in_flight
         self.connections.clear()
         if not self.done.done():
             self.done.set_result(None)
@@ -184,9 +206,7 @@ class BaseRun(RunAccounting):
                     conn.connect_task.cancel()
             elif conn.pending and now - conn.pending[0] > self.timeout_ns:
                 timeout_s = self.spec.timeout_s
-                self._fail_pending(
-                    conn, "timeout", f"no complete response within {timeout_s}s", None
-                )
+                self.fail_outstanding(conn, "timeout", f"no complete response within {timeout_s}s")
                 if conn.transport is not None:
                     conn.transport.abort()
 
@@ -249,35 +269,25 @@ class ClosedRun(BaseRun):
             self.check_finished()
 
 
-class OpenRun(BaseRun):
+class OpenRun(BaseRun, OpenAccounting):
     """Requests sent on a schedule; the pool grows up to a bound when the server falls behind.
 
     Latency is taken from the *intended* send time (corrected for coordinated omission) and
     also from the actual one; requests that find no free connection wait in ``backlog``.
     """
 
-    def __init__(self, *args: Any, schedule: Schedule, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.schedule = schedule
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
         self.idle: list[Connection] = []
         self.backlog: deque[int] = deque()
-        self.max_connections = max(
-            self.share.connections,
-            self.share.max_connections,
-        )
-        self.next_due = 0
         self.timer: asyncio.TimerHandle | None = None
-        self.scheduled = 0
-        self.late_sends = 0
         self.precise = create_precise_timer(self.loop, self._tick)
-        self.draining = False
         self.drain_guard: asyncio.TimerHandle | None = None
 
     def begin(self) -> None:
         if self.spec.keepalive:
             for _ in range(self.share.connections):
                 self.open_connection(0, 0)
-        self.next_due = self.schedule.first(self.share.start_at_ns)
         self._arm()
 
     def _arm(self) -> None:
@@ -286,69 +296,40 @@ class OpenRun(BaseRun):
             return
         # Loop timers have millisecond resolution (uvloop fires shorter delays at once, which
         # would spin); a late send is charged to the corrected latency, so it stays honest.
-        delay = (self.next_due - monotonic_ns()) / _NS
+        delay = (self.next_due - monotonic_ns()) / NS_PER_S
         self.timer = self.loop.call_later(max(delay, _MIN_TIMER_S), self._tick)
 
     def _tick(self) -> None:
         if self.stopping:
             return
         now = monotonic_ns()
-        measure = self.measure_start_ns
-        rec = self.recorder
-        # Requests due within EARLY_SEND_NS go out in this wake-up: a wake-up per request
-        # costs several times the send itself at high rates. An early one is timed from its
-        # actual send (see on_response), so batching never flatters the latency.
-        horizon = now + EARLY_SEND_NS
-        while self.next_due <= horizon:
-            due = self.next_due
-            if due >= measure:
-                if self.budget is not None:
-                    if self.budget <= 0:
-                        self.check_finished()
-                        return
-                    self.budget -= 1
-                self.scheduled += 1
-                rec.lags.append(now - due if now > due else 0)
-            self._dispatch(due, now)
-            self.next_due = self.schedule.next(due)
+        # Requests due within EARLY_SEND_NS go out in this wake-up (see schedule.py).
+        for intended in self.collect_due(now, now + EARLY_SEND_NS):
+            self._dispatch(intended, now)
+        if self.schedule_done:
+            self.check_finished()
+            return
         self._arm()
 
     def _dispatch(self, intended: int, now: int) -> None:
         if self.idle:
-            self._count_sent(intended)
+            self.count_sent(intended)
             self.idle.pop().send(now, intended)
-        elif len(self.connections) < self.max_connections:
-            self._count_sent(intended)
+        elif len(self.connections) < self.pool_limit:
+            self.count_sent(intended)
             self.open_connection(now, intended)
         else:
-            self.backlog.append(intended)  # counted as sent when it actually leaves
-
-    def _count_sent(self, intended: int) -> None:
-        if intended >= self.measure_start_ns:
-            self.recorder.sent += 1
-
-    def check_finished(self) -> None:
-        done_sending = self.draining or (self.budget == 0 and not self.backlog)
-        if done_sending and self.completed >= self.recorder.sent:
-            self.stop()
+            self.queue_waiting(intended)
+            self.backlog.append(intended)
 
     def end_window(self) -> None:
-        """Send nothing new, but wait for the answers to what was sent in the window.
-
-        In open loop the requests still out at the deadline are the slowest ones (those a
-        stalled server is holding); dropping them would bias the corrected percentiles low,
-        as wrk2's figures are. The request timeout bounds the wait: the sweeper turns older
-        requests into timeout errors, which ends the drain.
-        """
+        """Send nothing new, but wait for the answers to what was sent in the window
+        (``OpenAccounting.close_window``); the sweeper's timeouts end the drain."""
         if self.stopping or self.draining:
             return
-        self.end_ns = monotonic_ns()
         self._stop_schedule()
-        if not self.spec.drain or self.completed >= self.recorder.sent:
-            self.stop()
-            return
-        self.draining = True
-        self.drain_guard = self.loop.call_later(self.spec.timeout_s + 1.0, self.stop)
+        if self.close_window():
+            self.drain_guard = self.loop.call_later(self.spec.timeout_s + 1.0, self.stop)
 
     def connected(self, conn: Connection) -> None:
         if conn.pending:
@@ -361,8 +342,7 @@ class OpenRun(BaseRun):
     def _free(self, conn: Connection) -> None:
         if self.backlog and not self.draining:
             intended = self.backlog.popleft()
-            self._count_sent(intended)
-            self.late_sends += 1
+            self.leave_waiting(intended, late=True)
             conn.send(monotonic_ns(), intended)
         else:
             self.idle.append(conn)
@@ -383,10 +363,9 @@ class OpenRun(BaseRun):
     def after_lost(self, conn: Connection) -> None:
         if conn in self.idle:
             self.idle.remove(conn)
-        if self.backlog and not self.draining and len(self.connections) < self.max_connections:
+        if self.backlog and not self.draining and len(self.connections) < self.pool_limit:
             intended = self.backlog.popleft()
-            self._count_sent(intended)
-            self.late_sends += 1
+            self.leave_waiting(intended, late=True)
             self.open_connection(monotonic_ns(), intended)
         self.check_finished()
 
@@ -406,13 +385,3 @@ class OpenRun(BaseRun):
 
 def _factory(conn: Connection) -> Callable[[], Connection]:
     return lambda: conn
-
-
-def describe_connect_error(exc: BaseException) -> str:
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(exc, ssl.SSLError):
-        return f"TLS handshake failed: {getattr(exc, 'reason', None) or exc}"
-    if isinstance(exc, OSError) and exc.errno is not None:
-        return f"{errno_mod.errorcode.get(exc.errno, exc.errno)}: {exc.strerror}"
-    return repr(exc)

@@ -12,18 +12,46 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 from time import monotonic_ns
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from pytest_netbench._engine.exchange import Framer
+from pytest_netbench._engine.exchange import Exchange
+from pytest_netbench._proto.framing import Framer
+from pytest_netbench._stats.recorder import Recorder
 
-if TYPE_CHECKING:
-    from pytest_netbench._engine.asyncio_engine import BaseRun
+
+class ConnectionOwner(Protocol):
+    """What a connection needs of its run (``asyncio_engine.BaseRun``): the counters it
+    moves itself on the per-response path, and where the rest of its events go."""
+
+    exchange: Exchange
+    recorder: Recorder
+    measure_start_ns: int
+    is_http: bool
+    open_loop: bool
+    rpc: int
+    budget: int | None
+    completed: int
+    stopping: bool
+    mix_sequence: tuple[int, ...]
+    mix_position: int
+
+    def take(self, now: int) -> bool: ...
+
+    def next_request_kind(self, intended: int) -> int: ...
+
+    def record_kind(self, code: int, start: int, intended: int, now: int, kind: int) -> None: ...
+
+    def connected(self, conn: Connection) -> None: ...
+
+    def response_done(self, conn: Connection, now: int, keep_alive: bool) -> None: ...
+
+    def lost(self, conn: Connection, exc: Exception | None) -> None: ...
 
 
 class Connection(asyncio.Protocol):
     """One client connection; ``pending`` holds the start (and intended) time of each request."""
 
-    def __init__(self, run: BaseRun) -> None:
+    def __init__(self, run: ConnectionOwner) -> None:
         self.run = run
         self.transport: asyncio.Transport | None = None
         self.pending: deque[int] = deque()
@@ -39,7 +67,8 @@ class Connection(asyncio.Protocol):
         self._codes = rec.status_codes
         self._measure = run.measure_start_ns
         self._is_http = run.is_http
-        self._request = run.exchange.chunks[0]
+        chunks = run.exchange.chunks
+        self._request = chunks[0] if chunks else b""  # a mix has none (see MixConnection)
         self._size = run.exchange.size
         self._write: Callable[[bytes], None] | None = None
         # Closed loop, keep-alive, one write per request: the common case gets a fast path.
@@ -85,8 +114,9 @@ class Connection(asyncio.Protocol):
         start = pending.popleft()
         intended = self.intended.popleft() if run.open_loop else start
         measure = self._measure
-        if intended >= measure:
-            # Timed from the intended send, or from the actual one if it went out early.
+        stopping = run.stopping
+        if intended >= measure and not stopping:
+            # RunAccounting.record, inlined (a call per response costs more than the rest).
             base = intended if intended < start else start
             if self._is_http:
                 codes = self._codes
@@ -105,9 +135,9 @@ class Connection(asyncio.Protocol):
                 self._rec.error("verify", "echoed bytes differ from the bytes sent")
             run.completed += 1
         budget = run.budget
-        if self._fast and keep_alive and budget != 0 and not run.stopping:
-            # Closed loop keep-alive: the next request goes out at once. This is take() and
-            # send() inlined; the general path below handles every other case.
+        if self._fast and keep_alive and budget != 0 and not stopping:
+            # Closed loop keep-alive: the next request goes out at once. RunAccounting.take
+            # and send() inlined; the general path below handles every other case.
             if now >= measure:
                 if budget is not None:
                     run.budget = budget - 1
@@ -137,5 +167,50 @@ class Connection(asyncio.Protocol):
             self.transport.writelines(chunks)
         self.run.recorder.bytes_written += self.run.exchange.size
         self.pending.append(start)
+        if self.run.open_loop:
+            self.intended.append(intended)
+
+
+class MixConnection(Connection):
+    """A connection of a request mix: each request it writes is the mix's next kind, and
+    each response (they come back in order) is recorded under the kind of its request.
+
+    The recording goes through the run rules (``RunAccounting.record_kind``) rather than
+    being inlined: a mix pays a few Python calls per response that a single request,
+    on ``Connection`` or the fused path, does not.
+    """
+
+    def __init__(self, run: ConnectionOwner) -> None:
+        super().__init__(run)
+        self.kinds: deque[int] = deque()  # the kind of each written request in `pending`
+        self._requests = run.exchange.mix_requests
+        self._fast = not run.open_loop and not run.rpc  # every kind is one write
+
+    def on_response(self, code: int, keep_alive: bool) -> None:
+        now = monotonic_ns()
+        pending = self.pending
+        if not pending:
+            self.on_protocol_error("response received with no request outstanding")
+            return
+        run = self.run
+        start = pending.popleft()
+        intended = self.intended.popleft() if run.open_loop else start
+        run.record_kind(code, start, intended, now, self.kinds.popleft())
+        if self._fast and keep_alive and run.budget != 0 and not run.stopping:
+            # Closed loop keep-alive: the next request goes out at once (see Connection).
+            if run.take(now):
+                self.send(now, now)
+            return
+        self.served += 1
+        run.response_done(self, now, keep_alive)
+
+    def send(self, start: int, intended: int) -> None:
+        assert self.transport is not None
+        kind = self.run.next_request_kind(intended)
+        data = self._requests[kind]
+        self.transport.write(data)
+        self._rec.bytes_written += len(data)
+        self.pending.append(start)
+        self.kinds.append(kind)
         if self.run.open_loop:
             self.intended.append(intended)

@@ -7,88 +7,51 @@ policy, waits for it to end and returns the worker's :class:`WorkerOutcome`.
 from __future__ import annotations
 
 import asyncio
-import resource
-import ssl
 from collections.abc import Callable, Coroutine
 from time import monotonic_ns
 from typing import Any, TypeVar
 
 from pytest_netbench._engine.asyncio_engine import BaseRun, ClosedRun, OpenRun
+from pytest_netbench._engine.clocks import NS_PER_S
+from pytest_netbench._engine.connecting import make_ssl_context
 from pytest_netbench._engine.connection import Connection
 from pytest_netbench._engine.exchange import build_exchange
-from pytest_netbench._engine.schedule import Schedule
 from pytest_netbench._engine.share import WorkerShare
-from pytest_netbench._errors import EngineFault, SpecError
+from pytest_netbench._engine.watch import ShareWatch, Watcher
+from pytest_netbench._errors import EngineFault
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import Recorder, WorkerOutcome
 
-_NS = 1_000_000_000
 T = TypeVar("T")
 
 
-def thread_cpu_seconds() -> float:
-    """CPU time of the calling thread only, so other threads in a test process don't count."""
-    usage = resource.getrusage(resource.RUSAGE_THREAD)
-    return usage.ru_utime + usage.ru_stime
-
-
-def thread_busy_seconds() -> float:
-    """Time the calling thread ran *or waited to run* (Linux schedstat), else its CPU time.
-
-    A generator thread that was runnable nearly all the time was the bottleneck, even when
-    a server on the same cores kept it from getting the CPU it wanted.
-    """
-    try:
-        with open("/proc/thread-self/schedstat", "rb") as f:
-            ran, waited, _ = f.read().split()
-        return (int(ran) + int(waited)) / _NS
-    except (OSError, ValueError):
-        return thread_cpu_seconds()
-
-
-def make_ssl_context(spec: LoadSpec) -> ssl.SSLContext | None:
-    if spec.scheme != "https":
-        return None
-    context = ssl.create_default_context()
-    if not spec.verify_tls:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    return context
-
-
-async def run_share_async(spec: LoadSpec, share: WorkerShare, loop_name: str) -> WorkerOutcome:
+async def run_share_async(
+    spec: LoadSpec,
+    share: WorkerShare,
+    loop_name: str,
+    released_ns: int,
+    watch: ShareWatch | None = None,
+) -> WorkerOutcome:
+    """Run one share on the running loop; ``released_ns`` is when the share was released,
+    on this host's monotonic clock (see ``WorkerShare.start_at``); ``watch``: progress
+    reports and stop requests (see ``watch``)."""
     loop = asyncio.get_running_loop()
     exchange = build_exchange(spec)
-    measure_start = share.start_at_ns + int(spec.warmup_s * _NS)
-    recorder = Recorder(measure_start, open_loop=share.rate is not None)
-    wait = (share.start_at_ns - monotonic_ns()) / _NS
+    start_at = share.start_at(released_ns)
+    wait = (start_at - monotonic_ns()) / NS_PER_S
     if wait > 0:
         await asyncio.sleep(wait)
-    run: BaseRun
-    args = (loop, spec, exchange, share, recorder, make_ssl_context(spec))
-    if share.rate is not None:
-        if spec.pipeline != 1:
-            raise SpecError("pipelining is for closed-loop runs; drop pipeline or rate")
-        schedule = Schedule(
-            share.rate,
-            spec.arrival,
-            seed=share.index + 1,
-            offset_fraction=share.index / share.workers,
-        )
-        run = OpenRun(*args, schedule=schedule)
-    else:
-        run = ClosedRun(*args)
-
-    cpu_at_window = [thread_cpu_seconds(), thread_busy_seconds()]
+    run_class = ClosedRun if share.rate is None else OpenRun
+    run: BaseRun = run_class(loop, spec, exchange, share, start_at, make_ssl_context(spec))
+    recorder = run.recorder
+    measure_start = run.measure_start_ns
     handles: list[asyncio.TimerHandle] = []
 
     def at(when_ns: int, callback: Callable[[], None]) -> None:
-        handles.append(loop.call_later(max(when_ns - monotonic_ns(), 0) / _NS, callback))
+        handles.append(loop.call_later(max(when_ns - monotonic_ns(), 0) / NS_PER_S, callback))
 
     def open_window() -> None:
-        recorder.reset_window()
-        cpu_at_window[0] = thread_cpu_seconds()
-        cpu_at_window[1] = thread_busy_seconds()
+        run.open_window()
         _arm_ticks(loop, run, recorder, measure_start, handles)
 
     if spec.warmup_s > 0:
@@ -96,7 +59,7 @@ async def run_share_async(spec: LoadSpec, share: WorkerShare, loop_name: str) ->
     else:
         open_window()
     if spec.duration_s is not None:
-        at(measure_start + int(spec.duration_s * _NS), run.end_window)
+        at(measure_start + int(spec.duration_s * NS_PER_S), run.end_window)
     sweep_every = min(max(min(spec.timeout_s, spec.connect_timeout_s) / 10, 0.01), 0.25)
     _arm_sweeper(loop, run, sweep_every, handles)
 
@@ -118,7 +81,13 @@ async def run_share_async(spec: LoadSpec, share: WorkerShare, loop_name: str) ->
             loop.default_exception_handler(context)
 
     loop.set_exception_handler(on_loop_exception)
-    run.begin()
+    watcher = Watcher(watch, run) if watch is not None else None
+    if watcher is not None and watcher.check():
+        run.stop()  # asked to stop while the share waited for its start
+    else:
+        run.begin()
+    if watcher is not None:
+        _arm_watcher(loop, run, watcher, handles)
     try:
         await run.done
     finally:
@@ -132,18 +101,7 @@ async def run_share_async(spec: LoadSpec, share: WorkerShare, loop_name: str) ->
             f"the load engine failed inside a connection callback ({faults[0]!r}); this is a"
             " bug in pytest-netbench, not a fault of the server: please report it"
         ) from faults[0]
-    end = run.end_ns
-    outcome = recorder.finish(in_flight=run.in_flight, window_end_ns=max(end, measure_start))
-    outcome.cpu_s = thread_cpu_seconds() - cpu_at_window[0]
-    outcome.busy_s = thread_busy_seconds() - cpu_at_window[1]
-    outcome.connections_opened = run.opened
-    outcome.connections_peak = run.peak
-    outcome.loop = loop_name
-    if isinstance(run, OpenRun):
-        outcome.scheduled = run.scheduled
-        outcome.unsent = sum(1 for t in run.backlog if t >= measure_start)
-        outcome.late_sends = run.late_sends
-    return outcome
+    return run.finish(loop_name)
 
 
 def _arm_ticks(
@@ -153,16 +111,35 @@ def _arm_ticks(
     measure_start: int,
     handles: list[asyncio.TimerHandle],
 ) -> None:
-    next_tick = [measure_start + _NS]
+    next_tick = [measure_start + NS_PER_S]
 
     def tick() -> None:
         if run.stopping:
             return
         recorder.tick()
-        next_tick[0] += _NS
-        handles.append(loop.call_later(max(next_tick[0] - monotonic_ns(), 0) / _NS, tick))
+        next_tick[0] += NS_PER_S
+        handles.append(loop.call_later(max(next_tick[0] - monotonic_ns(), 0) / NS_PER_S, tick))
 
-    handles.append(loop.call_later(max(next_tick[0] - monotonic_ns(), 0) / _NS, tick))
+    handles.append(loop.call_later(max(next_tick[0] - monotonic_ns(), 0) / NS_PER_S, tick))
+
+
+def _arm_watcher(
+    loop: asyncio.AbstractEventLoop,
+    run: BaseRun,
+    watcher: Watcher,
+    handles: list[asyncio.TimerHandle],
+) -> None:
+    every_s = watcher.watch.every_s
+
+    def check() -> None:
+        if run.stopping:
+            return
+        if watcher.check():
+            run.stop()  # at once: an interrupted run does not drain
+            return
+        handles.append(loop.call_later(every_s, check))
+
+    handles.append(loop.call_later(every_s, check))
 
 
 def _arm_sweeper(
@@ -181,21 +158,17 @@ def _arm_sweeper(
 
 
 def resolve_loop(name: str) -> str:
-    """Pick the loop: uvloop when installed (auto), plain asyncio otherwise."""
-    if name in ("auto", "uvloop"):
-        try:
-            import uvloop  # noqa: F401
-        except ImportError:
-            if name == "uvloop":
-                raise SpecError(
-                    "loop='uvloop' was asked for but uvloop is not installed:"
-                    " pip install uvloop, or use loop='asyncio'"
-                ) from None
-            return "asyncio"
-        return "uvloop"
-    if name in ("asyncio", "trio"):
+    """The loop to run on: ``auto`` is uvloop when installed, plain asyncio otherwise.
+
+    Other names were checked (known, installed) when the spec was built, in ``_spec``.
+    """
+    if name != "auto":
         return name
-    raise SpecError(f"unknown loop {name!r}: use auto, uvloop, asyncio or trio")
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
 
 
 def run_on_loop(loop_name: str, factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -209,10 +182,15 @@ def run_on_loop(loop_name: str, factory: Callable[[], Coroutine[Any, Any, T]]) -
         return runner.run(factory())
 
 
-def run_share(spec: LoadSpec, share: WorkerShare) -> WorkerOutcome:
+def run_share(
+    spec: LoadSpec, share: WorkerShare, released_ns: int, watch: ShareWatch | None = None
+) -> WorkerOutcome:
+    """Run one share to its end on a fresh loop of the spec's kind, in this thread."""
     loop_name = resolve_loop(spec.loop)
     if loop_name == "trio":
         from pytest_netbench._engine.trio_engine import run_share_trio
 
-        return run_share_trio(spec, share)
-    return run_on_loop(loop_name, lambda: run_share_async(spec, share, loop_name))
+        return run_share_trio(spec, share, released_ns, watch)
+    return run_on_loop(
+        loop_name, lambda: run_share_async(spec, share, loop_name, released_ns, watch)
+    )

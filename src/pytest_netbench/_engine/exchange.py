@@ -6,28 +6,14 @@ and never formats anything per request.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
-from pytest_netbench._errors import SpecError
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
-
-OnResponse = Callable[[int, bool], None]
-OnError = Callable[[str], None]
-
-
-class Framer(Protocol):
-    failed: bool
-
-    def feed(self, data: bytes) -> None: ...
-
-    def feed_eof(self) -> bool: ...
-
-    @property
-    def mid_response(self) -> bool: ...
+from pytest_netbench._proto.framing import Framer, OnError, OnResponse
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +22,10 @@ class Exchange:
 
     ``parser_framed``: HTTP whose responses httptools frames alone (every method but HEAD),
     which the closed-loop keep-alive fast path (``fused_http``) relies on.
+
+    A request mix has no ``chunks``: ``mix_requests`` holds each kind's bytes, and
+    ``mix_sequence`` one period of the order they go out in (indexes into it), which every
+    connection of the worker takes its next request from in turn.
     """
 
     chunks: tuple[bytes, ...]
@@ -45,61 +35,71 @@ class Exchange:
     connect_host: str
     connect_port: int
     parser_framed: bool = False
+    mix_requests: tuple[bytes, ...] = ()
+    mix_sequence: tuple[int, ...] = ()
 
 
 def build_exchange(spec: LoadSpec) -> Exchange:
+    """The exchange a checked spec describes (``_spec`` has already refused bad input)."""
     if spec.kind == "http":
         return _http_exchange(spec)
     return _tcp_exchange(spec)
 
 
 def _http_exchange(spec: LoadSpec) -> Exchange:
-    default_port = 443 if spec.scheme == "https" else 80
-    host = f"[{spec.host}]" if ":" in spec.host else spec.host
-    host_header = host if spec.port == default_port else f"{host}:{spec.port}"
-    target = spec.target
-    connect_host, connect_port = spec.host, spec.port
-    if spec.proxy is not None:
-        target = f"{spec.scheme}://{host_header}{spec.target}"
-        connect_host, connect_port = spec.proxy
-    keepalive = spec.keepalive
-    try:
-        data = http_proto.render_request(
-            spec.method, target, host_header, spec.headers, spec.body, keepalive=keepalive
+    connect_host, connect_port = spec.proxy if spec.proxy is not None else (spec.host, spec.port)
+    if spec.mix:
+        # _spec refused mixes of HEAD with other methods: one framer fits every kind.
+        framer_cls = http_proto.framer_for(spec.mix[0].method)
+        return Exchange(
+            (),
+            0,
+            True,
+            framer_cls,
+            connect_host,
+            connect_port,
+            framer_cls is http_proto.ResponseFramer,
+            tuple(http_proto.render_spec_request(spec, r) for r in spec.mix),
+            mix_sequence(spec),
         )
-    except ValueError as exc:
-        raise SpecError(f"cannot build the request: {exc}") from None
+    data = http_proto.render_spec_request(spec)
     framer_cls = http_proto.framer_for(spec.method)
     parser_framed = framer_cls is http_proto.ResponseFramer
     return Exchange((data,), len(data), True, framer_cls, connect_host, connect_port, parser_framed)
 
 
+def mix_sequence(spec: LoadSpec) -> tuple[int, ...]:
+    """One period of a mix's order. ``cycle``: each kind in turn. ``weighted``: each kind
+    as often as its weight says, spread as evenly as they go (smooth weighted round robin,
+    as nginx balances upstreams), so a short run already holds the asked shares."""
+    if spec.mix_order == "cycle":
+        return tuple(range(len(spec.mix)))
+    weights = [r.weight for r in spec.mix]
+    common = math.gcd(*weights)
+    weights = [w // common for w in weights]
+    total = sum(weights)
+    current = [0] * len(weights)
+    order: list[int] = []
+    for _ in range(total):
+        for index, weight in enumerate(weights):
+            current[index] += weight
+        pick = current.index(max(current))
+        current[pick] -= total
+        order.append(pick)
+    return tuple(order)
+
+
 def _tcp_exchange(spec: LoadSpec) -> Exchange:
     payload = spec.payload
-    if not payload:
-        raise SpecError("a TCP load needs a payload of at least one byte")
     chunks = tuple(tcp_proto.chunked(payload, spec.chunk))
-    framing = spec.framing
+    options = tcp_proto.parse_framing(spec.framing)
     make: Callable[[OnResponse, OnError], Framer]
-    if framing == "echo":
+    if options is None:
 
         def make(on_response: OnResponse, on_error: OnError) -> Framer:
             return tcp_proto.EchoFramer(payload, on_response, on_error)
 
     else:
-        kind, _, arg = framing.partition(":")
-        if kind not in tcp_proto.FRAMINGS or (kind != "line" and not arg.isdigit()):
-            raise SpecError(
-                f"unknown framing {framing!r}: use echo, fixed:<bytes>, line, line:<hex delim>"
-                " or length-prefixed:<prefix bytes>"
-            )
-        options: dict[str, int | bytes] = {}
-        if kind == "fixed":
-            options["size"] = int(arg)
-        elif kind == "line":
-            options["delimiter"] = bytes.fromhex(arg) if arg else b"\n"
-        else:
-            options["prefix_bytes"] = int(arg)
 
         def make(on_response: OnResponse, on_error: OnError) -> Framer:
             return tcp_proto.DelimitedFramer(on_response, on_error, **options)  # type: ignore[arg-type]

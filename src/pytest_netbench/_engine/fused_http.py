@@ -25,7 +25,7 @@ from time import monotonic_ns
 
 import httptools
 
-from pytest_netbench._engine.connection import Connection
+from pytest_netbench._engine.connection import Connection, ConnectionOwner, MixConnection
 from pytest_netbench._proto.http import (
     ResponseFramer,
     callback_failure,
@@ -91,8 +91,8 @@ class FusedHttpConnection(Connection):
             and self._keep_alive()
         ):
             # The steady state of a duration run: a measured 200 on a connection that stays
-            # open, and the next request sent at once. One counter stands for the four this
-            # moves (see settle_counts).
+            # open, and the next request sent at once. RunAccounting.record and .take
+            # inlined; one counter stands for the four they move (see settle_counts).
             self._record(now - pending.popleft())
             self._streak += 1
             self._write(self._request)  # type: ignore[misc]
@@ -124,3 +124,68 @@ class FusedHttpConnection(Connection):
                 self.on_protocol_error(problem)
             return  # an interim 1xx: the final response follows
         self.on_response(code, bool(self._keep_alive()))
+
+
+class FusedMixConnection(FusedHttpConnection, MixConnection):
+    """The fused path for a request mix: the same steady state, with the kind of each
+    request kept beside it (``MixConnection``'s ``kinds``), its latency recorded under that
+    kind, and the next request the mix's next kind. Everything else goes through
+    ``MixConnection.on_response`` and ``send``, as on the general path."""
+
+    def __init__(self, run: ConnectionOwner) -> None:
+        super().__init__(run)
+        counters = run.recorder.by_request
+        self._kind_records = [kind.latencies.append for kind in counters]
+        self._sizes = [len(data) for data in self._requests]
+        # Per kind, not yet settled: measured 200s answered, and measured requests sent.
+        self._answered = [0] * len(counters)
+        self._written = [0] * len(counters)
+
+    def on_message_complete(self) -> None:
+        now = monotonic_ns()
+        self._inside = False
+        pending = self.pending
+        run = self.run
+        if (
+            self._status() == 200
+            and pending
+            and pending[0] >= self._measure
+            and run.budget is None
+            and not run.stopping
+            and not self.broken
+            and self._keep_alive()
+        ):
+            # As FusedHttpConnection's steady state, per kind: RunAccounting.record_kind,
+            # .take and .next_request_kind inlined, settled in settle_counts.
+            kind = self.kinds.popleft()
+            self._kind_records[kind](now - pending.popleft())
+            self._answered[kind] += 1
+            position = run.mix_position
+            sequence = run.mix_sequence
+            following = sequence[position]
+            position += 1
+            run.mix_position = 0 if position == len(sequence) else position
+            self._write(self._requests[following])  # type: ignore[misc]
+            self._written[following] += 1
+            pending.append(now)
+            self.kinds.append(following)
+            return
+        self._other_response(self._status())
+
+    def settle_counts(self) -> None:
+        """Move the per-kind streaks into the run's counters (see FusedHttpConnection)."""
+        answered, written = self._answered, self._written
+        if not any(answered) and not any(written):
+            return
+        rec = self._rec
+        for kind, counters in enumerate(rec.by_request):
+            if answered[kind]:
+                codes = counters.status_codes
+                codes[200] = codes.get(200, 0) + answered[kind]
+                self.run.completed += answered[kind]
+                answered[kind] = 0
+            if written[kind]:
+                counters.sent += written[kind]
+                rec.sent += written[kind]
+                rec.bytes_written += written[kind] * self._sizes[kind]
+                written[kind] = 0

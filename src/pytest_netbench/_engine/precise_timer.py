@@ -17,11 +17,12 @@ import os
 import sys
 from collections.abc import Callable
 
+from pytest_netbench._engine.clocks import NS_PER_S
+
 _CLOCK_MONOTONIC = 1
 _TFD_TIMER_ABSTIME = 1
 _TFD_NONBLOCK = os.O_NONBLOCK
 _TFD_CLOEXEC = os.O_CLOEXEC
-_NS = 1_000_000_000
 
 
 class _Timespec(ctypes.Structure):
@@ -63,7 +64,7 @@ class TimerFd:
     def arm_at(self, when_ns: int) -> None:
         value = self._spec.it_value
         when_ns = max(when_ns, 1)  # zero would disarm; a past instant fires at once
-        value.tv_sec, value.tv_nsec = divmod(when_ns, _NS)
+        value.tv_sec, value.tv_nsec = divmod(when_ns, NS_PER_S)
         if self._libc.timerfd_settime(self.fd, _TFD_TIMER_ABSTIME, self._spec_ref, None) != 0:
             err = ctypes.get_errno()
             raise OSError(err, f"timerfd_settime failed: {os.strerror(err)}")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 
-_NS = 1_000_000_000
+from pytest_netbench._engine.clocks import NS_PER_S
+from pytest_netbench._engine.share import WorkerShare
+
 # Requests due within this much of a wake-up go out in it: a wake-up per request costs
 # several times the send itself at high rates. An early send is timed from when it actually
 # left, never from its later intended time, so batching never flatters the latency.
@@ -24,7 +26,7 @@ class Schedule:
         self.rate = rate
         self.poisson = arrival == "poisson"
         self._rng = random.Random(seed)
-        self._interval = _NS / rate
+        self._interval = NS_PER_S / rate
         self._offset = offset_fraction * self._interval
         self._origin = 0
         self._index = 0
@@ -36,6 +38,19 @@ class Schedule:
 
     def next(self, previous_ns: int) -> int:
         if self.poisson:
-            return previous_ns + max(1, int(self._rng.expovariate(self.rate) * _NS))
+            return previous_ns + max(1, int(self._rng.expovariate(self.rate) * NS_PER_S))
         self._index += 1
         return self._origin + int(self._offset + self._index * self._interval)
+
+
+def share_schedule(share: WorkerShare, arrival: str) -> Schedule:
+    """The schedule of one worker's share of an open-loop rate: each worker draws its own
+    Poisson gaps, and uniform ones are offset so the merged arrivals stay evenly spaced."""
+    if share.rate is None:
+        raise ValueError("a closed-loop share has no schedule")
+    return Schedule(
+        share.rate,
+        arrival,
+        seed=share.index + 1,
+        offset_fraction=share.index / share.workers,
+    )

@@ -2,33 +2,32 @@
 
 For users whose code is trio. It is slower than the asyncio/uvloop engine (a task switch
 and a ``receive_some`` per response instead of a bare protocol callback); the benchmark
-states by how much. Semantics match the asyncio engine exactly, which the shared
-conformance suite checks.
+states by how much. What counts and when a run ends is decided by the same run rules as
+there (``accounting``, ``open_rules``), and the shared conformance suite checks both.
 """
 
 from __future__ import annotations
 
-import ssl
 from collections import deque
 from time import monotonic_ns
 
 import trio
 
-from pytest_netbench._engine.accounting import RunAccounting
-from pytest_netbench._engine.asyncio_engine import describe_connect_error as _describe_connect_error
-from pytest_netbench._engine.driver import (
+from pytest_netbench._engine.clocks import NS_PER_S
+from pytest_netbench._engine.connecting import (
+    describe_connect_error,
+    informative_cause,
     make_ssl_context,
-    thread_busy_seconds,
-    thread_cpu_seconds,
 )
 from pytest_netbench._engine.exchange import Exchange, build_exchange
+from pytest_netbench._engine.open_rules import OpenAccounting
 from pytest_netbench._engine.precise_timer import TimerFd, open_timerfd
-from pytest_netbench._engine.schedule import EARLY_SEND_NS, Schedule
+from pytest_netbench._engine.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._engine.watch import ShareWatch, Watcher
 from pytest_netbench._model import LoadSpec
-from pytest_netbench._stats.recorder import Recorder, WorkerOutcome
+from pytest_netbench._stats.recorder import WorkerOutcome
 
-_NS = 1_000_000_000
 _READ_SIZE = 256 * 1024
 # A trio wake-up costs several times an asyncio one, so open-loop sends batch over a wider
 # window (see schedule.EARLY_SEND_NS): at 3,000-5,000 req/s this keeps the CPU of the old
@@ -49,47 +48,31 @@ class _Slot:
         self.broken = ""
 
 
-class TrioRun(RunAccounting):
-    def __init__(self, spec: LoadSpec, share: WorkerShare, exchange: Exchange) -> None:
-        measure_start_ns = share.start_at_ns + int(spec.warmup_s * _NS)
-        recorder = Recorder(measure_start_ns, open_loop=share.rate is not None)
-        super().__init__(spec, share, recorder)
-        self.exchange = exchange
+class TrioRun(OpenAccounting):
+    """One worker's run, closed or open loop (the open-loop rules stay idle in closed loop)."""
+
+    def __init__(
+        self, spec: LoadSpec, share: WorkerShare, exchange: Exchange, start_at_ns: int
+    ) -> None:
+        super().__init__(spec, share, exchange, start_at_ns)
         self.slots: set[_Slot] = set()
         self.ssl_context = make_ssl_context(spec)
         self.cancel_scope = trio.CancelScope()
-        self.scheduled = 0
-        # (intended time, already counted as sent): see _open_scheduler
-        self.work_send, self.work_recv = trio.open_memory_channel[tuple[int, bool]](float("inf"))
+        # (intended time, already counted as sent, late): see _schedule_loop
+        self.work_send, self.work_recv = trio.open_memory_channel[tuple[int, bool, bool]](
+            float("inf")
+        )
         self.handed_measured = 0
         self.connecting = 0
-        self.draining = False
         self.scheduler_scope = trio.CancelScope()
         self.pool_size = 0
-        self.pool_limit = max(share.max_connections, share.connections)
         self.nursery: trio.Nursery | None = None
-        self.queued_measured = 0
-        self.cpu_start = thread_cpu_seconds()
-        self.busy_start = thread_busy_seconds()
-
-    # -- completion --
-    def check_finished(self) -> None:
-        done_sending = self.draining or (self.budget == 0 and not self.queued_measured)
-        if done_sending and self.completed >= self.recorder.sent:
-            self.stop()
 
     def end_window(self) -> bool:
-        """The deadline passed. Open loop drains (see the asyncio engine's ``end_window``):
-        nothing new is sent, answers to what was sent are awaited. True while draining."""
-        if self.stopping or self.draining:
-            return self.draining
-        self.end_ns = monotonic_ns()
-        if not self.open_loop or not self.spec.drain or self.completed >= self.recorder.sent:
-            self.stop()
-            return False
-        self.draining = True
-        self.scheduler_scope.cancel()
-        return True
+        """The deadline passed (``close_window``); True while draining."""
+        if self.close_window():
+            self.scheduler_scope.cancel()
+        return self.draining and not self.stopping
 
     def ensure_takers(self) -> None:
         """Open loop: every queued request needs a connection on its way to take it.
@@ -108,37 +91,19 @@ class TrioRun(RunAccounting):
 
     def stop(self) -> None:
         """End the run; what is outstanding now is in flight (tasks unwind after this)."""
-        if not self.stopping:
-            self.stopping = True
-            self.end_ns = self.end_ns or monotonic_ns()
-            for slot in self.slots:
-                times = slot.intended if self.open_loop else slot.pending
-                self.in_flight += sum(1 for t in times if t >= self.measure_start_ns)
+        if self.stop_counting(self.slots):
             # As in the asyncio engine, a request a connection is being opened for has
             # started: it is in flight, not unsent.
-            started = min(self.queued_measured, self.connecting)
+            started = min(self.waiting_measured, self.connecting)
             self.recorder.sent += started
             self.in_flight += started + self.handed_measured
-            self.queued_measured -= started
+            self.waiting_measured -= started
             self.cancel_scope.cancel()
 
     def fail(self, slot: _Slot, kind: str, detail: str, err_no: int | None = None) -> None:
-        if self.stopping:
-            # stop() already counted these as in flight; a task that wakes between stop()
-            # and its cancellation (a refused connect, a reset) must not count them again.
-            slot.pending.clear()
-            slot.intended.clear()
-            return
-        times = slot.intended if self.open_loop else slot.pending
-        for t in times:
-            if t >= self.measure_start_ns:
-                self.recorder.error(kind, detail, err_no)
-                self.completed += 1
-        slot.pending.clear()
-        slot.intended.clear()
-        self.check_finished()
+        self.fail_outstanding(slot, kind, detail, err_no)
 
-    def record(self, slot: _Slot, code: int, keep_alive: bool) -> None:
+    def on_response(self, slot: _Slot, code: int, keep_alive: bool) -> None:
         now = monotonic_ns()
         if not slot.pending:
             slot.broken = "response received with no request outstanding"
@@ -147,30 +112,12 @@ class TrioRun(RunAccounting):
         intended = slot.intended.popleft() if self.open_loop else start
         slot.served += 1
         slot.keep_alive = keep_alive
-        if intended < self.measure_start_ns or self.stopping:
-            return
-        rec = self.recorder
-        if self.exchange.is_http:
-            rec.status_codes[code] = rec.status_codes.get(code, 0) + 1
-            if code >= 400:
-                rec.error("status", f"HTTP {code}")
-                self.completed += 1
-                return
-        elif code != 0:
-            rec.error("verify", "echoed bytes differ from the bytes sent")
-            self.completed += 1
-            return
-        # From the intended send, or from the actual one if it went out early (batched).
-        rec.latencies.append(now - (intended if intended < start else start))
-        if self.open_loop:
-            rec.uncorrected.append(now - start)
-        self.completed += 1
+        self.record(code, start, intended, now)
 
     # -- one connection --
     async def connect(self, slot: _Slot) -> trio.abc.Stream | None:
-        self.opened += 1
         self.slots.add(slot)
-        self.peak = max(self.peak, len(self.slots))
+        self.count_opened(len(self.slots))
         try:
             with trio.fail_after(self.spec.connect_timeout_s):
                 stream: trio.abc.Stream = await trio.open_tcp_stream(
@@ -189,9 +136,9 @@ class TrioRun(RunAccounting):
         except trio.TooSlowError:
             self.fail(slot, "connect", "connect failed: connect timeout")
         except (OSError, trio.BrokenResourceError) as exc:
-            root = _root_cause(exc)
+            root = informative_cause(exc)
             err = root.errno if isinstance(root, OSError) else None
-            self.fail(slot, "connect", f"connect failed: {_describe_connect_error(root)}", err)
+            self.fail(slot, "connect", f"connect failed: {describe_connect_error(root)}", err)
         self.slots.discard(slot)
         return None
 
@@ -200,7 +147,7 @@ class TrioRun(RunAccounting):
         exchange = self.exchange
         rec = self.recorder
         framer = exchange.make_framer(
-            lambda code, ka: self.record(slot, code, ka),
+            lambda code, ka: self.on_response(slot, code, ka),
             lambda reason: setattr(slot, "broken", reason),
         )
         try:
@@ -208,7 +155,7 @@ class TrioRun(RunAccounting):
                 await self._send(slot, stream, start, intended)
             while slot.pending:
                 oldest = slot.pending[0]
-                deadline = (oldest - monotonic_ns()) / _NS + self.spec.timeout_s
+                deadline = (oldest - monotonic_ns()) / NS_PER_S + self.spec.timeout_s
                 with trio.move_on_after(max(deadline, 0)) as scope:
                     data = await stream.receive_some(_READ_SIZE)
                 if scope.cancelled_caught:
@@ -224,7 +171,7 @@ class TrioRun(RunAccounting):
                     break
                 rec.bytes_read += len(data)
                 done_before = slot.served
-                framer.feed(data)
+                framer.feed(data)  # type: ignore[arg-type]  # bytearray from TLS works too
                 if slot.broken:
                     self.fail(slot, "protocol", slot.broken)
                     break
@@ -251,24 +198,6 @@ class TrioRun(RunAccounting):
         for chunk in self.exchange.chunks:
             await stream.send_all(chunk)
         self.recorder.bytes_written += self.exchange.size
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    """trio wraps the real connect error: in ``__cause__`` (TLS) or in an exception group
-    behind "all attempts to connect ... failed"; dig out the first informative one."""
-    seen = 0
-    while seen < 8:
-        seen += 1
-        if isinstance(exc, ssl.SSLError) or (isinstance(exc, OSError) and exc.errno):
-            return exc
-        inner = getattr(exc, "exceptions", None)
-        if inner:
-            exc = inner[0]
-        elif exc.__cause__ is not None:
-            exc = exc.__cause__
-        else:
-            break
-    return exc
 
 
 class _Next:
@@ -331,7 +260,7 @@ async def _open_connection(run: TrioRun, precounted: bool = False) -> None:
         while not run.stopping and not slot.broken and slot.keep_alive:
             if run.rpc and slot.served >= run.rpc:
                 break
-            intended, counted = await run.work_recv.receive()
+            intended, counted, late = await run.work_recv.receive()
             opened_for_it = arriving
             if arriving:
                 arriving = False
@@ -340,12 +269,11 @@ async def _open_connection(run: TrioRun, precounted: bool = False) -> None:
                 break  # the window closed first; stop() has accounted for this request
             if run.draining and not counted and not opened_for_it:
                 break  # queued when the window closed: it stays unsent
-            if intended >= run.measure_start_ns:
-                if counted:
+            if counted:
+                if intended >= run.measure_start_ns:
                     run.handed_measured -= 1
-                else:
-                    run.queued_measured -= 1
-                    run.recorder.sent += 1
+            else:
+                run.leave_waiting(intended, late=late)
             await _one_open_exchange(run, slot, stream, (monotonic_ns(), intended))
     finally:
         if arriving:
@@ -364,13 +292,13 @@ async def _one_open_exchange(
 ) -> None:
     before = slot.served
     framer = run.exchange.make_framer(
-        lambda code, ka: run.record(slot, code, ka),
+        lambda code, ka: run.on_response(slot, code, ka),
         lambda reason: setattr(slot, "broken", reason),
     )
     try:
         await run._send(slot, stream, *current)
         while slot.served == before and slot.pending:
-            wait = (slot.pending[0] - monotonic_ns()) / _NS + run.spec.timeout_s
+            wait = (slot.pending[0] - monotonic_ns()) / NS_PER_S + run.spec.timeout_s
             with trio.move_on_after(max(wait, 0)) as scope:
                 data = await stream.receive_some(_READ_SIZE)
             if scope.cancelled_caught:
@@ -385,7 +313,7 @@ async def _one_open_exchange(
                 run.check_finished()
                 return
             run.recorder.bytes_read += len(data)
-            framer.feed(data)
+            framer.feed(data)  # type: ignore[arg-type]  # bytearray from TLS works too
             if slot.broken:
                 run.fail(slot, "protocol", slot.broken)
                 return
@@ -395,17 +323,16 @@ async def _one_open_exchange(
         slot.broken = "reset"
 
 
-async def _open_scheduler(run: TrioRun, nursery: trio.Nursery, schedule: Schedule) -> None:
+async def _open_scheduler(run: TrioRun, nursery: trio.Nursery) -> None:
     run.nursery = nursery
     if run.spec.keepalive:
         for _ in range(run.share.connections):
             run.pool_size += 1
             nursery.start_soon(_open_connection, run)
-    due = schedule.first(run.share.start_at_ns)
     timer = open_timerfd()
     try:
         with run.scheduler_scope:
-            await _schedule_loop(run, schedule, due, timer)
+            await _schedule_loop(run, timer)
     finally:
         if timer is not None:
             timer.close()
@@ -415,7 +342,7 @@ async def _sleep_until(due: int, timer: TimerFd | None) -> None:
     """Wake at ``due``: on a timerfd where there is one (trio's own timers wait in whole
     milliseconds, a lag the corrected latency would carry), else on trio's clock."""
     if timer is None:
-        await trio.sleep(max(due - monotonic_ns(), 0) / _NS)
+        await trio.sleep(max(due - monotonic_ns(), 0) / NS_PER_S)
         return
     timer.arm_at(due)
     while True:
@@ -424,57 +351,79 @@ async def _sleep_until(due: int, timer: TimerFd | None) -> None:
             return
 
 
-async def _schedule_loop(run: TrioRun, schedule: Schedule, due: int, timer: TimerFd | None) -> None:
+async def _schedule_loop(run: TrioRun, timer: TimerFd | None) -> None:
     """Hand each due request to a connection (see ``_open_connection``) until stopped."""
     while not run.stopping:
-        if due > monotonic_ns() + _EARLY_SEND_NS:
-            await _sleep_until(due, timer)
+        if run.next_due > monotonic_ns() + _EARLY_SEND_NS:
+            await _sleep_until(run.next_due, timer)
         now = monotonic_ns()
-        # A connection already waiting gets the request at once (trio hands it over inside
-        # send_nowait), which the asyncio engine would have written there and then: count it
-        # as sent now. Otherwise it waits in the queue and counts when a connection takes it.
-        handed = run.work_send.statistics().tasks_waiting_receive > 0
+        for due in run.collect_due(now, now + _EARLY_SEND_NS):
+            _hand_out(run, due)
+        if run.schedule_done:
+            run.check_finished()
+            await trio.sleep_forever()
+
+
+def _hand_out(run: TrioRun, due: int) -> None:
+    """One due request into the work channel.
+
+    A connection already waiting gets it at once (trio hands it over inside send_nowait),
+    which the asyncio engine would have written there and then: it counts as sent now.
+    Otherwise it waits in the queue and counts when a connection takes it. It is *late*
+    when the pool is at its bound, as a request in the asyncio engine's backlog: no new
+    connection may be opened for it, so it waits for a busy one to come free.
+    """
+    stats = run.work_send.statistics()
+    handed = stats.tasks_waiting_receive > 0
+    if handed:
+        run.count_sent(due)
         if due >= run.measure_start_ns:
-            if run.budget is not None:
-                if run.budget <= 0:
-                    run.check_finished()
-                    await trio.sleep_forever()
-                run.budget -= 1
-            run.scheduled += 1
-            run.recorder.lags.append(now - due if now > due else 0)
-            if handed:
-                run.recorder.sent += 1
-                run.handed_measured += 1
-            else:
-                run.queued_measured += 1
-        run.work_send.send_nowait((due, handed))
-        run.ensure_takers()
-        due = schedule.next(due)
+            run.handed_measured += 1
+        late = False
+    else:
+        run.queue_waiting(due)
+        late = run.pool_size >= run.pool_limit
+    run.work_send.send_nowait((due, handed, late))
+    run.ensure_takers()
 
 
 async def _ticker(run: TrioRun) -> None:
-    await trio.sleep(max(run.measure_start_ns - monotonic_ns(), 0) / _NS)
-    run.recorder.reset_window()
-    run.cpu_start = thread_cpu_seconds()
-    run.busy_start = thread_busy_seconds()
-    next_tick = run.measure_start_ns + _NS
+    await trio.sleep(max(run.measure_start_ns - monotonic_ns(), 0) / NS_PER_S)
+    run.open_window()
+    next_tick = run.measure_start_ns + NS_PER_S
     while True:
-        await trio.sleep(max(next_tick - monotonic_ns(), 0) / _NS)
+        await trio.sleep(max(next_tick - monotonic_ns(), 0) / NS_PER_S)
         run.recorder.tick()
-        next_tick += _NS
+        next_tick += NS_PER_S
 
 
-async def _run(spec: LoadSpec, share: WorkerShare) -> WorkerOutcome:
-    run = TrioRun(spec, share, build_exchange(spec))
-    await trio.sleep(max(share.start_at_ns - monotonic_ns(), 0) / _NS)
+async def _watcher(run: TrioRun, watcher: Watcher) -> None:
+    while not run.stopping:
+        await trio.sleep(watcher.watch.every_s)
+        if watcher.check():
+            run.stop()  # at once: an interrupted run does not drain
+
+
+async def _run(
+    spec: LoadSpec, share: WorkerShare, released_ns: int, watch: ShareWatch | None
+) -> WorkerOutcome:
+    start_at = share.start_at(released_ns)
+    exchange = build_exchange(spec)
+    await trio.sleep(max(start_at - monotonic_ns(), 0) / NS_PER_S)
+    run = TrioRun(spec, share, exchange, start_at)
+    watcher = Watcher(watch, run) if watch is not None else None
+    if watcher is not None and watcher.check():
+        run.stop()  # asked to stop while the share waited for its start
     with run.cancel_scope:
         async with trio.open_nursery() as nursery:
+            if watcher is not None:
+                nursery.start_soon(_watcher, run, watcher)
             nursery.start_soon(_ticker, run)
             if spec.duration_s is not None:
-                end_at = run.measure_start_ns + int(spec.duration_s * _NS)
+                end_at = run.measure_start_ns + int(spec.duration_s * NS_PER_S)
 
                 async def stopper() -> None:
-                    await trio.sleep(max(end_at - monotonic_ns(), 0) / _NS)
+                    await trio.sleep(max(end_at - monotonic_ns(), 0) / NS_PER_S)
                     if run.end_window():
                         # Request timeouts end the drain; this only guards against a stuck one.
                         await trio.sleep(spec.timeout_s + 1.0)
@@ -482,32 +431,17 @@ async def _run(spec: LoadSpec, share: WorkerShare) -> WorkerOutcome:
 
                 nursery.start_soon(stopper)
             if run.open_loop:
-                assert share.rate is not None
-                schedule = Schedule(
-                    share.rate,
-                    spec.arrival,
-                    seed=share.index + 1,
-                    offset_fraction=share.index / share.workers,
-                )
-                nursery.start_soon(_open_scheduler, run, nursery, schedule)
+                nursery.start_soon(_open_scheduler, run, nursery)
             else:
                 for _ in range(share.connections):
                     nursery.start_soon(_closed_slot, run)
     if not run.stopping:
         run.stop()
-    outcome = run.recorder.finish(
-        in_flight=run.in_flight, window_end_ns=max(run.end_ns, run.measure_start_ns)
-    )
-    outcome.cpu_s = thread_cpu_seconds() - run.cpu_start
-    outcome.busy_s = thread_busy_seconds() - run.busy_start
-    outcome.connections_opened = run.opened
-    outcome.connections_peak = run.peak
-    outcome.loop = "trio"
-    outcome.scheduled = run.scheduled
-    outcome.unsent = run.queued_measured
-    return outcome
+    return run.finish("trio")
 
 
-def run_share_trio(spec: LoadSpec, share: WorkerShare) -> WorkerOutcome:
-    outcome: WorkerOutcome = trio.run(_run, spec, share)
+def run_share_trio(
+    spec: LoadSpec, share: WorkerShare, released_ns: int, watch: ShareWatch | None = None
+) -> WorkerOutcome:
+    outcome: WorkerOutcome = trio.run(_run, spec, share, released_ns, watch)
     return outcome

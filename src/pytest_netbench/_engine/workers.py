@@ -1,4 +1,12 @@
-"""Several worker processes, each with its own loop, started together and merged after.
+"""Running a load's shares, and where they run: behind one small transport interface.
+
+``run_workers`` splits the load and hands the shares to a :class:`WorkerTransport`, which
+brings back one :class:`WorkerOutcome` per share. Two transports exist: this thread (one
+worker) and spawned local processes. A transport that runs shares on other hosts has the
+same shape: ship ``(spec, share)`` out, call ``run_share(spec, share, released_ns, watch)``
+there with the instant the share arrived (``WorkerShare.start_at``), ship the outcome back;
+while it runs, ship its progress snapshots back (they carry the share index) and a stop
+request out (see ``watch``).
 
 Workers are spawned (not forked) so a parent that runs threads or an event loop of its own
 (pytest with plugins, an async application) hands nothing half-locked to its children.
@@ -6,20 +14,25 @@ Workers are spawned (not forked) so a parent that runs threads or an event loop 
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import signal
 import traceback
-from multiprocessing.connection import Connection
+from collections.abc import Iterator, Sequence
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
 from time import monotonic_ns
+from typing import Protocol
 
+from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.driver import run_share
 from pytest_netbench._engine.share import WorkerShare, split_load
+from pytest_netbench._engine.watch import ShareWatch
 from pytest_netbench._errors import NetbenchError
+from pytest_netbench._live import ShareSnapshot
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
 
-_NS = 1_000_000_000
-# Spawned interpreters need time to import before the common start instant.
-_SPAWN_LEAD_S = 1.5
 _GRACE_S = 30.0
 
 
@@ -27,9 +40,193 @@ class WorkerFailed(NetbenchError):
     """A load worker process died or raised."""
 
 
-def _worker_main(spec: LoadSpec, share: WorkerShare, pipe: Connection) -> None:
+class WorkerTransport(Protocol):
+    """Runs shares of a load somewhere and brings their outcomes back, in share order."""
+
+    # How long after their release the shares start: time for the workers to get ready.
+    start_delay_s: float
+
+    def run_shares(
+        self,
+        spec: LoadSpec,
+        shares: Sequence[WorkerShare],
+        watch: ShareWatch | None = None,
+    ) -> list[WorkerOutcome]:
+        """Run every share to its end; raise :class:`WorkerFailed` if any could not.
+
+        With a ``watch``, each share's snapshots reach ``watch.report`` (from any thread)
+        and a stop that ``watch.stop_requested`` asks for reaches every share: a transport
+        builds a :class:`ShareWatch` where each share runs that carries both.
+        """
+        ...
+
+
+class InThisThread:
+    """The shares run one after another in the calling thread (one worker: no process to
+    start, so no delay)."""
+
+    start_delay_s = 0.0
+
+    def run_shares(
+        self,
+        spec: LoadSpec,
+        shares: Sequence[WorkerShare],
+        watch: ShareWatch | None = None,
+    ) -> list[WorkerOutcome]:
+        return [run_share(spec, share, monotonic_ns(), watch) for share in shares]
+
+
+class LocalProcesses:
+    """One spawned process per share; all start at the parent's release instant plus the
+    delay (``CLOCK_MONOTONIC`` is system-wide on Linux, so their windows line up).
+
+    Each worker talks to the parent over one pipe: progress snapshots and its outcome up,
+    a ``"stop"`` down. Workers ignore SIGINT: a Ctrl-C at the terminal reaches the whole
+    process group, and the parent alone decides whether it stops the load (then every
+    worker returns what it measured) or ends the program (then the workers are killed),
+    so no worker ever prints a traceback of its own.
+    """
+
+    # Spawned interpreters need time to import before the common start instant.
+    start_delay_s = 1.5
+
+    def run_shares(
+        self,
+        spec: LoadSpec,
+        shares: Sequence[WorkerShare],
+        watch: ShareWatch | None = None,
+    ) -> list[WorkerOutcome]:
+        released = monotonic_ns()
+        context = multiprocessing.get_context("spawn")
+        reports = watch is not None and watch.report is not None
+        stoppable = watch is not None and watch.stop_requested is not None
+        procs: list[tuple[BaseProcess, Connection]] = []
+        try:
+            for share in shares:
+                parent_end, child_end = context.Pipe(duplex=True)
+                worker = context.Process(
+                    target=_worker_main,
+                    args=(spec, share, released, child_end, reports, stoppable),
+                    name=f"netbench-worker-{share.index}",
+                    daemon=True,
+                )
+                with _sigint_blocked():
+                    worker.start()
+                child_end.close()
+                procs.append((worker, parent_end))
+            limit_s = (
+                self.start_delay_s
+                + spec.warmup_s
+                + (spec.duration_s or 0)
+                + spec.timeout_s
+                + _GRACE_S
+            )
+            outcomes, failures = _collect(procs, watch, int(limit_s * NS_PER_S), limit_s)
+        except BaseException:
+            for proc, _ in procs:  # the caller gave up (KeyboardInterrupt): so do they
+                proc.kill()
+            raise
+        finally:
+            for proc, pipe in procs:
+                proc.join(timeout=2)
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join()
+                pipe.close()
+        if failures:
+            raise WorkerFailed("load worker failed: " + "\n".join(failures))
+        return [outcomes[i] for i in range(len(procs))]
+
+
+def _collect(
+    procs: Sequence[tuple[BaseProcess, Connection]],
+    watch: ShareWatch | None,
+    limit_ns: int,
+    limit_s: float,
+) -> tuple[dict[int, WorkerOutcome], list[str]]:
+    """Read every worker's messages until each has sent its outcome, exited or run out of
+    time; pass snapshots on and a stop request down as they come."""
+    outcomes: dict[int, WorkerOutcome] = {}
+    failures: list[str] = []
+    waiting = {pipe: (i, proc) for i, (proc, pipe) in enumerate(procs)}
+    deadline = monotonic_ns() + limit_ns
+    poll_s = watch.stop_every_s if watch is not None else 1.0
+    told_to_stop = False
+    while waiting:
+        remaining_ns = deadline - monotonic_ns()
+        if remaining_ns <= 0:
+            failures += [
+                f"worker {proc.name} did not finish within {limit_s:.0f}s"
+                for _, proc in waiting.values()
+            ]
+            break
+        for ready in wait(list(waiting), timeout=min(remaining_ns / NS_PER_S, poll_s)):
+            assert isinstance(ready, Connection)
+            index, proc = waiting[ready]
+            try:
+                kind, payload = ready.recv()
+            except EOFError:
+                proc.join(timeout=2)
+                kind, payload = "error", f"worker {proc.name} exited with code {proc.exitcode}"
+            if kind == "progress":
+                assert watch is not None and watch.report is not None
+                watch.report(payload)
+                continue
+            del waiting[ready]
+            if kind == "ok":
+                outcomes[index] = payload
+            else:
+                failures.append(str(payload))
+        stop = watch.stop_requested if watch is not None else None
+        if not told_to_stop and stop is not None and stop():
+            told_to_stop = True
+            for pipe in waiting:
+                with contextlib.suppress(OSError):
+                    pipe.send("stop")
+    return outcomes, failures
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT blocked in this thread while a worker is spawned: the child inherits the
+    blocked signal through exec, so a Ctrl-C during its start-up waits until the worker
+    has set it to be ignored (and is then dropped), and the parent gets its own copy."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        pipe.send(("ok", run_share(spec, share)))
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _worker_main(
+    spec: LoadSpec,
+    share: WorkerShare,
+    released_ns: int,
+    pipe: Connection,
+    reports: bool,
+    stoppable: bool,
+) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides (see LocalProcesses)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    stopped = False
+
+    def stop_requested() -> bool:
+        nonlocal stopped
+        if not stopped and pipe.poll():
+            stopped = pipe.recv() == "stop"
+        return stopped
+
+    def report(snapshot: ShareSnapshot) -> None:
+        pipe.send(("progress", snapshot))
+
+    watch = None
+    if reports or stoppable:
+        watch = ShareWatch(
+            report=report if reports else None,
+            stop_requested=stop_requested if stoppable else None,
+        )
+    try:
+        pipe.send(("ok", run_share(spec, share, released_ns, watch)))
     except NetbenchError as exc:
         pipe.send(("error", str(exc)))
     except BaseException:
@@ -38,47 +235,19 @@ def _worker_main(spec: LoadSpec, share: WorkerShare, pipe: Connection) -> None:
         pipe.close()
 
 
-def run_workers(spec: LoadSpec) -> list[WorkerOutcome]:
-    """Run the whole load; one worker runs in this process, more run in spawned ones."""
-    if spec.workers == 1:
-        return [run_share(spec, split_load(spec, monotonic_ns())[0])]
-    start_at = monotonic_ns() + int(_SPAWN_LEAD_S * _NS)
-    context = multiprocessing.get_context("spawn")
-    procs = []
-    for share in split_load(spec, start_at):
-        parent_end, child_end = context.Pipe(duplex=False)
-        proc = context.Process(
-            target=_worker_main,
-            args=(spec, share, child_end),
-            name=f"netbench-worker-{share.index}",
-            daemon=True,
-        )
-        proc.start()
-        child_end.close()
-        procs.append((proc, parent_end))
-    limit_s = _SPAWN_LEAD_S + spec.warmup_s + (spec.duration_s or 0) + spec.timeout_s + _GRACE_S
-    outcomes: list[WorkerOutcome] = []
-    failures: list[str] = []
-    deadline = monotonic_ns() + int(limit_s * _NS)
-    for proc, pipe in procs:
-        remaining = max(deadline - monotonic_ns(), 0) / _NS
-        if pipe.poll(remaining):
-            try:
-                status, payload = pipe.recv()
-            except EOFError:
-                status, payload = "error", f"worker {proc.name} exited with code {proc.exitcode}"
-        else:
-            status, payload = "error", f"worker {proc.name} did not finish within {limit_s:.0f}s"
-        if status == "ok":
-            outcomes.append(payload)
-        else:
-            failures.append(str(payload))
-    for proc, pipe in procs:
-        proc.join(timeout=2)
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-        pipe.close()
-    if failures:
-        raise WorkerFailed("load worker failed: " + "\n".join(failures))
-    return outcomes
+def default_transport(spec: LoadSpec) -> WorkerTransport:
+    """This thread for one worker, spawned local processes for more."""
+    return InThisThread() if spec.workers == 1 else LocalProcesses()
+
+
+def run_workers(
+    spec: LoadSpec,
+    transport: WorkerTransport | None = None,
+    watch: ShareWatch | None = None,
+) -> list[WorkerOutcome]:
+    """Run the whole load, split into ``spec.workers`` shares, on the transport."""
+    transport = transport or default_transport(spec)
+    shares = split_load(spec, int(transport.start_delay_s * NS_PER_S))
+    if watch is None:
+        return transport.run_shares(spec, shares)
+    return transport.run_shares(spec, shares, watch)

@@ -13,12 +13,12 @@ header-only framer handles connections that send HEAD.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import httptools
 
-OnResponse = Callable[[int, bool], None]
-OnError = Callable[[str], None]
+from pytest_netbench._model import LoadSpec, Request
+from pytest_netbench._proto.framing import OnError, OnResponse
 
 _MAX_HEAD_BYTES = 64 * 1024
 UPGRADE_REASON = "server switched protocols (101/Upgrade), which a load test cannot follow"
@@ -45,6 +45,28 @@ def non_final_status_problem(status: int) -> str:
     if status < 100:
         return f"malformed response: status {status} is not a 3-digit code from 100"
     return ""
+
+
+def render_spec_request(spec: LoadSpec, request: Request | None = None) -> bytes:
+    """The request a load sends (or the ``request`` kind of its mix): origin form, or
+    absolute form when it goes through a proxy.
+
+    A mix's request carries the load's headers too, but for those it names itself.
+    ``ValueError`` says what in the method, headers or target cannot be sent.
+    """
+    default_port = 443 if spec.scheme == "https" else 80
+    host = f"[{spec.host}]" if ":" in spec.host else spec.host
+    host_header = host if spec.port == default_port else f"{host}:{spec.port}"
+    method, path, headers, body = spec.method, spec.target, spec.headers, spec.body
+    if request is not None:
+        own = {name.lower() for name, _ in request.headers}
+        shared = tuple((name, value) for name, value in headers if name.lower() not in own)
+        method, path, body = request.method, request.path, request.body
+        headers = shared + request.headers
+    target = path
+    if spec.proxy is not None:
+        target = f"{spec.scheme}://{host_header}{path}"
+    return render_request(method, target, host_header, headers, body, keepalive=spec.keepalive)
 
 
 def render_request(
@@ -169,10 +191,6 @@ class ResponseFramer:
             self._on_response(status, False)
         return True
 
-    @property
-    def mid_response(self) -> bool:
-        return self._status != 0 or self._head_bytes > 0
-
     def take_over(self, data: bytes) -> None:
         """Continue a stream that another parser followed up to the start of ``data``.
 
@@ -247,10 +265,6 @@ class HeadResponseFramer:
 
     def feed_eof(self) -> bool:
         return False
-
-    @property
-    def mid_response(self) -> bool:
-        return bool(self._buffer)
 
     def _fail(self, reason: str) -> None:
         self.failed = True

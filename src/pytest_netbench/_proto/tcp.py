@@ -8,14 +8,35 @@ back changed). They share the HTTP framers' call shape so the engine treats both
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-OnResponse = Callable[[int, bool], None]
-OnError = Callable[[str], None]
+from pytest_netbench._proto.framing import OnError, OnResponse
 
 OK = 0
 VERIFY_FAILED = -1
 FRAMINGS = ("echo", "fixed", "line", "length-prefixed")
+
+
+def parse_framing(framing: str) -> dict[str, int | bytes] | None:
+    """A framing name as :class:`DelimitedFramer` options; None for ``echo``.
+
+    ``ValueError`` says what the accepted forms are, for the spec check to pass on.
+    """
+    if framing == "echo":
+        return None
+    kind, _, arg = framing.partition(":")
+    if kind not in FRAMINGS or (kind != "line" and not arg.isdigit()):
+        raise ValueError(
+            f"unknown framing {framing!r}: use echo, fixed:<bytes>, line, line:<hex delim>"
+            " or length-prefixed:<prefix bytes>"
+        )
+    if kind == "fixed":
+        return {"size": int(arg)}
+    if kind == "line":
+        try:
+            return {"delimiter": bytes.fromhex(arg) if arg else b"\n"}
+        except ValueError:
+            message = f"framing {framing!r}: the delimiter must be hex, e.g. line:0d0a"
+            raise ValueError(message) from None
+    return {"prefix_bytes": int(arg)}
 
 
 class EchoFramer:
@@ -49,10 +70,6 @@ class EchoFramer:
 
     def feed_eof(self) -> bool:
         return False
-
-    @property
-    def mid_response(self) -> bool:
-        return self._seen > 0
 
 
 class DelimitedFramer:
@@ -120,10 +137,6 @@ class DelimitedFramer:
 
     def feed_eof(self) -> bool:
         return False
-
-    @property
-    def mid_response(self) -> bool:
-        return bool(self._buffer)
 
 
 def chunked(payload: bytes, chunk: int) -> list[bytes]:

@@ -24,10 +24,9 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
+from pytest_netbench._environment import Environment
 from pytest_netbench._model import LoadResult
-from pytest_netbench._report.environment import Environment
-from pytest_netbench._report.jsonfile import without_nan, write_json_atomically
-from pytest_netbench._report.matrix import Record
+from pytest_netbench._records import Record, without_nan, write_json_atomically
 from pytest_netbench._stats.histogram import decode_histogram, new_histogram
 
 COMPAT_VERSION = "5.1.0"  # the storage layout version we write; read by pytest-benchmark 4-5

@@ -10,7 +10,8 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from pytest_netbench._report.matrix import Matrix, abbreviate, higher_is_better
+from pytest_netbench._metrics import higher_is_better
+from pytest_netbench._report.matrix import Matrix, abbreviate
 
 GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 
@@ -76,8 +77,10 @@ def render_markdown(
     title: str = "pytest-netbench results",
     environment: Mapping[str, object] | None = None,
     comparison: str | None = None,
+    sections: Sequence[str] = (),
 ) -> str:
-    """A whole report: title, optional environment line, every matrix, optional comparison
+    """A whole report: title, optional environment line, every matrix, further
+    ``sections`` (already Markdown: experiment tables, discarded runs), optional comparison
     (already Markdown, e.g. from :func:`render_table_markdown`)."""
     parts = [f"## {title}", ""]
     if environment:
@@ -87,6 +90,7 @@ def render_markdown(
         parts += [f"<sub>{facts}</sub>", ""]
     for matrix in matrices:
         parts.append(render_matrix_markdown(matrix))
+    parts += [section for section in sections if section]
     if comparison:
         parts.append(comparison)
     return "\n".join(parts).rstrip("\n") + "\n"

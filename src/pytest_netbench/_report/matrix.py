@@ -16,32 +16,13 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from pytest_netbench._errors import SpecError
-from pytest_netbench._model import LatencySummary, LoadResult, ServerStats
+from pytest_netbench._metrics import DEFAULT_METRICS, check_metrics, higher_is_better, metric_value
+from pytest_netbench._model import LoadResult
+from pytest_netbench._records import ExperimentRecord, Record
 
-DEFAULT_METRICS: tuple[str, ...] = ("rps", "p99_ms")
-# Metrics where a larger number is the better outcome; every other metric (latencies,
-# errors, CPU, memory, spread) is better when smaller.
-_HIGHER_IS_BETTER = frozenset(
-    {"rps", "ok", "sent", "bytes_read", "bytes_written", "generator.achieved_rate"}
-)
 _MAX_VALUE_CHARS = 20  # long parameter values (command lines) are cut to keep rows narrow
 
 RowKey = tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One load measured inside one test: what the plugin collects and the JSON stores."""
-
-    nodeid: str
-    function: str
-    params: Mapping[str, object]
-    result: LoadResult
-    trial: int = 0
-    started: float | None = None  # wall-clock (epoch seconds) of the measured window
-    ended: float | None = None
-    label: str = ""  # tells apart several loads made by the same test
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,44 +53,6 @@ class Matrix:
         return self.cells.get((row, column, metric))
 
 
-# -- metrics -----------------------------------------------------------------------------------
-def higher_is_better(metric: str) -> bool:
-    return metric in _HIGHER_IS_BETTER
-
-
-def metric_value(result: LoadResult, metric: str) -> float:
-    """A numeric figure of a result by name: ``rps``, ``p99_ms``, ``server.cpu_s``,
-    ``errors.reset``. Missing parts (no server stats) give nan."""
-    value: object = result
-    for part in metric.split("."):
-        if value is None:
-            return math.nan
-        value = value.get(part, 0) if isinstance(value, Mapping) else getattr(value, part)
-    if value is None:
-        return math.nan
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise SpecError(f"metric {metric!r} is not a number (got {type(value).__name__})")
-    return float(value)
-
-
-def check_metrics(metrics: Iterable[str]) -> tuple[str, ...]:
-    """Validate metric names against LoadResult; raise SpecError naming the bad one."""
-    names = tuple(m.strip() for m in metrics if m.strip())
-    if not names:
-        raise SpecError("no metrics given; use names like rps,p99_ms,errors_total")
-    probe = _PROBE_RESULT
-    for name in names:
-        try:
-            metric_value(probe, name)
-        except AttributeError:
-            raise SpecError(
-                f"unknown metric {name!r}; use a LoadResult attribute such as rps, p50_ms, "
-                "p99_ms, p999_ms, max_ms, mean_ms, errors_total, in_flight, rps_stdev, "
-                "server.cpu_ms_per_request or errors.<kind>"
-            ) from None
-    return names
-
-
 # -- building ----------------------------------------------------------------------------------
 def build_matrices(
     records: Iterable[Record],
@@ -129,7 +72,7 @@ def build_matrices(
     ]
 
 
-def effective_params(record: Record) -> dict[str, str]:
+def effective_params(record: Record | ExperimentRecord) -> dict[str, str]:
     """The record's parameters as short strings, plus ``load`` when a test made several."""
     params = {name: _short(value) for name, value in record.params.items()}
     if record.label:
@@ -423,19 +366,3 @@ def _legend(matrix: Matrix) -> str:
     if any(c.invalid for c in matrix.cells.values()):
         marks.append("! invalid result")
     return f"({directions}; {'; '.join(marks)})"
-
-
-_PROBE_RESULT = LoadResult(
-    mode="closed",
-    url="http://127.0.0.1/",
-    duration_s=1.0,
-    sent=0,
-    ok=0,
-    errors={},
-    in_flight=0,
-    status_codes={},
-    bytes_read=0,
-    bytes_written=0,
-    latency=LatencySummary(),
-    server=ServerStats(pid=0),  # present so typos in "server.<name>" are caught
-)

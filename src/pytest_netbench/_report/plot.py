@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_netbench._errors import NetbenchError
-from pytest_netbench._report.matrix import Matrix, higher_is_better
+from pytest_netbench._metrics import higher_is_better
+from pytest_netbench._report.matrix import Matrix
 
 
 class PlotUnavailable(NetbenchError):

@@ -11,12 +11,7 @@ skip it; compiled servers are built on first use (see ``build.py``).
 from __future__ import annotations
 
 import difflib
-import functools
-import importlib.metadata
-import importlib.util
-import json
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,14 +19,13 @@ from typing import Literal
 
 from pytest_netbench._errors import InterpreterNotFound, SpecError, ToolchainMissing
 from pytest_netbench._servers import build
-from pytest_netbench._servers.interpreters import resolve_python
+from pytest_netbench._servers.interpreters import interpreter_info
 from pytest_netbench._servers.spec import AppKind, ServerSpec
 
 PORT_PATTERN = r"NETBENCH_LISTENING port=(\d+)"
 APPS: tuple[AppKind, ...] = ("hello", "echo")
 _APPS_DIR = Path(__file__).parent / "apps"
 _MIN_PYTHON = (3, 9)  # the apps avoid newer syntax so Debian's PyPy (3.9) runs them
-_PROBE_TIMEOUT_S = 30.0
 
 Kind = Literal["python", "compiled", "node", "nginx"]
 
@@ -136,11 +130,6 @@ _CPYTHON_ONLY = {"uvloop"}  # built on CPython's C API internals; no PyPy build 
 def names(app: AppKind | None = "hello") -> list[str]:
     """Every catalog server that has ``app`` (all of them with ``app=None``)."""
     return [name for name, entry in _ENTRIES.items() if app is None or app in entry.apps]
-
-
-def kind_of(name: str) -> Kind:
-    """``python``, ``compiled``, ``node`` or ``nginx``: what runs catalog server ``name``."""
-    return _entry(name, "hello").kind
 
 
 def get(name: str, app: AppKind = "hello", python: str | None = None) -> ServerSpec:
@@ -280,10 +269,10 @@ def _check(entry: _Entry, python: str | None) -> str:
 
 def _check_python(entry: _Entry, python: str | None) -> str:
     try:
-        path = resolve_python(python)
+        info = interpreter_info(python, _ALL_MODULES)
     except InterpreterNotFound as exc:
         raise ToolchainMissing(str(exc)) from None
-    info = _interpreter_info(path)
+    path = info.path
     where = f"{info.implementation} {'.'.join(str(v) for v in info.version)}"
     if info.version[:2] < _MIN_PYTHON:
         raise ToolchainMissing(
@@ -306,70 +295,8 @@ def _check_python(entry: _Entry, python: str | None) -> str:
     return f"{entry.description}; {where}" + (f", {', '.join(versions)}" if versions else "")
 
 
-@dataclass(frozen=True, slots=True)
-class _InterpreterInfo:
-    implementation: str
-    version: tuple[int, ...]
-    modules: dict[str, str]  # catalog module -> installed version ("?" when unknown)
-
-
-_ALL_MODULES = sorted({m for e in _ENTRIES.values() for m in e.modules})
-# Run by a foreign interpreter (maybe PyPy 3.9), so plain old syntax only.
-_PROBE_SOURCE = """
-import importlib.util, json, sys
-found = {}
-for m in %r:
-    try:
-        if importlib.util.find_spec(m) is None:
-            continue
-    except Exception:
-        continue
-    try:
-        import importlib.metadata as md
-        found[m] = md.version(%r.get(m, m))
-    except Exception:
-        found[m] = "?"
-print(json.dumps([sys.implementation.name, list(sys.version_info[:3]), found]))
-"""
-
-
-@functools.lru_cache(maxsize=8)
-def _interpreter_info(python_path: str) -> _InterpreterInfo:
-    """Which catalog modules ``python_path`` has, with versions (one run, cached)."""
-    if python_path == sys.executable:
-        return _InterpreterInfo(
-            sys.implementation.name, tuple(sys.version_info[:3]), _modules_here()
-        )
-    source = _PROBE_SOURCE % (_ALL_MODULES, _DISTRIBUTIONS)
-    try:
-        done = subprocess.run(
-            [python_path, "-c", source],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=_PROBE_TIMEOUT_S,
-            check=False,
-        )
-        implementation, version, modules = json.loads(done.stdout)
-    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
-        raise ToolchainMissing(f"cannot ask {python_path} which modules it has: {exc}") from None
-    return _InterpreterInfo(
-        str(implementation),
-        tuple(int(v) for v in version),
-        {str(k): str(v) for k, v in modules.items()},
-    )
-
-
-def _modules_here() -> dict[str, str]:
-    """The same probe as ``_PROBE_SOURCE``, in this interpreter without a subprocess."""
-    found: dict[str, str] = {}
-    for module in _ALL_MODULES:
-        if importlib.util.find_spec(module) is None:
-            continue
-        try:
-            found[module] = importlib.metadata.version(_DISTRIBUTIONS.get(module, module))
-        except importlib.metadata.PackageNotFoundError:
-            found[module] = "?"
-    return found
+# Every module a catalog server needs -> its distribution name, asked of an interpreter once.
+_ALL_MODULES = {m: _DISTRIBUTIONS.get(m, m) for e in _ENTRIES.values() for m in e.modules}
 
 
 def _python_command(entry: _Entry, app: AppKind, python: str | None) -> tuple[str, ...]:

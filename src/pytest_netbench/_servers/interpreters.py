@@ -3,29 +3,32 @@
 The seeds compare CPython with PyPy, so a result must be able to say which interpreter
 (and which version of it) served it; :func:`interpreter_info` answers that, and
 :func:`resolve_python` turns a missing or broken interpreter into one clear error before
-any server is started.
+any server is started. The catalog asks the same probe which frameworks an interpreter
+has, so one run of the interpreter answers both.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import platform
+import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from pytest_netbench._errors import InterpreterNotFound
+from pytest_netbench._servers import interpreter_probe
 
-_PROBE_TIMEOUT_S = 20.0
-# Run in the candidate interpreter, so it uses nothing beyond the standard library.
-_PROBE_CODE = (
-    "import sys, platform, json; "
-    "print(json.dumps([sys.implementation.name, platform.python_version(), "
-    "'.'.join(str(p) for p in sys.implementation.version[:3])]))"
-)
+# Run by its path, not with -m: the interpreter asked may not have pytest_netbench.
+_PROBE_SCRIPT = str(Path(interpreter_probe.__file__).resolve())
+# One rule for every caller: a cold PyPy, or the first run of a fresh virtualenv that
+# compiles its .pyc files, takes seconds on a loaded machine; 30 s still tells a hung
+# interpreter from a slow one well inside a server's own start-up timeout.
+_PROBE_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,13 @@ class InterpreterInfo:
     implementation: str  # "cpython", "pypy", ...
     python_version: str  # the language version, e.g. "3.9.16"
     implementation_version: str  # e.g. PyPy's own "7.3.11"
+    # Installed version of each module asked about so far ("?" if unknown); missing absent.
+    modules: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def version(self) -> tuple[int, ...]:
+        """The language version as numbers, ``(3, 9, 16)``."""
+        return tuple(int(n) for n in re.findall(r"\d+", self.python_version)[:3])
 
     @property
     def label(self) -> str:
@@ -46,14 +56,14 @@ class InterpreterInfo:
         return f"{name} {self.implementation_version} (Python {self.python_version})"
 
 
-def _running_interpreter() -> InterpreterInfo:
-    version = sys.implementation.version
-    return InterpreterInfo(
-        path=sys.executable,
-        implementation=sys.implementation.name,
-        python_version=platform.python_version(),
-        implementation_version=f"{version.major}.{version.minor}.{version.micro}",
-    )
+@dataclass(frozen=True, slots=True)
+class _Probed:
+    info: InterpreterInfo
+    asked: Mapping[str, str]  # the modules the probe looked for
+
+
+_cache: dict[str, _Probed] = {}
+_cache_lock = threading.Lock()
 
 
 def resolve_python(python: str | None) -> str:
@@ -67,20 +77,35 @@ def resolve_python(python: str | None) -> str:
     return interpreter_info(python).path
 
 
-def interpreter_info(python: str | None) -> InterpreterInfo:
-    """What ``python`` resolves to; raises :class:`InterpreterNotFound` if it cannot run."""
-    if python is None or python == "" or python == sys.executable:
-        return _running_interpreter()
-    if not isinstance(python, str):
+def interpreter_info(
+    python: str | None, modules: Mapping[str, str] | None = None
+) -> InterpreterInfo:
+    """What ``python`` resolves to, and which of ``modules`` (module -> distribution) it has.
+
+    Raises :class:`InterpreterNotFound` if it cannot run. One probe per interpreter is
+    kept; a later call asking about modules the kept one did not cover probes again.
+    """
+    if python is not None and not isinstance(python, str):
         raise InterpreterNotFound(
             f"python must be an interpreter name or path such as 'pypy3', got {python!r}"
         )
-    return _probe_cached(python)
+    modules = modules or {}
+    key = python or sys.executable
+    with _cache_lock:
+        known = _cache.get(key)
+    if known is not None and all(m in known.asked for m in modules):
+        return known.info
+    asked = dict(known.asked) if known is not None else {}
+    asked.update(modules)
+    here = key == sys.executable
+    info = _this_interpreter(asked) if here else _probe(key, _locate(key), asked)
+    with _cache_lock:
+        _cache[key] = _Probed(info, asked)
+    return info
 
 
-@functools.lru_cache(maxsize=32)
-def _probe_cached(python: str) -> InterpreterInfo:
-    return _probe(python, _locate(python))
+def _this_interpreter(modules: Mapping[str, str]) -> InterpreterInfo:
+    return _info(sys.executable, interpreter_probe.describe(modules))
 
 
 def _locate(python: str) -> str:
@@ -103,10 +128,11 @@ def _locate(python: str) -> str:
     return found
 
 
-def _probe(python: str, path: str) -> InterpreterInfo:
+def _probe(python: str, path: str, modules: Mapping[str, str]) -> InterpreterInfo:
+    args = [f"{module}={distribution}" for module, distribution in sorted(modules.items())]
     try:
         probe = subprocess.run(
-            [path, "-c", _PROBE_CODE],
+            [path, _PROBE_SCRIPT, *args],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=_PROBE_TIMEOUT_S,
@@ -123,10 +149,23 @@ def _probe(python: str, path: str) -> InterpreterInfo:
             f"when asked for its version: {detail or 'no output'}"
         )
     try:
-        implementation, python_version, implementation_version = json.loads(probe.stdout)
-    except ValueError:
+        answer = json.loads(probe.stdout)
+        return _info(path, answer)
+    except (ValueError, TypeError, KeyError, AttributeError):
         raise InterpreterNotFound(
             f"{python!r} ({path}) does not look like a Python interpreter: it printed "
             f"{probe.stdout[:80]!r} when asked for its version"
         ) from None
-    return InterpreterInfo(path, implementation, python_version, implementation_version)
+
+
+def _info(path: str, answer: dict[str, object]) -> InterpreterInfo:
+    modules = answer["modules"]
+    if not isinstance(modules, dict):
+        raise TypeError(f"modules should be an object, got {modules!r}")
+    return InterpreterInfo(
+        path,
+        str(answer["implementation"]),
+        str(answer["python_version"]),
+        str(answer["implementation_version"]),
+        {str(k): str(v) for k, v in modules.items()},
+    )

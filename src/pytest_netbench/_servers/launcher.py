@@ -16,7 +16,6 @@ import re
 import shlex
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 import uuid
@@ -33,7 +32,7 @@ from pytest_netbench._errors import (
     ServerStartupError,
     SpecError,
 )
-from pytest_netbench._servers import ports, reaper
+from pytest_netbench._servers import logdirs, ports, reaper
 from pytest_netbench._servers.interpreters import InterpreterInfo, interpreter_info
 from pytest_netbench._servers.readiness import (
     AllReady,
@@ -80,8 +79,7 @@ def _at_exit() -> None:
         with contextlib.suppress(OSError):
             os.remove(path)
     if _default_log_dir is not None:
-        with contextlib.suppress(OSError):
-            os.rmdir(_default_log_dir)  # only succeeds when empty
+        logdirs.remove_if_empty(_default_log_dir)
 
 
 atexit.register(_at_exit)
@@ -95,7 +93,11 @@ def _log_dir_for(log_dir: str | os.PathLike[str] | None) -> tuple[str, bool]:
         return path, False
     with _default_log_dir_lock:
         if _default_log_dir is None:
-            _default_log_dir = tempfile.mkdtemp(prefix="netbench-servers-")
+            # Our first server: clear away what owners that are gone left behind, then
+            # make ours, which the watchdog removes should we die without exiting.
+            logdirs.remove_abandoned()
+            _default_log_dir = logdirs.create()
+            reaper.remove_if_owner_dies(_default_log_dir)
         return _default_log_dir, True
 
 
@@ -286,8 +288,9 @@ class Server:
             self._launch(python, port_text)
             self._wait_ready(launched)
             self._check_listener_is_ours()
-        except BaseException:
-            self._keep_log()
+        except BaseException as exc:
+            if isinstance(exc, Exception):  # a failure; not Ctrl-C or exit, which name no log
+                self._keep_log()
             self._teardown()
             raise
         self.startup_s = time.monotonic() - launched

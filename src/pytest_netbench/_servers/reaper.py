@@ -8,8 +8,9 @@ Four layers, each covering a hole the others leave:
 * every process carries marker variables in its environment (``NETBENCH_OWNER`` naming
   the Python process that launched it, ``NETBENCH_SERVER`` naming the server), which its
   descendants inherit even when they leave the group with ``setsid``;
-* a tiny watchdog process, fed by a pipe, notices the owner's death (even by SIGKILL,
-  when no ``atexit`` runs) and sweeps the marked processes and registered groups.
+* a tiny watchdog process (:mod:`.watchdog`), fed by a pipe, notices the owner's death
+  (even by SIGKILL, when no ``atexit`` runs) and sweeps the marked processes and
+  registered groups, then the owner's log directory.
 
 Processes are only ever picked by marker plus start time, never by name.
 """
@@ -22,15 +23,19 @@ import ctypes
 import os
 import queue
 import signal
+import site
 import subprocess
 import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import psutil
+
+from pytest_netbench._servers import watchdog
 
 OWNER_ENV = "NETBENCH_OWNER"
 SERVER_ENV = "NETBENCH_SERVER"
@@ -38,70 +43,6 @@ SERVER_ENV = "NETBENCH_SERVER"
 _PR_SET_PDEATHSIG = 1
 _POLL_S = 0.02
 _ATEXIT_GRACE_S = 2.0
-
-# The watchdog is plain stdlib reading /proc, so it starts in milliseconds and cannot be
-# broken by whatever the package __init__ imports. Lines on stdin: "+<pgid>" registers a
-# server's process group, "-<pgid>" forgets it; EOF means the owner is gone.
-_WATCHDOG_SOURCE = r"""# pytest-netbench watchdog: sweeps its owner's servers when the owner dies
-import os, signal, sys, time
-token, since, grace = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
-    signal.signal(sig, signal.SIG_IGN)
-groups = set()
-for line in sys.stdin:
-    line = line.strip()
-    if line[:1] == "+":
-        groups.add(int(line[1:]))
-    elif line[:1] == "-":
-        groups.discard(int(line[1:]))
-me = os.getpid()
-def survivors():
-    pids, live_groups = [], set()
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            with open("/proc/%s/stat" % name, "rb") as f:
-                stat = f.read()
-            fields = stat[stat.rfind(b")") + 2:].split()
-            if fields[0] in (b"Z", b"X") or int(fields[19]) < since:
-                continue
-            if int(fields[2]) in groups:
-                live_groups.add(int(fields[2]))
-            with open("/proc/%s/environ" % name, "rb") as f:
-                env = f.read()
-        except (OSError, ValueError, IndexError):
-            continue
-        for entry in env.split(b"\0"):
-            if entry.startswith(b"NETBENCH_OWNER="):
-                if token in entry[15:].decode("ascii", "replace").split(":"):
-                    pids.append(int(name))
-                break
-    return pids, live_groups
-start = time.monotonic()
-signalled = set()  # SIGTERM goes once to each group and pid; SIGKILL as often as needed
-while time.monotonic() - start < grace + 10:
-    pids, live_groups = survivors()
-    if not pids and not live_groups:
-        break
-    killing = time.monotonic() - start >= grace
-    sig = signal.SIGKILL if killing else signal.SIGTERM
-    for pgid in live_groups:
-        if killing or ("g", pgid) not in signalled:
-            signalled.add(("g", pgid))
-            try:
-                os.killpg(pgid, sig)
-            except OSError:
-                pass
-    for pid in pids:
-        if killing or pid not in signalled:
-            signalled.add(pid)
-            try:
-                os.kill(pid, sig)
-            except OSError:
-                pass
-    time.sleep(0.05)
-"""
 
 
 class _Owner:
@@ -115,6 +56,7 @@ class _Owner:
         self.watchdog: subprocess.Popen[bytes] | None = None
         self.launched = False
         self.groups: set[int] = set()  # process groups of servers not yet stopped
+        self.directories: set[str] = set()  # removed by the watchdog if we die abruptly
         self.spawn_queue: queue.SimpleQueue[_SpawnRequest] | None = None
 
 
@@ -144,11 +86,6 @@ def _current_owner() -> _Owner:
     return _owner
 
 
-def owner_token() -> str:
-    """The marker value identifying processes started by this Python process."""
-    return _current_owner().token
-
-
 def marker_env(server_id: str) -> dict[str, str]:
     """Environment entries that tag a server's whole tree as ours.
 
@@ -159,6 +96,16 @@ def marker_env(server_id: str) -> dict[str, str]:
     token = _current_owner().token
     chain = f"{inherited}:{token}" if inherited else token
     return {OWNER_ENV: chain, SERVER_ENV: server_id}
+
+
+def remove_if_owner_dies(path: str) -> None:
+    """Have the watchdog remove directory ``path`` if this process ends without exiting.
+
+    (A normal exit leaves ``path`` to the process itself, whose ``atexit`` code decides
+    what to keep.)
+    """
+    if "\n" not in path:  # one line on the watchdog's pipe
+        _tell_watchdog(f"d{path}")
 
 
 def _load_prctl() -> Callable[..., int] | None:
@@ -251,45 +198,48 @@ def _ensure_watchdog() -> None:
     with owner.lock:
         if owner.watchdog is not None and owner.watchdog.poll() is None:
             return
-        since = _start_ticks(os.getpid())
-        env = {k: v for k, v in os.environ.items() if k not in (OWNER_ENV, SERVER_ENV)}
+        since = watchdog.start_ticks(os.getpid())
         try:
-            owner.watchdog = _start_watchdog(owner.token, since, env)
+            owner.watchdog = _start_watchdog(owner.token, since)
         except OSError:
             # The other layers (group, death signal, atexit) still work without it.
             owner.watchdog = None
             return
-    for pgid in sorted(owner.groups):  # a restarted watchdog learns what is running
+    # A new or restarted watchdog learns what is running and what to clear away.
+    for pgid in sorted(owner.groups):
         _tell_watchdog(f"+{pgid}")
+    for path in sorted(owner.directories):
+        _tell_watchdog(f"d{path}")
 
 
-def _start_watchdog(token: str, since: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def _start_watchdog(token: str, since: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            _WATCHDOG_SOURCE,
-            token,
-            str(since),
-            str(_ATEXIT_GRACE_S),
-        ],
+        [sys.executable, "-P", "-m", watchdog.__name__, token, str(since), str(_ATEXIT_GRACE_S)],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd="/",
-        env=env,
+        env=_watchdog_env(),
         start_new_session=True,
     )
 
 
-def _start_ticks(pid: int) -> int:
-    """Start time in clock ticks since boot, the unit of /proc/<pid>/stat field 22."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        return int(stat[stat.rfind(b")") + 2 :].split()[19])
-    except (OSError, ValueError, IndexError):
-        return 0
+def _watchdog_env() -> dict[str, str]:
+    """Our environment without the markers, and with this package importable by ``-m``.
+
+    The package's folder goes on PYTHONPATH unless it is a site-packages folder (found
+    anyway, and which must not come before the standard library): this process may have
+    found the package through a sys.path entry that a child does not inherit.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in (OWNER_ENV, SERVER_ENV)}
+    package_parent = str(Path(__file__).resolve().parents[2])
+    site_dirs = {
+        str(Path(p).resolve()) for p in [*site.getsitepackages(), site.USER_SITE or ""] if p
+    }
+    if package_parent not in site_dirs:
+        paths = [package_parent, *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+    return env
 
 
 def _tell_watchdog(line: str) -> None:
@@ -299,6 +249,8 @@ def _tell_watchdog(line: str) -> None:
             owner.groups.add(int(line[1:]))
         elif line.startswith("-"):
             owner.groups.discard(int(line[1:]))
+        elif line.startswith("d"):
+            owner.directories.add(line[1:])
     watchdog = owner.watchdog
     if watchdog is None or watchdog.stdin is None:
         return
@@ -340,10 +292,15 @@ def terminate_server(
     pgid = proc.pid
     deadline = time.monotonic() + grace_s
     terminated: set[int] = set()
+    # Every process found once is watched until it is gone: one that is exiting can no
+    # longer show its environment, so the marker search alone would lose it too early.
+    seen: dict[int, psutil.Process] = {}
     group_terminated = False
     while True:
         leader_alive = proc.poll() is None
-        stragglers = marked_processes(SERVER_ENV, server_id, since)
+        found = marked_processes(SERVER_ENV, server_id, since)
+        seen.update((p.pid, p) for p in found)
+        stragglers = [p for p in seen.values() if p.pid != pgid and _is_running(p)]
         if not leader_alive and not stragglers:
             break
         in_group = {p.pid for p in stragglers if _pgid_of(p) == pgid}
@@ -414,6 +371,14 @@ def _wait_gone(procs: list[psutil.Process], timeout_s: float) -> list[psutil.Pro
         time.sleep(_POLL_S)
 
 
+def _is_running(proc: psutil.Process) -> bool:
+    """Alive and not a zombie, without reaping (the leader's status belongs to Popen)."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def _is_alive(proc: psutil.Process) -> bool:
     try:
         # Reap our own children so they do not linger as zombies.
@@ -427,10 +392,13 @@ def _is_alive(proc: psutil.Process) -> bool:
 def _sweep_at_exit() -> None:
     with contextlib.suppress(Exception):
         sweep_owner()
-    # Closing the pipe tells the watchdog we are done; it finds nothing left and exits.
-    # Reaping it here keeps it from lingering as a zombie (and Popen from warning).
+    # "clean" leaves our directories to the launcher's own atexit code (it keeps the logs
+    # of failed servers); closing the pipe tells the watchdog we are done; it finds
+    # nothing left and exits. Reaping it here keeps it from lingering as a zombie (and
+    # Popen from warning).
     owner = _owner
     if owner.pid == os.getpid() and owner.watchdog is not None:
+        _tell_watchdog("clean")
         with contextlib.suppress(Exception):
             if owner.watchdog.stdin is not None:
                 owner.watchdog.stdin.close()

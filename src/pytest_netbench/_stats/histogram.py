@@ -15,8 +15,6 @@ from operator import floordiv
 
 from hdrh.histogram import HdrHistogram
 
-from pytest_netbench._model import LatencySummary
-
 LOWEST_US = 1
 HIGHEST_US = 3_600_000_000  # one hour
 SIGNIFICANT_DIGITS = 3
@@ -58,26 +56,6 @@ def percentile_ms(hist: HdrHistogram, q: float) -> float:
     if hist.get_total_count() == 0:
         return math.nan
     return float(hist.get_value_at_percentile(q)) / 1000.0
-
-
-def summarize(hist: HdrHistogram) -> LatencySummary:
-    total = int(hist.get_total_count())
-    if total == 0:
-        return LatencySummary()
-    values = hist.get_percentile_to_value_dict([50.0, 75.0, 90.0, 95.0, 99.0, 99.9])
-    return LatencySummary(
-        count=total,
-        p50_ms=values[50.0] / 1000.0,
-        p75_ms=values[75.0] / 1000.0,
-        p90_ms=values[90.0] / 1000.0,
-        p95_ms=values[95.0] / 1000.0,
-        p99_ms=values[99.0] / 1000.0,
-        p999_ms=values[99.9] / 1000.0,
-        min_ms=hist.get_min_value() / 1000.0,
-        max_ms=hist.get_max_value() / 1000.0,
-        mean_ms=hist.get_mean_value() / 1000.0,
-        stdev_ms=hist.get_stddev() / 1000.0,
-    )
 
 
 def percentile_of_counts(counts: Mapping[int, int], q: float) -> float:

@@ -5,11 +5,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from hdrh.histogram import HdrHistogram
+
 from pytest_netbench._model import (
     ERROR_KINDS,
     GeneratorStats,
+    InvalidCause,
+    LatencySummary,
     LoadResult,
     LoadSpec,
+    RequestStats,
     ServerStats,
     TimelineRow,
 )
@@ -17,9 +22,8 @@ from pytest_netbench._stats.histogram import (
     encode_histogram,
     histogram_from_counts,
     percentile_of_counts,
-    summarize,
 )
-from pytest_netbench._stats.recorder import SecondRow, WorkerOutcome
+from pytest_netbench._stats.recorder import TimelineBucket, WorkerOutcome
 
 # A worker runnable (running or queued for a CPU) this share of the window was the
 # bottleneck, not the server.
@@ -59,7 +63,7 @@ def merge_outcomes(
     hist = histogram_from_counts(latency_counts)
     open_loop = spec.rate is not None
     generator = _generator_stats(spec, outcomes, lag_counts, duration_s)
-    reasons = _invalid_reasons(spec, outcomes, generator, duration_s)
+    found = _invalid_reasons(spec, outcomes, generator, duration_s)
     return LoadResult(
         mode="open" if open_loop else "closed",
         url=spec.url,
@@ -73,31 +77,71 @@ def merge_outcomes(
         bytes_written=sum(o.bytes_written for o in outcomes),
         latency=summarize(hist),
         uncorrected=summarize(histogram_from_counts(uncorrected_counts)) if open_loop else None,
-        timeline=_merge_timeline([o.seconds for o in outcomes]),
+        timeline=_merge_timeline([o.seconds for o in outcomes], spec.timeline_resolution_s),
         server=server,
         generator=generator,
-        valid=not reasons,
-        invalid_reasons=tuple(reasons),
+        valid=not found,
+        invalid_reasons=tuple(text for _, text in found),
+        invalid_causes=tuple(cause for cause, _ in found),
         error_samples=samples,
         spec=spec,
         latency_histogram=encode_histogram(hist),
+        by_request=_merge_by_request(spec, outcomes, duration_s),
     )
 
 
-def _merge_timeline(per_worker: Sequence[Sequence[SecondRow]]) -> tuple[TimelineRow, ...]:
+def _merge_timeline(
+    per_worker: Sequence[Sequence[TimelineBucket]], span_s: float
+) -> tuple[TimelineRow, ...]:
+    """Row i sums every worker's bucket i: workers start together (``WorkerShare.start_at``)
+    and cut buckets at the same offsets from the start of the window."""
     length = max((len(rows) for rows in per_worker), default=0)
     merged: list[TimelineRow] = []
-    for second in range(length):
+    for index in range(length):
         counts: Counter[int] = Counter()
         ok = errors = 0
         for rows in per_worker:
-            if second < len(rows):
-                row = rows[second]
+            if index < len(rows):
+                row = rows[index]
                 ok += row.ok
                 errors += row.errors
                 counts.update(row.counts)
-        merged.append(TimelineRow(second, ok, errors, percentile_of_counts(counts, 99.0)))
+        p99 = percentile_of_counts(counts, 99.0)
+        p50 = percentile_of_counts(counts, 50.0)
+        merged.append(TimelineRow(index, ok, errors, p99, p50, span_s))
     return tuple(merged)
+
+
+def _merge_by_request(
+    spec: LoadSpec, outcomes: Sequence[WorkerOutcome], duration_s: float
+) -> dict[str, RequestStats]:
+    """Each kind of a mix, summed over the workers (each ran the whole mix)."""
+    merged: dict[str, RequestStats] = {}
+    for index, request in enumerate(spec.mix):
+        parts = [o.by_request[index] for o in outcomes if index < len(o.by_request)]
+        counts: Counter[int] = Counter()
+        errors: dict[str, int] = dict.fromkeys(ERROR_KINDS, 0)
+        status_codes: Counter[int] = Counter()
+        for part in parts:
+            counts.update(part.latency_counts)
+            status_codes.update(part.status_codes)
+            for kind, n in part.errors.items():
+                errors[kind] += n
+        hist = histogram_from_counts(counts)
+        merged[request.label] = RequestStats(
+            name=request.label,
+            method=request.method,
+            path=request.path,
+            duration_s=duration_s,
+            sent=sum(p.sent for p in parts),
+            ok=sum(counts.values()),
+            errors=errors,
+            in_flight=sum(p.in_flight for p in parts),
+            status_codes=dict(sorted(status_codes.items())),
+            latency=summarize(hist),
+            latency_histogram=encode_histogram(hist),
+        )
+    return merged
 
 
 def _generator_stats(
@@ -133,33 +177,66 @@ def _invalid_reasons(
     outcomes: Sequence[WorkerOutcome],
     generator: GeneratorStats,
     duration_s: float,
-) -> list[str]:
-    reasons: list[str] = []
+) -> list[tuple[InvalidCause, str]]:
+    """Each reason the figures cannot be trusted, as (cause kind, text for people)."""
+    reasons: list[tuple[InvalidCause, str]] = []
     faults = sum(o.generator_faults for o in outcomes)
     if faults:
         reasons.append(
-            f"generator ran out of file descriptors or local ports ({faults} failed connects):"
-            " raise `ulimit -n`, lower connections, or enable keep-alive"
+            (
+                "generator_fds",
+                f"generator ran out of file descriptors or local ports ({faults} failed connects):"
+                " raise `ulimit -n`, lower connections, or enable keep-alive",
+            )
         )
     if duration_s >= 0.2 and generator.busy_percent >= SATURATED_CPU_SHARE * 100:
         reasons.append(
-            f"generator saturated: a worker was running or waiting for a CPU"
-            f" {min(generator.busy_percent, 100):.0f}% of the time (cpu"
-            f" {generator.cpu_percent:.0f}%), so the figures may measure the generator rather"
-            " than the server: add workers or cores, or lower the load"
+            (
+                "generator_saturated",
+                f"generator saturated: a worker was running or waiting for a CPU"
+                f" {min(generator.busy_percent, 100):.0f}% of the time (cpu"
+                f" {generator.cpu_percent:.0f}%), so the figures may measure the generator rather"
+                " than the server: add workers or cores, or lower the load",
+            )
         )
     if spec.rate is not None:
         scheduled = sum(o.scheduled for o in outcomes)
         if generator.unsent > MAX_UNSENT_SHARE * scheduled + 1:
             reasons.append(
-                f"rate not achieved: {generator.unsent} of {scheduled} scheduled requests were"
-                f" never sent (connection pool limit {spec.max_connections} reached while the"
-                " server fell behind): raise max_connections or lower the rate"
+                (
+                    "rate_not_achieved",
+                    f"rate not achieved: {generator.unsent} of {scheduled} scheduled requests were"
+                    f" never sent (connection pool limit {spec.pool_limit} reached while the"
+                    " server fell behind): raise max_connections or lower the rate",
+                )
             )
         lag = generator.send_lag_p99_ms
         if lag is not None and lag > MAX_SCHEDULE_LAG_P99_MS:
             reasons.append(
-                f"generator fell behind its schedule: send lag p99 {lag:.1f} ms: add workers or"
-                " lower the rate"
+                (
+                    "schedule_lag",
+                    f"generator fell behind its schedule: send lag p99 {lag:.1f} ms: add"
+                    " workers or lower the rate",
+                )
             )
     return reasons
+
+
+def summarize(hist: HdrHistogram) -> LatencySummary:
+    total = int(hist.get_total_count())
+    if total == 0:
+        return LatencySummary()
+    values = hist.get_percentile_to_value_dict([50.0, 75.0, 90.0, 95.0, 99.0, 99.9])
+    return LatencySummary(
+        count=total,
+        p50_ms=values[50.0] / 1000.0,
+        p75_ms=values[75.0] / 1000.0,
+        p90_ms=values[90.0] / 1000.0,
+        p95_ms=values[95.0] / 1000.0,
+        p99_ms=values[99.0] / 1000.0,
+        p999_ms=values[99.9] / 1000.0,
+        min_ms=hist.get_min_value() / 1000.0,
+        max_ms=hist.get_max_value() / 1000.0,
+        mean_ms=hist.get_mean_value() / 1000.0,
+        stdev_ms=hist.get_stddev() / 1000.0,
+    )

@@ -1,9 +1,12 @@
-"""Per-worker recording: flat integer arrays on the hot path, folded once a second.
+"""Per-worker recording: flat integer arrays on the hot path, folded once per timeline row.
 
 The engine appends nanosecond latencies of ok responses to ``array('q')`` buffers and
-bumps plain counters; :meth:`Recorder.tick` folds the buffers into per-second and
-whole-run microsecond counters, off the per-request path. :class:`WorkerOutcome` is the
-picklable summary a worker process hands back for lossless merging.
+bumps plain counters; :meth:`Recorder.close_bucket` folds the buffers into the timeline
+bucket that just ended and the whole-run microsecond counters, off the per-request path.
+A bucket is a second by default (the loop's once-a-second :meth:`Recorder.tick`), or
+``timeline_resolution_s`` long, closed by the run's own timer. A request mix keeps the
+same figures per kind of request as well. :class:`WorkerOutcome` is the picklable summary
+a worker process hands back for lossless merging.
 """
 
 from __future__ import annotations
@@ -17,10 +20,13 @@ from pytest_netbench._stats.histogram import count_microseconds, percentile_of_c
 
 # errnos that mean the generator, not the server, ran out of something
 GENERATOR_FAULT_ERRNOS = frozenset({24, 23, 99, 105})  # EMFILE ENFILE EADDRNOTAVAIL ENOBUFS
+ONE_SECOND_NS = 1_000_000_000
 
 
 @dataclass(slots=True)
-class SecondRow:
+class TimelineBucket:
+    """One timeline row as one worker saw it: ok responses, failures, their latencies."""
+
     ok: int
     errors: int
     counts: Counter[int]
@@ -28,6 +34,35 @@ class SecondRow:
     @property
     def p99_ms(self) -> float:
         return percentile_of_counts(self.counts, 99.0)
+
+    @property
+    def p50_ms(self) -> float:
+        return percentile_of_counts(self.counts, 50.0)
+
+
+@dataclass(slots=True)
+class RequestOutcome:
+    """One kind of request of a mix, as one worker saw it (merged like the totals)."""
+
+    sent: int = 0
+    in_flight: int = 0
+    errors: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ERROR_KINDS, 0))
+    status_codes: dict[int, int] = field(default_factory=dict)
+    latency_counts: Counter[int] = field(default_factory=Counter)
+
+
+class RequestCounters:
+    """What the engine moves for one kind of request of a mix. Its ok latencies and
+    statuses are counted here only (the totals add them up when folding); sends and
+    failures are counted in the totals as well."""
+
+    __slots__ = ("latencies", "outcome", "sent", "status_codes")
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.status_codes: dict[int, int] = {}
+        self.latencies: array[int] = array("q")
+        self.outcome = RequestOutcome()
 
 
 @dataclass(slots=True)
@@ -43,7 +78,8 @@ class WorkerOutcome:
     latency_counts: Counter[int] = field(default_factory=Counter)
     uncorrected_counts: Counter[int] = field(default_factory=Counter)
     lag_counts: Counter[int] = field(default_factory=Counter)
-    seconds: list[SecondRow] = field(default_factory=list)
+    # One entry per timeline bucket: a second at the default resolution.
+    seconds: list[TimelineBucket] = field(default_factory=list)
     window_start_ns: int = 0
     window_end_ns: int = 0
     cpu_s: float = 0.0
@@ -56,6 +92,8 @@ class WorkerOutcome:
     late_sends: int = 0
     error_samples: dict[str, str] = field(default_factory=dict)
     loop: str = ""
+    # A request mix: one entry per kind, in the mix's order (empty without a mix).
+    by_request: list[RequestOutcome] = field(default_factory=list)
 
 
 class Recorder:
@@ -63,6 +101,8 @@ class Recorder:
 
     __slots__ = (
         "_folded_errors",
+        "bucket_ns",
+        "by_request",
         "bytes_read",
         "bytes_written",
         "error_samples",
@@ -79,9 +119,19 @@ class Recorder:
         "uncorrected",
     )
 
-    def __init__(self, measure_start_ns: int, *, open_loop: bool) -> None:
+    def __init__(
+        self,
+        measure_start_ns: int,
+        *,
+        open_loop: bool,
+        bucket_ns: int = ONE_SECOND_NS,
+        request_kinds: int = 0,
+    ) -> None:
         self.measure_start_ns = measure_start_ns
         self.open_loop = open_loop
+        self.bucket_ns = bucket_ns
+        # A mix: its ok latencies and statuses per kind only, its sends per kind as well.
+        self.by_request = [RequestCounters() for _ in range(request_kinds)]
         self.sent = 0
         self.errors: dict[str, int] = dict.fromkeys(ERROR_KINDS, 0)
         self.error_samples: dict[str, str] = {}
@@ -98,9 +148,12 @@ class Recorder:
         self.outcome = WorkerOutcome()
         self._folded_errors = 0
 
-    def error(self, kind: str, detail: str, errno: int | None = None) -> None:
-        """Count one measured failure; keep the first message of each kind as a sample."""
+    def error(self, kind: str, detail: str, errno: int | None = None, request: int = -1) -> None:
+        """Count one measured failure (of the mix's ``request`` kind, if a mix); keep the
+        first message of each kind as a sample."""
         self.errors[kind] += 1
+        if request >= 0:
+            self.by_request[request].outcome.errors[kind] += 1
         if kind not in self.error_samples:
             self.error_samples[kind] = detail[:200]
         if errno in GENERATOR_FAULT_ERRNOS:
@@ -112,11 +165,30 @@ class Recorder:
         self.bytes_read = 0
         self.bytes_written = 0
 
+    def ok_so_far(self) -> int:
+        """Ok responses recorded up to now, folded or not (for progress reports)."""
+        unfolded = len(self.latencies) + sum(len(k.latencies) for k in self.by_request)
+        return sum(row.ok for row in self.outcome.seconds) + unfolded
+
     def tick(self) -> None:
-        """Fold the last second's samples into the per-second and whole-run counters."""
+        """The loop's once-a-second call: closes a bucket at the default resolution. At any
+        other resolution the run closes its own buckets and this does nothing."""
+        if self.bucket_ns == ONE_SECOND_NS:
+            self.close_bucket()
+
+    def close_bucket(self) -> None:
+        """Fold the samples since the last bucket into a new timeline bucket and into the
+        whole-run counters."""
         out = self.outcome
         counts = count_microseconds(self.latencies)
         ok = len(self.latencies)
+        for kind in self.by_request:
+            if kind.latencies:
+                kind_counts = count_microseconds(kind.latencies)
+                kind.outcome.latency_counts.update(kind_counts)
+                counts.update(kind_counts)
+                ok += len(kind.latencies)
+                del kind.latencies[:]
         out.latency_counts.update(counts)
         if self.open_loop:
             out.uncorrected_counts.update(count_microseconds(self.uncorrected))
@@ -125,14 +197,20 @@ class Recorder:
             del self.lags[:]
         del self.latencies[:]
         errors_now = sum(self.errors.values())
-        out.seconds.append(SecondRow(ok, errors_now - self._folded_errors, counts))
+        errors = errors_now - self._folded_errors
         self._folded_errors = errors_now
+        out.seconds.append(TimelineBucket(ok, errors, counts))
 
-    def finish(self, *, in_flight: int, window_end_ns: int) -> WorkerOutcome:
-        """Close the window: fold what is left (a partial last second) and return the outcome."""
+    def finish(
+        self, *, in_flight: int, window_end_ns: int, in_flight_by_request: list[int] | None = None
+    ) -> WorkerOutcome:
+        """Close the window: fold what is left (a partial last bucket) and return the outcome.
+
+        ``in_flight_by_request``: a mix's ``in_flight`` split by kind of request."""
         leftover_errors = sum(self.errors.values()) != self._folded_errors
-        if self.latencies or self.uncorrected or self.lags or leftover_errors:
-            self.tick()
+        leftover = any(kind.latencies for kind in self.by_request)
+        if self.latencies or self.uncorrected or self.lags or leftover_errors or leftover:
+            self.close_bucket()
         out = self.outcome
         out.sent = self.sent
         out.in_flight = in_flight
@@ -146,4 +224,12 @@ class Recorder:
         out.window_end_ns = window_end_ns
         out.generator_faults = self.generator_faults
         out.error_samples = dict(self.error_samples)
+        out.by_request = [kind.outcome for kind in self.by_request]
+        for index, kind in enumerate(self.by_request):
+            kind.outcome.sent = kind.sent
+            kind.outcome.status_codes = dict(kind.status_codes)
+            kind.outcome.in_flight = in_flight_by_request[index] if in_flight_by_request else 0
+            # A mix counts statuses per kind only (one dict update per response, not two).
+            for code, count in kind.status_codes.items():
+                out.status_codes[code] = out.status_codes.get(code, 0) + count
         return out

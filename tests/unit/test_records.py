@@ -1,24 +1,25 @@
-"""The session JSON: round trip of records, NaN handling, environment, clear read errors."""
+"""The stored-run format: round trip of records, NaN handling, clear read errors."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-import subprocess
 from pathlib import Path
 
 import pytest
 from hdrh.histogram import HdrHistogram
 
 from pytest_netbench._model import LatencySummary, LoadResult, ServerStats, TimelineRow
-from pytest_netbench._report.environment import collect_environment, git_info, machine_key
-from pytest_netbench._report.jsonfile import (
+from pytest_netbench._records import (
     SCHEMA,
+    ExperimentRecord,
+    Record,
     ResultFileError,
+    discard_counts,
     load_session_json,
     write_session_json,
 )
-from pytest_netbench._report.matrix import Record
 
 
 def _result() -> LoadResult:
@@ -76,41 +77,6 @@ def test_records_round_trip_with_windows_params_and_histogram(tmp_path: Path) ->
     assert session.environment["cpu_model"] == "c"
 
 
-def test_environment_is_written_with_its_machine_key(tmp_path: Path) -> None:
-    env = collect_environment()
-    path = write_session_json(tmp_path / "e.json", [], env)
-    data = json.loads(path.read_text())["environment"]
-    assert data["machine_key"] == env.machine_key == machine_key(env)
-    assert data["cores_logical"] >= 1
-    assert data["packages"]["pytest_netbench"]
-    assert data["python_version"].count(".") == 2
-
-
-def test_machine_key_is_stable_and_ignores_hostname() -> None:
-    env = collect_environment()
-    from dataclasses import replace
-
-    assert machine_key(env) == machine_key(replace(env, hostname="elsewhere"))
-    assert machine_key(env) != machine_key(replace(env, cores_logical=env.cores_logical + 1))
-    assert machine_key(env) != machine_key(replace(env, cpu_model="another cpu"))
-    assert "/" not in machine_key(env)
-
-
-def test_git_info_inside_and_outside_a_repository(tmp_path: Path) -> None:
-    assert git_info(tmp_path) is None
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    (tmp_path / "f").write_text("x")
-    ident = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
-    subprocess.run(["git", "-C", str(tmp_path), "add", "f"], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), *ident, "commit", "-q", "-m", "m"], check=True)
-    info = git_info(tmp_path)
-    assert info is not None
-    assert len(info.commit) == 40 and not info.dirty
-    (tmp_path / "f").write_text("changed")
-    dirty = git_info(tmp_path)
-    assert dirty is not None and dirty.dirty
-
-
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -126,3 +92,74 @@ def test_bad_files_give_clear_errors(tmp_path: Path, content: str | None, messag
         path.write_text(content)
     with pytest.raises(ResultFileError, match=message):
         load_session_json(path)
+
+
+def _invalid(cause: str, reason: str) -> LoadResult:
+    return dataclasses.replace(
+        _result(), valid=False, invalid_reasons=(reason,), invalid_causes=(cause,)
+    )
+
+
+def test_loads_keep_their_discarded_runs_and_experiments_their_whole_dict(
+    tmp_path: Path,
+) -> None:
+    lagging = _invalid("schedule_lag", "generator fell behind its schedule: send lag p99 41.9 ms")
+    load = Record(
+        nodeid="t.py::f",
+        function="t.py::f",
+        params={},
+        result=_result(),
+        discarded=(lagging, lagging),
+    )
+    sweep = ExperimentRecord(
+        nodeid="t.py::g[a]",
+        function="t.py::g",
+        params={"s": "a"},
+        kind="sweep",
+        data={"kind": "sweep", "rates": [100.0], "steps": [{"rate": 100.0, "p99_ms": math.nan}]},
+        started=1.0,
+        ended=2.0,
+    )
+    path = write_session_json(tmp_path / "s.json", [load], {}, experiments=[sweep])
+    raw = json.loads(path.read_text())["records"]
+    assert [r["kind"] for r in raw] == ["load", "sweep"]
+    assert raw[0]["attempts"] == 3
+    assert raw[0]["discarded_causes"] == {"schedule_lag": 2}
+    assert raw[1]["experiment"]["steps"][0]["p99_ms"] is None  # NaN written as null
+    assert "result" not in raw[1]
+
+    session = load_session_json(path)
+    (back,) = session.records
+    assert back.kind == "load" and back.attempts == 3
+    assert [d.invalid_causes for d in back.discarded] == [("schedule_lag",)] * 2
+    (experiment,) = session.experiments
+    assert experiment.kind == "sweep" and experiment.params == {"s": "a"}
+    assert experiment.data["rates"] == [100.0] and experiment.started == 1.0
+
+
+def test_a_record_without_a_kind_is_a_load_and_an_unknown_kind_is_refused(
+    tmp_path: Path,
+) -> None:
+    path = write_session_json(tmp_path / "old.json", [Record("n", "f", {}, _result())])
+    data = json.loads(path.read_text())
+    for field in ("kind", "attempts", "discarded", "discarded_causes"):
+        del data["records"][0][field]  # as files written before kinds existed
+    path.write_text(json.dumps(data))
+    (back,) = load_session_json(path).records
+    assert back.discarded == () and back.result.ok == 1000
+
+    data["records"][0]["kind"] = "crosscheck"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultFileError, match=r"damaged record.*crosscheck"):
+        load_session_json(path)
+
+
+def test_discard_counts_count_a_run_once_per_cause() -> None:
+    both = dataclasses.replace(
+        _invalid("schedule_lag", "lag"),
+        invalid_causes=("schedule_lag", "generator_saturated", "schedule_lag"),
+    )
+    assert discard_counts([both, _invalid("schedule_lag", "lag")]) == {
+        "generator_saturated": 1,
+        "schedule_lag": 2,
+    }

@@ -5,12 +5,12 @@
   Under ``pytest -n N`` every worker would otherwise drive load at the same time and each
   would measure the others' noise; a cross-process file lock around the load alone keeps
   windows apart while server start-up, builds and ordinary tests still run in parallel;
-* the records. A record (the report layer's :class:`~pytest_netbench._report.matrix.Record`,
-  which the JSON file, stored runs and matrices all read) travels inside
-  ``report.user_properties`` as a JSON string: pytest already serialises those from xdist
-  workers to the controller and writes them into JUnit XML, so one path serves single
-  runs, ``-n N`` runs and CI tooling alike. Whoever receives the reports (the controller,
-  or the single process) collects them here.
+* the records. A record (:class:`~pytest_netbench._records.Record` for a load,
+  ``ExperimentRecord`` for a sweep or capacity search; the JSON file, stored runs, matrices
+  and comparisons all read them) travels inside ``report.user_properties`` as a JSON
+  string: pytest already serialises those from xdist workers to the controller and writes
+  them into JUnit XML, so one path serves single runs, ``-n N`` runs and CI tooling alike.
+  Whoever receives the reports (the controller, or the single process) collects them here.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_netbench._pytest.options import Settings
+from pytest_netbench._plugin.options import Settings
 
 if TYPE_CHECKING:
-    from pytest_netbench._report.matrix import Record
+    from pytest_netbench._records import ExperimentRecord, Record
     from pytest_netbench._servers.launcher import Server
 
 SKIP_REASON = "pass --netbench to run performance tests"
@@ -90,6 +90,7 @@ class NetbenchSession:
     window: MeasuredWindow
     is_worker: bool = False
     records: list[Record] = field(default_factory=list)
+    experiments: list[ExperimentRecord] = field(default_factory=list)
     # Set by the end-of-session step, printed by the terminal summary.
     summary_text: str = ""
     gate_failed: bool = False
@@ -107,7 +108,11 @@ class NetbenchSession:
         )
 
     def collect(self, properties: Iterable[tuple[str, object]]) -> None:
-        self.records.extend(from_properties(properties))
+        from pytest_netbench._records import split_records
+
+        loads, experiments = split_records(from_properties(properties))
+        self.records.extend(loads)
+        self.experiments.extend(experiments)
 
 
 SESSION_KEY = pytest.StashKey[NetbenchSession]()
@@ -131,21 +136,23 @@ def param_strings(params: Mapping[str, object]) -> dict[str, str]:
 def _short(value: object) -> str:
     if isinstance(value, str | int | float | bool) or value is None:
         return str(value)
-    from pytest_netbench._pytest.servers import describe
+    from pytest_netbench._plugin.servers import describe
 
     return describe(value)  # server references: their name, not their repr
 
 
-def to_property(record: Record) -> tuple[str, str]:
-    from pytest_netbench._report.jsonfile import record_to_dict, without_nan
+def to_property(record: Record | ExperimentRecord) -> tuple[str, str]:
+    from pytest_netbench._records import record_to_dict, without_nan
 
     data = without_nan(record_to_dict(record))
     return PROPERTY_NAME, json.dumps(data, separators=(",", ":"), allow_nan=False)
 
 
-def from_properties(properties: Iterable[tuple[str, object]]) -> list[Record]:
-    """Every record carried in a report's ``user_properties``."""
-    from pytest_netbench._report.jsonfile import record_from_dict
+def from_properties(
+    properties: Iterable[tuple[str, object]],
+) -> list[Record | ExperimentRecord]:
+    """Every record (load or experiment) carried in a report's ``user_properties``."""
+    from pytest_netbench._records import record_from_dict
 
     return [
         record_from_dict(json.loads(value))

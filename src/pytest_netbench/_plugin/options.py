@@ -36,6 +36,8 @@ class Settings:
     ab_refs: tuple[str, str] | None = None
     storage_dir: str = ".netbench"
     server_scope: ScopeName = "function"
+    # Reruns of a load spoiled by the generator; None: the library's default.
+    retries: int | None = None
 
     @property
     def compare_requested(self) -> bool:
@@ -63,6 +65,14 @@ def add_options(parser: pytest.Parser) -> None:
         default=1,
         metavar="N",
         help="repeat each load N times; the test gets the median trial (default 1).",
+    )
+    group.addoption(
+        "--netbench-retries",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run a load again, up to N times, when only the generator made it invalid "
+        "(schedule lag, generator CPU or fds); default 2, or ini netbench_retries.",
     )
     group.addoption(
         "--netbench-columns",
@@ -131,6 +141,11 @@ def add_options(parser: pytest.Parser) -> None:
         help="where --netbench-save/--netbench-compare keep runs (default .netbench).",
     )
     parser.addini(
+        "netbench_retries",
+        default="",
+        help="reruns of a load the generator made invalid (as --netbench-retries; default 2).",
+    )
+    parser.addini(
         "netbench_server_scope",
         default="function",
         help="scope of the `server` fixture: function, class, module, package or session.",
@@ -157,6 +172,7 @@ def read_settings(config: pytest.Config) -> Settings:
         )
     if compare_fail is not None:
         _check_thresholds(str(compare_fail))
+    retries = _read_retries(opt("--netbench-retries"), str(config.getini("netbench_retries")))
     scope = str(config.getini("netbench_server_scope")).strip() or "function"
     if scope not in SERVER_SCOPES:
         raise pytest.UsageError(
@@ -179,14 +195,31 @@ def read_settings(config: pytest.Config) -> Settings:
         ab_refs=_parse_ab(ab),
         storage_dir=str(opt("--netbench-storage")),
         server_scope=scope,
+        retries=retries,
     )
+
+
+def _read_retries(flag: int | None, ini: str) -> int | None:
+    """The flag wins over the ini value; neither: None (the library's default)."""
+    if flag is None and not ini.strip():
+        return None
+    source = "--netbench-retries" if flag is not None else "netbench_retries (ini)"
+    try:
+        retries = int(flag if flag is not None else ini.strip())
+    except ValueError:
+        raise pytest.UsageError(f"{source} must be a whole number >= 0, got {ini!r}") from None
+    if retries < 0:
+        raise pytest.UsageError(
+            f"{source} must be >= 0 (got {retries}); 0 keeps the first run, invalid or not"
+        )
+    return retries
 
 
 def _parse_columns(text: str) -> tuple[str, ...]:
     if text == ",".join(DEFAULT_COLUMNS):
         return DEFAULT_COLUMNS  # spares every plain pytest run the import below
     from pytest_netbench._errors import SpecError
-    from pytest_netbench._report.matrix import check_metrics
+    from pytest_netbench._metrics import check_metrics
 
     try:
         return check_metrics(text.split(","))

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_netbench._pytest.loads import SERVERS_KEY, NetbenchFixture
-from pytest_netbench._pytest.options import ScopeName
-from pytest_netbench._pytest.servers import describe, start_server
-from pytest_netbench._pytest.session import SKIP_REASON, AbPair, NetbenchSession, get_session
+from pytest_netbench._plugin.loads import NetbenchFixture
+from pytest_netbench._plugin.options import ScopeName
+from pytest_netbench._plugin.servers import describe, start_server
+from pytest_netbench._plugin.session import SKIP_REASON, AbPair, NetbenchSession, get_session
+from pytest_netbench._plugin.test_state import SERVERS_KEY
 
 if TYPE_CHECKING:
     from pytest_netbench._servers.launcher import Server
@@ -31,7 +32,9 @@ def _require_enabled(config: pytest.Config) -> NetbenchSession:
 
 @pytest.fixture
 def netbench(request: pytest.FixtureRequest) -> NetbenchFixture:
-    """Run loads and record them against this test: ``netbench.http(url, requests=...)``."""
+    """Run loads and experiments and record them against this test:
+    ``netbench.http(url, requests=...)``, ``netbench.sweep(url, rates=...)``,
+    ``netbench.capacity(url, slo=...)``."""
     session = _require_enabled(request.config)
     return NetbenchFixture(request.node, session)
 

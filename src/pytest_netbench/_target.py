@@ -1,4 +1,4 @@
-"""Where a load goes: URL parsing, the loopback guard, and the file-descriptor budget.
+"""Where a load goes: URL and ``HOST:PORT`` parsing, and the loopback guard.
 
 The guard runs before any socket exists and never resolves a name it has not already
 decided to allow, so a typo'd production host is refused without a single packet (not even
@@ -8,15 +8,13 @@ a DNS query) leaving the machine.
 from __future__ import annotations
 
 import ipaddress
-import resource
 import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from pytest_netbench._errors import RemoteTargetError, ResourceLimitError, SpecError
+from pytest_netbench._errors import RemoteTargetError, SpecError
 
 _LOCAL_NAMES = ("localhost", "localhost.", "ip6-localhost", "ip6-loopback")
-_FD_HEADROOM = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,19 +81,3 @@ def guard_target(host: str, *, allow_remote: bool) -> None:
         " allowed by default, so nobody load-tests a production host by a typo. Pass"
         " allow_remote=True (CLI: --allow-remote) if you really mean it."
     )
-
-
-def ensure_fd_budget(connections: int) -> int:
-    """Make room for `connections` sockets: raise the soft limit if the hard one allows."""
-    need = connections + _FD_HEADROOM
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY or soft >= need:
-        return int(soft)
-    if hard != resource.RLIM_INFINITY and hard < need:
-        raise ResourceLimitError(
-            f"{connections} connections need about {need} file descriptors but the hard limit"
-            f" is {hard}: raise it (ulimit -Hn / limits.conf) or use fewer connections or"
-            " more workers"
-        )
-    resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
-    return need

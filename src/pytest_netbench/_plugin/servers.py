@@ -19,8 +19,6 @@ from pytest_netbench._servers.spec import ServerSpec
 if TYPE_CHECKING:
     from pytest_netbench._servers.launcher import Server
 
-ServerRef = str | Sequence[str] | ServerSpec | Mapping[str, Any]
-
 _CATALOG_KEYS = ("app", "python")
 _AB_REPLACED_PARAM = "server"  # in A/B mode the pair takes the place of this parameter
 

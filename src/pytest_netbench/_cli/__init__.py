@@ -1,0 +1,1 @@
+"""The parts of the ``netbench`` command (its entry point is :mod:`pytest_netbench.cli`)."""

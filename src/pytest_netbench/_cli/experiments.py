@@ -1,0 +1,145 @@
+"""``netbench sweep``, ``netbench capacity`` and ``netbench cold-start``: experiments
+printed as they go.
+
+A sweep prints a row per rate the moment its step ends, as autobench's table does, and a
+line saying why it stopped if it stopped past saturation. A capacity search prints each
+probe (rate, verdict, why) and then the answer, or "unknown" and the reason. A cold start
+prints its timeline a row per 100 ms, then the first-second and steady rates and when the
+rate settled.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from pytest_netbench._cli.live import CommandLive
+from pytest_netbench._cli.loads import (
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    interrupted_banner,
+    write_json,
+)
+from pytest_netbench._cli.options import given, http_kwargs
+
+# Capacity: the search ended without a number (the generator could not produce the rates,
+# no rate met the SLO, every rate up to --max-rate did, or the probe budget ran out).
+EXIT_UNKNOWN = 6
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    from pytest_netbench._experiment.sweep import SweepStep, parse_rates, sweep
+    from pytest_netbench._report.experiments import sweep_closing, sweep_heading, sweep_row
+    from pytest_netbench._spec import http_spec
+
+    rates = parse_rates(args.rates)
+    spec = http_spec(args.url, **http_kwargs(args))  # checked before any load
+    with CommandLive(progress=args.progress, quiet=args.quiet) as live:
+        live.say(*sweep_heading(spec, rates))
+
+        def print_row(step: SweepStep) -> None:
+            live.say(*sweep_row(step))
+
+        result = sweep(
+            spec,
+            rates=rates,
+            stop_p99_ms=args.stop_p99,
+            stop_error_rate=args.stop_error_rate,
+            progress=live.progress,
+            stop=live.stop,
+            on_step=print_row,
+            **given(retries=args.retries),
+        )
+        live.say(*sweep_closing(result))
+    if args.json is not None:
+        write_json(args.json, result.to_dict())
+    if result.interrupted:
+        return EXIT_INTERRUPTED
+    if args.fail_invalid and not result.valid:
+        return EXIT_INVALID
+    return 0
+
+
+def run_capacity(args: argparse.Namespace) -> int:
+    from pytest_netbench._experiment.capacity import Probe, capacity
+    from pytest_netbench._experiment.slo import SloTerm, parse_slo
+    from pytest_netbench._report.experiments import (
+        capacity_answer,
+        capacity_heading,
+        probe_lines,
+    )
+    from pytest_netbench._spec import http_spec
+
+    goal = parse_slo(args.slo)
+    spec = http_spec(args.url, **http_kwargs(args))  # checked before any load
+    shown = goal
+    if args.max_error_rate is not None:
+        shown = goal.with_term(SloTerm("error_rate", "<=", args.max_error_rate))
+    with CommandLive(progress=args.progress, quiet=args.quiet) as live:
+        live.say(*capacity_heading(spec, shown.text, args.precision))
+        numbered = 0
+
+        def print_probe(probe: Probe) -> None:
+            nonlocal numbered
+            numbered += 1
+            live.say(*probe_lines(numbered, probe))
+
+        result = capacity(
+            spec,
+            slo=goal,
+            max_error_rate=args.max_error_rate,
+            precision=args.precision,
+            progress=live.progress,
+            stop=live.stop,
+            on_probe=print_probe,
+            **given(
+                start_rate=args.start_rate,
+                min_rate=args.min_rate,
+                max_rate=args.max_rate,
+                max_probes=args.max_probes,
+                retries=args.retries,
+            ),
+        )
+        live.say(*capacity_answer(result))
+    if args.json is not None:
+        write_json(args.json, result.to_dict())
+    if result.interrupted:
+        return EXIT_INTERRUPTED
+    return 0 if result.known else EXIT_UNKNOWN
+
+
+def run_cold_start(args: argparse.Namespace) -> int:
+    from pytest_netbench._api import run_spec
+    from pytest_netbench._experiment.cold_start import DEFAULT_RESOLUTION_S, cold_start
+    from pytest_netbench._model import LoadResult, LoadSpec
+    from pytest_netbench._report.experiments import cold_start_heading, cold_start_lines
+    from pytest_netbench._spec import http_spec
+
+    resolution = args.resolution if args.resolution is not None else DEFAULT_RESOLUTION_S
+    spec = http_spec(args.url, **http_kwargs(args))  # checked before any load
+    with CommandLive(progress=args.progress, quiet=args.quiet) as live:
+        live.say(*cold_start_heading(spec, resolution))
+
+        def run(step: LoadSpec) -> LoadResult:
+            return run_spec(step, progress=live.progress, stop=live.stop)
+
+        result = cold_start(
+            spec,
+            resolution=resolution,
+            runner=run,
+            **given(
+                settle_tolerance=args.settle_tolerance,
+                settle_window=args.settle_window,
+                retries=args.retries,
+            ),
+        )
+        kept = result.result
+        if kept.interrupted:
+            live.say(interrupted_banner(kept))
+        live.say(*cold_start_lines(result))
+    if args.json is not None:
+        write_json(args.json, result.to_dict())
+    if kept.interrupted:
+        return EXIT_INTERRUPTED
+    if args.fail_invalid and not result.valid:
+        return EXIT_INVALID
+    return 0

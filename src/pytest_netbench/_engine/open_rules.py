@@ -1,0 +1,117 @@
+"""The open-loop rules, on top of :class:`RunAccounting` (sans-IO, like it).
+
+Requests fall due on a :class:`Schedule`; each due one either leaves at once (a free
+connection, or a new one opened for it) or waits for a connection to come free. A request
+sent after waiting is a *late send* (``generator.late_sends``); one still waiting when the
+run ends was never sent (``generator.unsent``). Latency is charged from the due time
+either way. After the deadline the run drains: nothing new is sent, the answers to what
+was sent are awaited (see :meth:`OpenAccounting.close_window`).
+"""
+
+from __future__ import annotations
+
+from time import monotonic_ns
+
+from pytest_netbench._engine.accounting import RunAccounting
+from pytest_netbench._engine.exchange import Exchange
+from pytest_netbench._engine.schedule import Schedule, share_schedule
+from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._model import LoadSpec
+from pytest_netbench._stats.recorder import WorkerOutcome
+
+
+class OpenAccounting(RunAccounting):
+    """Schedule, waiting requests and drain; inert for a closed-loop share (no schedule,
+    nothing ever waits), so one run class may serve both."""
+
+    def __init__(
+        self, spec: LoadSpec, share: WorkerShare, exchange: Exchange, start_at_ns: int
+    ) -> None:
+        super().__init__(spec, share, exchange, start_at_ns)
+        self.schedule: Schedule | None = None
+        self.next_due = 0  # intended time of the next request to fall due
+        if share.rate is not None:
+            self.schedule = share_schedule(share, spec.arrival)
+            self.next_due = self.schedule.first(start_at_ns)
+        self.schedule_done = False  # the request budget is spent: nothing more falls due
+        self.scheduled = 0  # measured requests that fell due
+        self.waiting_measured = 0  # measured requests due but not sent yet
+        self.late_sends = 0
+        self.draining = False
+        # The most connections at once: the share of the pool bound, never below the
+        # connections the run opens up front.
+        self.pool_limit = max(share.max_connections, share.connections)
+
+    def collect_due(self, now: int, horizon: int) -> list[int]:
+        """The due times of the requests falling due by ``horizon``, oldest first.
+
+        Counts the measured ones (``scheduled``, their send lag) against the request budget;
+        when it is spent, ``schedule_done`` is set and nothing more falls due. One call per
+        wake-up, not per request: the loop then sends each or lets it wait.
+        """
+        schedule = self.schedule
+        if schedule is None or self.schedule_done:
+            return []
+        due_times: list[int] = []
+        due = self.next_due
+        measure = self.measure_start_ns
+        lags = self.recorder.lags
+        while due <= horizon:
+            if due >= measure:
+                budget = self.budget
+                if budget is not None:
+                    if budget <= 0:
+                        self.schedule_done = True
+                        break
+                    self.budget = budget - 1
+                self.scheduled += 1
+                lags.append(now - due if now > due else 0)
+            due_times.append(due)
+            due = schedule.next(due)
+        self.next_due = due
+        return due_times
+
+    def count_sent(self, intended: int) -> None:
+        """A due request leaves at once (or a connection is opened for it)."""
+        if intended >= self.measure_start_ns:
+            self.recorder.sent += 1
+
+    def queue_waiting(self, intended: int) -> None:
+        """A due request found no connection to take it: it waits, unsent."""
+        if intended >= self.measure_start_ns:
+            self.waiting_measured += 1
+
+    def leave_waiting(self, intended: int, *, late: bool) -> None:
+        """A waiting request leaves. ``late``: it waited for a busy connection to come free
+        (or for a closed one to be replaced), rather than for one opened for it at once."""
+        if intended >= self.measure_start_ns:
+            self.waiting_measured -= 1
+            self.recorder.sent += 1
+        if late:
+            self.late_sends += 1
+
+    def check_finished(self) -> None:
+        done_sending = self.draining or (self.budget == 0 and not self.waiting_measured)
+        if done_sending and self.completed >= self.recorder.sent:
+            self.stop()
+
+    def close_window(self) -> bool:
+        """The deadline passed. Open loop drains: the requests still out at the deadline
+        are the slowest (those a stalled server holds), and dropping them would bias the
+        corrected percentiles low, as wrk2's are. The request timeout bounds the drain.
+        Returns True when a drain begins; otherwise the run has stopped."""
+        if self.stopping or self.draining:
+            return False
+        self.end_ns = monotonic_ns()
+        if not self.open_loop or not self.spec.drain or self.completed >= self.recorder.sent:
+            self.stop()
+            return False
+        self.draining = True
+        return True
+
+    def finish(self, loop_name: str) -> WorkerOutcome:
+        outcome = super().finish(loop_name)
+        outcome.scheduled = self.scheduled
+        outcome.unsent = self.waiting_measured
+        outcome.late_sends = self.late_sends
+        return outcome

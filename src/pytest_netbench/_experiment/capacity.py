@@ -1,0 +1,459 @@
+"""Capacity: the highest open-loop rate at which a server still meets an SLO.
+
+The search brackets, then bisects. It starts from a rate (by default three quarters of what
+one short closed-loop run achieved) and multiplies it by ``growth`` until a step fails (or
+divides it until one passes); then it probes the geometric middle of the highest pass and
+the lowest failure until they are within ``precision`` of each other; and it runs the
+answer once more to confirm it. A step whose figures land near a bound (within ``margin``)
+is run again before its verdict counts: two runs that agree decide, else a third does.
+
+A step is judged on the server alone. One invalid only because the generator fell short
+(its CPU, schedule or file descriptors) is rerun; if it stays invalid the search stops and
+says the capacity is unknown, with the highest rate it did verify, rather than take the
+generator's limit for the server's. An invalid step with a server-side cause (the server
+died; the pool filled because the server held every connection) fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pytest_netbench._api import Monitored
+from pytest_netbench._errors import SpecError
+from pytest_netbench._experiment.live import ExperimentLive
+from pytest_netbench._experiment.running import (
+    DEFAULT_RETRIES,
+    Attempts,
+    Runner,
+    base_spec,
+    check_retries,
+    open_loop_spec,
+    run_with_retries,
+)
+from pytest_netbench._experiment.slo import Slo, SloTerm, TermCheck, parse_slo
+from pytest_netbench._live import ProgressCallback, StopSignal
+from pytest_netbench._model import LoadResult, LoadSpec
+
+Phase = Literal["estimate", "bracket", "bisect", "repeat", "confirm"]
+Verdict = Literal["pass", "fail", "unusable", "estimate"]
+
+# The first probe, as a share of the closed-loop estimate: below it, so the usual first
+# step passes and the bracket grows from a known-good rate.
+START_SHARE = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """One load of the search, its verdict and why."""
+
+    rate: float
+    phase: Phase
+    verdict: Verdict
+    why: str
+    attempts: Attempts
+    checks: tuple[TermCheck, ...] = ()
+    # On the last run at a rate: the verdict that counted for that rate (a majority when the
+    # step was repeated); None on the runs before it.
+    decision: Literal["pass", "fail"] | None = None
+
+    @property
+    def result(self) -> LoadResult:
+        return self.attempts.kept
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rate": self.rate,
+            "phase": self.phase,
+            "verdict": self.verdict,
+            "decision": self.decision,
+            "why": self.why,
+            "checks": [c.to_dict() for c in self.checks],
+            "result": self.result.to_dict(),
+            "discarded": [d.to_dict() for d in self.attempts.discarded],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Probe:
+        attempts = Attempts(
+            kept=LoadResult.from_dict(data["result"]),
+            discarded=tuple(LoadResult.from_dict(d) for d in data.get("discarded", ())),
+        )
+        return cls(
+            rate=float(data["rate"]),
+            phase=data["phase"],
+            verdict=data["verdict"],
+            why=str(data["why"]),
+            attempts=attempts,
+            checks=tuple(TermCheck.from_dict(c) for c in data.get("checks", ())),
+            decision=data.get("decision"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityResult:
+    """``rate`` is the answer in req/s, or None when it is not known (``reason`` says why;
+    ``at_least`` is then the highest rate that did meet the SLO, if any). ``interrupted``:
+    stopped by a :class:`StopSignal` (Ctrl-C) before it had an answer."""
+
+    rate: float | None
+    reason: str
+    slo: str
+    precision: float
+    probes: tuple[Probe, ...]
+    at_least: float | None = None
+    confirmed: bool = False
+    # The lowest failing rate above the answer, and the SLO terms that failed there.
+    failed_above_rate: float | None = None
+    failed_above: tuple[TermCheck, ...] = ()
+    interrupted: bool = False
+
+    @property
+    def known(self) -> bool:
+        return self.rate is not None
+
+    @property
+    def steps(self) -> tuple[Probe, ...]:
+        """The open-loop probes (the closed-loop estimate left out)."""
+        return tuple(p for p in self.probes if p.phase != "estimate")
+
+    @property
+    def loads(self) -> int:
+        """Every load run, the estimate and discarded reruns included."""
+        return sum(p.attempts.runs for p in self.probes)
+
+    def to_dict(self) -> dict[str, Any]:
+        estimate = [p for p in self.probes if p.phase == "estimate"]
+        return {
+            "kind": "capacity",
+            "rate": self.rate,
+            "known": self.known,
+            "reason": self.reason,
+            "slo": self.slo,
+            "precision": self.precision,
+            "at_least": self.at_least,
+            "confirmed": self.confirmed,
+            "interrupted": self.interrupted,
+            "failed_above_rate": self.failed_above_rate,
+            "failed_above": [c.to_dict() for c in self.failed_above],
+            "loads": self.loads,
+            "estimate": estimate[0].to_dict() if estimate else None,
+            "steps": [p.to_dict() for p in self.steps],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CapacityResult:
+        estimate = [Probe.from_dict(data["estimate"])] if data.get("estimate") else []
+        rate = data.get("rate")
+        at_least = data.get("at_least")
+        above = data.get("failed_above_rate")
+        return cls(
+            rate=None if rate is None else float(rate),
+            reason=str(data["reason"]),
+            slo=str(data["slo"]),
+            precision=float(data["precision"]),
+            probes=tuple(estimate + [Probe.from_dict(p) for p in data["steps"]]),
+            at_least=None if at_least is None else float(at_least),
+            confirmed=bool(data.get("confirmed", False)),
+            failed_above_rate=None if above is None else float(above),
+            failed_above=tuple(TermCheck.from_dict(c) for c in data.get("failed_above", ())),
+            interrupted=bool(data.get("interrupted", False)),
+        )
+
+
+def capacity(
+    target: LoadSpec | str,
+    *,
+    slo: str | Slo = "p99_ms < 50",
+    max_error_rate: float | None = 0.001,
+    precision: float = 0.05,
+    start_rate: float | None = None,
+    growth: float = 2.0,
+    min_rate: float = 1.0,
+    max_rate: float | None = None,
+    margin: float = 0.2,
+    max_probes: int = 30,
+    retries: int = DEFAULT_RETRIES,
+    runner: Runner | None = None,
+    server: Monitored | None = None,
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+    on_probe: Callable[[Probe], None] | None = None,
+    **options: Any,
+) -> CapacityResult:
+    """The highest open-loop rate at ``target`` (a LoadSpec, or a URL with ``http_load``'s
+    options: ``duration`` is each probe's length) that meets ``slo`` with at most
+    ``max_error_rate`` errors per request, to within ``precision`` (a fraction).
+
+    ``start_rate``: the first probe (default: 3/4 of one closed-loop run's req/s);
+    ``growth``: the bracketing factor; ``margin``: how near a bound (a fraction of it) a
+    figure must be for its step to be run again; ``max_probes``: a budget of probes.
+
+    ``progress``: live reports of the running probe (see ``http_load``); ``stop``: a
+    :class:`StopSignal` that ends the search early, its capacity unknown; ``on_probe``:
+    called with each probe once its verdict is in (to print the search as it goes).
+    """
+    goal = parse_slo(slo)
+    if max_error_rate is not None:
+        if not 0 <= max_error_rate < 1:
+            raise SpecError(f"max_error_rate must be in [0, 1), got {max_error_rate!r}")
+        goal = goal.with_term(SloTerm("error_rate", "<=", max_error_rate))
+    _check_search(precision, start_rate, growth, min_rate, max_rate, margin, max_probes)
+    check_retries(retries)
+    spec = base_spec(target, options)
+    open_loop_spec(spec, min_rate)  # a spec that cannot take a rate fails before any load
+    live = ExperimentLive(progress, stop, None)
+    runner = live.runner(runner, server)
+    search = _Search(spec, goal, runner, retries, margin, max_probes, precision, live, on_probe)
+    return search.run(start_rate, growth, min_rate, max_rate)
+
+
+class _Stop(Exception):
+    """The search cannot go on (the generator fell short, or the probe budget ran out)."""
+
+
+@dataclass
+class _Search:
+    spec: LoadSpec
+    goal: Slo
+    runner: Runner
+    retries: int
+    margin: float
+    max_probes: int
+    precision: float
+    live: ExperimentLive
+    on_probe: Callable[[Probe], None] | None = None
+    probes: list[Probe] = dataclasses.field(default_factory=list)
+    decided: dict[float, Probe] = dataclasses.field(default_factory=dict)
+    interrupted: bool = False
+
+    def run(
+        self,
+        start_rate: float | None,
+        growth: float,
+        min_rate: float,
+        max_rate: float | None,
+    ) -> CapacityResult:
+        precision = self.precision
+        lo: float | None = None  # highest rate that passed
+        hi: float | None = None  # lowest rate that failed
+        confirmed = False
+        try:
+            rate = _rounded(start_rate) if start_rate is not None else self._estimate(min_rate)
+            if max_rate is not None:
+                rate = min(rate, max_rate)
+            while True:
+                phase: Phase = "bracket"
+                if lo is not None and hi is not None:
+                    if hi <= lo * (1 + precision):
+                        if confirmed:
+                            break
+                        rate, phase = lo, "confirm"
+                    else:
+                        rate, phase = _rounded(math.sqrt(lo * hi)), "bisect"
+                elif lo is not None:
+                    if max_rate is not None and lo >= max_rate:
+                        return self._result(None, _reason_all_passed(lo), lo)
+                    rate = _rounded(lo * growth)
+                    rate = min(rate, max_rate) if max_rate is not None else rate
+                elif hi is not None:
+                    if hi <= min_rate:
+                        return self._result(None, self._reason_none_passed(hi), None, hi)
+                    rate = max(_rounded(hi / growth), min_rate)
+                if self._judge(rate, phase) == "pass":
+                    lo, confirmed = rate, phase == "confirm"
+                else:
+                    hi = rate
+                    if lo is not None and lo >= hi:  # the answer failed its confirmation
+                        below = [r for r, p in self.decided.items() if r < hi and _passed(p)]
+                        lo = max(below, default=None)
+        except _Stop as stop:
+            return self._result(None, str(stop), lo, hi)
+        assert lo is not None and hi is not None
+        reason = (
+            f"{lo:,.6g} req/s met {self.goal.text!r} (confirmed by a second run) and"
+            f" {hi:,.6g} req/s did not ({self.decided[hi].why}): the capacity is within"
+            f" {precision:.0%} above {lo:,.6g} req/s"
+        )
+        return self._result(lo, reason, lo, hi, confirmed=True)
+
+    # -- one rate ----------------------------------------------------------------------------
+    def _estimate(self, min_rate: float) -> float:
+        """One closed-loop run: the first probe goes a little below what it achieved."""
+        closed = dataclasses.replace(self.spec, rate=None)
+        self._budget()
+        self._begin("closed-loop estimate")
+        attempts = Attempts(self.runner(closed))
+        result = attempts.kept
+        if result.interrupted:
+            self._stop_interrupted(Probe(0.0, "estimate", "unusable", "", attempts))
+        why = f"closed loop, {self.spec.connections} connections: {result.rps:,.0f} req/s"
+        if not result.valid:
+            why += " (invalid: " + "; ".join(result.invalid_reasons) + ")"
+        self._emit(Probe(0.0, "estimate", "estimate", why, attempts))
+        return max(_rounded(result.rps * START_SHARE), min_rate)
+
+    def _judge(self, rate: float, phase: Phase) -> Literal["pass", "fail"]:
+        """Run ``rate`` once, or up to three times when its figures are near a bound."""
+        verdicts: list[Verdict] = []
+        for run in range(3):
+            probe = self._probe(rate, phase if run == 0 else "repeat")
+            verdicts.append(probe.verdict)
+            near = any(c.near_bound(self.margin) for c in probe.checks)
+            if run == 0 and not (near and probe.result.valid):
+                break
+            if run == 1 and verdicts[0] == verdicts[1]:
+                break
+            if run < 2:
+                self._emitted(probe)  # another run at this rate follows
+        decision: Literal["pass", "fail"] = (
+            "pass" if verdicts.count("pass") * 2 > len(verdicts) else "fail"
+        )
+        self.probes[-1] = dataclasses.replace(self.probes[-1], decision=decision)
+        self.decided[rate] = self.probes[-1]
+        self._emitted(self.probes[-1])
+        return decision
+
+    def _probe(self, rate: float, phase: Phase) -> Probe:
+        self._budget()
+        self._begin(f"{rate:,.6g} req/s")
+        attempts = run_with_retries(open_loop_spec(self.spec, rate), self.runner, self.retries)
+        result = attempts.kept
+        if result.interrupted:
+            self._stop_interrupted(Probe(rate, phase, "unusable", "", attempts))
+        verdict = self.goal.evaluate(result)
+        if attempts.generator_limited:
+            probe = Probe(rate, phase, "unusable", _unusable(rate, attempts), attempts)
+            self._emit(probe)
+            raise _Stop(self._reason_unknown(probe))
+        if not result.valid:
+            why = "invalid for a server-side cause: " + "; ".join(result.invalid_reasons)
+            probe = Probe(rate, phase, "fail", why, attempts, verdict.checks)
+        else:
+            outcome: Verdict = "pass" if verdict.passed else "fail"
+            probe = Probe(rate, phase, outcome, verdict.describe(), attempts, verdict.checks)
+        self.probes.append(probe)
+        return probe
+
+    def _begin(self, label: str) -> None:
+        """The next load is about to run: stop here if asked to, else label its progress."""
+        if self.live.stop_requested:
+            self.interrupted = True
+            raise _Stop(self._reason_unknown_after("interrupted before the next probe"))
+        self.live.begin(len(self.probes) + 1, label)
+
+    def _stop_interrupted(self, cut_short: Probe) -> None:
+        """The load just run was cut short: keep it, unjudged, and end the search."""
+        seconds = cut_short.result.duration_s
+        at = f"at {cut_short.rate:,.6g} req/s" if cut_short.rate else "during the estimate"
+        why = f"interrupted {at} after {seconds:.1f} s: not judged"
+        self.interrupted = True
+        self._emit(dataclasses.replace(cut_short, why=why))
+        raise _Stop(self._reason_unknown_after(why))
+
+    def _emit(self, probe: Probe) -> None:
+        """A probe whose verdict is final: keep it and pass it on."""
+        self.probes.append(probe)
+        self._emitted(probe)
+
+    def _emitted(self, probe: Probe) -> None:
+        if self.on_probe is not None:
+            self.on_probe(probe)
+
+    def _budget(self) -> None:
+        if len(self.probes) >= self.max_probes:
+            raise _Stop(
+                f"unknown: the search used its {self.max_probes} probes before the bounds met"
+                " (raise max_probes or precision)"
+            )
+
+    # -- the answer --------------------------------------------------------------------------
+    def _result(
+        self,
+        rate: float | None,
+        reason: str,
+        at_least: float | None,
+        failed_rate: float | None = None,
+        *,
+        confirmed: bool = False,
+    ) -> CapacityResult:
+        failed = self.decided.get(failed_rate) if failed_rate is not None else None
+        return CapacityResult(
+            rate=rate,
+            reason=reason,
+            slo=self.goal.text,
+            precision=self.precision,
+            probes=tuple(self.probes),
+            at_least=at_least,
+            confirmed=confirmed,
+            failed_above_rate=failed_rate if failed is not None else None,
+            failed_above=tuple(c for c in failed.checks if not c.passed) if failed else (),
+            interrupted=self.interrupted,
+        )
+
+    def _reason_unknown(self, probe: Probe) -> str:
+        return self._reason_unknown_after(probe.why)
+
+    def _reason_unknown_after(self, why: str) -> str:
+        verified = [r for r, p in self.decided.items() if _passed(p)]
+        known = (
+            f"; the server met the SLO up to {max(verified):,.6g} req/s"
+            if verified
+            else "; no rate was verified"
+        )
+        return f"unknown: {why}{known}"
+
+    def _reason_none_passed(self, lowest: float) -> str:
+        return (
+            f"no rate met {self.goal.text!r}: even {lowest:,.6g} req/s failed"
+            f" ({self.decided[lowest].why})"
+        )
+
+
+def _reason_all_passed(top: float) -> str:
+    return f"unknown: every rate up to max_rate ({top:,.6g} req/s) met the SLO"
+
+
+def _unusable(rate: float, attempts: Attempts) -> str:
+    reasons = "; ".join(attempts.kept.invalid_reasons)
+    return (
+        f"the generator could not produce {rate:,.6g} req/s in {attempts.runs} attempt(s)"
+        f" ({reasons}), so the server was not measured there"
+    )
+
+
+def _passed(probe: Probe) -> bool:
+    return probe.decision == "pass"
+
+
+def _rounded(rate: float) -> float:
+    """Five significant digits: readable rates, far finer than any precision asked for."""
+    return float(f"{rate:.5g}")
+
+
+def _check_search(
+    precision: float,
+    start_rate: float | None,
+    growth: float,
+    min_rate: float,
+    max_rate: float | None,
+    margin: float,
+    max_probes: int,
+) -> None:
+    if not 0.005 <= precision <= 1:
+        raise SpecError(f"precision must be between 0.005 and 1 (a fraction), got {precision!r}")
+    if not growth > 1:
+        raise SpecError(f"growth must be > 1, got {growth!r}")
+    if not min_rate > 0:
+        raise SpecError(f"min_rate must be > 0, got {min_rate!r}")
+    if max_rate is not None and not max_rate >= min_rate:
+        raise SpecError(f"max_rate ({max_rate!r}) must be >= min_rate ({min_rate!r})")
+    if start_rate is not None and not start_rate >= min_rate:
+        raise SpecError(f"start_rate ({start_rate!r}) must be >= min_rate ({min_rate!r})")
+    if not 0 <= margin < 1:
+        raise SpecError(f"margin must be in [0, 1), got {margin!r}")
+    if max_probes < 1:
+        raise SpecError(f"max_probes must be >= 1, got {max_probes!r}")

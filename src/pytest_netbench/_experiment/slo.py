@@ -1,0 +1,178 @@
+"""Service-level objectives as short expressions: ``"p99_ms < 50"``,
+``"p99_ms<50 and errors_total == 0"``, ``"p99_ms < 50, error_rate <= 0.001"``.
+
+A term is ``<metric> <op> <number>``; the metric is a figure of a
+:class:`~pytest_netbench.LoadResult` by name (as in ``_metrics``: ``p99_ms``, ``rps``,
+``errors_total``, ``server.cpu_ms_per_request``, ``errors.reset``), or ``error_rate``
+(errors per request sent). Terms are joined by ``and`` or commas; all must hold. Checking a
+result says, for every term, the value it had and whether it passed, as k6 prints its
+thresholds.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_netbench._errors import SpecError
+from pytest_netbench._metrics import check_metrics, metric_value
+from pytest_netbench._model import LoadResult
+
+_OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+_TERM = re.compile(
+    r"^\s*(?P<metric>[A-Za-z_][\w.]*)\s*(?P<op><=|>=|==|!=|<|>)\s*"
+    r"(?P<bound>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
+)
+_JOINER = re.compile(r"\s*,\s*|\s+and\s+", re.IGNORECASE)
+# Metrics an SLO may name that are not attributes of a LoadResult.
+_DERIVED = ("error_rate",)
+_HOW = "write terms as <metric> <op> <number> (op: <, <=, >, >=, ==, !=), e.g. 'p99_ms < 50'"
+
+
+def error_rate(result: LoadResult) -> float:
+    """Failed requests per request sent (0 when nothing was sent)."""
+    return result.errors_total / result.sent if result.sent else 0.0
+
+
+def slo_metric(result: LoadResult, metric: str) -> float:
+    """The value of ``metric`` for ``result`` (a LoadResult figure, or ``error_rate``)."""
+    if metric == "error_rate":
+        return error_rate(result)
+    return metric_value(result, metric)
+
+
+@dataclass(frozen=True, slots=True)
+class SloTerm:
+    metric: str
+    op: str
+    bound: float
+
+    @property
+    def text(self) -> str:
+        return f"{self.metric} {self.op} {_number(self.bound)}"
+
+    def check(self, result: LoadResult) -> TermCheck:
+        value = slo_metric(result, self.metric)
+        # nan (no ok response, so no latency) never meets a bound.
+        passed = not math.isnan(value) and _OPERATORS[self.op](value, self.bound)
+        return TermCheck(self, value, passed)
+
+
+@dataclass(frozen=True, slots=True)
+class TermCheck:
+    """One term checked against one result."""
+
+    term: SloTerm
+    value: float
+    passed: bool
+
+    def near_bound(self, margin: float) -> bool:
+        """The value is within ``margin`` (a fraction of the bound) of the bound, either
+        side: a verdict that noise could have flipped."""
+        if self.term.op in ("==", "!=") or math.isnan(self.value) or self.term.bound == 0:
+            return False
+        return abs(self.value - self.term.bound) <= margin * abs(self.term.bound)
+
+    def describe(self) -> str:
+        mark = "ok" if self.passed else "FAILED"
+        needs = f"{self.term.op} {_number(self.term.bound)}"
+        return f"{self.term.metric} = {_number(self.value)} (needs {needs}): {mark}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "term": self.term.text,
+            "metric": self.term.metric,
+            "op": self.term.op,
+            "bound": self.term.bound,
+            "value": None if math.isnan(self.value) else self.value,
+            "passed": self.passed,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TermCheck:
+        value = data.get("value")
+        term = SloTerm(str(data["metric"]), str(data["op"]), float(data["bound"]))
+        return cls(term, math.nan if value is None else float(value), bool(data["passed"]))
+
+
+@dataclass(frozen=True, slots=True)
+class SloVerdict:
+    """Every term's check; the SLO holds when all of them passed."""
+
+    checks: tuple[TermCheck, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    @property
+    def failed(self) -> tuple[TermCheck, ...]:
+        return tuple(c for c in self.checks if not c.passed)
+
+    def describe(self) -> str:
+        return "; ".join(c.describe() for c in (self.failed or self.checks))
+
+
+@dataclass(frozen=True, slots=True)
+class Slo:
+    """All of its terms must hold."""
+
+    terms: tuple[SloTerm, ...]
+
+    @property
+    def text(self) -> str:
+        return " and ".join(t.text for t in self.terms)
+
+    def evaluate(self, result: LoadResult) -> SloVerdict:
+        return SloVerdict(tuple(t.check(result) for t in self.terms))
+
+    def with_term(self, term: SloTerm) -> Slo:
+        return Slo((*self.terms, term))
+
+
+def parse_slo(text: str | Slo) -> Slo:
+    """Read an SLO expression; raise SpecError naming the part that cannot be read."""
+    if isinstance(text, Slo):
+        return text
+    if not isinstance(text, str) or not text.strip():
+        raise SpecError(f"the SLO is empty: {_HOW}")
+    if re.search(r"\bor\b", text, re.IGNORECASE):
+        raise SpecError(
+            f"SLO {text!r}: terms can only all hold; join them with 'and' or ',', not 'or'"
+        )
+    terms = []
+    for part in _JOINER.split(text.strip()):
+        if not part.strip():
+            raise SpecError(f"SLO {text!r} has an empty term (a stray 'and' or ','): {_HOW}")
+        terms.append(_parse_term(part, text))
+    return Slo(tuple(terms))
+
+
+def _parse_term(part: str, whole: str) -> SloTerm:
+    match = _TERM.match(part)
+    if match is None:
+        raise SpecError(f"cannot read SLO term {part.strip()!r} in {whole!r}: {_HOW}")
+    metric = match["metric"]
+    if metric not in _DERIVED:
+        try:
+            check_metrics([metric])
+        except SpecError as exc:
+            raise SpecError(f"SLO term {part.strip()!r}: {exc}") from None
+    return SloTerm(metric, match["op"], float(match["bound"]))
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "n/a"
+    return f"{value:g}" if abs(value) < 1e6 else f"{value:,.0f}"

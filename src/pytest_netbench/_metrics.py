@@ -1,0 +1,118 @@
+"""What each metric of a :class:`~pytest_netbench.LoadResult` means to a comparison.
+
+A metric is named by its path in the result (``rps``, ``p99_ms``, ``server.cpu_s``,
+``errors.reset``). Matrices mark the best value with it, the gate decides which way is
+worse with it, and the plugin checks ``--netbench-columns`` with it; so the meaning lives
+here, beside the model, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+from pytest_netbench._errors import SpecError
+from pytest_netbench._model import LatencySummary, LoadResult, ServerStats
+
+DEFAULT_METRICS: tuple[str, ...] = ("rps", "p99_ms")
+# Figures of an experiment rather than of one load: metric -> (experiment kind, field of
+# its to_dict()). ``capacity`` is the highest rate that met the SLO, None when unknown; a
+# cold start's first-second rate over its steady rate, and when it settled (None: never).
+EXPERIMENT_METRICS: Mapping[str, tuple[str, str]] = {
+    "capacity": ("capacity", "rate"),
+    "first_second_ratio": ("cold_start", "first_second_ratio"),
+    "settle_s": ("cold_start", "settle_s"),
+}
+# Metrics where a larger number is the better outcome; every other metric (latencies,
+# errors, CPU, memory, spread) is better when smaller.
+_HIGHER_IS_BETTER = frozenset(
+    {
+        "rps",
+        "ok",
+        "sent",
+        "bytes_read",
+        "bytes_written",
+        "generator.achieved_rate",
+        "capacity",
+        "first_second_ratio",
+    }
+)
+
+
+def higher_is_better(metric: str) -> bool:
+    """Whether a larger value of ``metric`` is the better outcome (``rps``: yes;
+    latencies, errors, CPU, memory: no)."""
+    return metric in _HIGHER_IS_BETTER
+
+
+def metric_value(result: LoadResult, metric: str) -> float:
+    """A numeric figure of a result by name: ``rps``, ``p99_ms``, ``server.cpu_s``,
+    ``errors.reset``. Missing parts (no server stats) give nan.
+
+    Raises AttributeError for a name the result does not have and SpecError for one that
+    is not a number.
+    """
+    value: object = result
+    for part in metric.split("."):
+        if value is None:
+            return math.nan
+        value = value.get(part, 0) if isinstance(value, Mapping) else getattr(value, part)
+    if value is None:
+        return math.nan
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SpecError(f"metric {metric!r} is not a number (got {type(value).__name__})")
+    return float(value)
+
+
+def experiment_metric_value(kind: str, data: Mapping[str, object], metric: str) -> float:
+    """An experiment's figure by name (``capacity``) from its ``to_dict()``: nan when the
+    experiment is of another kind or did not find it (an unknown capacity is no number)."""
+    wanted_kind, field_name = EXPERIMENT_METRICS[metric]
+    value = data.get(field_name) if kind == wanted_kind else None
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return math.nan
+    return float(value)
+
+
+def check_gate_metric(name: str) -> str:
+    """A metric a threshold may name: a load's (``p99_ms``) or an experiment's
+    (``capacity``)."""
+    if name in EXPERIMENT_METRICS:
+        return name
+    try:
+        return check_metrics([name])[0]
+    except SpecError as exc:
+        raise SpecError(f"{exc}; or an experiment's: {', '.join(EXPERIMENT_METRICS)}") from None
+
+
+def check_metrics(metrics: Iterable[str]) -> tuple[str, ...]:
+    """Validate metric names against LoadResult; raise SpecError naming the bad one."""
+    names = tuple(m.strip() for m in metrics if m.strip())
+    if not names:
+        raise SpecError("no metrics given; use names like rps,p99_ms,errors_total")
+    for name in names:
+        try:
+            metric_value(_PROBE_RESULT, name)
+        except AttributeError:
+            raise SpecError(
+                f"unknown metric {name!r}; use a LoadResult attribute such as rps, p50_ms, "
+                "p99_ms, p999_ms, max_ms, mean_ms, errors_total, in_flight, rps_stdev, "
+                "server.cpu_ms_per_request or errors.<kind>"
+            ) from None
+    return names
+
+
+_PROBE_RESULT = LoadResult(
+    mode="closed",
+    url="http://127.0.0.1/",
+    duration_s=1.0,
+    sent=0,
+    ok=0,
+    errors={},
+    in_flight=0,
+    status_codes={},
+    bytes_read=0,
+    bytes_written=0,
+    latency=LatencySummary(),
+    server=ServerStats(pid=0),  # present so typos in "server.<name>" are caught
+)

@@ -1,0 +1,442 @@
+"""What the ``netbench`` fixture gives a test: loads and experiments, run and recorded.
+
+:class:`NetbenchFixture` holds no measurement logic. It scales the options, builds the
+spec through the library (so bad arguments fail before any traffic), and hands the rest
+to the experiment layer: trials and their median, reruns of runs the generator spoiled,
+A/B trials in ABBA order, sweeps and capacity searches. Its own part is the runner each of
+those calls for every load (the measured window, the managed server's sampling) and the
+records it adds to the test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import pytest
+
+from pytest_netbench._plugin.recording import PluginRunner, record_experiment, record_load
+from pytest_netbench._plugin.session import AbPair, NetbenchSession
+from pytest_netbench._plugin.test_state import (
+    EXPERIMENTS_KEY,
+    LOADS_KEY,
+    ShownLoad,
+    servers_of,
+)
+
+if TYPE_CHECKING:
+    from pytest_netbench._experiment.capacity import CapacityResult
+    from pytest_netbench._experiment.cold_start import ColdStartResult
+    from pytest_netbench._experiment.running import Attempts, Runner
+    from pytest_netbench._experiment.sweep import SweepResult
+    from pytest_netbench._experiment.trials import AbResult, TrialsResult
+    from pytest_netbench._model import LoadResult, LoadSpec
+    from pytest_netbench._records import ExperimentKind
+    from pytest_netbench._servers.launcher import Server
+
+T = TypeVar("T")
+Experiment = TypeVar("Experiment", "SweepResult", "CapacityResult", "ColdStartResult")
+
+
+class NetbenchFixture:
+    """What the ``netbench`` fixture gives a test: ``.http()`` and ``.echo()`` loads, and
+    the ``.sweep()``, ``.capacity()`` and ``.cold_start()`` experiments."""
+
+    def __init__(self, item: pytest.Item, session: NetbenchSession) -> None:
+        self._item = item
+        self._session = session
+        self.results: list[LoadResult] = []
+        self.experiments: list[SweepResult | CapacityResult | ColdStartResult] = []
+
+    # -- loads ---------------------------------------------------------------------------------
+    def http(
+        self,
+        url: str | Server,
+        *,
+        server: Server | None = None,
+        label: str = "",
+        allow_invalid: bool = False,
+        retries: int | None = None,
+        **options: Any,
+    ) -> LoadResult:
+        """Drive HTTP load at ``url`` (a URL, or a server the test started; options as
+        ``http_load``) and record the result."""
+        from pytest_netbench._spec import http_spec
+
+        target, server = self._target(url, server)
+        spec = self._checked(lambda: http_spec(target, **options))
+        return self._run(spec, server, label, allow_invalid, self._retries(retries))
+
+    def echo(
+        self,
+        host: str,
+        port: int,
+        *,
+        server: Server | None = None,
+        label: str = "",
+        allow_invalid: bool = False,
+        retries: int | None = None,
+        **options: Any,
+    ) -> LoadResult:
+        """Raw TCP echo load (options as ``echo_load``), recorded like :meth:`http`."""
+        from pytest_netbench._spec import tcp_spec
+
+        spec = self._checked(lambda: tcp_spec(host, port, **options))
+        return self._run(spec, server, label, allow_invalid, self._retries(retries))
+
+    # -- experiments ---------------------------------------------------------------------------
+    def sweep(
+        self,
+        target: str | Server,
+        *,
+        rates: Any,
+        server: Server | None = None,
+        label: str = "",
+        allow_invalid: bool = False,
+        retries: int | None = None,
+        **options: Any,
+    ) -> SweepResult:
+        """One open-loop load per rate in ``rates`` (``"100:2000:100"``, ``"100,200"`` or a
+        list) at ``target``; ``stop_p99_ms``/``stop_error_rate`` end it past saturation, the
+        rest are ``http_load``'s options (``duration`` is each step's, scaled)."""
+        from pytest_netbench._experiment.sweep import sweep
+
+        own, load = _split_options(sweep, options)
+        return self._experiment(
+            "sweep",
+            lambda spec, tries, runner: sweep(
+                spec, rates=rates, retries=tries, runner=runner, **own
+            ),
+            target,
+            load,
+            server=server,
+            label=label,
+            allow_invalid=allow_invalid,
+            retries=retries,
+        )
+
+    def capacity(
+        self,
+        target: str | Server,
+        *,
+        slo: str = "p99_ms < 50",
+        server: Server | None = None,
+        label: str = "",
+        allow_invalid: bool = False,
+        retries: int | None = None,
+        **options: Any,
+    ) -> CapacityResult:
+        """The highest open-loop rate at ``target`` that meets ``slo``: the search's own
+        options (``precision``, ``max_error_rate``, ``start_rate``, ``max_rate`` ...) and
+        ``http_load``'s (``duration`` is each probe's, scaled)."""
+        from pytest_netbench._experiment.capacity import capacity
+
+        own, load = _split_options(capacity, options)
+        return self._experiment(
+            "capacity",
+            lambda spec, tries, runner: capacity(
+                spec, slo=slo, retries=tries, runner=runner, **own
+            ),
+            target,
+            load,
+            server=server,
+            label=label,
+            allow_invalid=allow_invalid,
+            retries=retries,
+        )
+
+    def cold_start(
+        self,
+        target: str | Server,
+        *,
+        server: Server | None = None,
+        label: str = "",
+        allow_invalid: bool = False,
+        retries: int | None = None,
+        **options: Any,
+    ) -> ColdStartResult:
+        """One closed-loop run from the server's very first request, no warm-up, its
+        timeline at ``resolution`` (0.1 s): the first second's rate against the steady one,
+        and when it settled. Give it a server no load has warmed yet. ``duration`` (default
+        10 s, scaled) and ``http_load``'s options; no reruns unless ``retries=`` says so (a
+        rerun meets the server the first run warmed)."""
+        from pytest_netbench._experiment.cold_start import DEFAULT_RESOLUTION_S, cold_start
+
+        own, load = _split_options(cold_start, options)
+        if "duration" in own:
+            load["duration"] = own.pop("duration")  # a load option, so the scale applies
+        for name, instead in (("requests", "duration="), ("timeline_resolution", "resolution=")):
+            if name in load:
+                _fail(f"netbench: a cold start takes no {name}=: use {instead}")
+        resolution = own.get("resolution", DEFAULT_RESOLUTION_S)
+        scaled = self._session.settings.scale != 1.0
+
+        def run(spec: LoadSpec, tries: int, runner: Runner) -> ColdStartResult:
+            if scaled:
+                spec = _on_grid(spec, resolution)
+            return cold_start(spec, retries=tries, runner=runner, **own)
+
+        return self._experiment(
+            "cold_start",
+            run,
+            target,
+            load,
+            server=server,
+            label=label,
+            allow_invalid=allow_invalid,
+            retries=0 if retries is None else retries,
+        )
+
+    # -- steps ---------------------------------------------------------------------------------
+    def _target(self, target: str | Server, server: Server | None) -> tuple[str, Server | None]:
+        """A URL and the managed server behind it, from either."""
+        from pytest_netbench._servers.launcher import Server
+
+        if isinstance(target, Server):
+            if server is not None and server is not target:
+                _fail("netbench: give the server once: as the target or as server=, not both")
+            return target.url, target
+        if not isinstance(target, str):
+            _fail(
+                f"netbench: the target must be a URL or a server (from netbench_server or the"
+                f" server fixture), got {type(target).__name__}"
+            )
+        return target, server
+
+    def _checked(self, build: Callable[[], LoadSpec]) -> LoadSpec:
+        from pytest_netbench._errors import NetbenchError
+        from pytest_netbench._spec import scale_spec
+
+        try:
+            return scale_spec(build(), self._session.settings.scale)
+        except (NetbenchError, TypeError, ValueError) as exc:
+            problem = f"netbench: {exc}"
+        # Failing outside the except block keeps the library's traceback out of the report.
+        _fail(problem)
+
+    def _retries(self, retries: int | None) -> int:
+        from pytest_netbench._errors import SpecError
+        from pytest_netbench._experiment.running import DEFAULT_RETRIES, check_retries
+
+        chosen = retries if retries is not None else self._session.settings.retries
+        if chosen is None:
+            return DEFAULT_RETRIES
+        try:
+            check_retries(chosen)
+        except SpecError as exc:
+            problem = f"netbench: {exc}"
+        else:
+            return chosen
+        _fail(problem)
+
+    def _guarded(self, call: Callable[[], T]) -> T:
+        """Run the experiment layer; a deliberate error fails the test with its message."""
+        from pytest_netbench._errors import NetbenchError, SpecError
+
+        try:
+            return call()
+        except SpecError as exc:
+            problem = f"netbench: {exc}"
+        except NetbenchError as exc:
+            problem = f"netbench: {type(exc).__name__}: {exc}"
+        _fail(problem)
+
+    def _server_for(self, spec: LoadSpec) -> Server | None:
+        """The managed server the load targets, so its process tree gets sampled."""
+        for srv in servers_of(self._item):
+            if srv.port == spec.port and _same_host(srv.host, spec.host):
+                return srv
+        return None
+
+    def _arms(
+        self, spec: LoadSpec, server: Server | None
+    ) -> tuple[AbPair | None, list[tuple[str | None, LoadSpec, Server | None]]]:
+        """The servers a load goes to: the one, or in A/B mode both arms of its pair."""
+        server = server if server is not None else self._server_for(spec)
+        pair = self._session.ab_pairs.get(id(server)) if server is not None else None
+        if pair is None:
+            return None, [(None, spec, server)]
+        return pair, [
+            (arm, dataclasses.replace(spec, host=srv.host, port=int(srv.port or 0)), srv)
+            for arm, srv in (("base", pair.base), ("head", pair.head))
+        ]
+
+    # -- running loads -------------------------------------------------------------------------
+    def _run(
+        self, spec: LoadSpec, server: Server | None, label: str, allow_invalid: bool, retries: int
+    ) -> LoadResult:
+        from pytest_netbench._experiment.trials import Arm, ab_trials, run_trials
+
+        trials = self._session.settings.trials
+        pair, arms = self._arms(spec, server)
+        runners = {arm: PluginRunner(self._session.window, srv) for arm, _s, srv in arms}
+        tested: TrialsResult
+        ran: list[tuple[str | None, int, Attempts]]
+        if pair is None:
+            runner = runners[None]
+            done = self._guarded(lambda: run_trials(spec, trials, retries=retries, runner=runner))
+            ran = [(None, trial, attempts) for trial, attempts in enumerate(done.trials)]
+            tested = done
+        else:
+            base, head = (Arm(str(arm), s, runners[arm]) for arm, s, _srv in arms)
+            ab = self._guarded(lambda: ab_trials(base, head, trials, retries=retries))
+            ran = _in_run_order(ab)
+            tested = ab.b
+        for arm, trial, attempts in ran:
+            self._keep(attempts, runners[arm], trial=trial, arm=arm, label=label)
+        if not allow_invalid:
+            # Every trial lands in the matrix and the comparison, not only the median one.
+            for _arm, _trial, attempts in ran:
+                _fail_if_invalid(attempts)
+        return tested.median
+
+    def _keep(
+        self, attempts: Attempts, runner: PluginRunner, *, trial: int, arm: str | None, label: str
+    ) -> None:
+        result = attempts.kept
+        self.results.append(result)
+        title = _title(label or result.url, trial, arm)
+        self._item.stash.setdefault(LOADS_KEY, []).append(
+            ShownLoad(title, result, attempts.discarded)
+        )
+        record_load(
+            self._item, attempts, runner.window_of(result), trial=trial, arm=arm, label=label
+        )
+
+    # -- running experiments -------------------------------------------------------------------
+    def _experiment(
+        self,
+        kind: ExperimentKind,
+        run: Callable[[LoadSpec, int, Runner], Experiment],
+        target: str | Server,
+        load: dict[str, Any],
+        *,
+        server: Server | None,
+        label: str,
+        allow_invalid: bool,
+        retries: int | None,
+    ) -> Experiment:
+        """``run(spec, retries, runner)`` once (once per arm in A/B mode), recorded."""
+        from pytest_netbench._spec import http_spec
+
+        url, server = self._target(target, server)
+        spec = self._checked(lambda: http_spec(url, **load))
+        tries = self._retries(retries)
+        _pair, arms = self._arms(spec, server)
+        done: list[Experiment] = []
+        for arm, arm_spec, srv in arms:
+            # One window around the whole experiment: its loads are one measurement, and
+            # under xdist no other worker's load falls between two of its steps.
+            runner = PluginRunner(self._session.window, srv, hold_window=False)
+            with self._session.window.hold() as window:
+                result = self._guarded(lambda: run(arm_spec, tries, runner))  # noqa: B023
+            record = record_experiment(
+                self._item, kind, result.to_dict(), window, arm=arm, label=label
+            )
+            title = _title(f"{label or arm_spec.url}", 0, arm)
+            self._item.stash.setdefault(EXPERIMENTS_KEY, []).append((title, record))
+            self.experiments.append(result)
+            done.append(result)
+        if not allow_invalid:
+            for result in done:
+                _fail_if_unusable(result)
+        return done[-1]
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def _fail(problem: str) -> NoReturn:
+    pytest.fail(problem, pytrace=False)
+
+
+def _split_options(
+    function: Callable[..., Any], options: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The experiment's own keyword arguments, and the load's (``http_load``'s)."""
+    import inspect
+
+    own_names = {
+        name
+        for name, parameter in inspect.signature(function).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    } - {"runner", "server", "retries"}
+    own = {k: v for k, v in options.items() if k in own_names}
+    return own, {k: v for k, v in options.items() if k not in own_names}
+
+
+def _in_run_order(ab: AbResult) -> list[tuple[str | None, int, Attempts]]:
+    """(arm, trial, attempts) in the order the loads ran (ABBA)."""
+    sides = {ab.names[0]: ab.a, ab.names[1]: ab.b}
+    taken = dict.fromkeys(sides, 0)
+    ran: list[tuple[str | None, int, Attempts]] = []
+    for name in ab.order:
+        trial = taken[name]
+        taken[name] += 1
+        ran.append((name, trial, sides[name].trials[trial]))
+    return ran
+
+
+def _fail_if_invalid(attempts: Attempts) -> None:
+    result = attempts.kept
+    if result.valid:
+        return
+    reasons = "\n  - ".join(result.invalid_reasons) or "(no reason given)"
+    if attempts.discarded:
+        runs = f" on each of its {attempts.runs} runs (the generator spoiled every one)"
+    elif result.invalid_by_generator_only:
+        runs = " (retries are off, so it was not run again)"
+    else:
+        runs = " (a server-side cause: not run again)"
+    _fail(
+        f"netbench: the result for {result.url} is INVALID{runs}, its figures cannot be"
+        f" trusted:\n  - {reasons}\n(pass allow_invalid=True to assert on it anyway)"
+    )
+
+
+def _on_grid(spec: LoadSpec, resolution: float) -> LoadSpec:
+    """A scaled duration made a whole number of timeline rows again (0.25 s of 0.1 s rows:
+    0.2 s), as a cold start's timeline needs full rows."""
+    if spec.duration_s is None:
+        return spec
+    rows = max(1, round(spec.duration_s / resolution))
+    return dataclasses.replace(spec, duration_s=rows * resolution)
+
+
+def _fail_if_unusable(result: SweepResult | CapacityResult | ColdStartResult) -> None:
+    """An experiment with a load the generator could not produce, even after reruns; for a
+    cold start (one run, nothing to fall back on), a run invalid for any cause."""
+    from pytest_netbench._experiment.cold_start import ColdStartResult
+    from pytest_netbench._experiment.sweep import SweepResult
+
+    if isinstance(result, ColdStartResult):
+        _fail_if_invalid(result.attempts)
+        return
+    if isinstance(result, SweepResult):
+        spoiled = [(s.rate, s.attempts) for s in result.steps if s.attempts.generator_limited]
+    else:
+        spoiled = [(p.rate, p.attempts) for p in result.probes if p.verdict == "unusable"]
+    if not spoiled:
+        return
+    lines = "\n  - ".join(
+        f"{rate:,.6g} req/s, {attempts.runs} run(s): " + "; ".join(attempts.kept.invalid_reasons)
+        for rate, attempts in spoiled
+    )
+    _fail(
+        "netbench: the generator could not produce every load of this experiment, so those"
+        f" steps do not measure the server:\n  - {lines}\n(add workers, lower the rates, raise"
+        " retries, or pass allow_invalid=True to look at the result anyway)"
+    )
+
+
+def _same_host(a: str, b: str) -> bool:
+    loopback = {"127.0.0.1", "localhost"}
+    return a == b or (a in loopback and b in loopback)
+
+
+def _title(name: str, trial: int, arm: str | None) -> str:
+    parts = [name]
+    if arm:
+        parts.append(arm)
+    if trial:
+        parts.append(f"trial {trial + 1}")
+    return ", ".join(parts)

@@ -1,0 +1,121 @@
+"""How the plugin runs the loads of a test and records them.
+
+The experiment layer decides what to run (trials, reruns of generator-spoiled runs, rate
+steps); it calls a *runner* for each load. The plugin's runner takes the measured window
+(so loads under ``pytest -n N`` never overlap), samples the managed server, and remembers
+when each run happened, so a record can say when the result it keeps was measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_netbench._plugin.session import (
+    ARM_PARAM,
+    MeasuredWindow,
+    WindowTimes,
+    function_id,
+    param_strings,
+    to_property,
+)
+
+if TYPE_CHECKING:
+    from pytest_netbench._experiment.running import Attempts
+    from pytest_netbench._model import LoadResult, LoadSpec
+    from pytest_netbench._records import ExperimentKind, ExperimentRecord, Record
+    from pytest_netbench._servers.launcher import Server
+
+
+class PluginRunner:
+    """Runs one load for an experiment. With ``hold_window`` each load takes the measured
+    window itself; without, the caller holds it around the whole experiment."""
+
+    def __init__(
+        self, window: MeasuredWindow, server: Server | None, *, hold_window: bool = True
+    ) -> None:
+        self._window = window
+        self._server = server
+        self._hold = hold_window
+        self._windows: dict[int, WindowTimes] = {}
+        self._seen: list[LoadResult] = []  # keeps each result alive, so its id stays its own
+
+    def __call__(self, spec: LoadSpec) -> LoadResult:
+        from pytest_netbench._api import run_spec
+
+        if not self._hold:
+            return run_spec(spec, self._server)
+        with self._window.hold() as times:
+            result = run_spec(spec, self._server)
+        self._windows[id(result)] = times
+        self._seen.append(result)
+        return result
+
+    def window_of(self, result: LoadResult) -> WindowTimes:
+        return self._windows.get(id(result), WindowTimes())
+
+
+def params_of(item: pytest.Item, arm: str | None) -> dict[str, str]:
+    """The test's parameters as strings; in A/B mode ``arm`` in place of ``server``."""
+    callspec = getattr(item, "callspec", None)
+    params = param_strings(dict(callspec.params) if callspec is not None else {})
+    if arm is not None:
+        # The test's own `server` parameter was replaced by the A/B pair.
+        params.pop("server", None)
+        params[ARM_PARAM] = arm
+    return params
+
+
+def record_load(
+    item: pytest.Item,
+    attempts: Attempts,
+    window: WindowTimes,
+    *,
+    trial: int,
+    arm: str | None,
+    label: str,
+) -> Record:
+    """Add the record of one trial (its kept result and discarded runs) to the test."""
+    from pytest_netbench._records import Record
+
+    record = Record(
+        nodeid=item.nodeid,
+        function=function_id(item.nodeid),
+        params=params_of(item, arm),
+        trial=trial,
+        started=window.started or None,
+        ended=window.ended or None,
+        result=attempts.kept,
+        label=label,
+        discarded=attempts.discarded,
+    )
+    item.user_properties.append(to_property(record))
+    return record
+
+
+def record_experiment(
+    item: pytest.Item,
+    kind: ExperimentKind,
+    data: Mapping[str, Any],
+    window: WindowTimes,
+    *,
+    arm: str | None,
+    label: str,
+) -> ExperimentRecord:
+    """Add the record of one experiment (its whole ``to_dict()``) to the test."""
+    from pytest_netbench._records import ExperimentRecord, without_nan
+
+    record = ExperimentRecord(
+        nodeid=item.nodeid,
+        function=function_id(item.nodeid),
+        params=params_of(item, arm),
+        kind=kind,
+        data=without_nan(data),
+        started=window.started or None,
+        ended=window.ended or None,
+        label=label,
+    )
+    item.user_properties.append(to_property(record))
+    return record

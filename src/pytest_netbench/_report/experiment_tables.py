@@ -1,0 +1,220 @@
+"""Tables of experiments, one per test function and kind, built from the stored records.
+
+A sweep gets a row per step (the demanded rate as a column, then what was achieved, the
+latency, errors and whether the step is valid); a capacity search a row per
+parametrisation (the answer, how many probes and loads it took); any other experiment a
+row per parametrisation with its scalar figures. Rows start with the parameters that
+vary between the test's records, as matrix rows do. The model (:class:`ExperimentTable`)
+is separate from its renderings, so the terminal and Markdown show the same cells.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_netbench._records import ExperimentRecord
+from pytest_netbench._report.markdown import render_table_markdown
+from pytest_netbench._report.matrix import abbreviate, effective_params
+
+_TITLES: Mapping[str, str] = {
+    "sweep": "rate sweep",
+    "capacity": "capacity search",
+    "cold_start": "cold start",
+}
+_SWEEP_HEADERS: tuple[str, ...] = (
+    "rate",
+    "achieved",
+    "p50_ms",
+    "p99_ms",
+    "errors",
+    "runs",
+    "valid",
+)
+_CAPACITY_HEADERS: tuple[str, ...] = ("capacity", "slo", "confirmed", "probes", "loads")
+# A cold start's curve: the first second against the steady state, and when each settled.
+_COLD_START_FIELDS: tuple[tuple[str, str], ...] = (
+    ("first_s_rps", "first_second_rate"),
+    ("steady_rps", "steady_rate"),
+    ("ratio", "first_second_ratio"),
+    ("settle_s", "settle_s"),
+    ("first_s_p50", "first_second_p50_ms"),
+    ("steady_p50", "steady_p50_ms"),
+    ("p50_settle_s", "p50_settle_s"),
+    ("valid", "valid"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentTable:
+    function: str
+    kind: str
+    param_names: tuple[str, ...]  # the leading columns; the rest are the figures
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    notes: tuple[str, ...] = ()  # stop reasons, why a capacity is what it is
+
+    @property
+    def title(self) -> str:
+        return f"{self.function}  ({_TITLES.get(self.kind, self.kind)})"
+
+
+def build_experiment_tables(records: Iterable[ExperimentRecord]) -> list[ExperimentTable]:
+    """One table per (test function, kind), in the order they first appear."""
+    groups: dict[tuple[str, str], list[ExperimentRecord]] = {}
+    for record in records:
+        groups.setdefault((record.function, record.kind), []).append(record)
+    return [_build_one(function, kind, group) for (function, kind), group in groups.items()]
+
+
+def _build_one(function: str, kind: str, records: list[ExperimentRecord]) -> ExperimentTable:
+    params = [effective_params(r) for r in records]
+    names = list(dict.fromkeys(n for p in params for n in p))
+    varying = tuple(n for n in names if len({p.get(n, "-") for p in params}) > 1)
+    if not varying and len(records) > 1:
+        varying = tuple(names)
+    rows: list[tuple[str, ...]] = []
+    notes: list[str] = []
+    if kind == "sweep":
+        headers = _SWEEP_HEADERS
+    elif kind == "capacity":
+        headers = _CAPACITY_HEADERS
+    elif kind == "cold_start":
+        headers = tuple(head for head, _field in _COLD_START_FIELDS)
+    else:
+        headers = _scalar_fields(records)
+    for record, values in zip(records, params, strict=True):
+        label = tuple(values.get(n, "-") for n in varying)
+        where = ", ".join(label) + ": " if label else ""
+        data = record.data
+        if kind == "sweep":
+            rows += [label + _sweep_cells(step) for step in data.get("steps", ())]
+            if data.get("stop_reason"):
+                notes.append(f"{where}{data['stop_reason']}")
+        elif kind == "capacity":
+            rows.append(label + _capacity_cells(data))
+            notes.append(f"{where}{data.get('reason', '')}")
+        elif kind == "cold_start":
+            rows.append(label + _cold_start_cells(data))
+        else:
+            rows.append(label + tuple(_scalar_text(data.get(h)) for h in headers))
+    return ExperimentTable(function, kind, varying, headers, tuple(rows), tuple(notes))
+
+
+def _sweep_cells(step: Mapping[str, Any]) -> tuple[str, ...]:
+    causes = ", ".join(dict.fromkeys(step.get("invalid_causes") or ()))
+    valid = "yes" if step.get("valid", True) else f"NO ({causes})" if causes else "NO"
+    achieved = step.get("achieved_rate")
+    return (
+        _rate(float(step["rate"])),
+        "-" if achieved is None else _rate(float(achieved)),
+        _number(step.get("p50_ms")),
+        _number(step.get("p99_ms")),
+        f"{int(step.get('errors_total', 0)):,}",
+        str(1 + len(step.get("discarded") or ())),
+        valid,
+    )
+
+
+def _capacity_cells(data: Mapping[str, Any]) -> tuple[str, ...]:
+    rate = data.get("rate")
+    if rate is None:
+        at_least = data.get("at_least")
+        answer = "unknown" + (f" (>= {_rate(float(at_least))})" if at_least is not None else "")
+    else:
+        answer = f"{_rate(float(rate))} req/s"
+    return (
+        answer,
+        str(data.get("slo", "")),
+        "yes" if data.get("confirmed") else "no",
+        str(len(data.get("steps") or ())),
+        str(data.get("loads", "")),
+    )
+
+
+def _cold_start_cells(data: Mapping[str, Any]) -> tuple[str, ...]:
+    cells = []
+    for _head, name in _COLD_START_FIELDS:
+        value = data.get(name)
+        if name.endswith("settle_s") and value is None:
+            cells.append("never")  # stored as null when the run had not settled by its end
+        elif name.endswith("_rate") and value is not None:
+            cells.append(_rate(float(value)))
+        else:
+            cells.append(_scalar_text(value))
+    return tuple(cells)
+
+
+def _scalar_fields(records: Sequence[ExperimentRecord]) -> tuple[str, ...]:
+    """The top-level numbers, flags and short words of an experiment of another kind."""
+    fields: dict[str, None] = {}
+    for record in records:
+        for name, value in record.data.items():
+            if name != "kind" and (value is None or isinstance(value, bool | int | float)):
+                fields[name] = None
+    return tuple(fields)
+
+
+def _scalar_text(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return abbreviate(float(value))
+    return str(value)
+
+
+def _rate(value: float) -> str:
+    """Whole requests a second with separators (``1,011``); three digits below 100."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _number(value: object) -> str:
+    return "-" if value is None else abbreviate(float(value))  # type: ignore[arg-type]
+
+
+# -- rendering ---------------------------------------------------------------------------------
+def render_experiment_text(table: ExperimentTable, *, width: int = 80) -> str:
+    """The table aligned, a parametrisation's repeated labels left blank, notes below."""
+    labels = table.param_names or ()
+    headers = (*labels, *table.headers)
+    widths = [max([len(h), *(len(r[i]) for r in table.rows)]) for i, h in enumerate(headers)]
+    lines = [table.title, ""]
+    lines.append(_line(headers, widths, len(labels)))
+    previous: tuple[str, ...] = ()
+    for row in table.rows:
+        shown = row
+        if labels and row[: len(labels)] == previous:
+            shown = ("",) * len(labels) + row[len(labels) :]
+        previous = row[: len(labels)]
+        lines.append(_line(shown, widths, len(labels)))
+    for note in table.notes:
+        if note.strip():
+            lines += textwrap.wrap(note, width, initial_indent="  ", subsequent_indent="    ")
+    return "\n".join(lines) + "\n"
+
+
+def _line(cells: Sequence[str], widths: Sequence[int], left_aligned: int) -> str:
+    # Labels, and the first and last columns, read from the left; figures line up right.
+    parts = [
+        text.ljust(w) if i < max(left_aligned, 1) or i == len(cells) - 1 else text.rjust(w)
+        for i, (text, w) in enumerate(zip(cells, widths, strict=True))
+    ]
+    return "  ".join(parts).rstrip()
+
+
+def render_all_experiments_text(tables: Iterable[ExperimentTable], *, width: int = 80) -> str:
+    return "\n".join(render_experiment_text(t, width=width) for t in tables)
+
+
+def render_experiment_markdown(table: ExperimentTable, *, heading_level: int = 3) -> str:
+    """The same rows as a Markdown table under a heading, the notes as a list."""
+    function = table.function.replace("|", "\\|")
+    heading = f"{'#' * heading_level} `{function}` ({_TITLES.get(table.kind, table.kind)})"
+    headers = (*table.param_names, *table.headers) if table.param_names else table.headers
+    body = render_table_markdown(headers, table.rows) if table.rows else "(no steps ran)\n"
+    notes = "".join(f"- {n}\n" for n in table.notes if n.strip())
+    return f"{heading}\n\n{body}" + (f"\n{notes}" if notes else "")

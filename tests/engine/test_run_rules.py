@@ -1,0 +1,166 @@
+"""The run rules (``accounting``, ``open_rules``) and the asyncio hot path that inlines them.
+
+``Connection.on_response`` records a response with ``RunAccounting.record`` written out in
+place (a call per response costs more than the rest of it); these tests feed the same
+responses to both and require the same counts. No sockets are needed: the connection's
+recording happens before it would write anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Iterator
+from time import monotonic_ns
+
+import pytest
+
+from pytest_netbench._engine.accounting import RunAccounting
+from pytest_netbench._engine.asyncio_engine import ClosedRun, OpenRun
+from pytest_netbench._engine.clocks import NS_PER_S
+from pytest_netbench._engine.connection import Connection
+from pytest_netbench._engine.exchange import build_exchange
+from pytest_netbench._engine.open_rules import OpenAccounting
+from pytest_netbench._engine.share import split_load
+from pytest_netbench._model import LoadSpec
+from pytest_netbench._spec import http_spec, tcp_spec
+from pytest_netbench._stats.recorder import Recorder
+
+START = 10 * NS_PER_S  # a start instant long past, so every response is "now"
+WARMUP_S = 1.0
+MEASURE = START + int(WARMUP_S * NS_PER_S)
+
+# (code, start, intended): warm-up, on time, sent early (batched), late, errors
+HTTP_RESPONSES = [
+    (200, START, START),
+    (200, MEASURE + 5, MEASURE + 5),
+    (200, MEASURE + 5, MEASURE + 9),
+    (200, MEASURE + 9, MEASURE + 1),
+    (404, MEASURE + 2, MEASURE + 2),
+    (503, START, START),
+    (204, MEASURE, MEASURE),
+]
+ECHO_RESPONSES = [(0, START, START), (0, MEASURE, MEASURE), (-1, MEASURE, MEASURE)]
+
+
+class _Slot:
+    def __init__(self) -> None:
+        self.pending: deque[int] = deque()
+        self.intended: deque[int] = deque()
+
+
+class _Rules(OpenAccounting):
+    def stop(self) -> None:
+        self.stop_counting([])
+
+
+def _spec(kind: str, rate: float | None) -> LoadSpec:
+    if kind == "http":
+        return http_spec("http://127.0.0.1:9/", rate=rate, warmup=WARMUP_S)
+    return tcp_spec("127.0.0.1", 9, payload=b"ping", rate=rate, warmup=WARMUP_S)
+
+
+def _summary(rec: Recorder, completed: int) -> tuple[object, ...]:
+    # Each latency rounded to whole seconds: both sides take "now" a moment apart.
+    return (
+        dict(rec.status_codes),
+        dict(rec.errors),
+        completed,
+        [round(v / NS_PER_S) for v in rec.latencies],
+        [round(v / NS_PER_S) for v in rec.uncorrected],
+    )
+
+
+@pytest.fixture
+def event_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    yield loop
+    loop.close()
+
+
+@pytest.mark.parametrize("rate", [None, 100.0], ids=["closed", "open"])
+@pytest.mark.parametrize("kind", ["http", "echo"])
+def test_the_connection_records_as_the_rule_does(
+    event_loop: asyncio.AbstractEventLoop, kind: str, rate: float | None
+) -> None:
+    spec = _spec(kind, rate)
+    responses = HTTP_RESPONSES if kind == "http" else ECHO_RESPONSES
+    share = split_load(spec)[0]
+    exchange = build_exchange(spec)
+    args = (event_loop, spec, exchange, share, START, None)
+    run = ClosedRun(*args) if rate is None else OpenRun(*args)
+    rules = _Rules(spec, share, exchange, START)
+    conn = Connection(run)  # the general connection, as TCP and HEAD runs use
+    for code, start, intended in responses:
+        conn.pending.append(start)
+        if rate is not None:
+            conn.intended.append(intended)
+        conn.on_response(code, False)
+        rules.record(code, start, intended if rate is not None else start, monotonic_ns())
+    assert _summary(run.recorder, run.completed) == _summary(rules.recorder, rules.completed)
+    assert rules.completed == sum(1 for _, _, t in responses if t >= MEASURE)
+    run.stop()
+    # After stop() nothing more is recorded, on either side: it was counted in flight.
+    conn.pending.append(MEASURE)
+    conn.intended.append(MEASURE)
+    conn.on_response(200 if kind == "http" else 0, False)
+    rules.stop()
+    rules.record(200 if kind == "http" else 0, MEASURE, MEASURE, monotonic_ns())
+    assert _summary(run.recorder, run.completed) == _summary(rules.recorder, rules.completed)
+
+
+def test_failures_count_measured_requests_once_and_never_after_stop() -> None:
+    spec = _spec("http", None)
+    share = split_load(spec)[0]
+    rules = _Rules(spec, share, build_exchange(spec), START)
+    slot = _Slot()
+    slot.pending.extend([START, MEASURE, MEASURE + 1])
+    rules.fail_outstanding(slot, "reset", "connection reset by peer")
+    assert rules.recorder.errors["reset"] == 2
+    assert rules.completed == 2
+    assert not slot.pending
+    slot.pending.extend([MEASURE, MEASURE])
+    assert rules.stop_counting([slot]) is True
+    assert rules.in_flight == 2
+    rules.fail_outstanding(slot, "reset", "connection reset by peer")
+    assert rules.recorder.errors["reset"] == 2  # in flight already, not an error too
+    assert rules.stop_counting([slot]) is False
+
+
+def test_a_request_budget_ends_the_schedule() -> None:
+    spec = http_spec("http://127.0.0.1:9/", rate=1000.0, requests=3, warmup=WARMUP_S)
+    share = split_load(spec)[0]
+    rules = _Rules(spec, share, build_exchange(spec), START)
+    # Everything up to 1.01 s is due: 1,000 warm-up requests, then the 3 of the budget.
+    due = rules.collect_due(MEASURE + 10 * 1_000_000, MEASURE + 10 * 1_000_000)
+    assert len(due) == 1000 + 3
+    assert sum(1 for t in due if t >= MEASURE) == 3
+    assert rules.scheduled == 3 and len(rules.recorder.lags) == 3
+    assert rules.schedule_done
+    assert rules.collect_due(MEASURE + NS_PER_S, MEASURE + NS_PER_S) == []
+
+
+def test_waiting_requests_are_unsent_until_they_leave_late() -> None:
+    spec = http_spec("http://127.0.0.1:9/", rate=100.0, duration=1.0)
+    share = split_load(spec)[0]
+    rules = _Rules(spec, share, build_exchange(spec), START)
+    rules.queue_waiting(START)
+    rules.queue_waiting(START + 1)
+    rules.leave_waiting(START, late=True)
+    outcome = rules.finish("test")
+    assert (outcome.sent, outcome.unsent, outcome.late_sends) == (1, 1, 1)
+
+
+def test_a_closed_loop_run_has_no_schedule_and_stops_at_the_deadline() -> None:
+    spec = _spec("http", None)
+    rules = _Rules(spec, split_load(spec)[0], build_exchange(spec), START)
+    assert rules.collect_due(MEASURE, MEASURE + NS_PER_S) == []
+    assert rules.close_window() is False
+    assert rules.stopping
+
+
+def test_the_base_rules_leave_stopping_to_the_loop() -> None:
+    spec = _spec("http", None)
+    rules = RunAccounting(spec, split_load(spec)[0], build_exchange(spec), START)
+    with pytest.raises(NotImplementedError):
+        rules.close_window()

@@ -1,0 +1,142 @@
+"""Capacity searches: against a server of known capacity, and with a runner that makes
+chosen rates invalid, for the generator's side or the server's."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+
+import pytest
+
+from pytest_netbench._api import run_spec
+from pytest_netbench._errors import SpecError
+from pytest_netbench._experiment.capacity import CapacityResult, capacity
+from pytest_netbench._model import LoadResult, LoadSpec
+
+StartPaced = Callable[[float], str]
+PRECISION = 0.05
+
+
+def invalid_from(
+    rate: float, cause: str, reason: str, calls: list[LoadSpec] | None = None
+) -> Callable[[LoadSpec], LoadResult]:
+    """A runner that runs every load for real, and marks those at ``rate`` and above
+    invalid for ``cause``, as the engine would."""
+
+    def run(spec: LoadSpec) -> LoadResult:
+        if calls is not None:
+            calls.append(spec)
+        result = run_spec(spec)
+        if spec.rate is not None and spec.rate >= rate:
+            return dataclasses.replace(
+                result, valid=False, invalid_reasons=(reason,), invalid_causes=(cause,)
+            )
+        return result
+
+    return run
+
+
+@pytest.mark.parametrize("served", [500.0, 2000.0])
+def test_capacity_finds_what_the_server_can_serve(paced_server: StartPaced, served: float) -> None:
+    url = paced_server(served)
+    result = capacity(url, slo="p99_ms<50", precision=PRECISION, duration=1.0)
+
+    assert result.known and result.rate is not None, result.reason
+    # 1 s probes: above capacity the queue has only a second to grow, so p99 crosses 50 ms
+    # at about 1.05 R (it would at 1.01 R with 5 s probes); the answer is at most 5 % below
+    # that crossing.
+    assert 0.90 * served <= result.rate <= 1.05 * served, result.reason
+    assert result.confirmed
+    assert result.loads <= 12
+    assert result.failed_above_rate is not None
+    assert result.rate < result.failed_above_rate <= result.rate * (1 + PRECISION) * 1.001
+    assert [c.term.metric for c in result.failed_above] == ["p99_ms"]
+    phases = [p.phase for p in result.probes]
+    assert phases[0] == "estimate"
+    assert phases[-1] == "confirm"
+    assert "bracket" in phases and "bisect" in phases
+    assert all(p.verdict in ("pass", "fail", "estimate") for p in result.probes)
+    for probe in result.steps:
+        assert probe.result.spec is not None and probe.result.spec.rate == probe.rate
+        if probe.decision == "pass":
+            assert probe.rate <= result.rate
+        elif probe.decision == "fail":
+            assert probe.rate >= result.failed_above_rate
+
+
+def test_a_step_the_generator_cannot_produce_makes_the_answer_unknown(
+    paced_server: StartPaced,
+) -> None:
+    url = paced_server(5000)
+    calls: list[LoadSpec] = []
+    lagging = invalid_from(
+        350, "schedule_lag", "generator fell behind its schedule: send lag p99 40.0 ms", calls
+    )
+    result = capacity(
+        url, start_rate=100, retries=1, runner=lagging, duration=0.3, max_error_rate=None
+    )
+
+    assert result.rate is None and not result.known
+    assert result.at_least == 200.0
+    assert result.reason.startswith("unknown: the generator could not produce 400 req/s")
+    assert "met the SLO up to 200 req/s" in result.reason
+    last = result.probes[-1]
+    assert last.verdict == "unusable" and last.rate == 400.0
+    # Tried once more (retries=1) before giving up; never counted against the server.
+    assert last.attempts.runs == 2 and len(last.attempts.discarded) == 1
+    assert [s.rate for s in calls] == [100.0, 200.0, 400.0, 400.0]
+    assert not any(p.decision == "fail" for p in result.probes)
+
+
+def test_a_server_side_invalid_step_fails_and_the_search_narrows_on_it(
+    paced_server: StartPaced,
+) -> None:
+    url = paced_server(5000)
+    full_pool = invalid_from(
+        300, "rate_not_achieved", "rate not achieved: 40 of 90 scheduled requests were never sent"
+    )
+    result = capacity(url, start_rate=100, runner=full_pool, duration=0.3)
+
+    assert result.rate is not None, result.reason
+    assert 300 / (1 + PRECISION) <= result.rate < 300
+    assert result.failed_above_rate is not None and result.failed_above_rate >= 300
+    failing = [p for p in result.steps if p.verdict == "fail"]
+    assert failing and all("invalid for a server-side cause" in p.why for p in failing)
+    assert len(result.steps) <= 12
+
+    data = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    assert data["rate"] == result.rate and data["kind"] == "capacity"
+    assert [s["rate"] for s in data["steps"]] == [p.rate for p in result.steps]
+    back = CapacityResult.from_dict(data)
+    assert back.rate == result.rate
+    assert back.reason == result.reason
+    assert [(p.rate, p.phase, p.verdict, p.decision) for p in back.probes] == [
+        (p.rate, p.phase, p.verdict, p.decision) for p in result.probes
+    ]
+    assert back.to_dict() == CapacityResult.from_dict(back.to_dict()).to_dict()
+
+
+def test_no_rate_meeting_the_slo_is_said_plainly(paced_server: StartPaced) -> None:
+    url = paced_server(5000)
+    result = capacity(url, slo="p99_ms < 0.001", start_rate=40, min_rate=10, duration=0.3)
+    assert result.rate is None
+    assert result.reason.startswith("no rate met 'p99_ms < 0.001")
+    assert [p.rate for p in result.steps] == [40.0, 20.0, 10.0]
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"precision": 0}, "precision"),
+        ({"growth": 1.0}, "growth"),
+        ({"max_error_rate": 2}, "max_error_rate"),
+        ({"slo": "p99_ms << 3"}, "p99_ms << 3"),
+        ({"start_rate": 0.5}, "start_rate"),
+        ({"retries": -1}, "retries"),
+        ({"pipeline": 2}, "pipelining"),
+    ],
+)
+def test_bad_search_arguments_fail_before_any_load(options: dict[str, object], named: str) -> None:
+    with pytest.raises(SpecError, match=named):
+        capacity("http://127.0.0.1:9/", **options)  # type: ignore[arg-type]

@@ -1,0 +1,53 @@
+"""hello_app.py [--delay-ms N] [--crash-after N] -- a keep-alive HTTP/1.1 hello server.
+
+Copied into each pytester directory by the ``hello_app`` fixture and run there as a script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+
+RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay-ms", type=float, default=0.0)
+    parser.add_argument("--crash-after", type=int, default=0)
+    args = parser.parse_args()
+    served = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal served
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                if not head:
+                    break
+                served += 1
+                if args.crash_after and served >= args.crash_after:
+                    print(f"hello_app: crashing on purpose after {served} requests", flush=True)
+                    os._exit(3)
+                if args.delay_ms:
+                    await asyncio.sleep(args.delay_ms / 1000.0)
+                writer.write(RESPONSE)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    srv = await asyncio.start_server(handle, args.host, args.port, backlog=1024)
+    port = srv.sockets[0].getsockname()[1]
+    print(f"hello_app: serving on {args.host}", flush=True)
+    print(f"NETBENCH_LISTENING port={port}", flush=True)
+    async with srv:
+        await srv.serve_forever()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,160 @@
+"""The package's modules import each other in one direction only.
+
+Every import counts, including those inside functions and under ``TYPE_CHECKING``: a lazy
+import hides a cycle from the interpreter, not from the reader, and the layers in
+docs/architecture.md only hold if no module leans on one above it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest_netbench
+
+PACKAGE = "pytest_netbench"
+ROOT = Path(pytest_netbench.__file__).parent
+
+
+def module_files() -> Iterator[tuple[str, Path]]:
+    for path in sorted(ROOT.rglob("*.py")):
+        relative = path.relative_to(ROOT)
+        if relative.parts[0] == "_servers" and "apps" in relative.parts:
+            continue  # the catalog's server programs run as scripts, not package modules
+        parts = [PACKAGE, *relative.with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        yield ".".join(parts), path
+
+
+def imported_modules(name: str, path: Path, known: set[str]) -> set[str]:
+    """The package modules ``name`` imports (a ``from pkg import mod`` names the module)."""
+    is_package = path.name == "__init__.py"
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".")
+                if not is_package:
+                    anchor.pop()
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            out.add(base)
+            out.update(f"{base}.{alias.name}" for alias in node.names)
+    return {m for m in out if m in known and m != name}
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = dict(module_files())
+    known = set(files)
+    return {name: imported_modules(name, path, known) for name, path in files.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def without_package_root(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The package's ``__init__`` only re-exports (lazily): every module is below it."""
+    return {m: deps - {PACKAGE} for m, deps in graph.items() if m != PACKAGE}
+
+
+def test_the_walker_sees_the_package() -> None:
+    graph = import_graph()
+    assert f"{PACKAGE}._model" in graph
+    assert f"{PACKAGE}._model" in graph[f"{PACKAGE}._api"]
+
+
+def test_the_walker_finds_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_of_the_package_imports_the_package_root() -> None:
+    graph = import_graph()
+    offenders = sorted(m for m, deps in graph.items() if m != PACKAGE and PACKAGE in deps)
+    assert offenders == [], f"import the defining module instead of {PACKAGE}: {offenders}"
+
+
+def test_no_import_cycles() -> None:
+    found = cycles(without_package_root(import_graph()))
+    assert found == [], "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+# What each layer must never import (docs/architecture.md): data flows down, results up.
+FRONT_ENDS = ("_plugin", "plugin", "cli", "_cli")
+LOAD_RUNNERS = ("_api", "_spec", "_experiment")
+OUTPUTS = ("_compare", "_report")
+FORBIDDEN = {
+    "_model": (*FRONT_ENDS, *LOAD_RUNNERS, *OUTPUTS, "_proto", "_engine", "_servers"),
+    "_proto": (*FRONT_ENDS, *LOAD_RUNNERS, *OUTPUTS, "_engine", "_stats", "_servers"),
+    "_stats": (*FRONT_ENDS, *LOAD_RUNNERS, *OUTPUTS, "_proto", "_engine", "_servers"),
+    "_engine": (*FRONT_ENDS, *LOAD_RUNNERS, *OUTPUTS, "_servers"),
+    "_servers": (*FRONT_ENDS, "_api", "_experiment", *OUTPUTS, "_engine"),
+    "_compare": (*FRONT_ENDS, "_api", "_experiment", "_report", "_proto", "_engine", "_servers"),
+    "_report": (*FRONT_ENDS, "_api", "_proto", "_engine"),
+    "_experiment": (*FRONT_ENDS, "_report"),
+}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_layers_import_only_downwards() -> None:
+    crossings = []
+    for module, deps in import_graph().items():
+        banned = FORBIDDEN.get(layer_of(module), ())
+        crossings += [f"{module} -> {dep}" for dep in sorted(deps) if layer_of(dep) in banned]
+    assert crossings == [], "layer crossings:\n" + "\n".join(crossings)
+
+
+def test_only_the_plugin_imports_pytest() -> None:
+    importers = []
+    for name, path in module_files():
+        if layer_of(name) in ("plugin", "_plugin"):
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            if any(n == "pytest" or n.startswith(("pytest.", "_pytest")) for n in names):
+                importers.append(name)
+    assert importers == []
