@@ -50,6 +50,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     session = NetbenchSession.from_config(config, read_settings(config))
     config.stash[SESSION_KEY] = session
+    if session.settings.pythons:
+        from pytest_netbench._servers import interpreter_names
+
+        interpreter_names.register(session.settings.pythons)
     if not session.settings.enabled:
         return
     config.pluginmanager.register(SessionHooks(config, session), "netbench-session")
@@ -58,6 +62,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(SESSION_KEY, None)
+    if session is not None and session.settings.pythons:
+        from pytest_netbench._servers import interpreter_names
+
+        interpreter_names.unregister(session.settings.pythons)
     controller = config.pluginmanager.get_plugin("netbench-xdist")
     if isinstance(controller, XdistController):
         controller.remove_lock()

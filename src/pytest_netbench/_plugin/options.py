@@ -7,10 +7,15 @@ stops the session with a usage error before a single server starts.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
+
+if TYPE_CHECKING:
+    from pytest_netbench._servers.interpreter_names import NamedInterpreter
 
 DEFAULT_COLUMNS: tuple[str, ...] = ("rps", "p99_ms")
 ScopeName = Literal["function", "class", "module", "package", "session"]
@@ -38,6 +43,8 @@ class Settings:
     server_scope: ScopeName = "function"
     # Reruns of a load spoiled by the generator; None: the library's default.
     retries: int | None = None
+    # Interpreters named for python= (ini netbench_python, NETBENCH_PYTHON, the flag).
+    pythons: Mapping[str, NamedInterpreter] = field(default_factory=dict)
 
     @property
     def compare_requested(self) -> bool:
@@ -140,6 +147,20 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="where --netbench-save/--netbench-compare keep runs (default .netbench).",
     )
+    group.addoption(
+        "--netbench-python",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="name an interpreter for python=NAME (repeatable), e.g. "
+        "pypy3=.venv-pypy/bin/pypy3; adds to ini netbench_python and NETBENCH_PYTHON.",
+    )
+    parser.addini(
+        "netbench_python",
+        type="linelist",
+        default=[],
+        help="interpreters for python=NAME, one NAME=PATH a line (relative to the ini file).",
+    )
     parser.addini(
         "netbench_retries",
         default="",
@@ -196,7 +217,37 @@ def read_settings(config: pytest.Config) -> Settings:
         storage_dir=str(opt("--netbench-storage")),
         server_scope=scope,
         retries=retries,
+        pythons=_read_pythons(config),
     )
+
+
+def _read_pythons(config: pytest.Config) -> dict[str, NamedInterpreter]:
+    """The named interpreters: the ini's, then NETBENCH_PYTHON's, then the flag's win.
+
+    Entries of the ini and the environment may name an interpreter only some machines have,
+    so a missing file is reported when the name is used; one typed on the command line is
+    checked now.
+    """
+    from pytest_netbench._errors import InterpreterNotFound, SpecError
+    from pytest_netbench._servers import interpreter_names
+
+    inifile = config.inipath
+    base = inifile.parent if inifile is not None else config.rootpath
+    where = f"netbench_python in {inifile}" if inifile is not None else "netbench_python"
+    try:
+        named = interpreter_names.parse_entries(
+            config.getini("netbench_python"), base_dir=base, source=where
+        )
+        named.update(interpreter_names.from_environment())
+        flagged = interpreter_names.parse_entries(
+            config.getoption("--netbench-python"), base_dir=Path.cwd(), source="--netbench-python"
+        )
+        for entry in flagged.values():
+            entry.check()
+    except (SpecError, InterpreterNotFound) as exc:
+        raise pytest.UsageError(str(exc)) from None
+    named.update(flagged)
+    return named
 
 
 def _read_retries(flag: int | None, ini: str) -> int | None:

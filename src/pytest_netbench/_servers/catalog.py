@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from pytest_netbench._errors import InterpreterNotFound, SpecError, ToolchainMissing
-from pytest_netbench._servers import build
+from pytest_netbench._servers import build, interpreter_names
 from pytest_netbench._servers.interpreters import interpreter_info
 from pytest_netbench._servers.spec import AppKind, ServerSpec
 
@@ -201,10 +201,14 @@ def listing(app: AppKind | None = None) -> str:
     """The text of ``netbench servers``: what runs here, and why the rest does not.
 
     ``app`` limits it to the servers having that app; Python servers are also
-    checked under ``pypy3`` when it is installed.
+    checked under every named interpreter (``NETBENCH_PYTHON``, the plugin's
+    ``netbench_python``) and under ``pypy3`` when it is named or installed.
     """
     sections: list[tuple[str, str | None]] = [("this Python", None)]
-    if shutil.which("pypy3") and sys.implementation.name != "pypy":
+    named = interpreter_names.known()
+    for name, entry in named.items():
+        sections.append((f"{name} = {entry.path} (python={name!r})", name))
+    if "pypy3" not in named and shutil.which("pypy3") and sys.implementation.name != "pypy":
         sections.append(("pypy3 (python='pypy3')", "pypy3"))
     lines: list[str] = []
     for title, python in sections:
@@ -289,7 +293,8 @@ def _check_python(entry: _Entry, python: str | None) -> str:
             f"{entry.name!r} needs {', '.join(missing)}, not installed for {path} ({where}); "
             f"install it for that interpreter ({path} -m pip install {' '.join(missing)}; "
             f"where pip refuses, make a virtualenv: {path} -m venv ENV, ENV/bin/pip install "
-            f"{' '.join(missing)}, and pass python='ENV/bin/{Path(path).name}')"
+            f"{' '.join(missing)}, and pass python='ENV/bin/{Path(path).name}' or name it "
+            f"once in ini netbench_python or {interpreter_names.ENV_VAR})"
         )
     versions = [f"{m} {info.modules[m]}" for m in entry.modules]
     return f"{entry.description}; {where}" + (f", {', '.join(versions)}" if versions else "")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_netbench._errors import InterpreterNotFound
-from pytest_netbench._servers import interpreter_probe
+from pytest_netbench._servers import interpreter_names, interpreter_probe
 
 # Run by its path, not with -m: the interpreter asked may not have pytest_netbench.
 _PROBE_SCRIPT = str(Path(interpreter_probe.__file__).resolve())
@@ -70,7 +70,9 @@ def resolve_python(python: str | None) -> str:
     """An absolute path to a working interpreter for ``python``.
 
     ``None`` means the interpreter running this code. A bare name (``"pypy3"``,
-    ``"python3.12"``) is looked up on PATH; anything with a slash is taken as a path.
+    ``"python3.12"``) is looked up among the named interpreters (``NETBENCH_PYTHON``, the
+    plugin's ``netbench_python``; see :mod:`.interpreter_names`), then on PATH; anything
+    with a slash is taken as a path.
     The interpreter is run once (cached) so that a broken one fails here, clearly,
     rather than as a server that never becomes ready.
     """
@@ -90,7 +92,8 @@ def interpreter_info(
             f"python must be an interpreter name or path such as 'pypy3', got {python!r}"
         )
     modules = modules or {}
-    key = python or sys.executable
+    named = interpreter_names.lookup(python) if python is not None else None
+    key = named.check() if named is not None else python or sys.executable
     with _cache_lock:
         known = _cache.get(key)
     if known is not None and all(m in known.asked for m in modules):
@@ -123,7 +126,8 @@ def _locate(python: str) -> str:
     if found is None:
         raise InterpreterNotFound(
             f"Python interpreter {python!r} is not installed (not found on PATH); "
-            f"install it (for PyPy: apt-get install pypy3) or pass python=<path>"
+            f"install it (for PyPy: apt-get install pypy3), pass python=<path>, "
+            f"{interpreter_names.how_to_name()}"
         )
     return found
 
