@@ -71,12 +71,15 @@ def hang_guard(request: pytest.FixtureRequest) -> Iterator[None]:
         signal.raise_signal(signal.SIGINT)
 
     previous = signal.signal(signal.SIGALRM, expire)
+    # A suite started with SIGINT ignored (nohup, `cmd &`) would ignore the raise too.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.setitimer(signal.ITIMER_REAL, HANG_LIMIT_S)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 @pytest.hookimpl(wrapper=True)

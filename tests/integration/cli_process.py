@@ -81,14 +81,18 @@ class Watched:
     """A running ``netbench`` whose stdout and stderr are collected by two threads."""
 
     def __init__(self, *args: str, ignore_sigint: bool = False) -> None:
-        def detached() -> None:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # as `nohup` or `cmd &` leave it
+        # Set either way: the suite itself may run with SIGINT ignored (nohup, `cmd &`),
+        # which the child would inherit, and a user at a terminal has it at the default.
+        disposition = signal.SIG_IGN if ignore_sigint else signal.SIG_DFL
+
+        def set_sigint() -> None:
+            signal.signal(signal.SIGINT, disposition)
 
         self.process = subprocess.Popen(
             netbench_command(*args),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            preexec_fn=detached if ignore_sigint else None,
+            preexec_fn=set_sigint,
         )
         self._text = {"stdout": "", "stderr": ""}
         self._lock = threading.Lock()
