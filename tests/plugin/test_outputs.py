@@ -142,19 +142,6 @@ def _load_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def test_plots_are_drawn_per_matrix_and_metric(
-    pytester: pytest.Pytester, hello_app: object
-) -> None:
-    pytest.importorskip("matplotlib")
-    pytester.makepyfile(_matrix_test({"connections": [1, 2]}))
-    result = pytester.runpytest_subprocess("--netbench", "--netbench-plot=plots")
-    result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*2 plot(s) drawn in plots*"])
-    pictures = sorted(p.name for p in (pytester.path / "plots").iterdir())
-    assert len(pictures) == 2 and pictures[0].endswith("-p99_ms.png"), pictures
-    assert all((pytester.path / "plots" / p).read_bytes()[:4] == b"\x89PNG" for p in pictures)
-
-
 UPDATE_JSON_HOOK = """
 
 def pytest_netbench_update_json(config, payload):

@@ -110,7 +110,8 @@ def add_options(parser: pytest.Parser) -> None:
         "--netbench-plot",
         default=None,
         metavar="DIR",
-        help="draw each matrix as PNG bar charts into DIR (needs matplotlib).",
+        help="draw PNG pictures into DIR: each load's latency spectrum and timeline, sweeps,"
+        " cold starts, a bar chart per matrix and metric (needs matplotlib).",
     )
     group.addoption(
         "--netbench-save",

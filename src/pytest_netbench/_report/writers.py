@@ -36,7 +36,6 @@ from pytest_netbench._report.markdown import (
     write_markdown,
 )
 from pytest_netbench._report.matrix import Matrix
-from pytest_netbench._report.plot import plot_matrices
 
 JsonAmender = Callable[[dict[str, Any]], None]
 
@@ -161,9 +160,18 @@ class PlotWriter:
         return bool(settings.plot_dir)
 
     def write(self, outputs: SessionOutputs) -> list[str]:
+        # Imported here: the pictures need the experiment layer and matplotlib, which no
+        # other output does.
+        from pytest_netbench._report.plots.session import plot_session
+
         directory = outputs.settings.plot_dir
         assert directory is not None
-        pictures = plot_matrices(outputs.matrices, directory)
+        pictures = plot_session(
+            directory,
+            records=outputs.records,
+            experiments=outputs.experiments,
+            matrices=outputs.matrices,
+        )
         return [f"netbench: {len(pictures)} plot(s) drawn in {directory}"]
 
 

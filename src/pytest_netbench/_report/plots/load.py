@@ -1,0 +1,171 @@
+"""Pictures of one load: its latency spectrum and its timeline.
+
+The spectrum is HdrHistogram's percentile distribution: latency (ms) against the
+percentile, with the x axis as ``1 / (1 - q)`` on a log scale, so 90 %, 99 %, 99.9 % ...
+each get a decade and the tail is as wide as the body. The line stops where the count of
+responses stops supporting a finer percentile (1,000 responses reach 99.9 %), at most
+99.999 %.
+
+The timeline is the result's rows (a second each by default): ok responses per second,
+errors per second and the rows' p99 (and p50) latency, over the measured window only --
+an open loop's drain (answers after the deadline) is not part of it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pytest_netbench._model import LoadResult, TimelineRow
+from pytest_netbench._report.plots.canvas import (
+    colour,
+    from_zero,
+    new_figure,
+    number,
+    style_axes,
+    thousands,
+)
+from pytest_netbench._stats.histogram import decode_histogram
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+MAX_NINES = 5  # 99.999 %
+_POINTS_PER_DECADE = 40
+# A row "inside" the window may end this much after it (the last timer tick).
+_ROW_SLACK_S = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Spectrum:
+    """Points of a latency spectrum: ``x`` is ``1 / (1 - q)``, ``ms`` the latency there."""
+
+    x: tuple[float, ...]
+    ms: tuple[float, ...]
+    count: int
+
+
+def spectrum(result: LoadResult) -> Spectrum:
+    """The percentile spectrum of the result's ok responses (empty without a histogram)."""
+    if not result.latency_histogram:
+        return Spectrum((), (), 0)
+    hist = decode_histogram(result.latency_histogram)
+    count = int(hist.get_total_count())
+    if count == 0:
+        return Spectrum((), (), 0)
+    decades = min(float(MAX_NINES), math.log10(count))
+    steps = max(1, int(decades * _POINTS_PER_DECADE))
+    xs = [10 ** (decades * i / steps) for i in range(steps + 1)]
+    quantiles = [100.0 * (1.0 - 1.0 / x) for x in xs]
+    values_us = hist.get_percentile_to_value_dict(quantiles)
+    return Spectrum(tuple(xs), tuple(values_us[q] / 1000.0 for q in quantiles), count)
+
+
+def percentile_label(x: float) -> str:
+    """The tick text at ``x = 1 / (1 - q)``: 1 -> "0%", 10 -> "90%", 1000 -> "99.9%"."""
+    q = 100.0 * (1.0 - 1.0 / x)
+    nines = round(math.log10(x))
+    return f"{q:.{max(0, nines - 2)}f}%"
+
+
+def spectrum_figure(series: Sequence[tuple[str, LoadResult]], *, title: str) -> Figure:
+    """One line per (label, result); the label is left out of the legend when alone."""
+    figure = new_figure(8, 4.8)
+    axes = figure.add_subplot(1, 1, 1)
+    top = 1.0
+    for index, (label, result) in enumerate(series):
+        points = spectrum(result)
+        if not points.x:
+            continue
+        top = max(top, points.x[-1])
+        legend = f"{label} ({points.count:,} responses)" if label else None
+        axes.plot(points.x, points.ms, color=colour(index), linewidth=1.6, label=legend)
+        if not label:
+            axes.text(
+                0.02,
+                0.95,
+                f"{points.count:,} ok responses; max {number(result.max_ms)} ms",
+                transform=axes.transAxes,
+                va="top",
+                fontsize="small",
+            )
+    axes.set_xscale("log")
+    ticks = [10.0**k for k in range(0, MAX_NINES + 1) if 10.0**k <= top * 1.0001]
+    axes.set_xticks(ticks, [percentile_label(t) for t in ticks])
+    axes.minorticks_off()
+    axes.set_xlim(1.0, max(top, 10.0))
+    axes.set_ylim(bottom=0.0)
+    style_axes(axes, xlabel="percentile", ylabel="latency (ms)", title=title)
+    if len(series) > 1:
+        axes.legend(fontsize="small", loc="upper left")
+    return figure
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineSeries:
+    """The rows of the measured window as rates: a row cut short by the window's end is
+    divided by the time it covered, so it does not read as a drop."""
+
+    start_s: tuple[float, ...]
+    ok_per_s: tuple[float, ...]
+    errors_per_s: tuple[float, ...]
+    p99_ms: tuple[float, ...]
+    p50_ms: tuple[float, ...]
+
+
+def timeline_series(result: LoadResult) -> TimelineSeries:
+    rows = [r for r in result.timeline if r.start_s < result.duration_s - 1e-9]
+    spans = [_covered(r, result.duration_s) for r in rows]
+    return TimelineSeries(
+        start_s=tuple(r.start_s for r in rows),
+        ok_per_s=tuple(r.ok / s for r, s in zip(rows, spans, strict=True)),
+        errors_per_s=tuple(r.errors / s for r, s in zip(rows, spans, strict=True)),
+        p99_ms=tuple(r.p99_ms for r in rows),
+        p50_ms=tuple(r.p50_ms for r in rows),
+    )
+
+
+def _covered(row: TimelineRow, duration_s: float) -> float:
+    end = row.start_s + row.span_s
+    if end <= duration_s + _ROW_SLACK_S:
+        return row.span_s
+    return max(duration_s - row.start_s, 1e-3)
+
+
+def timeline_figure(result: LoadResult, *, title: str) -> Figure:
+    """Three panels over the same seconds: ok req/s, errors/s, and p99 / p50 latency."""
+    series = timeline_series(result)
+    figure = new_figure(8, 7)
+    rate_axes, error_axes, latency_axes = figure.subplots(3, 1, sharex=True)
+    # Each row is drawn at its middle, so a row of 1 s covering 0..1 sits at 0.5.
+    span = result.timeline[0].span_s if result.timeline else 1.0
+    xs = [s + span / 2 for s in series.start_s]
+    rate_axes.plot(xs, series.ok_per_s, marker="o", markersize=3, color=colour(0), label="ok")
+    demanded = result.generator.intended_rate
+    if result.mode == "open" and demanded:
+        rate_axes.axhline(demanded, color="grey", linestyle="--", label="demanded rate")
+        rate_axes.legend(fontsize="small", loc="lower right")
+    from_zero(rate_axes, [*series.ok_per_s, demanded or 0.0])
+    thousands(rate_axes)
+    style_axes(rate_axes, xlabel="", ylabel="ok responses (req/s)", title=title)
+    error_axes.plot(xs, series.errors_per_s, marker="o", markersize=3, color=colour(1))
+    from_zero(error_axes, series.errors_per_s)
+    if not any(series.errors_per_s):
+        error_axes.text(0.5, 0.5, "no errors", transform=error_axes.transAxes, ha="center")
+    style_axes(error_axes, xlabel="", ylabel="errors (per second)")
+    latency_axes.plot(xs, series.p99_ms, marker="o", markersize=3, color=colour(3), label="p99")
+    latency_axes.plot(
+        xs, series.p50_ms, marker=".", markersize=3, linestyle=":", color=colour(2), label="p50"
+    )
+    from_zero(latency_axes, [*series.p99_ms, *series.p50_ms])
+    latency_axes.legend(fontsize="small", loc="upper right")
+    unit = "s" if math.isclose(span, 1.0) else f"s; rows of {span:g} s"
+    style_axes(
+        latency_axes,
+        xlabel=f"time since the measured window began ({unit})",
+        ylabel="latency per row (ms)",
+    )
+    latency_axes.set_xlim(0.0, max(result.duration_s, span))
+    return figure
