@@ -16,8 +16,10 @@ from pytest_netbench._cli.live import CommandLive
 from pytest_netbench._cli.loads import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
+    check_plot,
     interrupted_banner,
     write_json,
+    write_plots,
 )
 from pytest_netbench._cli.options import given, http_kwargs
 
@@ -33,6 +35,7 @@ def run_sweep(args: argparse.Namespace) -> int:
 
     rates = parse_rates(args.rates)
     spec = http_spec(args.url, **http_kwargs(args))  # checked before any load
+    check_plot(args)
     with CommandLive(progress=args.progress, quiet=args.quiet) as live:
         live.say(*sweep_heading(spec, rates))
 
@@ -52,6 +55,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         live.say(*sweep_closing(result))
     if args.json is not None:
         write_json(args.json, result.to_dict())
+    write_plots(args, result)
     if result.interrupted:
         return EXIT_INTERRUPTED
     if args.fail_invalid and not result.valid:
@@ -116,6 +120,7 @@ def run_cold_start(args: argparse.Namespace) -> int:
 
     resolution = args.resolution if args.resolution is not None else DEFAULT_RESOLUTION_S
     spec = http_spec(args.url, **http_kwargs(args))  # checked before any load
+    check_plot(args)
     with CommandLive(progress=args.progress, quiet=args.quiet) as live:
         live.say(*cold_start_heading(spec, resolution))
 
@@ -138,6 +143,7 @@ def run_cold_start(args: argparse.Namespace) -> int:
         live.say(*cold_start_lines(result))
     if args.json is not None:
         write_json(args.json, result.to_dict())
+    write_plots(args, result)
     if kept.interrupted:
         return EXIT_INTERRUPTED
     if args.fail_invalid and not result.valid:

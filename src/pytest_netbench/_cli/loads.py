@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_netbench._cli.live import CommandLive
 from pytest_netbench._cli.options import http_kwargs, load_kwargs
 from pytest_netbench._model import LoadResult
+
+if TYPE_CHECKING:
+    from pytest_netbench._experiment.cold_start import ColdStartResult
+    from pytest_netbench._experiment.sweep import SweepResult
 
 EXIT_INVALID = 5
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
@@ -17,11 +22,13 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
 
 def run_load(args: argparse.Namespace) -> int:
     """Run the load the arguments ask for; print, write, and say how it ended."""
+    check_plot(args)
     with CommandLive(progress=args.progress, quiet=args.quiet) as live:
         result = _run_http(args, live) if args.command == "http" else _run_echo(args, live)
         live.clear()
     if args.json is not None:
         write_json(args.json, result.to_dict())
+    write_plots(args, result, stem=args.command)
     if not args.quiet:
         from pytest_netbench._report.summary import format_result
 
@@ -48,6 +55,28 @@ def interrupted_banner(result: LoadResult) -> str:
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def check_plot(args: argparse.Namespace) -> None:
+    """With ``--plot``: fail before the load, not after it, when matplotlib is missing."""
+    if getattr(args, "plot", None) is not None:
+        from pytest_netbench._report.plots.canvas import require_matplotlib
+
+        require_matplotlib()
+
+
+def write_plots(
+    args: argparse.Namespace, result: LoadResult | SweepResult | ColdStartResult, stem: str = ""
+) -> None:
+    """With ``--plot DIR``: the result's pictures, and a line on stderr saying where."""
+    if getattr(args, "plot", None) is None:
+        return
+    from pytest_netbench._report.plots.session import plot_result
+
+    title = f"netbench {args.command} {getattr(args, 'url', getattr(args, 'target', ''))}"
+    pictures = plot_result(args.plot, result, stem=stem, title=title)
+    if not args.quiet:
+        print(f"netbench: {len(pictures)} plot(s) drawn in {args.plot}", file=sys.stderr)
 
 
 def _run_http(args: argparse.Namespace, live: CommandLive) -> LoadResult:

@@ -90,9 +90,18 @@ def _add_load_options(
     return group
 
 
-def _add_output_options(parser: argparse.ArgumentParser, what: str) -> None:
+def _add_output_options(
+    parser: argparse.ArgumentParser, what: str, *, pictures: bool = False
+) -> None:
     out = parser.add_argument_group("output")
     out.add_argument("--json", type=Path, metavar="PATH", help=f"write {what} here")
+    if pictures:
+        out.add_argument(
+            "--plot",
+            type=Path,
+            metavar="DIR",
+            help="draw PNG pictures of the result into DIR (needs matplotlib; docs/plots.md)",
+        )
     out.add_argument("--quiet", action="store_true", help="no text report")
     out.add_argument(
         "--progress",
@@ -113,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     http = sub.add_parser("http", help="HTTP/1.1 load", description="HTTP/1.1 load at URL")
     _add_http_options(http, pipelining=True)
     _add_load_options(http, fixed_rate=True)
-    _add_output_options(http, "LoadResult.to_dict()")
+    _add_output_options(http, "LoadResult.to_dict()", pictures=True)
     http.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
 
     echo = sub.add_parser("echo", help="raw TCP echo load", description="TCP echo load")
@@ -126,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="echo (verify bytes), fixed:N, line, length-prefixed:N",
     )
     _add_load_options(echo, fixed_rate=True)
-    _add_output_options(echo, "LoadResult.to_dict()")
+    _add_output_options(echo, "LoadResult.to_dict()", pictures=True)
     echo.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
 
     _add_sweep(sub)
@@ -163,7 +172,7 @@ def _add_sweep(sub: Any) -> None:
     )
     group.add_argument("--retries", type=int, help="reruns of a step the generator spoiled (2)")
     _add_load_options(sweep, fixed_rate=False, per="step")
-    _add_output_options(sweep, "SweepResult.to_dict()")
+    _add_output_options(sweep, "SweepResult.to_dict()", pictures=True)
     sweep.add_argument("--fail-invalid", action="store_true", help="exit 5 if a step is invalid")
 
 
@@ -237,7 +246,7 @@ def _add_cold_start(sub: Any) -> None:
     load.add_argument("--workers", type=int, help="generator processes (1)")
     load.add_argument("--loop", choices=LOOPS, help="(auto: uvloop if installed)")
     load.add_argument("--allow-remote", action="store_true", help="allow non-loopback targets")
-    _add_output_options(cold, "ColdStartResult.to_dict()")
+    _add_output_options(cold, "ColdStartResult.to_dict()", pictures=True)
     cold.add_argument("--fail-invalid", action="store_true", help="exit 5 if it is invalid")
 
 
