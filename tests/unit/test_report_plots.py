@@ -46,7 +46,7 @@ from pytest_netbench._report.plots.naming import (
     record_stem,
 )
 from pytest_netbench._report.plots.session import plot_session
-from pytest_netbench._report.plots.sweep import sweep_figure
+from pytest_netbench._report.plots.sweep import answered_rate, sweep_figure
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SAVED = Path(__file__).with_name("data") / "plot_session.json"
@@ -176,6 +176,16 @@ def test_sweep_picture_has_the_three_graphs_and_a_line_per_sweep(saved: Session)
     assert [t.get_text() for t in legend.get_texts()] == ["served=600", "served=1000"]
     # the 600 req/s server timed out past saturation: its errors show
     assert max(max(line.get_ydata()) for line in errors.get_lines()) > 0
+
+
+def test_sweep_ok_rate_counts_the_window_not_the_drain(saved: Session) -> None:
+    (record,) = [r for r in saved.experiments if r.kind == "sweep" and r.params["served"] == "600"]
+    step = SweepResult.from_dict(record.data).steps[3]  # 800 req/s at a 600 req/s server
+    assert step.rate == 800
+    # rps counts the answers of the drain too and reads as if the server kept up; inside the
+    # window it answered at its capacity, below what was sent
+    assert answered_rate(step.result) < 0.9 * step.achieved_rate <= step.result.rps
+    assert answered_rate(make_result(50, duration_s=2.0)) == 25.0  # no timeline: rps
 
 
 def test_cold_start_picture_marks_the_steady_rate_and_the_settle_time(saved: Session) -> None:

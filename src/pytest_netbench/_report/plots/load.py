@@ -58,7 +58,9 @@ def spectrum(result: LoadResult) -> Spectrum:
     decades = min(float(MAX_NINES), math.log10(count))
     steps = max(1, int(decades * _POINTS_PER_DECADE))
     xs = [10 ** (decades * i / steps) for i in range(steps + 1)]
-    quantiles = [100.0 * (1.0 - 1.0 / x) for x in xs]
+    # The last point is the highest latency, so the line ends at the max as HdrHistogram's
+    # plots do (at x = count, 1 - 1/q falls one response short of it).
+    quantiles = [100.0 * (1.0 - 1.0 / x) for x in xs[:-1]] + [100.0]
     values_us = hist.get_percentile_to_value_dict(quantiles)
     return Spectrum(tuple(xs), tuple(values_us[q] / 1000.0 for q in quantiles), count)
 
@@ -86,7 +88,8 @@ def spectrum_figure(series: Sequence[tuple[str, LoadResult]], *, title: str) -> 
             axes.text(
                 0.02,
                 0.95,
-                f"{points.count:,} ok responses; max {number(result.max_ms)} ms",
+                f"{points.count:,} ok responses; max {number(result.max_ms)} ms"
+                + ("\nlatency from when each request was due" if result.mode == "open" else ""),
                 transform=axes.transAxes,
                 va="top",
                 fontsize="small",

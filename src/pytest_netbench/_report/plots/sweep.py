@@ -1,8 +1,8 @@
 """Autobench's three graphs of a rate sweep, side by side, one line per sweep:
 
 - achieved rate against the demanded one: requests sent per second (dashed; on the grey
-  diagonal when the generator kept up) and ok responses per second (solid; it flattens
-  where the server saturates);
+  diagonal when the generator kept up) and ok responses per second inside the measured
+  window (solid; it flattens where the server saturates);
 - latency against the demanded rate: p50, p90 and p99, corrected (from when each request
   was due), a line style per percentile and a colour per sweep;
 - errors against the demanded rate, as a share of the requests sent.
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from pytest_netbench._experiment.slo import error_rate
 from pytest_netbench._experiment.sweep import SweepResult
+from pytest_netbench._model import LoadResult
 from pytest_netbench._report.plots.canvas import (
     colour,
     from_zero,
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+# A row "inside" the window may end this much after it (the last timer tick).
+_ROW_SLACK_S = 0.05
 PERCENTILES: tuple[tuple[str, str], ...] = (("p50", ":"), ("p90", "--"), ("p99", "-"))
 RATE_LABEL = "demanded rate (req/s)"
 
@@ -48,7 +51,7 @@ def sweep_figure(sweeps: Sequence[tuple[str, SweepResult]], *, title: str) -> Fi
         shade = colour(index)
         name = label or None
         achieved = [s.achieved_rate for s in steps]
-        answered = [s.result.rps for s in steps]
+        answered = [answered_rate(s.result) for s in steps]
         achieved_axes.plot(rates, achieved, linestyle="--", marker=".", color=shade)
         achieved_axes.plot(rates, answered, marker="o", color=shade, label=name)
         for key, style in PERCENTILES:
@@ -77,6 +80,16 @@ def sweep_figure(sweeps: Sequence[tuple[str, SweepResult]], *, title: str) -> Fi
         )
     figure.suptitle(title)
     return figure
+
+
+def answered_rate(result: LoadResult) -> float:
+    """Ok responses per second inside the measured window: the timeline rows that end in
+    it. ``rps`` also counts the answers of the drain after the window (an open loop waits
+    for what it sent), which past saturation hides that the server fell behind."""
+    end = result.duration_s + _ROW_SLACK_S
+    rows = [r for r in result.timeline if r.start_s + r.span_s <= end]
+    span = sum(r.span_s for r in rows)
+    return sum(r.ok for r in rows) / span if span > 0 else result.rps
 
 
 def _achieved_panel(axes: Axes, top_rate: float) -> None:
