@@ -31,11 +31,15 @@ if TYPE_CHECKING:
     from pytest_netbench._errors import SpecError as SpecError
     from pytest_netbench._errors import TargetUnreachableError as TargetUnreachableError
     from pytest_netbench._errors import ToolchainMissing as ToolchainMissing
+    from pytest_netbench._errors import ToolFailed as ToolFailed
+    from pytest_netbench._errors import ToolNotInstalled as ToolNotInstalled
     from pytest_netbench._experiment.capacity import CapacityResult as CapacityResult
     from pytest_netbench._experiment.capacity import Probe as Probe
     from pytest_netbench._experiment.capacity import capacity as capacity
     from pytest_netbench._experiment.cold_start import ColdStartResult as ColdStartResult
     from pytest_netbench._experiment.cold_start import cold_start as cold_start
+    from pytest_netbench._experiment.crosscheck import CrosscheckResult as CrosscheckResult
+    from pytest_netbench._experiment.crosscheck import crosscheck as crosscheck
     from pytest_netbench._experiment.slo import Slo as Slo
     from pytest_netbench._experiment.slo import TermCheck as TermCheck
     from pytest_netbench._experiment.slo import parse_slo as parse_slo
@@ -43,6 +47,7 @@ if TYPE_CHECKING:
     from pytest_netbench._experiment.sweep import SweepStep as SweepStep
     from pytest_netbench._experiment.sweep import parse_rates as parse_rates
     from pytest_netbench._experiment.sweep import sweep as sweep
+    from pytest_netbench._experiment.tool_output import ToolFigures as ToolFigures
     from pytest_netbench._live import LoadProgress as LoadProgress
     from pytest_netbench._live import StopSignal as StopSignal
     from pytest_netbench._metrics import metric_value as metric_value
@@ -108,6 +113,11 @@ _LAZY: dict[str, str] = {
     "Threshold": "pytest_netbench._compare.gate",
     "TimelineRow": "pytest_netbench._model",
     "ToolchainMissing": "pytest_netbench._errors",
+    "ToolFailed": "pytest_netbench._errors",
+    "ToolNotInstalled": "pytest_netbench._errors",
+    "ToolFigures": "pytest_netbench._experiment.tool_output",
+    "CrosscheckResult": "pytest_netbench._experiment.crosscheck",
+    "crosscheck": "pytest_netbench._experiment.crosscheck",
     "capacity": "pytest_netbench._experiment.capacity",
     "catalog": "pytest_netbench._servers.catalog",
     "cold_start": "pytest_netbench._experiment.cold_start",
@@ -135,6 +145,7 @@ __all__ = [
     "CallableReady",
     "CapacityResult",
     "ColdStartResult",
+    "CrosscheckResult",
     "GeneratorStats",
     "HttpReady",
     "InterpreterNotFound",
@@ -167,12 +178,16 @@ __all__ = [
     "TermCheck",
     "Threshold",
     "TimelineRow",
+    "ToolFailed",
+    "ToolFigures",
+    "ToolNotInstalled",
     "ToolchainMissing",
     "__version__",
     "capacity",
     "catalog",
     "cold_start",
     "compare_values",
+    "crosscheck",
     "echo_load",
     "echo_load_async",
     "http_load",

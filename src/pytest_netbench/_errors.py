@@ -53,3 +53,15 @@ class ToolchainMissing(ServerError):
 
 class BuildFailed(ServerError):
     """A catalog server's build failed; the message carries the build output."""
+
+
+class SecondToolError(NetbenchError):
+    """Base of the errors about a second load tool (wrk, ab) in a crosscheck."""
+
+
+class ToolNotInstalled(SecondToolError):
+    """The second tool of a crosscheck is not installed; the message names its package."""
+
+
+class ToolFailed(SecondToolError):
+    """The second tool exited with an error, or printed output that cannot be read."""

@@ -30,7 +30,7 @@ from pytest_netbench._errors import NetbenchError
 from pytest_netbench._model import LoadResult
 
 SCHEMA = "pytest-netbench-session/1"
-ExperimentKind = Literal["sweep", "capacity", "cold_start"]
+ExperimentKind = Literal["sweep", "capacity", "cold_start", "crosscheck"]
 EXPERIMENT_KINDS: tuple[ExperimentKind, ...] = get_args(ExperimentKind)
 
 

@@ -1,5 +1,5 @@
-"""The ``netbench`` command: ``http``, ``echo``, ``sweep``, ``capacity``, ``cold-start`` and
-``servers``, in the spirit of wrk, ab and autobench. The parts are in
+"""The ``netbench`` command: ``http``, ``echo``, ``sweep``, ``capacity``, ``cold-start``,
+``crosscheck`` and ``servers``, in the spirit of wrk, ab and autobench. The parts are in
 :mod:`pytest_netbench._cli`.
 
 Exit status:
@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from pytest_netbench._cli.crosscheck import run_crosscheck
 from pytest_netbench._cli.experiments import (
     EXIT_UNKNOWN,
     run_capacity,
@@ -52,7 +53,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(listing(app=args.app))
         return 0
-    experiments = {"sweep": run_sweep, "capacity": run_capacity, "cold-start": run_cold_start}
+    experiments = {
+        "sweep": run_sweep,
+        "capacity": run_capacity,
+        "cold-start": run_cold_start,
+        "crosscheck": run_crosscheck,
+    }
     run = experiments.get(args.command, run_load)
     try:
         return run(args)

@@ -20,6 +20,8 @@ EXPECTED = {
     # experiments, their results and the SLOs they check
     "sweep", "SweepResult", "SweepStep", "parse_rates", "capacity", "CapacityResult", "Probe",
     "cold_start", "ColdStartResult", "Slo", "TermCheck", "parse_slo",
+    # the same load measured by a second tool (wrk, ab)
+    "crosscheck", "CrosscheckResult", "ToolFigures", "ToolNotInstalled", "ToolFailed",
     # a running load: live progress out, a stop request in
     "LoadProgress", "StopSignal",
 }  # fmt: skip

@@ -148,9 +148,9 @@ def test_a_record_without_a_kind_is_a_load_and_an_unknown_kind_is_refused(
     (back,) = load_session_json(path).records
     assert back.discarded == () and back.result.ok == 1000
 
-    data["records"][0]["kind"] = "crosscheck"
+    data["records"][0]["kind"] = "soak"
     path.write_text(json.dumps(data))
-    with pytest.raises(ResultFileError, match=r"damaged record.*crosscheck"):
+    with pytest.raises(ResultFileError, match=r"damaged record.*soak"):
         load_session_json(path)
 
 

@@ -142,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_capacity(sub)
     _add_cold_start(sub)
 
+    _add_crosscheck(sub)
+
     servers = sub.add_parser("servers", help="list the catalog of reference servers")
     servers.add_argument("--app", choices=("hello", "echo"), default=None)
     return parser
@@ -248,6 +250,39 @@ def _add_cold_start(sub: Any) -> None:
     load.add_argument("--allow-remote", action="store_true", help="allow non-loopback targets")
     _add_output_options(cold, "ColdStartResult.to_dict()", pictures=True)
     cold.add_argument("--fail-invalid", action="store_true", help="exit 5 if it is invalid")
+
+
+def _add_crosscheck(sub: Any) -> None:
+    cross = sub.add_parser(
+        "crosscheck",
+        help="the same load measured by netbench and by wrk or ab, side by side",
+        description="Run one closed-loop load with netbench, then the same load with wrk or"
+        " ab (when installed), and print req/s, p50, p90, p99 and errors of both with their"
+        " ratio (netbench / the other tool).",
+    )
+    cross.add_argument("url", help="http:// URL on loopback")
+    cross.add_argument("--tool", choices=("wrk", "ab"), default="wrk", help="the second tool (wrk)")
+    cross.add_argument("-H", "--header", type=parse_header, action="append", default=[])
+    cross.add_argument(
+        "--no-keepalive", action="store_true", help="new connection per request (ab only)"
+    )
+    load = cross.add_argument_group("load")
+    load.add_argument("-c", "--connections", type=int, help="connections (10)")
+    stop = load.add_mutually_exclusive_group()
+    stop.add_argument(
+        "-d", "--duration", type=parse_duration, help="wrk: whole seconds, e.g. 10s (10s)"
+    )
+    stop.add_argument("-n", "--requests", type=int, help="ab: requests to send (required)")
+    load.add_argument("--timeout", type=parse_duration, help="per request (10s)")
+    load.add_argument("--workers", type=int, help="netbench processes, and as many wrk threads (1)")
+    load.add_argument("--loop", choices=LOOPS, help="netbench's loop (auto: uvloop if installed)")
+    load.add_argument("--retries", type=int, help="reruns of a spoiled netbench run (2)")
+    load.add_argument("--allow-remote", action="store_true", help="allow non-loopback targets")
+    out = cross.add_argument_group("output")
+    out.add_argument(
+        "--json", type=Path, metavar="PATH", help="write CrosscheckResult.to_dict() here"
+    )
+    out.add_argument("--quiet", action="store_true", help="no text report")
 
 
 def given(**options: Any) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Experiments: everything that runs more than one load and decides from their results.
 
 Trials (the median trial, the spread, reruns of trials the generator spoiled), A/B trials
-in ABBA order, rate sweeps, capacity searches against an SLO, cold starts. No pytest here:
+in ABBA order, rate sweeps, capacity searches against an SLO, cold starts, crosschecks
+with a second tool (wrk, ab). No pytest here:
 the plugin, the CLI and the Python API share this layer, each passing in a *runner* that
 wraps every load the way it needs (the plugin's measured-window lock and recording, the
 CLI's progress). Every experiment returns a frozen result with ``to_dict()``/``from_dict()``
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from pytest_netbench._experiment.capacity import CapacityResult, Probe, capacity
 from pytest_netbench._experiment.cold_start import ColdStartResult, cold_start
+from pytest_netbench._experiment.crosscheck import CrosscheckResult, crosscheck
 from pytest_netbench._experiment.running import (
     Attempts,
     Runner,
@@ -35,6 +37,7 @@ __all__ = [
     "Attempts",
     "CapacityResult",
     "ColdStartResult",
+    "CrosscheckResult",
     "Probe",
     "Runner",
     "Slo",
@@ -46,6 +49,7 @@ __all__ = [
     "ab_trials",
     "capacity",
     "cold_start",
+    "crosscheck",
     "default_runner",
     "median_trial",
     "parse_rates",

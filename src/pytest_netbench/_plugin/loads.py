@@ -28,6 +28,7 @@ from pytest_netbench._plugin.test_state import (
 if TYPE_CHECKING:
     from pytest_netbench._experiment.capacity import CapacityResult
     from pytest_netbench._experiment.cold_start import ColdStartResult
+    from pytest_netbench._experiment.crosscheck import CrosscheckResult
     from pytest_netbench._experiment.running import Attempts, Runner
     from pytest_netbench._experiment.sweep import SweepResult
     from pytest_netbench._experiment.trials import AbResult, TrialsResult
@@ -36,18 +37,22 @@ if TYPE_CHECKING:
     from pytest_netbench._servers.launcher import Server
 
 T = TypeVar("T")
-Experiment = TypeVar("Experiment", "SweepResult", "CapacityResult", "ColdStartResult")
+Experiment = TypeVar(
+    "Experiment", "SweepResult", "CapacityResult", "ColdStartResult", "CrosscheckResult"
+)
 
 
 class NetbenchFixture:
     """What the ``netbench`` fixture gives a test: ``.http()`` and ``.echo()`` loads, and
-    the ``.sweep()``, ``.capacity()`` and ``.cold_start()`` experiments."""
+    the ``.sweep()``, ``.capacity()``, ``.cold_start()`` and ``.crosscheck()`` experiments."""
 
     def __init__(self, item: pytest.Item, session: NetbenchSession) -> None:
         self._item = item
         self._session = session
         self.results: list[LoadResult] = []
-        self.experiments: list[SweepResult | CapacityResult | ColdStartResult] = []
+        self.experiments: list[
+            SweepResult | CapacityResult | ColdStartResult | CrosscheckResult
+        ] = []
 
     # -- loads ---------------------------------------------------------------------------------
     def http(
@@ -186,6 +191,49 @@ class NetbenchFixture:
             label=label,
             allow_invalid=allow_invalid,
             retries=0 if retries is None else retries,
+        )
+
+    def crosscheck(
+        self,
+        target: str | Server,
+        *,
+        tool: str = "wrk",
+        server: Server | None = None,
+        label: str = "",
+        allow_invalid: bool = False,
+        retries: int | None = None,
+        **options: Any,
+    ) -> CrosscheckResult:
+        """The same closed-loop load measured by netbench, then by ``tool`` (``"wrk"``:
+        ``duration`` in whole seconds, 10 s by default; ``"ab"``: ``requests=``), recorded
+        with both tools' figures and their ratio. Skips the test when the tool is not
+        installed; ``http_load``'s options otherwise (scaled, then rounded for the tool)."""
+        from pytest_netbench._errors import ToolNotInstalled
+        from pytest_netbench._experiment.crosscheck import crosscheck
+        from pytest_netbench._experiment.tool_runs import fitted, require
+        from pytest_netbench._spec import DEFAULT_DURATION_S
+
+        try:
+            require(tool)
+        except ToolNotInstalled as exc:
+            pytest.skip(f"netbench crosscheck: {exc}")
+        except ValueError as exc:
+            _fail(f"netbench: {exc}")
+        if tool == "wrk" and options.get("requests") is None:
+            options.setdefault("duration", DEFAULT_DURATION_S)
+
+        def run(spec: LoadSpec, tries: int, runner: Runner) -> CrosscheckResult:
+            return crosscheck(fitted(tool, spec), tool=tool, retries=tries, runner=runner)
+
+        return self._experiment(
+            "crosscheck",
+            run,
+            target,
+            options,
+            server=server,
+            label=label,
+            allow_invalid=allow_invalid,
+            retries=retries,
         )
 
     # -- steps ---------------------------------------------------------------------------------
@@ -402,13 +450,17 @@ def _on_grid(spec: LoadSpec, resolution: float) -> LoadSpec:
     return dataclasses.replace(spec, duration_s=rows * resolution)
 
 
-def _fail_if_unusable(result: SweepResult | CapacityResult | ColdStartResult) -> None:
+def _fail_if_unusable(
+    result: SweepResult | CapacityResult | ColdStartResult | CrosscheckResult,
+) -> None:
     """An experiment with a load the generator could not produce, even after reruns; for a
-    cold start (one run, nothing to fall back on), a run invalid for any cause."""
+    cold start (one run, nothing to fall back on) and a crosscheck (netbench's run is one
+    side of the comparison), a run invalid for any cause."""
     from pytest_netbench._experiment.cold_start import ColdStartResult
+    from pytest_netbench._experiment.crosscheck import CrosscheckResult
     from pytest_netbench._experiment.sweep import SweepResult
 
-    if isinstance(result, ColdStartResult):
+    if isinstance(result, ColdStartResult | CrosscheckResult):
         _fail_if_invalid(result.attempts)
         return
     if isinstance(result, SweepResult):

@@ -75,6 +75,16 @@ def _experiment_line(title: str, record: ExperimentRecord) -> str:
         first = f"first second at {ratio:.0%} of the steady rate" if ratio is not None else ""
         settled = f"settled at {settle:g} s" if settle is not None else "never settled"
         return f"{title}: cold start, {first or 'no steady rate'}, {settled}"
+    if record.kind == "crosscheck":
+        tool, figures = data.get("tool"), data.get("figures") or {}
+        parts = []
+        for name, unit in (("rps", "req/s"), ("p99_ms", "ms p99")):
+            figure = figures.get(name) or {}
+            ours, theirs, ratio = figure.get("netbench"), figure.get(tool), figure.get("ratio")
+            if ours is not None and theirs is not None:
+                shown = f" ({ratio:.2f})" if ratio is not None else ""
+                parts.append(f"{ours:,.6g} vs {theirs:,.6g} {unit}{shown}")
+        return f"{title}: crosscheck, netbench vs {tool}: {', '.join(parts) or 'no figures'}"
     return f"{title}: {record.kind}"
 
 

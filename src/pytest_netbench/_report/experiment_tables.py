@@ -23,6 +23,7 @@ _TITLES: Mapping[str, str] = {
     "sweep": "rate sweep",
     "capacity": "capacity search",
     "cold_start": "cold start",
+    "crosscheck": "crosscheck with a second tool",
 }
 _SWEEP_HEADERS: tuple[str, ...] = (
     "rate",
@@ -44,6 +45,19 @@ _COLD_START_FIELDS: tuple[tuple[str, str], ...] = (
     ("steady_p50", "steady_p50_ms"),
     ("p50_settle_s", "p50_settle_s"),
     ("valid", "valid"),
+)
+
+# A crosscheck: each figure by netbench, by the other tool, and netbench's over the other's.
+_CROSSCHECK_METRICS: tuple[tuple[str, str], ...] = (
+    ("rps", "rps"),
+    ("p50", "p50_ms"),
+    ("p99", "p99_ms"),
+)
+_CROSSCHECK_HEADERS: tuple[str, ...] = (
+    "tool",
+    *(head for short, name in _CROSSCHECK_METRICS for head in (name, f"tool_{short}", "ratio")),
+    "errors",
+    "tool_errors",
 )
 
 
@@ -83,6 +97,8 @@ def _build_one(function: str, kind: str, records: list[ExperimentRecord]) -> Exp
         headers = _CAPACITY_HEADERS
     elif kind == "cold_start":
         headers = tuple(head for head, _field in _COLD_START_FIELDS)
+    elif kind == "crosscheck":
+        headers = _CROSSCHECK_HEADERS
     else:
         headers = _scalar_fields(records)
     for record, values in zip(records, params, strict=True):
@@ -98,6 +114,8 @@ def _build_one(function: str, kind: str, records: list[ExperimentRecord]) -> Exp
             notes.append(f"{where}{data.get('reason', '')}")
         elif kind == "cold_start":
             rows.append(label + _cold_start_cells(data))
+        elif kind == "crosscheck":
+            rows.append(label + _crosscheck_cells(data))
         else:
             rows.append(label + tuple(_scalar_text(data.get(h)) for h in headers))
     return ExperimentTable(function, kind, varying, headers, tuple(rows), tuple(notes))
@@ -144,6 +162,22 @@ def _cold_start_cells(data: Mapping[str, Any]) -> tuple[str, ...]:
             cells.append(_rate(float(value)))
         else:
             cells.append(_scalar_text(value))
+    return tuple(cells)
+
+
+def _crosscheck_cells(data: Mapping[str, Any]) -> tuple[str, ...]:
+    tool = str(data.get("tool", "?"))
+    figures = data.get("figures") or {}
+    cells = [tool]
+    for _short, name in _CROSSCHECK_METRICS:
+        figure = figures.get(name) or {}
+        show = _rate if name == "rps" else abbreviate
+        for value in (figure.get("netbench"), figure.get(tool)):
+            cells.append("-" if value is None else show(float(value)))
+        ratio = figure.get("ratio")
+        cells.append("-" if ratio is None else f"{float(ratio):.2f}")
+    errors = figures.get("errors") or {}
+    cells += [_scalar_text(errors.get("netbench")), _scalar_text(errors.get(tool))]
     return tuple(cells)
 
 

@@ -1,0 +1,158 @@
+"""Crosscheck: one load measured by netbench and then by a second tool (wrk or ab).
+
+A load generator can be wrong in ways its own figures never show (a slow client inflating
+latency, a count that misses failures); seed 001 checked httperf against weighttp and found
+14-19 % differences. A crosscheck runs the same load twice, netbench first and the second
+tool right after, against the same server, and sets the figures side by side with their
+ratio, netbench over the other tool: ``ratio("rps") == 1.05`` means netbench measured 5 %
+more throughput, ``ratio("p99_ms") == 0.9`` a tenth less tail latency.
+
+The tools differ in ways that are not errors: ab sends HTTP/1.0 requests (keep-alive by
+header) and prints its percentile table in whole milliseconds (its ``-e`` file, read here,
+has microseconds); each tool has its own client costs on the same two cores. Read a
+ratio as a check on the order of magnitude and on rankings across servers, not as a
+correction factor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_netbench._api import Monitored
+from pytest_netbench._errors import SpecError
+from pytest_netbench._experiment.running import (
+    DEFAULT_RETRIES,
+    Attempts,
+    Runner,
+    base_spec,
+    default_runner,
+    run_with_retries,
+)
+from pytest_netbench._experiment.tool_output import ToolFigures
+from pytest_netbench._experiment.tool_runs import TOOLS, check_comparable, require, run_tool
+from pytest_netbench._model import LoadResult, LoadSpec
+from pytest_netbench._spec import DEFAULT_DURATION_S
+
+# The figures both tools report, in the order tables show them.
+METRICS: tuple[str, ...] = ("rps", "p50_ms", "p90_ms", "p99_ms", "errors")
+METRIC_LABELS = {
+    "rps": "req/s",
+    "p50_ms": "p50 ms",
+    "p90_ms": "p90 ms",
+    "p99_ms": "p99 ms",
+    "errors": "errors",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CrosscheckResult:
+    """The netbench run (``attempts.kept``, retried like any load if the generator spoiled
+    it) and the second tool's figures for the same load."""
+
+    tool: str
+    attempts: Attempts
+    other: ToolFigures
+
+    @property
+    def netbench(self) -> LoadResult:
+        return self.attempts.kept
+
+    @property
+    def valid(self) -> bool:
+        return self.netbench.valid
+
+    def netbench_value(self, metric: str) -> float:
+        if metric == "errors":
+            return float(self.netbench.errors_total)
+        return float(getattr(self.netbench, _checked(metric)))
+
+    def other_value(self, metric: str) -> float:
+        if metric == "errors":
+            return float(self.other.errors_total)
+        return float(getattr(self.other, _checked(metric)))
+
+    def ratio(self, metric: str) -> float:
+        """netbench's figure over the other tool's; NaN where the other's is 0 or missing."""
+        other = self.other_value(metric)
+        if not other > 0:
+            return math.nan
+        return self.netbench_value(metric) / other
+
+    @property
+    def ratios(self) -> dict[str, float]:
+        return {metric: self.ratio(metric) for metric in METRICS if metric != "errors"}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "crosscheck",
+            "tool": self.tool,
+            "valid": self.valid,
+            "figures": {
+                metric: {
+                    "netbench": _json_float(self.netbench_value(metric)),
+                    self.tool: _json_float(self.other_value(metric)),
+                    "ratio": _json_float(self.ratio(metric)),
+                }
+                for metric in METRICS
+            },
+            "result": self.netbench.to_dict(),
+            "discarded": [r.to_dict() for r in self.attempts.discarded],
+            "other": self.other.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CrosscheckResult:
+        attempts = Attempts(
+            kept=LoadResult.from_dict(data["result"]),
+            discarded=tuple(LoadResult.from_dict(r) for r in data.get("discarded", ())),
+        )
+        return cls(str(data["tool"]), attempts, ToolFigures.from_dict(data["other"]))
+
+
+def crosscheck(
+    target: LoadSpec | str,
+    *,
+    tool: str = "wrk",
+    retries: int = DEFAULT_RETRIES,
+    runner: Runner | None = None,
+    server: Monitored | None = None,
+    **options: Any,
+) -> CrosscheckResult:
+    """Measure one load at ``target`` (a LoadSpec, or a URL with ``http_load``'s options)
+    with netbench, then with ``tool`` (``"wrk"`` or ``"ab"``), and compare.
+
+    wrk runs for a duration (whole seconds; 10 s by default) with keep-alive, one thread
+    per netbench worker; ab sends ``requests=`` requests, with or without keep-alive.
+    Everything is checked, and the tool looked up, before either load starts: a load the
+    tool cannot run the same way raises :class:`SpecError`, a missing tool
+    :class:`ToolNotInstalled` naming its Debian package.
+    """
+    if tool not in TOOLS:
+        raise SpecError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
+    if isinstance(target, str) and tool == "wrk" and options.get("requests") is None:
+        options = {**options, "duration": options.get("duration") or DEFAULT_DURATION_S}
+    spec = base_spec(target, options)
+    if tool == "wrk" and spec.duration_s is None and spec.requests is None:
+        spec = dataclasses.replace(spec, duration_s=DEFAULT_DURATION_S)
+    check_comparable(tool, spec)
+    require(tool)
+    if runner is None:
+        runner = default_runner(server)
+    elif server is not None:
+        raise SpecError("pass either runner or server: a runner samples its own server")
+    attempts = run_with_retries(spec, runner, retries)
+    return CrosscheckResult(tool, attempts, run_tool(tool, spec))
+
+
+def _checked(metric: str) -> str:
+    if metric not in METRICS or metric == "errors":
+        raise SpecError(f"a crosscheck compares {', '.join(METRICS)}; got {metric!r}")
+    return metric
+
+
+def _json_float(value: float) -> float | None:
+    return None if math.isnan(value) or math.isinf(value) else value

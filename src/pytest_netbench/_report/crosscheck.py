@@ -1,0 +1,93 @@
+"""A crosscheck as text: netbench's figures and the second tool's side by side, and their
+ratio, under a heading that says what load both ran and how the other tool was run."""
+
+from __future__ import annotations
+
+import math
+import shlex
+import textwrap
+
+from pytest_netbench._experiment.crosscheck import METRIC_LABELS, METRICS, CrosscheckResult
+from pytest_netbench._model import LoadSpec
+
+_WIDTH = 80
+
+
+def crosscheck_lines(result: CrosscheckResult) -> list[str]:
+    """The whole report: heading, table, how each tool ran, and any warning."""
+    tool = result.tool
+    spec = result.netbench.spec
+    lines = [f"Crosscheck with {tool}: {_load(spec) if spec is not None else result.netbench.url}"]
+    lines.append("")
+    ratio = f"netbench/{tool}"
+    lines.append(f"{'':<8}{'netbench':>12}{tool:>12}{ratio:>{max(14, len(ratio) + 2)}}")
+    for metric in METRICS:
+        ours, theirs = result.netbench_value(metric), result.other_value(metric)
+        shown_ratio = "" if metric == "errors" else _ratio(result.ratio(metric))
+        lines.append(
+            f"{METRIC_LABELS[metric]:<8}{_figure(metric, ours):>12}{_figure(metric, theirs):>12}"
+            f"{shown_ratio:>{max(14, len(ratio) + 2)}}".rstrip()
+        )
+    lines.append(f"(netbench/{tool} above 1: netbench's figure is the higher)")
+    lines.append("")
+    other = result.other
+    lines.append(
+        f"{other.version or tool}: {other.requests:,} requests in {other.duration_s:.2f} s"
+    )
+    # Never wrapped, so it can be copied and run again by hand.
+    lines.append(f"  ran: {shlex.join(other.command)}")
+    netbench = result.netbench
+    notes = []
+    if netbench.in_flight:
+        notes.append(f"{netbench.in_flight:,} in flight at the end")
+    if result.attempts.runs > 1:
+        spoiled = result.attempts.runs - 1
+        notes.append(f"run {result.attempts.runs} times: the generator spoiled the first {spoiled}")
+    lines += _wrapped(
+        f"netbench: {netbench.ok:,} ok of {netbench.sent:,} sent in {netbench.duration_s:.2f} s"
+        + (f" ({'; '.join(notes)})" if notes else "")
+    )
+    if not netbench.valid:
+        lines += _wrapped("netbench's run is INVALID: " + "; ".join(netbench.invalid_reasons))
+    if other.errors_total:
+        kinds = ", ".join(f"{k} {n:,}" for k, n in other.errors.items() if n)
+        lines += _wrapped(f"{tool}'s errors: {kinds}")
+    if netbench.errors_total:
+        kinds = ", ".join(f"{k} {n:,}" for k, n in netbench.errors.items() if n)
+        lines += _wrapped(f"netbench's errors: {kinds}")
+    return lines
+
+
+def format_crosscheck(result: CrosscheckResult) -> str:
+    return "\n".join(crosscheck_lines(result)) + "\n"
+
+
+def _load(spec: LoadSpec) -> str:
+    length = (
+        f"{spec.duration_s:g} s" if spec.duration_s is not None else f"{spec.requests:,} requests"
+    )
+    parts = [f"GET {spec.url}", f"{spec.connections} connections", length]
+    parts.append("keep-alive" if spec.keepalive else "new connection per request")
+    if spec.workers > 1:
+        parts.append(f"{spec.workers} workers/threads")
+    return ", ".join(parts)
+
+
+def _figure(metric: str, value: float) -> str:
+    if math.isnan(value):
+        return "-"
+    if metric == "rps":
+        return f"{value:,.0f}"
+    if metric == "errors":
+        return f"{value:,.0f}"
+    return f"{value:.3f}" if value < 10 else f"{value:.1f}"
+
+
+def _ratio(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.2f}"
+
+
+def _wrapped(text: str) -> list[str]:
+    return textwrap.wrap(
+        text, _WIDTH, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False
+    )

@@ -1,0 +1,141 @@
+"""Crosschecks with the real wrk and ab against a real local server (the catalog's C server,
+else its asyncio one). Only relations are asserted: counts, ratios present, errors seen by
+both tools; never a throughput or a time."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_netbench import (
+    CrosscheckResult,
+    LoadResult,
+    LoadSpec,
+    RemoteTargetError,
+    Server,
+    SpecError,
+    ToolchainMissing,
+    ToolNotInstalled,
+    catalog,
+    crosscheck,
+)
+from pytest_netbench._experiment.tool_runs import run_tool
+
+needs_wrk = pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")
+needs_ab = pytest.mark.skipif(
+    shutil.which("ab") is None, reason="ab is not installed (apt-get install apache2-utils)"
+)
+
+
+@pytest.fixture(scope="module")
+def hello_url() -> Iterator[str]:
+    for name in ("c", "asyncio_streams"):
+        try:
+            spec = catalog.get(name)
+        except ToolchainMissing:
+            continue
+        with Server.from_spec(spec) as server:
+            yield server.url
+        return
+    pytest.skip("neither the C nor the asyncio catalog server runs here")
+
+
+def check_agreeing(
+    result: CrosscheckResult, consistent: Callable[[LoadResult], LoadResult]
+) -> None:
+    consistent(result.netbench)
+    assert result.netbench.errors_total == 0 and result.other.errors_total == 0
+    assert result.netbench.ok > 0 and result.other.requests > 0
+    for metric, ratio in result.ratios.items():
+        assert math.isfinite(ratio) and ratio > 0, (metric, result.to_dict()["figures"])
+    assert math.isnan(result.ratio("errors"))  # 0 errors on the other side: no ratio
+
+
+@needs_wrk
+def test_wrk_measures_the_same_load(
+    hello_url: str, consistent: Callable[[LoadResult], LoadResult]
+) -> None:
+    result = crosscheck(hello_url + "/", tool="wrk", duration=1, connections=4)
+    check_agreeing(result, consistent)
+    assert result.tool == "wrk" and result.other.version.startswith("wrk ")
+    assert result.other.command[-1] == hello_url + "/"
+    assert list(result.other.command[4:8]) == ["-c", "4", "-d", "1s"]
+    assert result.netbench.spec is not None and result.netbench.spec.duration_s == 1.0
+
+
+@needs_ab
+@pytest.mark.parametrize("keepalive", [True, False], ids=["keepalive", "close"])
+def test_ab_measures_the_same_requests(
+    hello_url: str, keepalive: bool, consistent: Callable[[LoadResult], LoadResult]
+) -> None:
+    result = crosscheck(
+        hello_url + "/", tool="ab", requests=500, connections=4, keepalive=keepalive
+    )
+    check_agreeing(result, consistent)
+    assert result.other.requests == result.netbench.ok == 500
+    assert ("-k" in result.other.command) is keepalive
+    # From ab's -e file: every percent, to the microsecond, not its whole-ms table.
+    assert len(result.other.percentiles) == 101
+    assert result.other.p50_ms <= result.other.p99_ms
+
+
+@needs_wrk
+@needs_ab
+def test_both_tools_count_error_statuses(hello_url: str) -> None:
+    for tool, length in (("wrk", {"duration": 1}), ("ab", {"requests": 200})):
+        result = crosscheck(hello_url + "/status/503", tool=tool, connections=2, **length)
+        nb = result.netbench
+        assert nb.errors["status"] == nb.sent - nb.in_flight > 0
+        assert result.other.errors["status"] == result.other.requests > 0, result.other.output
+        # netbench's req/s counts ok responses only; the tools' count every response.
+        assert result.netbench.rps == 0 and result.other.rps > 0
+        assert result.ratio("rps") == 0
+
+
+@needs_wrk
+def test_the_result_survives_json(hello_url: str) -> None:
+    result = crosscheck(hello_url + "/", duration=1, connections=2)
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["kind"] == "crosscheck" and set(data["figures"]) == {
+        "rps", "p50_ms", "p90_ms", "p99_ms", "errors"
+    }  # fmt: skip
+    assert data["figures"]["rps"]["wrk"] == result.other.rps
+    again = CrosscheckResult.from_dict(data)
+    assert again.other == result.other
+    assert again.ratios == pytest.approx(result.ratios)
+
+
+def never(spec: LoadSpec) -> LoadResult:
+    raise AssertionError(f"no load may run: {spec}")
+
+
+def test_a_missing_tool_names_its_package_before_any_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    for tool, options, package in (
+        ("wrk", {"duration": 1}, "apt-get install wrk"),
+        ("ab", {"requests": 10}, "apt-get install apache2-utils"),
+    ):
+        with pytest.raises(ToolNotInstalled, match=f"{tool} is not installed.*{package}"):
+            crosscheck("http://127.0.0.1:9/", tool=tool, runner=never, **options)
+
+
+def test_remote_targets_are_refused_for_both_tools() -> None:
+    with pytest.raises(RemoteTargetError):
+        crosscheck("http://192.0.2.1/", tool="wrk", duration=1, runner=never)
+    remote = LoadSpec(kind="http", host="192.0.2.1", port=80, duration_s=1.0)
+    for tool in ("wrk", "ab"):
+        with pytest.raises(RemoteTargetError, match="only loopback"):
+            run_tool(tool, dataclasses.replace(remote, requests=10 if tool == "ab" else None))
+
+
+def test_an_unknown_tool_is_refused() -> None:
+    with pytest.raises(SpecError, match="tool must be one of wrk, ab"):
+        crosscheck("http://127.0.0.1:9/", tool="httperf", runner=never)

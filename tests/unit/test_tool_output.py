@@ -1,0 +1,157 @@
+"""Reading wrk's and ab's reports, and the commands a crosscheck runs them with (no
+subprocess: the texts are those the tools printed on this machine)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from pytest_netbench import SpecError, ToolFailed, ToolFigures
+from pytest_netbench._experiment.tool_output import parse_ab, parse_wrk
+from pytest_netbench._experiment.tool_runs import ab_command, check_comparable, fitted, wrk_command
+from pytest_netbench._spec import http_spec
+
+WRK = """\
+Running 2s test @ http://127.0.0.1:38373/
+  1 threads and 10 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   733.22us    1.51ms  15.68ms   89.39%
+    Req/Sec    42.51k    12.97k   72.75k    66.67%
+  Latency Distribution
+     50%  151.00us
+     75%  505.00us
+     90%    2.37ms
+     99%    1.02s
+  88721 requests in 2.10s, 9.65MB read
+  Socket errors: connect 1, read 2, write 3, timeout 4
+  Non-2xx or 3xx responses: 12
+Requests/sec:  42249.26
+Transfer/sec:      4.59MB
+"""
+
+AB = """\
+Server Software:
+Server Hostname:        127.0.0.1
+Server Port:            38373
+
+Document Path:          /
+Document Length:        12 bytes
+
+Concurrency Level:      10
+Time taken for tests:   0.082 seconds
+Complete requests:      5000
+Failed requests:        7
+   (Connect: 0, Receive: 2, Length: 5, Exceptions: 0)
+Non-2xx responses:      3
+Keep-Alive requests:    5000
+Total transferred:      690000 bytes
+Requests per second:    61338.40 [#/sec] (mean)
+Time per request:       0.163 [ms] (mean)
+Time per request:       0.016 [ms] (mean, across all concurrent requests)
+
+Connection Times (ms)
+              min  mean[+/-sd] median   max
+Total:          0    0   0.4      0       8
+
+Percentage of the requests served within a certain time (ms)
+  50%      0
+  66%      0
+  90%      1
+  99%      2
+ 100%      8 (longest request)
+"""
+
+AB_CSV = "Percentage served,Time in ms\n0,0.016\n1,0.027\n50,0.105\n90,0.612\n99,1.776\n100,8.256"
+
+
+def test_wrk_report() -> None:
+    figures = parse_wrk(WRK, command=("wrk", "--latency"), version="wrk 4.1.0")
+    assert figures.tool == "wrk" and figures.version == "wrk 4.1.0"
+    assert figures.rps == 42249.26
+    assert figures.requests == 88721 and figures.duration_s == pytest.approx(2.10)
+    assert figures.p50_ms == pytest.approx(0.151)
+    assert figures.percentile(75) == pytest.approx(0.505)
+    assert figures.p90_ms == pytest.approx(2.37)
+    assert figures.p99_ms == pytest.approx(1020.0)
+    assert figures.errors == {"connect": 1, "read": 2, "write": 3, "timeout": 4, "status": 12}
+    assert figures.errors_total == 22
+
+
+def test_wrk_report_without_errors_or_distribution() -> None:
+    quiet = "\n".join(
+        line for line in WRK.splitlines() if "errors" not in line and "Non-" not in line
+    )
+    figures = parse_wrk(quiet.replace("Latency Distribution", "").replace("99%", "x"))
+    assert figures.errors_total == 0
+    assert math.isnan(figures.p99_ms) and figures.p50_ms == pytest.approx(0.151)
+
+
+def test_ab_report_reads_the_csv_before_the_table() -> None:
+    figures = parse_ab(AB, csv=AB_CSV, version="ab 2.3")
+    assert figures.requests == 5000 and figures.rps == 61338.40
+    assert figures.duration_s == pytest.approx(0.082)
+    assert figures.errors == {"connect": 0, "receive": 2, "length": 5, "exceptions": 0, "status": 3}
+    assert (figures.p50_ms, figures.p90_ms, figures.p99_ms) == (0.105, 0.612, 1.776)
+    table_only = parse_ab(AB)  # whole milliseconds, as ab prints them
+    assert (table_only.p50_ms, table_only.p90_ms, table_only.p99_ms) == (0.0, 1.0, 2.0)
+
+
+@pytest.mark.parametrize("text", ["", "Segmentation fault", WRK.replace("Requests/sec", "R")])
+def test_unreadable_output_is_a_tool_failure(text: str) -> None:
+    with pytest.raises(ToolFailed, match="printed no"):
+        parse_wrk(text)
+    with pytest.raises(ToolFailed, match="printed no"):
+        parse_ab(text)
+
+
+def test_figures_survive_json() -> None:
+    figures = parse_ab(AB, csv=AB_CSV, command=("ab", "-n", "5000"), version="ab 2.3")
+    again = ToolFigures.from_dict(json.loads(json.dumps(figures.to_dict())))
+    assert again == figures
+
+
+def test_commands_carry_the_load() -> None:
+    spec = http_spec(
+        "http://127.0.0.1:8080/x?y=1", connections=20, duration=3, workers=2, timeout=2.5,
+        headers=[("X-Test", "a b")],
+    )  # fmt: skip
+    assert wrk_command("/usr/bin/wrk", spec) == [
+        "/usr/bin/wrk", "--latency", "-t", "2", "-c", "20", "-d", "3s", "--timeout", "3s",
+        "-H", "X-Test: a b", "http://127.0.0.1:8080/x?y=1",
+    ]  # fmt: skip
+    ab = http_spec("http://127.0.0.1:8080/", connections=5, requests=100, keepalive=False)
+    assert ab_command("/usr/bin/ab", ab, "p.csv") == [
+        "/usr/bin/ab", "-q", "-r", "-n", "100", "-c", "5", "-s", "10", "-e", "p.csv",
+        "http://127.0.0.1:8080/",
+    ]  # fmt: skip
+    assert "-k" in ab_command("ab", http_spec("http://127.0.0.1:1/", requests=10), "p.csv")
+
+
+@pytest.mark.parametrize(
+    ("tool", "options", "match"),
+    [
+        ("wrk", {"requests": 100}, "wrk runs for a duration"),
+        ("wrk", {"duration": 1.5}, "wrk takes whole seconds"),
+        ("wrk", {"duration": 2, "keepalive": False}, "use tool='ab' for keepalive=False"),
+        ("wrk", {"duration": 2, "rate": 100}, "closed loop"),
+        ("wrk", {"duration": 2, "warmup": 1}, "has no warm-up"),
+        ("wrk", {"duration": 2, "method": "POST"}, "plain GET"),
+        ("ab", {"duration": 2}, "pass requests="),
+        ("ab", {"requests": 5, "connections": 10}, "at least as many requests"),
+        ("ab", {"requests": 100, "workers": 2}, "ab runs in one thread"),
+    ],
+)
+def test_loads_a_tool_cannot_run_alike_are_refused(
+    tool: str, options: dict[str, object], match: str
+) -> None:
+    with pytest.raises(SpecError, match=match):
+        check_comparable(tool, http_spec("http://127.0.0.1:8080/", **options))  # type: ignore[arg-type]
+
+
+def test_a_scaled_load_is_fitted_to_the_tool() -> None:
+    short = http_spec("http://127.0.0.1:8080/", duration=0.3)
+    assert fitted("wrk", short).duration_s == 1.0
+    few = http_spec("http://127.0.0.1:8080/", requests=3, connections=10)
+    assert fitted("ab", few).requests == 10
