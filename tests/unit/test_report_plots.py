@@ -178,6 +178,17 @@ def test_sweep_picture_has_the_three_graphs_and_a_line_per_sweep(saved: Session)
     assert max(max(line.get_ydata()) for line in errors.get_lines()) > 0
 
 
+def test_sweeps_of_several_tests_also_share_one_picture(saved: Session, tmp_path: Path) -> None:
+    first, second = (r for r in saved.experiments if r.kind == "sweep")
+    other = dataclasses.replace(second, function="t.py::test_other", params={"server": "b"})
+    written = plot_session(tmp_path, experiments=[first, other])
+    assert [p.name for p in written] == [
+        "test_data.test_sweep-sweep.png",
+        "t.test_other-sweep.png",
+        "all-sweep.png",
+    ]
+
+
 def test_sweep_ok_rate_counts_the_window_not_the_drain(saved: Session) -> None:
     (record,) = [r for r in saved.experiments if r.kind == "sweep" and r.params["served"] == "600"]
     step = SweepResult.from_dict(record.data).steps[3]  # 800 req/s at a 600 req/s server

@@ -4,7 +4,9 @@
 - per test function with loads of several parametrisations: their spectra on one graph,
   the median trial of each (``<function>-latency.png``; up to ten lines);
 - per test function with sweeps: the three sweep graphs, a line per sweep
-  (``<function>-sweep.png``);
+  (``<function>-sweep.png``); and when sweeps come from several test functions, all of
+  them on one set of graphs, a line per test and parametrisation (``all-sweep.png``, up to
+  ten lines);
 - per cold start: its curve (``...-cold_start.png``);
 - per matrix and metric: the bar chart (``<function>-matrix-<metric>.png``).
 
@@ -183,4 +185,12 @@ def _experiments(
         ]
         path = root / names.claim(function_stem(function), "sweep")
         written.append(save(sweep_figure(lines, title=title), path))
+    every = [r for group in sweeps.values() for r in group]
+    if len(sweeps) > 1 and len(every) <= MAX_LINES:
+        lines = [
+            (describe(r.function, effective_params(r)), SweepResult.from_dict(r.data))
+            for r in every
+        ]
+        path = root / names.claim("all", "sweep")
+        written.append(save(sweep_figure(lines, title="every sweep of the session"), path))
     return written
