@@ -20,6 +20,7 @@ in both, the uncorrected ones collapse in the second.
     python benchmarks/bench_open_loop.py [--trials 3] [--rate-duration 10] [--co-duration 5]
     python benchmarks/bench_open_loop.py --sweep 5000,10000,20000,40000   # one worker's capacity
     python benchmarks/bench_open_loop.py --sweep 1000,3000,5000 --loop trio
+    python benchmarks/bench_open_loop.py --sweep 20000,30000,40000,50000 --server go
 """
 
 from __future__ import annotations
@@ -87,21 +88,21 @@ def rate_part(server_cpu: int, gen_cpu: int, trials: int, duration: float) -> No
 
 
 def sweep_part(
-    server_cpu: int, gen_cpu: int, rates: list[float], duration: float, loop: str
+    server_cpu: int, gen_cpu: int, rates: list[float], duration: float, loop: str, server: str
 ) -> None:
     """One run per rate: how far one worker's open loop goes before it saturates."""
     print(
         header(
             f"open-loop capacity of one worker ({loop} loop)",
-            f"{duration:g} s per rate after 0.5 s of warm-up, one run each; C server on cpu "
-            f"{server_cpu}, generator on cpu {gen_cpu}",
+            f"{duration:g} s per rate after 0.5 s of warm-up, one run each; {server.upper()}"
+            f" server on cpu {server_cpu}, generator on cpu {gen_cpu}",
         )
     )
-    with PinnedServer("hello", cpu=server_cpu) as server:
+    with PinnedServer("hello", cpu=server_cpu, server=server) as pinned:
         for rate in rates:
             r = run_pinned(
                 gen_cpu,
-                server.url,
+                pinned.url,
                 rate=rate,
                 duration=duration,
                 warmup=0.5,
@@ -186,6 +187,9 @@ def main() -> None:
     parser.add_argument(
         "--loop", default="auto", choices=["auto", "uvloop", "asyncio", "trio"], help="for --sweep"
     )
+    parser.add_argument(
+        "--server", default="c", choices=["c", "go"], help="for --sweep: C or Go (GOMAXPROCS=1)"
+    )
     args = parser.parse_args()
     server_cpu, gen_cpu = cpus_for_pinning()
     if args.sweep:
@@ -193,7 +197,7 @@ def main() -> None:
             rates = [float(x) for x in args.sweep.split(",")]
         except ValueError:
             parser.error(f"--sweep takes rates like 5000,10000,20000; got {args.sweep!r}")
-        sweep_part(server_cpu, gen_cpu, rates, 3.0, args.loop)
+        sweep_part(server_cpu, gen_cpu, rates, 3.0, args.loop, args.server)
         return
     if args.only != "co":
         rate_part(server_cpu, gen_cpu, args.trials, args.rate_duration)

@@ -19,7 +19,7 @@ from pytest_netbench import LoadResult, http_load, http_spec
 from pytest_netbench._engine.asyncio_engine import ClosedRun, OpenRun
 from pytest_netbench._engine.connection import Connection
 from pytest_netbench._engine.exchange import build_exchange
-from pytest_netbench._engine.fused_http import FusedHttpConnection
+from pytest_netbench._engine.fused_http import FusedHttpConnection, FusedOpenConnection
 from pytest_netbench._engine.share import split_load
 
 Check = Callable[[LoadResult], LoadResult]
@@ -156,11 +156,13 @@ def _run_kind(**options: object) -> type[Connection]:
         event_loop.close()
 
 
-def test_only_closed_loop_keep_alive_without_head_takes_the_fused_path() -> None:
+def test_only_keep_alive_without_head_takes_the_fused_path() -> None:
     assert _run_kind() is FusedHttpConnection
     assert _run_kind(pipeline=4) is FusedHttpConnection
     assert _run_kind(method="POST", body=b"x") is FusedHttpConnection
     assert _run_kind(method="HEAD") is Connection
     assert _run_kind(keepalive=False) is Connection
     assert _run_kind(requests_per_connection=10) is Connection
-    assert _run_kind(rate=100.0) is Connection
+    assert _run_kind(rate=100.0) is FusedOpenConnection
+    assert _run_kind(rate=100.0, keepalive=False) is Connection
+    assert _run_kind(rate=100.0, method="HEAD") is Connection

@@ -57,13 +57,22 @@ class ThreadsWithWatch:
         return [outcomes[share.index] for share in shares]
 
 
+@pytest.mark.parametrize("rate", [None, 400.0], ids=["closed", "open"])
 def test_progress_reports_grow_and_never_pass_the_result(
-    loop: str, http_server: StartHttp, consistent: Check
+    loop: str, rate: float | None, http_server: StartHttp, consistent: Check
 ) -> None:
+    # Both fused paths settle some counts only at the end: the reports must not show it.
     server, _ = http_server(delay_ms=2)
     reports: list[LoadProgress] = []
     result = consistent(
-        http_load(server.url, loop=loop, connections=2, duration=1.8, progress=reports.append)
+        http_load(
+            server.url,
+            loop=loop,
+            connections=2,
+            duration=1.8,
+            rate=rate,
+            progress=reports.append,
+        )
     )
     assert len(reports) >= 2
     assert not result.interrupted

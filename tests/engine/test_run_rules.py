@@ -151,6 +151,37 @@ def test_waiting_requests_are_unsent_until_they_leave_late() -> None:
     assert (outcome.sent, outcome.unsent, outcome.late_sends) == (1, 1, 1)
 
 
+def test_the_pool_may_grow_to_what_the_rate_needs_by_the_median_answer() -> None:
+    spec = http_spec("http://127.0.0.1:9/", rate=1000.0, duration=1.0, connections=1)
+    rules = _Rules(spec, split_load(spec)[0], build_exchange(spec), START)
+    ms = 1_000_000
+    assert not rules.grows_at_once()  # keep-alive: a request waits for a busy connection
+    assert rules.pool_wanted() is None  # no answers yet: only a stall grows the pool
+    assert not rules.may_grow(1, 9 * ms) and rules.may_grow(1, 10 * ms)
+    # 90 answers in 2 ms and 10 stalled for 500 ms: a stall moves the median not at all.
+    rules.recorder.uncorrected.extend([2 * ms] * 90 + [500 * ms] * 10)
+    assert rules.pool_wanted() == 8  # 4 x 1,000/s x 2 ms
+    assert rules.may_grow(7, 1 * ms)
+    assert not rules.may_grow(7, ms - 1)  # a busy connection may yet come free
+    assert not rules.may_grow(8, 100 * ms)
+    # The timeline takes the samples each second: the figure outlives them.
+    del rules.recorder.uncorrected[:]
+    assert rules.pool_wanted() == 8
+    rules.recorder.uncorrected.extend([50 * ms] * 255)  # now most answers take 50 ms
+    assert rules.pool_wanted() == 200
+    assert rules.may_grow(199, 1 * ms)
+    assert not rules.may_grow(rules.pool_limit, 100 * ms)
+
+
+@pytest.mark.parametrize("options", [{"keepalive": False}, {"requests_per_connection": 5}])
+def test_connections_that_close_on_their_own_are_opened_at_once(
+    options: dict[str, object],
+) -> None:
+    spec = http_spec("http://127.0.0.1:9/", rate=100.0, duration=1.0, **options)  # type: ignore[arg-type]
+    rules = _Rules(spec, split_load(spec)[0], build_exchange(spec), START)
+    assert rules.grows_at_once()
+
+
 def test_a_closed_loop_run_has_no_schedule_and_stops_at_the_deadline() -> None:
     spec = _spec("http", None)
     rules = _Rules(spec, split_load(spec)[0], build_exchange(spec), START)

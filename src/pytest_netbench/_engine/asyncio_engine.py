@@ -29,9 +29,10 @@ from pytest_netbench._engine.exchange import Exchange
 from pytest_netbench._engine.fused_http import (
     FusedHttpConnection,
     FusedMixConnection,
+    FusedOpenConnection,
     fits_fused_path,
 )
-from pytest_netbench._engine.open_rules import OpenAccounting
+from pytest_netbench._engine.open_rules import GROW_AFTER_NS, OpenAccounting
 from pytest_netbench._engine.precise_timer import create_precise_timer
 from pytest_netbench._engine.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.share import WorkerShare
@@ -62,12 +63,13 @@ class BaseRun(RunAccounting):
         self.connect_timeout_ns = int(spec.connect_timeout_s * NS_PER_S)
         mix = bool(exchange.mix_requests)
         writes = 1 if mix else len(exchange.chunks)  # each kind of a mix is one write
-        fused = fits_fused_path(exchange.parser_framed, self.open_loop, self.rpc, writes)
+        fused = fits_fused_path(exchange.parser_framed, self.rpc, writes)
         self.connection_class: type[Connection] = Connection
         if mix:
-            self.connection_class = FusedMixConnection if fused else MixConnection
+            fused_mix = fused and not self.open_loop
+            self.connection_class = FusedMixConnection if fused_mix else MixConnection
         elif fused:
-            self.connection_class = FusedHttpConnection
+            self.connection_class = FusedOpenConnection if self.open_loop else FusedHttpConnection
         self.bucket_timer: asyncio.TimerHandle | None = None
 
     # -- connection lifecycle --
@@ -279,7 +281,9 @@ class OpenRun(BaseRun, OpenAccounting):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.idle: list[Connection] = []
-        self.backlog: deque[int] = deque()
+        self.backlog: deque[int] = deque()  # due times of the requests waiting
+        self.queued_at: deque[int] = deque()  # when each of them began to wait
+        self.grow_timer: asyncio.TimerHandle | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.precise = create_precise_timer(self.loop, self._tick)
         self.drain_guard: asyncio.TimerHandle | None = None
@@ -304,8 +308,24 @@ class OpenRun(BaseRun, OpenAccounting):
             return
         now = monotonic_ns()
         # Requests due within EARLY_SEND_NS go out in this wake-up (see schedule.py).
-        for intended in self.collect_due(now, now + EARLY_SEND_NS):
-            self._dispatch(intended, now)
+        due_times = self.collect_due(now, now + EARLY_SEND_NS)
+        idle = self.idle
+        if self.connection_class is FusedOpenConnection and len(due_times) <= len(idle):
+            # The steady state: each due request has a free connection. _dispatch and
+            # count_sent inlined, the counting done once per wake-up.
+            for due in due_times:
+                idle.pop().write_due(now, due)  # type: ignore[attr-defined]
+            if due_times:
+                measure = self.measure_start_ns
+                rec = self.recorder
+                if due_times[0] >= measure:
+                    rec.sent += len(due_times)
+                else:
+                    rec.sent += sum(1 for due in due_times if due >= measure)
+                rec.bytes_written += len(due_times) * self.exchange.size
+        else:
+            for intended in due_times:
+                self._dispatch(intended, now)
         if self.schedule_done:
             self.check_finished()
             return
@@ -315,12 +335,40 @@ class OpenRun(BaseRun, OpenAccounting):
         if self.idle:
             self.count_sent(intended)
             self.idle.pop().send(now, intended)
-        elif len(self.connections) < self.pool_limit:
+        elif len(self.connections) < self.pool_limit and self.grows_at_once():
             self.count_sent(intended)
             self.open_connection(now, intended)
         else:
             self.queue_waiting(intended)
             self.backlog.append(intended)
+            self.queued_at.append(now)
+            if self.grow_timer is None and len(self.connections) < self.pool_limit:
+                self._arm_grow(now)
+
+    def _take_waiting(self) -> int:
+        """The oldest waiting request leaves the backlog (late); returns its due time."""
+        intended = self.backlog.popleft()
+        self.queued_at.popleft()
+        self.leave_waiting(intended, late=True)
+        return intended
+
+    def _arm_grow(self, now: int) -> None:
+        delay = (max(self.queued_at[0], now) + GROW_AFTER_NS - now) / NS_PER_S
+        self.grow_timer = self.loop.call_later(delay, self._grow)
+
+    def _grow(self) -> None:
+        """The oldest waiting request waited ``GROW_AFTER_NS`` in vain: open a connection
+        for it, if the pool is below what the rate needs (``may_grow``). One per
+        ``GROW_AFTER_NS`` at most, so a stall of the server's grows the pool by a few
+        connections, not by every request that fell due during it."""
+        self.grow_timer = None
+        if self.stopping or self.draining or not self.queued_at:
+            return
+        now = monotonic_ns()
+        if self.may_grow(len(self.connections), now - self.queued_at[0]):
+            self.open_connection(now, self._take_waiting())
+        if self.queued_at and len(self.connections) < self.pool_limit:
+            self._arm_grow(now)
 
     def end_window(self) -> None:
         """Send nothing new, but wait for the answers to what was sent in the window
@@ -328,6 +376,8 @@ class OpenRun(BaseRun, OpenAccounting):
         if self.stopping or self.draining:
             return
         self._stop_schedule()
+        for conn in self.connections:
+            conn.settle_counts()  # the drain's end is judged on exact counts
         if self.close_window():
             self.drain_guard = self.loop.call_later(self.spec.timeout_s + 1.0, self.stop)
 
@@ -341,9 +391,7 @@ class OpenRun(BaseRun, OpenAccounting):
 
     def _free(self, conn: Connection) -> None:
         if self.backlog and not self.draining:
-            intended = self.backlog.popleft()
-            self.leave_waiting(intended, late=True)
-            conn.send(monotonic_ns(), intended)
+            conn.send(monotonic_ns(), self._take_waiting())
         else:
             self.idle.append(conn)
 
@@ -364,9 +412,7 @@ class OpenRun(BaseRun, OpenAccounting):
         if conn in self.idle:
             self.idle.remove(conn)
         if self.backlog and not self.draining and len(self.connections) < self.pool_limit:
-            intended = self.backlog.popleft()
-            self.leave_waiting(intended, late=True)
-            self.open_connection(monotonic_ns(), intended)
+            self.open_connection(monotonic_ns(), self._take_waiting())
         self.check_finished()
 
     def _stop_schedule(self) -> None:
@@ -378,6 +424,8 @@ class OpenRun(BaseRun, OpenAccounting):
 
     def stop(self) -> None:
         self._stop_schedule()
+        if self.grow_timer is not None:
+            self.grow_timer.cancel()
         if self.drain_guard is not None:
             self.drain_guard.cancel()
         super().stop()

@@ -20,8 +20,10 @@ reset, as it does there.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from time import monotonic_ns
+from typing import Protocol
 
 import httptools
 
@@ -34,10 +36,18 @@ from pytest_netbench._proto.http import (
 )
 
 
-def fits_fused_path(parser_framed: bool, open_loop: bool, rpc: int, chunks: int) -> bool:
-    """HTTP framed by httptools alone, closed loop, keep-alive without a per-connection
-    request limit, one write per request."""
-    return parser_framed and not open_loop and not rpc and chunks == 1
+def fits_fused_path(parser_framed: bool, rpc: int, chunks: int) -> bool:
+    """HTTP framed by httptools alone, keep-alive without a per-connection request limit,
+    one write per request (closed loop: FusedHttpConnection; open: FusedOpenConnection)."""
+    return parser_framed and not rpc and chunks == 1
+
+
+class OpenConnectionOwner(ConnectionOwner, Protocol):
+    """What the open-loop steady state needs of its run (``asyncio_engine.OpenRun``)."""
+
+    idle: list[Connection]  # free connections, the last freed taken first
+    backlog: deque[int]  # due times of requests waiting for a connection
+    draining: bool
 
 
 class FusedHttpConnection(Connection):
@@ -189,3 +199,60 @@ class FusedMixConnection(FusedHttpConnection, MixConnection):
                 rec.sent += written[kind]
                 rec.bytes_written += written[kind] * self._sizes[kind]
                 written[kind] = 0
+
+
+class FusedOpenConnection(FusedHttpConnection):
+    """The fused path in open loop. Its steady state (a measured 200 on a connection that
+    stays open, nothing waiting for a connection, the run neither draining nor stopping)
+    records the latency from the due time and from the actual send, and puts the
+    connection back on the run's idle list; the run's timer writes the next request
+    (``write_due``). Sends are counted when they leave, as on every open-loop path, so
+    only the 200s and completions wait for ``settle_counts``."""
+
+    def __init__(self, run: OpenConnectionOwner) -> None:
+        super().__init__(run)
+        self._open_run = run
+        self._uncorrected = run.recorder.uncorrected.append
+
+    def on_message_complete(self) -> None:
+        now = monotonic_ns()
+        self._inside = False
+        pending = self.pending
+        intended = self.intended
+        run = self._open_run
+        if (
+            self._status() == 200
+            and pending
+            and intended[0] >= self._measure
+            and run.budget is None
+            and not run.stopping
+            and not run.draining
+            and not run.backlog
+            and not self.broken
+            and self._keep_alive()
+        ):
+            # RunAccounting.record (open loop) and OpenRun._free inlined.
+            start = pending.popleft()
+            due = intended.popleft()
+            self._record(now - (due if due < start else start))
+            self._uncorrected(now - start)
+            self._streak += 1
+            run.idle.append(self)
+            return
+        self._other_response(self._status())
+
+    def write_due(self, now: int, due: int) -> None:
+        """Write the request due at ``due`` now; the run counts it (``send`` without the
+        counting, for the run's timer to do once per wake-up)."""
+        self._write(self._request)  # type: ignore[misc]
+        self.pending.append(now)
+        self.intended.append(due)
+
+    def settle_counts(self) -> None:
+        """Move the streak of measured 200s into the run's counters (see the base class;
+        the sends were counted as they left)."""
+        streak = self._streak
+        if streak:
+            self._streak = 0
+            self._rec.status_200 += streak
+            self.run.completed += streak

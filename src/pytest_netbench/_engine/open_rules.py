@@ -6,18 +6,43 @@ sent after waiting is a *late send* (``generator.late_sends``); one still waitin
 run ends was never sent (``generator.unsent``). Latency is charged from the due time
 either way. After the deadline the run drains: nothing new is sent, the answers to what
 was sent are awaited (see :meth:`OpenAccounting.close_window`).
+
+With keep-alive connections that stay open (no per-connection request limit), a waiting
+request gets a connection of its own only once it has waited ``GROW_AFTER_NS`` (see
+:meth:`OpenAccounting.grows_at_once`), and then only while the pool is smaller than the
+rate needs by Little's law (:meth:`OpenAccounting.pool_wanted`), one connection a
+millisecond at most: a busy connection usually
+comes free sooner than a new one opens, and a pool grown on every stall of the server's
+costs both sides for the rest of the run (against a Go server near its limit, a pool
+grown to 1,024 connections tipped both into saturation where 30 held the rate). The
+median is used because it moves only when most answers are slow: a server that stalls
+now and then keeps its pool, and the requests that fall due in a stall wait in the
+generator, their wait charged to the corrected latency (``connections=`` sets a larger
+pool from the start, for a server that should see that concurrency).
 """
 
 from __future__ import annotations
 
+import math
 from time import monotonic_ns
 
 from pytest_netbench._engine.accounting import RunAccounting
+from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.exchange import Exchange
 from pytest_netbench._engine.schedule import Schedule, share_schedule
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
+
+# How long a request waits for a busy keep-alive connection before one is opened for it:
+# about ten loopback connects, and no longer than a LAN round trip or two.
+GROW_AFTER_NS = 1_000_000
+# Before any answer says what the rate needs, only a wait this long grows the pool.
+GROW_BLIND_AFTER_NS = 10_000_000
+# Little's law with headroom: connections in use = rate x response time; the pool may grow
+# to this many times that, with the median of the latest answers as the response time.
+POOL_HEADROOM = 4.0
+RECENT_ANSWERS = 255
 
 
 class OpenAccounting(RunAccounting):
@@ -41,6 +66,35 @@ class OpenAccounting(RunAccounting):
         # The most connections at once: the share of the pool bound, never below the
         # connections the run opens up front.
         self.pool_limit = max(share.max_connections, share.connections)
+        self._pool_wanted: int | None = None  # see pool_wanted
+
+    def grows_at_once(self) -> bool:
+        """Does a request that finds every connection busy get a new one at once? Only
+        when connections close on their own (keep-alive off, or a request limit per
+        connection); otherwise it waits up to ``GROW_AFTER_NS`` for one to come free."""
+        return self.rpc != 0
+
+    def pool_wanted(self) -> int | None:
+        """The most connections the rate needs, by the latest answers (``POOL_HEADROOM``
+        times rate x median response time); the last such figure while too few answers
+        have come since the timeline took the samples; None before any measured answer
+        (those of the warm-up, slow while both sides start, would overstate it)."""
+        recent = self.recorder.uncorrected[-RECENT_ANSWERS:]
+        if len(recent) >= 16 and self.share.rate is not None:
+            median_ns = sorted(recent)[len(recent) // 2]
+            self._pool_wanted = math.ceil(POOL_HEADROOM * self.share.rate * median_ns / NS_PER_S)
+        return self._pool_wanted
+
+    def may_grow(self, pool: int, waited_ns: int) -> bool:
+        """May a keep-alive pool of ``pool`` connections grow for a request that has
+        waited ``waited_ns``? After ``GROW_AFTER_NS``, below what the rate needs; with
+        nothing to judge the need by yet, only once the wait is a stall."""
+        if pool >= self.pool_limit or waited_ns < GROW_AFTER_NS:
+            return False
+        wanted = self.pool_wanted()
+        if wanted is None:
+            return waited_ns >= GROW_BLIND_AFTER_NS
+        return pool < max(wanted, self.share.connections)
 
     def collect_due(self, now: int, horizon: int) -> list[int]:
         """The due times of the requests falling due by ``horizon``, oldest first.

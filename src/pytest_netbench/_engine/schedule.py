@@ -10,7 +10,7 @@ from pytest_netbench._engine.share import WorkerShare
 # Requests due within this much of a wake-up go out in it: a wake-up per request costs
 # several times the send itself at high rates. An early send is timed from when it actually
 # left, never from its later intended time, so batching never flatters the latency.
-EARLY_SEND_NS = 100_000
+EARLY_SEND_NS = 250_000
 
 
 class Schedule:

@@ -44,15 +44,17 @@ def snapshot(run: RunAccounting) -> ShareSnapshot:
     """The run's measured counts now, read on the run's own thread.
 
     ``run.completed`` counts every finished request, except on the fused keep-alive
-    path, which settles its counts only when a connection ends: there the ok responses are
-    counted from the latency samples (folded into the timeline, plus those since), which it
-    records as it goes. What is not settled yet was also sent, one request per response.
+    paths, which settle their counts only when a connection ends: there the ok responses are
+    counted from the latency samples (folded into the timeline, plus those since), which
+    they record as they go. In closed loop what is not settled yet was also sent, one
+    request per response.
     """
     rec = run.recorder
     errors = sum(rec.errors.values())
     sampled_ok = sum(row.ok for row in rec.outcome.seconds) + len(rec.latencies)
     completed = max(run.completed, sampled_ok + errors)
-    unsettled = completed - run.completed
+    # Open loop counts each request as it leaves; closed loop's fused path does not.
+    unsettled = 0 if run.open_loop else completed - run.completed
     return ShareSnapshot(run.share.index, rec.sent + unsettled, completed, errors)
 
 
