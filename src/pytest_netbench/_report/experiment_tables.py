@@ -98,7 +98,8 @@ def _build_one(function: str, kind: str, records: list[ExperimentRecord]) -> Exp
     elif kind == "cold_start":
         headers = tuple(head for head, _field in _COLD_START_FIELDS)
     elif kind == "crosscheck":
-        headers = _CROSSCHECK_HEADERS
+        # A test parametrised by tool already shows it among the parameters.
+        headers = _CROSSCHECK_HEADERS[1:] if "tool" in varying else _CROSSCHECK_HEADERS
     else:
         headers = _scalar_fields(records)
     for record, values in zip(records, params, strict=True):
@@ -115,7 +116,8 @@ def _build_one(function: str, kind: str, records: list[ExperimentRecord]) -> Exp
         elif kind == "cold_start":
             rows.append(label + _cold_start_cells(data))
         elif kind == "crosscheck":
-            rows.append(label + _crosscheck_cells(data))
+            cells = _crosscheck_cells(data)
+            rows.append(label + (cells[1:] if "tool" in varying else cells))
         else:
             rows.append(label + tuple(_scalar_text(data.get(h)) for h in headers))
     return ExperimentTable(function, kind, varying, headers, tuple(rows), tuple(notes))
