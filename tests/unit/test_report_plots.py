@@ -47,6 +47,7 @@ from pytest_netbench._report.plots.naming import (
 )
 from pytest_netbench._report.plots.session import plot_session
 from pytest_netbench._report.plots.sweep import answered_rate, sweep_figure
+from pytest_netbench._stats.histogram import encode_histogram, new_histogram
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SAVED = Path(__file__).with_name("data") / "plot_session.json"
@@ -265,9 +266,22 @@ def test_missing_matplotlib_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) ->
         new_figure(4, 3)
 
 
-def test_figures_with_no_finite_value_still_draw() -> None:
-    result = dataclasses.replace(
-        make_result(0), timeline=(TimelineRow(0, 0, 3, math.nan, math.nan),)
+def _texts(axes: Axes) -> list[str]:
+    return [t.get_text() for t in axes.texts]
+
+
+def test_a_load_without_ok_responses_says_so_rather_than_drawing_nothing() -> None:
+    errors_only = dataclasses.replace(
+        make_result(0, errors={"connect": 13}, duration_s=2.0),
+        timeline=(TimelineRow(0, 0, 10, math.nan), TimelineRow(1, 0, 3, math.nan)),
+        latency_histogram=encode_histogram(new_histogram()),
     )
-    figure = timeline_figure(result, title="t")
-    assert all(axes.get_ylim()[0] == 0 for axes in figure.axes)
+    (axes,) = spectrum_figure([("", errors_only)], title="t").axes
+    assert "no ok responses" in _texts(axes)
+    rate_axes, error_axes, latency_axes = timeline_figure(errors_only, title="t").axes
+    assert _texts(error_axes) == []  # errors there were: no "no errors"
+    assert all(axes.get_ylim()[0] == 0 for axes in (rate_axes, error_axes, latency_axes))
+    cut_at_once = dataclasses.replace(errors_only, duration_s=0.0)
+    rate_axes, error_axes, _ = timeline_figure(cut_at_once, title="t").axes
+    assert _texts(rate_axes) == ["no row in the measured window"]
+    assert _texts(error_axes) == []

@@ -77,12 +77,13 @@ def style_axes(axes: Axes, *, xlabel: str, ylabel: str, title: str = "") -> None
     axes.grid(True, alpha=0.3)
 
 
-def thousands(axes: Axes, which: str = "y") -> None:
-    """Tick labels of a rate axis as 12,000 rather than 12000 or 1.2e4."""
+def thousands(axes: Axes) -> None:
+    """Tick labels of a rate axis as 12,000 rather than 12000 or 1.2e4 (once its limits are
+    set: below 1,000 the default ticks, which may be fractions, stay)."""
     from matplotlib.ticker import StrMethodFormatter
 
-    axis = axes.yaxis if which == "y" else axes.xaxis
-    axis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+    if axes.get_ylim()[1] >= 1000:
+        axes.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
 
 
 def number(value: float) -> str:

@@ -94,6 +94,8 @@ def spectrum_figure(series: Sequence[tuple[str, LoadResult]], *, title: str) -> 
                 va="top",
                 fontsize="small",
             )
+    if top == 1.0:
+        axes.text(0.5, 0.5, "no ok responses", transform=axes.transAxes, ha="center")
     axes.set_xscale("log")
     ticks = [10.0**k for k in range(0, MAX_NINES + 1) if 10.0**k <= top * 1.0001]
     axes.set_xticks(ticks, [percentile_label(t) for t in ticks])
@@ -155,7 +157,11 @@ def timeline_figure(result: LoadResult, *, title: str) -> Figure:
     style_axes(rate_axes, xlabel="", ylabel="ok responses (req/s)", title=title)
     error_axes.plot(xs, series.errors_per_s, marker="o", markersize=3, color=colour(1))
     from_zero(error_axes, series.errors_per_s)
-    if not any(series.errors_per_s):
+    if not series.start_s:
+        rate_axes.text(
+            0.5, 0.5, "no row in the measured window", transform=rate_axes.transAxes, ha="center"
+        )
+    elif not any(series.errors_per_s):
         error_axes.text(0.5, 0.5, "no errors", transform=error_axes.transAxes, ha="center")
     style_axes(error_axes, xlabel="", ylabel="errors (per second)")
     latency_axes.plot(xs, series.p99_ms, marker="o", markersize=3, color=colour(3), label="p99")
