@@ -147,6 +147,7 @@ def test_timeline_keeps_the_measured_window_and_rates_a_short_last_row() -> None
     result = dataclasses.replace(make_result(225, duration_s=2.25), timeline=rows)
     series = timeline_series(result)
     assert series.start_s == (0.0, 1.0, 2.0)
+    assert series.middle_s == (0.5, 1.5, 2.125)  # the middle of the time each covered
     assert series.ok_per_s == (100.0, 100.0, 100.0)
     assert series.errors_per_s == (0.0, 4.0, 0.0)
     figure = timeline_figure(result, title="t")

@@ -111,9 +111,11 @@ def spectrum_figure(series: Sequence[tuple[str, LoadResult]], *, title: str) -> 
 @dataclass(frozen=True, slots=True)
 class TimelineSeries:
     """The rows of the measured window as rates: a row cut short by the window's end is
-    divided by the time it covered, so it does not read as a drop."""
+    divided by the time it covered, so it does not read as a drop. ``middle_s``: where
+    each row is drawn, the middle of the time it covered."""
 
     start_s: tuple[float, ...]
+    middle_s: tuple[float, ...]
     ok_per_s: tuple[float, ...]
     errors_per_s: tuple[float, ...]
     p99_ms: tuple[float, ...]
@@ -125,6 +127,7 @@ def timeline_series(result: LoadResult) -> TimelineSeries:
     spans = [_covered(r, result.duration_s) for r in rows]
     return TimelineSeries(
         start_s=tuple(r.start_s for r in rows),
+        middle_s=tuple(r.start_s + s / 2 for r, s in zip(rows, spans, strict=True)),
         ok_per_s=tuple(r.ok / s for r, s in zip(rows, spans, strict=True)),
         errors_per_s=tuple(r.errors / s for r, s in zip(rows, spans, strict=True)),
         p99_ms=tuple(r.p99_ms for r in rows),
@@ -144,9 +147,8 @@ def timeline_figure(result: LoadResult, *, title: str) -> Figure:
     series = timeline_series(result)
     figure = new_figure(8, 7)
     rate_axes, error_axes, latency_axes = figure.subplots(3, 1, sharex=True)
-    # Each row is drawn at its middle, so a row of 1 s covering 0..1 sits at 0.5.
     span = result.timeline[0].span_s if result.timeline else 1.0
-    xs = [s + span / 2 for s in series.start_s]
+    xs = series.middle_s
     rate_axes.plot(xs, series.ok_per_s, marker="o", markersize=3, color=colour(0), label="ok")
     demanded = result.generator.intended_rate
     if result.mode == "open" and demanded:
@@ -176,5 +178,5 @@ def timeline_figure(result: LoadResult, *, title: str) -> Figure:
         xlabel=f"time since the measured window began ({unit})",
         ylabel="latency per row (ms)",
     )
-    latency_axes.set_xlim(0.0, max(result.duration_s, span))
+    latency_axes.set_xlim(0.0, result.duration_s if result.duration_s > 0 else span)
     return figure
