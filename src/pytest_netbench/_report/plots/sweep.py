@@ -2,7 +2,8 @@
 
 - achieved rate against the demanded one: requests sent per second (dashed; on the grey
   diagonal when the generator kept up) and ok responses per second inside the measured
-  window (solid; it flattens where the server saturates);
+  window (solid; it flattens where the server saturates), with the standard deviation of
+  the per-second rows as error bars (seed 001's stability measure);
 - latency against the demanded rate: p50, p90 and p99, corrected (from when each request
   was due), a line style per percentile and a colour per sweep;
 - errors against the demanded rate, as a share of the requests sent.
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 _ROW_SLACK_S = 0.05
 PERCENTILES: tuple[tuple[str, str], ...] = (("p50", ":"), ("p90", "--"), ("p99", "-"))
 RATE_LABEL = "demanded rate (req/s)"
+OK_LABEL = "ok responses (bars: ±sd per row)"
 
 
 def sweep_figure(sweeps: Sequence[tuple[str, SweepResult]], *, title: str) -> Figure:
@@ -53,7 +55,10 @@ def sweep_figure(sweeps: Sequence[tuple[str, SweepResult]], *, title: str) -> Fi
         achieved = [s.achieved_rate for s in steps]
         answered = [answered_rate(s.result) for s in steps]
         achieved_axes.plot(rates, achieved, linestyle="--", marker=".", color=shade)
-        achieved_axes.plot(rates, answered, marker="o", color=shade, label=name)
+        spread = [s.result.rps_stdev for s in steps]
+        achieved_axes.errorbar(
+            rates, answered, yerr=spread, marker="o", capsize=3, color=shade, label=name
+        )
         for key, style in PERCENTILES:
             values = [getattr(s.result, f"{key}_ms") for s in steps]
             latencies += values
@@ -97,10 +102,10 @@ def _achieved_panel(axes: Axes, top_rate: float) -> None:
     axes.plot([0, limit], [0, limit], color="grey", linewidth=4, alpha=0.25)
     axes.set_xlim(0, limit)
     axes.set_ylim(0, limit)
-    for style, text in (("--", "sent"), ("-", "ok responses")):
+    for style, text in (("--", "sent"), ("-", OK_LABEL)):
         axes.plot([], [], linestyle=style, color="black", label=text)
     handles, labels = axes.get_legend_handles_labels()
-    keep = [i for i, text in enumerate(labels) if text in ("sent", "ok responses")]
+    keep = [i for i, text in enumerate(labels) if text in ("sent", OK_LABEL)]
     axes.legend([handles[i] for i in keep], [labels[i] for i in keep], fontsize="small")
     style_axes(
         axes,
