@@ -1,6 +1,7 @@
 """End-to-end: ``--netbench-plot DIR`` draws a picture of every kind from real runs on
-loopback (loads in a matrix with trials, a sweep and a cold start of the paced and
-warming servers), each file named after its test, parameters, trial and kind."""
+loopback (loads in a matrix with trials, a sweep, a capacity search and a cold start of
+the paced and warming servers), each file named after its test, parameters, trial and
+kind."""
 
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ def test_sweep(netbench, paced):
     netbench.sweep(paced(1000), rates="200,400", duration=0.4, connections=4,
                    allow_invalid=True)
 
+def test_capacity(netbench, paced):
+    netbench.capacity(paced(400), slo="p99_ms < 50", start_rate=150, precision=0.25,
+                      duration=0.25, allow_invalid=True)
+
 def test_cold(netbench, warming):
     netbench.cold_start(warming(200, 1000, 0.3), duration=1.0, resolution=0.1,
                         connections=4, allow_invalid=True)
@@ -42,8 +47,8 @@ def test_every_kind_of_picture_is_drawn_and_named(
     result = pytester.runpytest_subprocess(
         "--netbench", "--netbench-trials=2", "--netbench-plot=plots"
     )
-    result.assert_outcomes(passed=4)
-    result.stdout.fnmatch_lines(["*13 plot(s) drawn in plots*"])
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(["*14 plot(s) drawn in plots*"])
     loads = [
         f"test_pics.test_load-served={served}-trial{trial}-{kind}.png"
         for served in (800, 1600)
@@ -58,6 +63,7 @@ def test_every_kind_of_picture_is_drawn_and_named(
             "test_pics.test_load-matrix-rps.png",
             "test_pics.test_sweep-sweep.png",
             "test_pics.test_cold-cold_start.png",
+            "test_pics.test_capacity-capacity.png",
         ]
     )
 

@@ -5,7 +5,8 @@ matrix of catalog servers (tornado, gevent, asyncio_uvloop at 10 and 100 connect
 trials; one cell invalid, the generator saturated), an open-loop load at 1,500 req/s, two
 sweeps of the paced server (capacities 600 and 1000 req/s, rates 200..1400, the 600 one
 timing out past saturation) and a cold start of the warming server (300 req/s for its
-first second, then 1,500). Discarded runs and the sweep steps' histograms were trimmed.
+first second, then 1,500), and a capacity search of a 700 req/s paced server against
+p99_ms < 50. Discarded runs and the experiments' histograms were trimmed.
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ pytest.importorskip("matplotlib")
 from matplotlib.axes import Axes
 
 from pytest_netbench._errors import NetbenchError
+from pytest_netbench._experiment.capacity import CapacityResult
 from pytest_netbench._experiment.cold_start import ColdStartResult
 from pytest_netbench._experiment.sweep import SweepResult
 from pytest_netbench._model import TimelineRow
 from pytest_netbench._records import Record, Session, session_from_dict
 from pytest_netbench._report.matrix import build_matrices
 from pytest_netbench._report.plots.canvas import PlotUnavailable, new_figure
+from pytest_netbench._report.plots.capacity import capacity_figure
 from pytest_netbench._report.plots.cold_start import cold_start_figure
 from pytest_netbench._report.plots.load import (
     percentile_label,
@@ -91,12 +94,13 @@ def test_a_saved_session_draws_every_kind_of_picture(saved: Session, tmp_path: P
         "test_data.test_matrix-latency.png",
         "test_data.test_sweep-sweep.png",
         "test_data.test_warming-cold_start.png",
+        "test_data.test_capacity-served=700-capacity.png",
         "test_data.test_matrix-matrix-rps.png",
         "test_data.test_matrix-matrix-p99_ms.png",
     } <= set(names)
-    # 11 loads x (spectrum + timeline), 1 combined spectrum, 1 sweep, 1 cold start, and
-    # 2 metrics x 2 matrices
-    assert len(names) == 22 + 1 + 1 + 1 + 4
+    # 11 loads x (spectrum + timeline), 1 combined spectrum, 1 sweep, 1 cold start,
+    # 1 capacity search, and 2 metrics x 2 matrices
+    assert len(names) == 22 + 1 + 1 + 1 + 1 + 4
 
 
 # -- loads -----------------------------------------------------------------------------------
@@ -212,6 +216,20 @@ def test_cold_start_picture_marks_the_steady_rate_and_the_settle_time(saved: Ses
     assert rate_axes.get_ylim()[0] == 0
     _labelled(latency_axes)
     assert latency_axes.get_xlim() == (0.0, result.duration_s)
+
+
+def test_capacity_picture_has_a_panel_per_slo_term(saved: Session) -> None:
+    (record,) = [r for r in saved.experiments if r.kind == "capacity"]
+    search = CapacityResult.from_dict(record.data)
+    figure = capacity_figure(search, title="t")
+    latency, errors = figure.axes
+    for axes, bound in ((latency, "p99_ms < 50"), (errors, "error_rate <= 0.001")):
+        _labelled(axes)
+        assert axes.get_ylim()[0] == 0
+        texts = [t.get_text() for t in axes.get_legend().get_texts()]
+        assert texts[:2] == [f"bound: {bound}", "capacity 714 req/s"]
+    # one point per probe on each panel, numbered in the order they ran
+    assert [t.get_text() for t in latency.texts] == [str(n) for n in range(1, 8)]
 
 
 # -- matrices ----------------------------------------------------------------------------------

@@ -8,9 +8,10 @@
   them on one set of graphs, a line per test and parametrisation (``all-sweep.png``, up to
   ten lines);
 - per cold start: its curve (``...-cold_start.png``);
+- per capacity search: its probes against each term of the SLO (``...-capacity.png``);
 - per matrix and metric: the bar chart (``<function>-matrix-<metric>.png``).
 
-Capacity searches have no picture of their own yet. Names come from :mod:`.naming`.
+Names come from :mod:`.naming`.
 :func:`plot_result` draws one result's pictures the same way, for the command line.
 """
 
@@ -21,6 +22,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pytest_netbench._experiment.capacity import CapacityResult
 from pytest_netbench._experiment.cold_start import ColdStartResult
 from pytest_netbench._experiment.sweep import SweepResult
 from pytest_netbench._experiment.trials import median_trial
@@ -28,6 +30,7 @@ from pytest_netbench._model import LoadResult
 from pytest_netbench._records import ExperimentRecord, Record
 from pytest_netbench._report.matrix import Matrix, effective_params
 from pytest_netbench._report.plots.canvas import save
+from pytest_netbench._report.plots.capacity import capacity_figure
 from pytest_netbench._report.plots.cold_start import cold_start_figure
 from pytest_netbench._report.plots.load import spectrum_figure, timeline_figure
 from pytest_netbench._report.plots.matrix import matrix_figure
@@ -167,6 +170,12 @@ def _experiments(
     for record in experiments:
         if record.kind == "sweep":
             sweeps.setdefault(record.function, []).append(record)
+        elif record.kind == "capacity":
+            params = effective_params(record)
+            search = CapacityResult.from_dict(record.data)
+            path = root / names.claim(record_stem(record.function, params), "capacity")
+            title = describe(record.function, params)
+            written.append(save(capacity_figure(search, title=title), path))
         elif record.kind == "cold_start":
             params = effective_params(record)
             result = ColdStartResult.from_dict(record.data)
