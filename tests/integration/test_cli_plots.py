@@ -1,4 +1,4 @@
-"""``netbench http|sweep|cold-start ... --plot DIR`` as real subprocesses against the paced
+"""``netbench http|sweep|capacity|cold-start ... --plot DIR`` as real subprocesses against the paced
 and warming servers on loopback: the pictures of the one result, named by the command."""
 
 from __future__ import annotations
@@ -29,10 +29,16 @@ def test_http_sweep_and_cold_start_draw_their_pictures(tmp_path: Path) -> None:
             "sweep", url, "--rates", "200,400", "-d", "0.5s", "-c", "2", "--plot", str(plots)
         )
         assert done.returncode == 0, done.stderr
+        done = netbench(
+            "capacity", url, "--slo", "p99_ms < 50", "--start-rate", "300",
+            "--precision", "0.25", "-d", "0.25s", "--plot", str(plots),
+        )  # fmt: skip
+        assert done.returncode in (0, 6), done.stderr  # 6: the search found no answer
     with warming_server(200, 800, 0.3) as url:
         done = netbench("cold-start", url, "-d", "1s", "-c", "2", "--plot", str(plots))
         assert done.returncode == 0, done.stderr
     assert _pictures(plots) == [
+        "capacity.png",
         "cold_start.png",
         "http-latency.png",
         "http-timeline.png",

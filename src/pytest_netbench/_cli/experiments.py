@@ -75,6 +75,7 @@ def run_capacity(args: argparse.Namespace) -> int:
 
     goal = parse_slo(args.slo)
     spec = http_spec(args.url, **http_kwargs(args))  # checked before any load
+    check_plot(args)
     shown = goal
     if args.max_error_rate is not None:
         shown = goal.with_term(SloTerm("error_rate", "<=", args.max_error_rate))
@@ -106,6 +107,7 @@ def run_capacity(args: argparse.Namespace) -> int:
         live.say(*capacity_answer(result))
     if args.json is not None:
         write_json(args.json, result.to_dict())
+    write_plots(args, result)
     if result.interrupted:
         return EXIT_INTERRUPTED
     return 0 if result.known else EXIT_UNKNOWN

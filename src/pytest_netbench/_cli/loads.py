@@ -13,6 +13,7 @@ from pytest_netbench._cli.options import http_kwargs, load_kwargs
 from pytest_netbench._model import LoadResult
 
 if TYPE_CHECKING:
+    from pytest_netbench._experiment.capacity import CapacityResult
     from pytest_netbench._experiment.cold_start import ColdStartResult
     from pytest_netbench._experiment.sweep import SweepResult
 
@@ -66,7 +67,9 @@ def check_plot(args: argparse.Namespace) -> None:
 
 
 def write_plots(
-    args: argparse.Namespace, result: LoadResult | SweepResult | ColdStartResult, stem: str = ""
+    args: argparse.Namespace,
+    result: LoadResult | SweepResult | ColdStartResult | CapacityResult,
+    stem: str = "",
 ) -> None:
     """With ``--plot DIR``: the result's pictures, and a line on stderr saying where."""
     if getattr(args, "plot", None) is None:

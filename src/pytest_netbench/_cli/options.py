@@ -212,7 +212,7 @@ def _add_capacity(sub: Any) -> None:
     group.add_argument("--max-probes", type=int, help="a budget of probes (30)")
     group.add_argument("--retries", type=int, help="reruns of a probe the generator spoiled (2)")
     _add_load_options(capacity, fixed_rate=False, per="probe")
-    _add_output_options(capacity, "CapacityResult.to_dict()")
+    _add_output_options(capacity, "CapacityResult.to_dict()", pictures=True)
 
 
 def _add_cold_start(sub: Any) -> None:

@@ -67,19 +67,23 @@ def plot_session(
 
 def plot_result(
     directory: str | os.PathLike[str],
-    result: LoadResult | SweepResult | ColdStartResult,
+    result: LoadResult | SweepResult | ColdStartResult | CapacityResult,
     *,
     stem: str = "",
     title: str = "",
 ) -> list[Path]:
     """The pictures of one result outside a session (``netbench ... --plot DIR``): a load's
     spectrum and timeline (``<stem>-latency.png``, ``<stem>-timeline.png``), a sweep's
-    graphs (``sweep.png``) or a cold start's curve (``cold_start.png``)."""
+    graphs (``sweep.png``), a cold start's curve (``cold_start.png``) or a capacity search's
+    probes (``capacity.png``)."""
     root = Path(directory)
     names = UniqueNames()
     stem = safe_part(stem) if stem else ""
     if isinstance(result, SweepResult):
         return [save(sweep_figure([("", result)], title=title), root / names.claim(stem, "sweep"))]
+    if isinstance(result, CapacityResult):
+        path = root / names.claim(stem, "capacity")
+        return [save(capacity_figure(result, title=title), path)]
     if isinstance(result, ColdStartResult):
         title += _validity(result.result)
         path = root / names.claim(stem, "cold_start")
