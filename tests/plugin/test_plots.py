@@ -5,6 +5,7 @@ kind."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,12 @@ def test_a_single_load_without_trials_is_named_without_one(
         "test_one.test_get-matrix-rps.png",
         "test_one.test_get-matrix-server.cpu_s.png",
     ]
+
+
+def test_a_missing_matplotlib_stops_the_session_before_any_test(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A None entry in sys.modules is how Python marks a module that cannot be imported.
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(pytest.UsageError, match=r"pip install 'pytest-netbench\[plot\]'"):
+        pytester.parseconfigure("--netbench", "--netbench-plot=plots")

@@ -210,7 +210,7 @@ def read_settings(config: pytest.Config) -> Settings:
         json_path=opt("--netbench-json"),
         markdown_path=opt("--netbench-markdown"),
         benchmark_json_path=opt("--netbench-benchmark-json"),
-        plot_dir=opt("--netbench-plot"),
+        plot_dir=_check_plot_dir(opt("--netbench-plot")),
         save_name=opt("--netbench-save"),
         compare_name=compare_name,
         compare_fail=compare_fail,
@@ -249,6 +249,17 @@ def _read_pythons(config: pytest.Config) -> dict[str, NamedInterpreter]:
         raise pytest.UsageError(str(exc)) from None
     named.update(flagged)
     return named
+
+
+def _check_plot_dir(directory: str | None) -> str | None:
+    """With --netbench-plot, stop before the first test rather than after the last one
+    when matplotlib is missing."""
+    if directory is not None:
+        from pytest_netbench._report.plots.canvas import MISSING, matplotlib_installed
+
+        if not matplotlib_installed():
+            raise pytest.UsageError(f"--netbench-plot {directory}: {MISSING}")
+    return directory
 
 
 def _read_retries(flag: int | None, ini: str) -> int | None:

@@ -8,6 +8,7 @@ says how to install it.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 from collections.abc import Iterable
@@ -41,16 +42,24 @@ class PlotUnavailable(NetbenchError):
     """matplotlib is not installed."""
 
 
+MISSING = (
+    "plots need matplotlib, which is not installed; "
+    "run `pip install 'pytest-netbench[plot]'` (or `pip install matplotlib`)"
+)
+
+
+def matplotlib_installed() -> bool:
+    """Whether matplotlib can be found, without importing it (cheap enough for start-up)."""
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def require_matplotlib() -> None:
     """Raise :class:`PlotUnavailable` now, before a load runs, if pictures cannot be drawn."""
     try:
         import matplotlib.backends.backend_agg
         import matplotlib.figure  # noqa: F401
     except ImportError:
-        raise PlotUnavailable(
-            "plots need matplotlib, which is not installed; "
-            "run `pip install 'pytest-netbench[plot]'` (or `pip install matplotlib`)"
-        ) from None
+        raise PlotUnavailable(MISSING) from None
 
 
 def new_figure(width: float, height: float) -> Figure:
