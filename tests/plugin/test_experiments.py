@@ -61,7 +61,7 @@ def test_a_sweep_through_the_fixture_gets_a_table_and_a_record(
             "http://127.0.0.1:*/: sweep of 2 step(s), 2 valid",
             "*= netbench =*",
             "*::test_sweep  (rate sweep)",
-            "rate*achieved*p50_ms*p99_ms*errors*runs*valid",
+            "rate*sent*answered*p50_ms*p99_ms*errors*runs*valid",
             "200 *1*yes",
             "400 *1*yes",
         ]

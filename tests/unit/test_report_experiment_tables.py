@@ -79,9 +79,20 @@ def _capacity_record(server: str, rate: float | None) -> ExperimentRecord:
 def test_a_sweep_table_has_a_row_per_step_with_the_rate_as_a_column() -> None:
     (table,) = build_experiment_tables([_sweep_record("a"), _sweep_record("b")])
     assert table.kind == "sweep" and table.param_names == ("server",)
-    assert table.headers == ("rate", "achieved", "p50_ms", "p99_ms", "errors", "runs", "valid")
-    assert table.rows[0] == ("a", "100", "100", "1", "2.50", "0", "2", "yes")
-    assert table.rows[1] == ("a", "200", "150", "30", "90", "0", "1", "NO (rate_not_achieved)")
+    assert table.headers == (
+        "rate",
+        "sent",
+        "answered",
+        "p50_ms",
+        "p99_ms",
+        "errors",
+        "runs",
+        "valid",
+    )
+    assert table.rows[0] == ("a", "100", "100", "100", "1", "2.50", "0", "2", "yes")
+    assert table.rows[1] == (
+        "a", "200", "150", "150", "30", "90", "0", "1", "NO (rate_not_achieved)"
+    )  # fmt: skip
     assert [r[0] for r in table.rows] == ["a", "a", "b", "b"]
     text = render_experiment_text(table)
     lines = text.splitlines()
@@ -91,7 +102,7 @@ def test_a_sweep_table_has_a_row_per_step_with_the_rate_as_a_column() -> None:
     assert "a: stopped after 200 req/s: ..." in text
     markdown = render_experiment_markdown(table)
     assert markdown.startswith("### `t.py::test_sweep` (rate sweep)")
-    assert "| a | 200 | 150 | 30 | 90 | 0 | 1 | NO (rate_not_achieved) |" in markdown
+    assert "| a | 200 | 150 | 150 | 30 | 90 | 0 | 1 | NO (rate_not_achieved) |" in markdown
 
 
 def test_a_capacity_table_has_the_answer_per_parametrisation() -> None:

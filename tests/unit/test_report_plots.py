@@ -28,7 +28,7 @@ from matplotlib.axes import Axes
 from pytest_netbench._errors import NetbenchError
 from pytest_netbench._experiment.capacity import CapacityResult
 from pytest_netbench._experiment.cold_start import ColdStartResult
-from pytest_netbench._experiment.sweep import SweepResult
+from pytest_netbench._experiment.sweep import SweepResult, answered_rate
 from pytest_netbench._model import TimelineRow
 from pytest_netbench._records import Record, Session, session_from_dict
 from pytest_netbench._report.matrix import build_matrices
@@ -49,7 +49,7 @@ from pytest_netbench._report.plots.naming import (
     record_stem,
 )
 from pytest_netbench._report.plots.session import plot_session
-from pytest_netbench._report.plots.sweep import answered_rate, sweep_figure
+from pytest_netbench._report.plots.sweep import sweep_figure
 from pytest_netbench._stats.histogram import encode_histogram, new_histogram
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

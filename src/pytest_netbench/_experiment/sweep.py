@@ -79,6 +79,20 @@ def check_rates(rates: Any) -> tuple[float, ...]:
     return values
 
 
+# A timeline row "inside" the window may end this much after it (the last timer tick).
+_ROW_SLACK_S = 0.05
+
+
+def answered_rate(result: LoadResult) -> float:
+    """Ok responses per second inside the measured window: the timeline rows that end in
+    it. ``rps`` also counts the answers of the drain after the window (an open loop waits
+    for what it sent), which past saturation hides that the server fell behind."""
+    end = result.duration_s + _ROW_SLACK_S
+    rows = [r for r in result.timeline if r.start_s + r.span_s <= end]
+    span = sum(r.span_s for r in rows)
+    return sum(r.ok for r in rows) / span if span > 0 else result.rps
+
+
 @dataclass(frozen=True, slots=True)
 class SweepStep:
     """One demanded rate, the result kept for it, and any runs discarded before it."""
@@ -97,6 +111,12 @@ class SweepStep:
         return achieved if achieved is not None else self.result.rps
 
     @property
+    def answered_rate(self) -> float:
+        """Ok responses per second inside the window (the server's side; see
+        :func:`answered_rate`)."""
+        return answered_rate(self.result)
+
+    @property
     def valid(self) -> bool:
         return self.result.valid
 
@@ -106,6 +126,7 @@ class SweepStep:
         return {
             "rate": self.rate,
             "achieved_rate": self.achieved_rate,
+            "answered_rate": self.answered_rate,
             "rps": r.rps,
             "rps_stdev": r.rps_stdev,
             "p50_ms": _json_float(r.p50_ms),

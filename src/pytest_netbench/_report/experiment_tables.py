@@ -27,7 +27,8 @@ _TITLES: Mapping[str, str] = {
 }
 _SWEEP_HEADERS: tuple[str, ...] = (
     "rate",
-    "achieved",
+    "sent",
+    "answered",
     "p50_ms",
     "p99_ms",
     "errors",
@@ -127,9 +128,11 @@ def _sweep_cells(step: Mapping[str, Any]) -> tuple[str, ...]:
     causes = ", ".join(dict.fromkeys(step.get("invalid_causes") or ()))
     valid = "yes" if step.get("valid", True) else f"NO ({causes})" if causes else "NO"
     achieved = step.get("achieved_rate")
+    answered = step.get("answered_rate")
     return (
         _rate(float(step["rate"])),
         "-" if achieved is None else _rate(float(achieved)),
+        "-" if answered is None else _rate(float(answered)),
         _number(step.get("p50_ms")),
         _number(step.get("p99_ms")),
         f"{int(step.get('errors_total', 0)):,}",

@@ -51,9 +51,9 @@ def _target(spec: LoadSpec) -> str:
 # Column widths: demanded 8, achieved 9, sd 6 | corrected 7 7 7 | uncorrected 8 7 7 |
 # errors 7, valid 6: 79 columns.
 _SWEEP_HEAD = (
-    f"{'rate, req/s':^23}{'corrected ms':^21}{'uncorrected ms':^22}".rstrip(),
-    f"{'demanded':>8}{'achieved':>9}{'±sd':>6}{'p50':>7}{'p90':>7}{'p99':>7}"
-    f"{'p50':>8}{'p90':>7}{'p99':>7}{'errors':>7}{'valid':>6}",
+    f"{'rate, req/s':^31}{'corrected ms':^18} {'uncorrected ms':^18}".rstrip(),
+    f"{'demanded':>8}{'sent':>8}{'answered':>9}{'±sd':>5}{'p50':>6}{'p90':>6}{'p99':>6}"
+    f"{'p50':>7}{'p90':>6}{'p99':>6}{'errors':>7}{'valid':>6}",
 )
 
 
@@ -77,9 +77,10 @@ def sweep_row(step: SweepStep) -> list[str]:
     ]
     valid = "cut" if r.interrupted else ("yes" if r.valid else "NO")
     row = (
-        f"{_rate(step.rate):>8}{_achieved(step.achieved_rate):>9}{_spread(r.rps_stdev):>6}"
-        f"{corrected[0]:>7}{corrected[1]:>7}{corrected[2]:>7}"
-        f"{uncorrected[0]:>8}{uncorrected[1]:>7}{uncorrected[2]:>7}"
+        f"{_rate(step.rate):>8}{_achieved(step.achieved_rate):>8}"
+        f"{_achieved(step.answered_rate):>9}{_spread(r.rps_stdev):>5}"
+        f"{corrected[0]:>6}{corrected[1]:>6}{corrected[2]:>6}"
+        f"{uncorrected[0]:>7}{uncorrected[1]:>6}{uncorrected[2]:>6}"
         f"{_count(r.errors_total):>7}{valid:>6}"
     )
     return [row, *_result_notes(r, step.attempts.discarded)]
@@ -291,7 +292,10 @@ def _achieved(value: float) -> str:
 
 
 def _spread(value: float) -> str:
-    return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
+    """At most 4 characters (the column is 5 wide)."""
+    if value < 100:
+        return f"{value:.1f}"
+    return f"{value:.0f}" if value < 1000 else f"{value / 1000:.1f}k"
 
 
 def _count(value: int) -> str:

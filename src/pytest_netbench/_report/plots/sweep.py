@@ -18,8 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_netbench._experiment.slo import error_rate
-from pytest_netbench._experiment.sweep import SweepResult
-from pytest_netbench._model import LoadResult
+from pytest_netbench._experiment.sweep import SweepResult, answered_rate
 from pytest_netbench._report.plots.canvas import (
     colour,
     from_zero,
@@ -32,8 +31,6 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-# A row "inside" the window may end this much after it (the last timer tick).
-_ROW_SLACK_S = 0.05
 PERCENTILES: tuple[tuple[str, str], ...] = (("p50", ":"), ("p90", "--"), ("p99", "-"))
 RATE_LABEL = "demanded rate (req/s)"
 OK_LABEL = "ok responses (bars: ±sd per row)"
@@ -85,16 +82,6 @@ def sweep_figure(sweeps: Sequence[tuple[str, SweepResult]], *, title: str) -> Fi
         )
     figure.suptitle(title)
     return figure
-
-
-def answered_rate(result: LoadResult) -> float:
-    """Ok responses per second inside the measured window: the timeline rows that end in
-    it. ``rps`` also counts the answers of the drain after the window (an open loop waits
-    for what it sent), which past saturation hides that the server fell behind."""
-    end = result.duration_s + _ROW_SLACK_S
-    rows = [r for r in result.timeline if r.start_s + r.span_s <= end]
-    span = sum(r.span_s for r in rows)
-    return sum(r.ok for r in rows) / span if span > 0 else result.rps
 
 
 def _achieved_panel(axes: Axes, top_rate: float) -> None:
