@@ -48,13 +48,18 @@ def test_capacity_finds_what_the_server_can_serve(paced_server: StartPaced, serv
     # that crossing.
     assert 0.90 * served <= result.rate <= 1.05 * served, result.reason
     assert result.confirmed
-    assert result.loads <= 12
+    # At most about 12 probes; a busy machine adds repeats near a bound (and reruns of
+    # generator-spoiled runs), which are loads but not probes of the search.
+    assert len([p for p in result.probes if p.phase != "repeat"]) <= 12
     assert result.failed_above_rate is not None
     assert result.rate < result.failed_above_rate <= result.rate * (1 + PRECISION) * 1.001
     assert [c.term.metric for c in result.failed_above] == ["p99_ms"]
     phases = [p.phase for p in result.probes]
     assert phases[0] == "estimate"
-    assert phases[-1] == "confirm"
+    # The confirmation comes last; a busy machine can put its figures near a bound, and
+    # then it is repeated before its verdict counts.
+    last_confirm = len(phases) - 1 - phases[::-1].index("confirm")
+    assert all(p == "repeat" for p in phases[last_confirm + 1 :]), phases
     assert "bracket" in phases and "bisect" in phases
     assert all(p.verdict in ("pass", "fail", "estimate") for p in result.probes)
     for probe in result.steps:
