@@ -7,7 +7,7 @@ other. Each trial runs wrk and netbench back to back (order alternating) and pri
 measured in that trial; the summary gives median and spread over trials.
 
     python benchmarks/bench_vs_wrk.py [--trials 3] [--duration 5] [--other-loops] [--bare]
-                                      [--server c|go]
+                                      [--server c|go] [--gc-off] [--swap-cpus]
 
 ``--bare`` adds to every trial a minimal uvloop + httptools client (servers/bare_client.py):
 the floor for any Python generator, so the engine's own overhead shows apart from Python's.
@@ -33,8 +33,11 @@ from wrk_runner import WrkRun, run_wrk
 CONNECTIONS = 50
 
 
-def netbench_once(url: str, cpu: int, duration: float, loop: str = "auto") -> GeneratorRun:
-    run = run_pinned(cpu, url, connections=CONNECTIONS, duration=duration, loop=loop)
+def netbench_once(
+    url: str, cpu: int, duration: float, loop: str = "auto", gc_off: bool = False
+) -> GeneratorRun:
+    extra = {"gc_off": True} if gc_off else {}
+    run = run_pinned(cpu, url, connections=CONNECTIONS, duration=duration, loop=loop, **extra)
     r = run.result
     if r.errors_total or not r.ok:
         sys.exit(f"netbench run had errors: {dict(r.errors)} {dict(r.error_samples)}")
@@ -64,8 +67,16 @@ def main() -> None:
         "--bare", action="store_true", help="also a minimal uvloop client in every trial"
     )
     parser.add_argument("--server", choices=["c", "go"], default="c")
+    parser.add_argument(
+        "--gc-off", action="store_true", help="netbench with Python's cyclic GC disabled"
+    )
+    parser.add_argument(
+        "--swap-cpus", action="store_true", help="server and generator change cores"
+    )
     args = parser.parse_args()
     server_cpu, gen_cpu = cpus_for_pinning()
+    if args.swap_cpus:
+        server_cpu, gen_cpu = gen_cpu, server_cpu
     cpu_ratio, rps_ratio, wrk_us, nb_us, wrk_rps, nb_rps, window_us = ([] for _ in range(7))
     bare_us: list[float] = []
     bare_vs_wrk: list[float] = []
@@ -86,7 +97,7 @@ def main() -> None:
                 wrk = run_wrk(
                     server.url, cpu=gen_cpu, connections=CONNECTIONS, duration_s=args.duration
                 )
-            nb = netbench_once(server.url, gen_cpu, args.duration)
+            nb = netbench_once(server.url, gen_cpu, args.duration, gc_off=args.gc_off)
             if not wrk_first:
                 wrk = run_wrk(
                     server.url, cpu=gen_cpu, connections=CONNECTIONS, duration_s=args.duration

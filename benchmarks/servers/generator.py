@@ -17,6 +17,7 @@ the idle-connection benchmark can see memory while the connections are held.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import resource
@@ -76,6 +77,8 @@ def _child(cpu: int, options: dict[str, Any]) -> None:
     url = options.pop("url")
     nofile = options.pop("nofile", 0)
     align = options.pop("align", None)  # [period_s, phase_s]: start at that clock phase
+    if options.pop("gc_off", False):
+        gc.disable()  # to see what the cyclic collector costs the run
     if nofile:
         _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), hard))
