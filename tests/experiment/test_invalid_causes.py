@@ -48,6 +48,7 @@ def test_each_reason_has_its_cause_in_the_same_order() -> None:
                 scheduled=1000,
                 unsent=100,
                 sent=900,
+                connections_peak=OPEN.pool_limit,
                 lag_counts=Counter({40_000: 10}),
             )
         ],

@@ -173,10 +173,25 @@ def test_very_short_runs_are_not_judged_saturated() -> None:
 
 
 def test_open_loop_that_left_requests_unsent_is_invalid() -> None:
-    result = merge_outcomes(OPEN_SPEC, [outcome(scheduled=1000, unsent=50, sent=950)])
+    full = OPEN_SPEC.pool_limit
+    result = merge_outcomes(
+        OPEN_SPEC, [outcome(scheduled=1000, unsent=50, sent=950, connections_peak=full)]
+    )
     assert not result.valid
+    assert result.invalid_causes == ("rate_not_achieved",)  # the pool was full: the server
     assert any("rate not achieved" in r for r in result.invalid_reasons)
     assert result.generator.unsent == 50
+
+
+def test_requests_unsent_below_the_pool_bound_are_the_generators_doing() -> None:
+    result = merge_outcomes(
+        OPEN_SPEC, [outcome(scheduled=1000, unsent=50, sent=950, connections_peak=4)]
+    )
+    assert result.invalid_causes == ("schedule_lag",)
+    assert result.invalid_by_generator_only  # so a retry may run it again
+    (reason,) = result.invalid_reasons
+    assert "50 of 1000 scheduled requests were still waiting for a connection" in reason
+    assert "4 open, below the pool bound of 1024" in reason
 
 
 def test_open_loop_that_fell_behind_schedule_is_invalid() -> None:

@@ -202,14 +202,27 @@ def _invalid_reasons(
     if spec.rate is not None:
         scheduled = sum(o.scheduled for o in outcomes)
         if generator.unsent > MAX_UNSENT_SHARE * scheduled + 1:
-            reasons.append(
-                (
-                    "rate_not_achieved",
-                    f"rate not achieved: {generator.unsent} of {scheduled} scheduled requests were"
-                    f" never sent (connection pool limit {spec.pool_limit} reached while the"
-                    " server fell behind): raise max_connections or lower the rate",
+            if generator.connections_peak >= spec.pool_limit:
+                reasons.append(
+                    (
+                        "rate_not_achieved",
+                        f"rate not achieved: {generator.unsent} of {scheduled} scheduled requests"
+                        f" were never sent (connection pool limit {spec.pool_limit} reached while"
+                        " the server fell behind): raise max_connections or lower the rate",
+                    )
                 )
-            )
+            else:
+                # The pool was below its bound: the requests waited on the generator (its
+                # connections still opening, or its pool not grown yet), not on the server.
+                reasons.append(
+                    (
+                        "schedule_lag",
+                        f"generator fell behind its schedule: {generator.unsent} of {scheduled}"
+                        " scheduled requests were still waiting for a connection when the window"
+                        f" closed ({generator.connections_peak} open, below the pool bound of"
+                        f" {spec.pool_limit}): raise connections, add workers or lower the rate",
+                    )
+                )
         lag = generator.send_lag_p99_ms
         if lag is not None and lag > MAX_SCHEDULE_LAG_P99_MS:
             reasons.append(
