@@ -77,7 +77,7 @@ def test_ctrl_c_stops_a_sweep_with_the_rows_done(paced_url: str, tmp_path: Path)
     assert run.finish() == 130, run.stderr
     assert "Traceback" not in run.stderr
     text = " ".join(run.stdout.split())
-    assert "Interrupted: interrupted during 400 req/s; 1 rate(s) not run." in text
+    assert "Interrupted during 400 req/s; 1 rate(s) not run." in text
     rows = [line for line in run.stdout.splitlines() if line.lstrip().startswith(("200", "400"))]
     assert len(rows) == 2
     assert rows[0].endswith("yes") and rows[1].endswith("cut")

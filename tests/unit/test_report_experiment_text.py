@@ -80,7 +80,7 @@ def test_a_sweep_says_why_it_stopped() -> None:
     early = SweepResult((1.0, 2.0), (step(1),), True, "stopped after 1 req/s: p99 9 ms is past")
     assert "Stopped past saturation: stopped after 1 req/s" in format_sweep(early)
     cut = dataclasses.replace(early, stop_reason="interrupted during 1 req/s", interrupted=True)
-    assert format_sweep(cut).rstrip().endswith("Interrupted: interrupted during 1 req/s.")
+    assert format_sweep(cut).rstrip().endswith("Interrupted during 1 req/s.")
 
 
 def probe(rate: float, verdict: str, why: str, **fields: object) -> Probe:

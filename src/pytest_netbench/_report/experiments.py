@@ -89,7 +89,10 @@ def sweep_row(step: SweepStep) -> list[str]:
 def sweep_closing(result: SweepResult) -> list[str]:
     """The line after the table: why it stopped before the last rate, if it did."""
     if result.interrupted:
-        return ["", *_wrap(f"Interrupted: {result.stop_reason}.", "")]
+        reason = result.stop_reason
+        interrupted = reason.startswith("interrupted")
+        text = reason[:1].upper() + reason[1:] if interrupted else f"Interrupted: {reason}"
+        return ["", *_wrap(f"{text}.", "")]
     if result.stopped_early:
         return ["", *_wrap(f"Stopped past saturation: {result.stop_reason}.", "")]
     return []
