@@ -17,7 +17,9 @@ import pytest
 def test_cross(netbench, netbench_server, tool):
     srv = netbench_server("c")  # ab speaks HTTP/1.0: the catalog's servers answer it
     length = {"duration": 1} if tool == "wrk" else {"requests": 300}
-    r = netbench.crosscheck(srv, tool=tool, connections=2, **length)
+    # A closed loop at the C server can saturate one worker on a busy 2-core machine:
+    # this test is about the recording, not the figures, so such a result may stand.
+    r = netbench.crosscheck(srv, tool=tool, connections=2, allow_invalid=True, **length)
     assert r.netbench.ok > 0 and r.other.requests > 0
     assert r.netbench.errors_total == 0 and r.other.errors_total == 0
     assert r.netbench.server is not None  # the managed server was sampled, as in any load
