@@ -1,5 +1,5 @@
-"""A server whose capacity is known (``paced_server.py``), run as a subprocess so its CPU
-and the generator's do not share one interpreter."""
+"""Test servers of known speed (``paced_server.py``, ``warming_server.py``), run as
+subprocesses so their CPU and the generator's do not share one interpreter."""
 
 from __future__ import annotations
 
@@ -19,21 +19,21 @@ StartPaced = Callable[[float], str]
 
 
 @pytest.fixture
-def paced_server() -> Iterator[StartPaced]:
-    """``paced_server(500)`` -> the URL of a server answering at most 500 requests/s."""
+def script_server() -> Iterator[Callable[..., str]]:
+    """``script_server(path, *args)``: start the test server script ``path`` with ``args``
+    and return its URL once it listens; every one started is killed at the end."""
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(rate: float) -> str:
+    def start(script: Path, *args: float) -> str:
         proc = subprocess.Popen(
-            [sys.executable, str(PACED_SERVER), str(rate)],
-            stdout=subprocess.PIPE,
+            [sys.executable, str(script), *map(str, args)], stdout=subprocess.PIPE
         )
         started.append(proc)
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], 15)
         match = LISTENING.search(proc.stdout.readline() if ready else b"")
         if match is None:
-            pytest.fail("the paced test server did not start")
+            pytest.fail(f"the test server {script.name} did not start")
         return f"http://127.0.0.1:{int(match.group(1))}/"
 
     yield start
@@ -42,3 +42,9 @@ def paced_server() -> Iterator[StartPaced]:
         proc.wait(10)
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+@pytest.fixture
+def paced_server(script_server: Callable[..., str]) -> StartPaced:
+    """``paced_server(500)`` -> the URL of a server answering at most 500 requests/s."""
+    return lambda rate: script_server(PACED_SERVER, rate)

@@ -6,10 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
-import select
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,7 +20,6 @@ from pytest_netbench._spec import http_spec
 pytestmark = pytest.mark.usefixtures("hang_guard")
 
 WARMING_SERVER = Path(__file__).with_name("warming_server.py")
-LISTENING = re.compile(rb"NETBENCH_LISTENING port=(\d+)")
 StartPaced = Callable[[float], str]
 # The warming server: 200 req/s for its first second (by default), then 1,000 req/s.
 SLOW_RATE, FAST_RATE, SLOW_FOR_S = 200.0, 1000.0, 1.0
@@ -33,30 +29,10 @@ StartWarming = Callable[[float], str]
 
 
 @pytest.fixture
-def warming_server() -> Iterator[StartWarming]:
+def warming_server(script_server: Callable[..., str]) -> StartWarming:
     """``warming_server(slow_for_s)``: the URL of a server at SLOW_RATE for its first
     ``slow_for_s`` seconds, then at FAST_RATE (see warming_server.py)."""
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start(slow_for_s: float) -> str:
-        proc = subprocess.Popen(
-            [sys.executable, str(WARMING_SERVER), str(SLOW_RATE), str(FAST_RATE), str(slow_for_s)],
-            stdout=subprocess.PIPE,
-        )
-        started.append(proc)
-        assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], 15)
-        match = LISTENING.search(proc.stdout.readline() if ready else b"")
-        if match is None:
-            pytest.fail("the warming test server did not start")
-        return f"http://127.0.0.1:{int(match.group(1))}/"
-
-    yield start
-    for proc in started:
-        proc.kill()
-        proc.wait(10)
-        if proc.stdout is not None:
-            proc.stdout.close()
+    return lambda slow_for_s: script_server(WARMING_SERVER, SLOW_RATE, FAST_RATE, slow_for_s)
 
 
 def refusing_runner(calls: list[LoadSpec]) -> Callable[[LoadSpec], LoadResult]:
