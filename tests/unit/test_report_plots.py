@@ -141,6 +141,14 @@ def test_spectrum_picture_is_on_a_log_percentile_axis(saved: Session) -> None:
     assert len(axes.get_legend().get_texts()) == 3
 
 
+def test_a_drain_row_that_begins_just_before_the_deadline_is_left_out() -> None:
+    # The window ran 0.3 ms past 3 s; the row from 3 s on holds the drain's 610 answers,
+    # which over 0.3 ms would read as two million a second.
+    rows = tuple(TimelineRow(i, ok, 0, 5.0, 1.0) for i, ok in enumerate((988, 999, 1002, 610)))
+    result = dataclasses.replace(make_result(2989, duration_s=3.0003), timeline=rows)
+    assert timeline_series(result).ok_per_s == (988.0, 999.0, 1002.0)
+
+
 def test_timeline_keeps_the_measured_window_and_rates_a_short_last_row() -> None:
     rows = (
         TimelineRow(0, 100, 0, 2.0, 1.0),
