@@ -147,6 +147,7 @@ def test_json_and_markdown_outputs_carry_experiments(
         markdown_path: str | None = str(tmp_path / "s.md")
         benchmark_json_path: str | None = None
         plot_dir: str | None = None
+        html_path: str | None = None
 
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     load = Record(

@@ -28,6 +28,7 @@ class Destinations:
     markdown_path: str | None = None
     benchmark_json_path: str | None = None
     plot_dir: str | None = None
+    html_path: str | None = None
 
 
 def _outputs(settings: Destinations, **kw: Any) -> SessionOutputs:
@@ -97,4 +98,4 @@ def test_a_new_writer_plugs_in_without_changing_the_caller(
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     writers: tuple[ReportWriter, ...] = (*WRITERS, CountingWriter())
     assert write_outputs(writers, _outputs(Destinations()))[-1] == "2 records, 1 matrix"
-    assert [w.name for w in WRITERS] == ["json", "markdown", "benchmark-json", "plot"]
+    assert [w.name for w in WRITERS] == ["json", "markdown", "benchmark-json", "plot", "html"]

@@ -35,6 +35,7 @@ class Settings:
     markdown_path: str | None = None
     benchmark_json_path: str | None = None
     plot_dir: str | None = None
+    html_path: str | None = None
     save_name: str | None = None
     compare_name: str | None = None  # "" = the latest stored run
     compare_fail: str | None = None
@@ -112,6 +113,13 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="draw PNG pictures into DIR: each load's latency spectrum and timeline, sweeps,"
         " cold starts, a bar chart per matrix and metric (needs matplotlib).",
+    )
+    group.addoption(
+        "--netbench-html",
+        default=None,
+        metavar="PATH",
+        help="write one self-contained HTML report: environment, matrices, experiment tables,"
+        " invalid results, comparison verdicts and, with matplotlib, every picture.",
     )
     group.addoption(
         "--netbench-save",
@@ -211,6 +219,7 @@ def read_settings(config: pytest.Config) -> Settings:
         markdown_path=opt("--netbench-markdown"),
         benchmark_json_path=opt("--netbench-benchmark-json"),
         plot_dir=_check_plot_dir(opt("--netbench-plot")),
+        html_path=opt("--netbench-html"),
         save_name=opt("--netbench-save"),
         compare_name=compare_name,
         compare_fail=compare_fail,

@@ -55,6 +55,9 @@ class OutputSettings(Protocol):
     @property
     def plot_dir(self) -> str | None: ...
 
+    @property
+    def html_path(self) -> str | None: ...
+
 
 def _leave_as_is(payload: dict[str, Any]) -> None:
     return None
@@ -175,12 +178,36 @@ class PlotWriter:
         return [f"netbench: {len(pictures)} plot(s) drawn in {directory}"]
 
 
+class HtmlWriter:
+    name = "html"
+
+    def wanted(self, settings: OutputSettings) -> bool:
+        return bool(settings.html_path)
+
+    def write(self, outputs: SessionOutputs) -> list[str]:
+        # Imported here: only this output needs the page and, for its pictures, matplotlib.
+        from pytest_netbench._report.html import write_html_report
+
+        path = outputs.settings.html_path
+        assert path is not None
+        write_html_report(
+            path,
+            records=outputs.records,
+            experiments=outputs.experiments,
+            matrices=outputs.matrices,
+            comparisons=outputs.comparisons,
+            environment=outputs.environment(),
+        )
+        return [f"netbench: HTML report written to {path}"]
+
+
 # In the order their notes are printed.
 WRITERS: tuple[ReportWriter, ...] = (
     SessionJsonWriter(),
     MarkdownWriter(),
     BenchmarkJsonWriter(),
     PlotWriter(),
+    HtmlWriter(),
 )
 
 
