@@ -1,7 +1,8 @@
 """Run one netbench load in a fresh process pinned to one core, and report its own cost.
 
 As a script (``python generator.py CPU JSON``) it pins itself, imports the engine, and calls
-``http_load(**JSON)``; it prints one JSON line with the result and three CPU figures:
+``http_load(**JSON)`` (``echo_load`` when the url is ``tcp://HOST:PORT``, with a
+``payload_size``); it prints one JSON line with the result and three CPU figures:
 
 - ``call_cpu_s``: process CPU spent inside the ``http_load`` call (set-up, connects, the run,
   teardown; the figure compared with wrk's whole process),
@@ -82,7 +83,7 @@ def _child(cpu: int, options: dict[str, Any]) -> None:
     if nofile:
         _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), hard))
-    from pytest_netbench import http_load
+    from pytest_netbench import echo_load, http_load
 
     memory = _MemorySampler() if sample_rss else None
     baseline = {"rss": _rss_bytes(), "fds": _open_fds()}
@@ -91,7 +92,13 @@ def _child(cpu: int, options: dict[str, Any]) -> None:
     if align is not None:
         _sleep_until_phase(*align)
     before = _cpu_s()
-    result = http_load(url, **options)
+    if url.startswith("tcp://"):  # an echo load at tcp://HOST:PORT of payload_size bytes
+        host, _, port = url[len("tcp://") :].rpartition(":")
+        size = options.pop("payload_size")
+        options["payload"] = (b"abcdefghijklmnopqrstuvwxyz" * (size // 26 + 1))[:size]
+        result = echo_load(host, int(port), **options)
+    else:
+        result = http_load(url, **options)
     call_cpu = _cpu_s() - before
     report: dict[str, Any] = {"result": result.to_dict(), "call_cpu_s": call_cpu}
     if memory is not None:

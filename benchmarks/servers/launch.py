@@ -81,20 +81,56 @@ def build_go_hello() -> Path:
     return binary
 
 
+def _build_go(name: str, sources: list[Path]) -> Path:
+    """``go build`` the files (standard library only, so no network), cached by content."""
+    go = need_tool("go", "install Go from https://go.dev/dl/")
+    digest = hashlib.sha256(b"".join(f.read_bytes() for f in sources)).hexdigest()[:12]
+    binary = BUILD_DIR / f"{name}-{digest}"
+    if not binary.exists():
+        work = BUILD_DIR / f"{name}-{digest}-src"
+        work.mkdir(parents=True, exist_ok=True)
+        for source in sources:
+            shutil.copy(source, work / source.name)
+        (work / "go.mod").write_text(f"module {name}\n\ngo 1.21\n")
+        partial = binary.with_suffix(".tmp")
+        done = subprocess.run(
+            [go, "build", "-o", str(partial), "."], cwd=work, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            sys.exit(f"building {name} failed:\n{done.stderr}")
+        partial.rename(binary)
+    return binary
+
+
+def build_go_flood() -> Path:
+    """The minimal Go echo flood client (``flood_go/``), the yardstick of bench_echo_flood."""
+    return _build_go("flood_go", [HERE / "flood_go" / "main.go"])
+
+
+def build_go_echo() -> Path:
+    """The catalog's Go server (``go`` in ``netbench servers``: its echo is ``io.Copy``)."""
+    source = HERE.parent.parent / "src" / "pytest_netbench" / "_servers" / "apps" / "go"
+    return _build_go("catalog_go", [source / "main.go"])
+
+
 class PinnedServer:
     """A benchmark server in one mode, pinned to ``cpu``; use as a context manager.
 
     ``server="c"`` is ``httpd.c`` (hello, delay, stall); ``server="go"`` is net/http with
-    GOMAXPROCS=1 (hello only).
+    GOMAXPROCS=1 (hello only); ``server="go-echo"`` is the catalog's Go echo (``io.Copy``
+    per connection, GOMAXPROCS=1).
     """
 
     def __init__(
         self, mode: str = "hello", *, cpu: int | None = None, server: str = "c", **options: float
     ) -> None:
-        if server not in ("c", "go") or (server == "go" and mode != "hello"):
+        if server == "go-echo":
+            self.command = [str(build_go_echo()), "echo", "127.0.0.1", "0"]
+        elif server not in ("c", "go") or (server == "go" and mode != "hello"):
             sys.exit(f"no {server!r} server in mode {mode!r}: use server c, or go with hello")
-        binary = build_httpd() if server == "c" else build_go_hello()
-        self.command = [str(binary), "--mode", mode, "--host", "127.0.0.1", "--port", "0"]
+        else:
+            binary = build_httpd() if server == "c" else build_go_hello()
+            self.command = [str(binary), "--mode", mode, "--host", "127.0.0.1", "--port", "0"]
         for key, value in options.items():
             self.command += [f"--{key.replace('_', '-')}", str(value)]
         self.cpu = cpus_for_pinning()[0] if cpu is None else cpu

@@ -69,6 +69,29 @@ def test_echo_changed_byte_is_a_verify_failure_and_the_next_exchange_is_judged_a
     assert sink.errors == []
 
 
+def test_echo_received_in_place_in_uneven_pieces_is_verified_per_exchange() -> None:
+    """The buffered-protocol path: bytes are written into ``free_space`` and reported."""
+    corrupt = bytearray(PAYLOAD)
+    corrupt[7] ^= 0xFF
+    stream = PAYLOAD + bytes(corrupt) + PAYLOAD
+    framer, sink = echo()
+    at = 0
+    for size in [1, 300, 2, 255, 1000]:
+        space = framer.free_space()
+        assert 0 < len(space) <= len(PAYLOAD)
+        size = min(size, len(space), len(stream) - at)
+        space[:size] = stream[at : at + size]
+        framer.received(size)
+        at += size
+    while at < len(stream):
+        space = framer.free_space()
+        size = min(len(space), len(stream) - at)
+        space[:size] = stream[at : at + size]
+        framer.received(size)
+        at += size
+    assert sink.codes == [OK, VERIFY_FAILED, OK]
+
+
 def test_echo_needs_a_payload() -> None:
     sink = Sink()
     with pytest.raises(ValueError, match="non-empty payload"):

@@ -25,6 +25,7 @@ from pytest_netbench._engine.accounting import RunAccounting
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.connecting import describe_connect_error
 from pytest_netbench._engine.connection import Connection, MixConnection
+from pytest_netbench._engine.echo_connection import EchoConnection
 from pytest_netbench._engine.exchange import Exchange
 from pytest_netbench._engine.fused_http import (
     FusedHttpConnection,
@@ -70,6 +71,8 @@ class BaseRun(RunAccounting):
             self.connection_class = FusedMixConnection if fused_mix else MixConnection
         elif fused:
             self.connection_class = FusedOpenConnection if self.open_loop else FusedHttpConnection
+        elif exchange.verified_echo:
+            self.connection_class = EchoConnection
         self.bucket_timer: asyncio.TimerHandle | None = None
 
     # -- connection lifecycle --

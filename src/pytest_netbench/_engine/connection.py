@@ -48,8 +48,13 @@ class ConnectionOwner(Protocol):
     def lost(self, conn: Connection, exc: Exception | None) -> None: ...
 
 
-class Connection(asyncio.Protocol):
-    """One client connection; ``pending`` holds the start (and intended) time of each request."""
+class Connection(asyncio.BaseProtocol):
+    """One client connection; ``pending`` holds the start (and intended) time of each request.
+
+    A streaming protocol by its ``data_received``, but not an ``asyncio.Protocol``: uvloop
+    takes a protocol for a buffered one only if it is not an ``asyncio.Protocol``, and
+    :class:`~pytest_netbench._engine.echo_connection.EchoConnection` must be.
+    """
 
     def __init__(self, run: ConnectionOwner) -> None:
         self.run = run

@@ -23,6 +23,9 @@ class Exchange:
     ``parser_framed``: HTTP whose responses httptools frames alone (every method but HEAD),
     which the closed-loop keep-alive fast path (``fused_http``) relies on.
 
+    ``verified_echo``: raw TCP whose answer is the payload itself, checked byte for byte
+    (the ``echo`` framing), which the asyncio engine receives in place (``echo_connection``).
+
     A request mix has no ``chunks``: ``mix_requests`` holds each kind's bytes, and
     ``mix_sequence`` one period of the order they go out in (indexes into it), which every
     connection of the worker takes its next request from in turn.
@@ -37,6 +40,7 @@ class Exchange:
     parser_framed: bool = False
     mix_requests: tuple[bytes, ...] = ()
     mix_sequence: tuple[int, ...] = ()
+    verified_echo: bool = False
 
 
 def build_exchange(spec: LoadSpec) -> Exchange:
@@ -104,4 +108,6 @@ def _tcp_exchange(spec: LoadSpec) -> Exchange:
         def make(on_response: OnResponse, on_error: OnError) -> Framer:
             return tcp_proto.DelimitedFramer(on_response, on_error, **options)  # type: ignore[arg-type]
 
-    return Exchange(chunks, len(payload), False, make, spec.host, spec.port)
+    return Exchange(
+        chunks, len(payload), False, make, spec.host, spec.port, verified_echo=options is None
+    )

@@ -40,33 +40,47 @@ def parse_framing(framing: str) -> dict[str, int | bytes] | None:
 
 
 class EchoFramer:
-    """Reads back exactly the payload that was sent and checks every byte."""
+    """Reads back exactly the payload that was sent and checks every byte.
 
-    __slots__ = ("_expected", "_matches", "_on_error", "_on_response", "_seen", "failed")
+    The echo lands in one preallocated buffer of the payload's size and is compared with a
+    single ``memcmp`` when the exchange is complete: comparing memoryview slices goes byte
+    by byte (about 3 ns a byte, which made a 512 KiB echo cost 1.5 ms of CPU). A buffered
+    protocol receives straight into :meth:`free_space` and reports with :meth:`received`,
+    so the bytes are never copied; :meth:`feed` serves callers that are handed ``bytes``.
+    """
+
+    __slots__ = ("_buffer", "_expected", "_on_error", "_on_response", "_seen", "_view", "failed")
 
     def __init__(self, expected: bytes, on_response: OnResponse, on_error: OnError) -> None:
         if not expected:
             raise ValueError("an echo exchange needs a non-empty payload")
-        self._expected = memoryview(expected)
+        self._expected = expected
+        self._buffer = bytearray(len(expected))
+        self._view = memoryview(self._buffer)
         self._on_response = on_response
         self._on_error = on_error
         self._seen = 0
-        self._matches = True
         self.failed = False
 
+    def free_space(self) -> memoryview:
+        """Where the next bytes of the echo go (never empty)."""
+        return self._view[self._seen :]
+
+    def received(self, size: int) -> None:
+        """``size`` bytes were written into :meth:`free_space`."""
+        self._seen += size
+        if self._seen == len(self._buffer):
+            self._seen = 0
+            self._on_response(OK if self._buffer == self._expected else VERIFY_FAILED, True)
+
     def feed(self, data: bytes) -> None:
-        size = len(self._expected)
-        while data:
-            take = min(len(data), size - self._seen)
-            if self._matches and data[:take] != self._expected[self._seen : self._seen + take]:
-                self._matches = False
-            self._seen += take
-            data = data[take:]
-            if self._seen == size:
-                code = OK if self._matches else VERIFY_FAILED
-                self._seen = 0
-                self._matches = True
-                self._on_response(code, True)
+        view = memoryview(data)
+        while view:
+            space = self._view[self._seen :]
+            take = min(len(view), len(space))
+            space[:take] = view[:take]
+            view = view[take:]
+            self.received(take)
 
     def feed_eof(self) -> bool:
         return False
