@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# wrk and ab (apache2-utils) are the second tools of `netbench crosscheck`.
-apt_packages=(wrk apache2-utils nginx-light pypy3 openssl procps iproute2)
+# wrk and ab (apache2-utils) are the second tools of `netbench crosscheck`; chromium opens
+# the HTML report headless in its test (tests/integration/test_html_report.py).
+apt_packages=(wrk apache2-utils nginx-light pypy3 openssl procps iproute2 chromium)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

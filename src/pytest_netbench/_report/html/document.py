@@ -24,7 +24,13 @@ from pytest_netbench._records import ExperimentRecord, Record
 from pytest_netbench._report.discards import discard_notes
 from pytest_netbench._report.experiment_tables import build_experiment_tables
 from pytest_netbench._report.html.invalid import InvalidFinding, invalid_findings
-from pytest_netbench._report.html.pictures import Picture, Pictures, draw_pictures, split_pictures
+from pytest_netbench._report.html.pictures import (
+    Picture,
+    Pictures,
+    describe_picture,
+    draw_pictures,
+    split_pictures,
+)
 from pytest_netbench._report.html.style import CSS
 from pytest_netbench._report.html.tables import (
     comparison_html,
@@ -276,7 +282,8 @@ def _figures(pictures: Sequence[Picture]) -> str:
             f"<figure{' class=wide' if p.wide else ''}>"
             f'<img src="{p.uri}" alt="{escape(p.name)}" width="{p.width}" height="{p.height}"'
             ' loading="lazy">'
-            f"<figcaption>{escape(p.caption)}</figcaption></figure>"
+            f"<figcaption>{escape(describe_picture(p.caption))}"
+            f" <code>{escape(p.name)}</code></figcaption></figure>"
             for p in pictures
         )
         + "</div>"

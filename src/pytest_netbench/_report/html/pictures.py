@@ -98,6 +98,28 @@ def _is_summary(caption: str) -> bool:
     )
 
 
+_KIND_WORDS: tuple[tuple[str, str], ...] = (
+    ("latency", "latency spectrum"),
+    ("timeline", "timeline, per second"),
+    ("sweep", "rate sweep"),
+    ("capacity", "capacity search: the probes"),
+    ("cold_start", "cold start"),
+)
+
+
+def describe_picture(caption: str) -> str:
+    """``served=300-trial2-latency`` -> ``served=300, trial2: latency spectrum``."""
+    head, _, metric = caption.partition("matrix-")
+    if metric and (not head or head.endswith("-")):
+        words, rest = f"matrix bars: {metric}", head.rstrip("-")
+    else:
+        rest, _, kind = caption.rpartition("-")
+        if not kind.isalpha() and "_" not in kind and rest:  # a repeat: "...-latency-2"
+            rest, _, kind = rest.rpartition("-")
+        words = dict(_KIND_WORDS).get(kind, kind)
+    return f"{rest.replace('-', ', ')}: {words}" if rest else words
+
+
 def _picture(name: str, caption: str, png: bytes) -> Picture:
     # A PNG's IHDR chunk holds width and height right after the 16-byte signature + header.
     width, height = struct.unpack(">II", png[16:24]) if len(png) >= 24 else (0, 0)

@@ -65,8 +65,11 @@ table.facts td { word-break: break-word; }
 figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 6px;
   background: #fff; }
 figure.wide { grid-column: 1 / -1; }
-figure img { display: block; max-width: 100%; height: auto; margin: 0 auto; }
-figcaption { font-size: 12px; color: var(--muted); margin-top: 4px; word-break: break-all; }
+figure img { display: block; width: auto; height: auto; max-width: 100%; max-height: 440px;
+  margin: 0 auto; }
+figure.wide img { max-height: none; }
+figcaption { font-size: 12.5px; color: var(--muted); margin-top: 4px; }
+figcaption code { font-size: 11px; color: #8a949e; word-break: break-all; }
 details { margin: 8px 0; }
 details > summary { cursor: pointer; color: var(--accent); font-size: 14px; }
 p.note { color: var(--muted); font-size: 13.5px; }

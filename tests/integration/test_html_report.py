@@ -1,0 +1,155 @@
+"""End-to-end: ``--netbench-html PATH`` from a real session on loopback, opened in a real
+headless Chromium (Debian's ``chromium``): the page loads without a console message, the
+rendered DOM holds the matrix with the invalid result marked, and a screenshot is taken.
+
+The session measures the paced test server (at most R responses a second) at a rate it
+can keep (valid) and at one it cannot with a small connection pool (rate not achieved:
+invalid), and runs a two-step sweep, so the page has a matrix, an invalid row with its
+reason, an experiment table and, with matplotlib, pictures.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+PACED_SERVER = Path(__file__).parents[1] / "experiment" / "paced_server.py"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+# Chromium logs each console message (and each uncaught exception) to stderr with
+# --enable-logging=stderr --v=0 as "...:INFO:CONSOLE:<line>] "<text>", source: <url> (<line>)".
+CONSOLE_LINE = re.compile(r":CONSOLE[:(]\d*\)?\] (.*)$", re.MULTILINE)
+SESSION_S = 180  # the pytester run: server start-ups, loads and pictures on a busy machine
+BROWSER_S = 60
+
+SESSION = """
+import sys
+
+import pytest
+
+
+@pytest.fixture
+def paced(netbench_server):
+    def start(rate):
+        command = [sys.executable, "paced_server.py", str(rate), "{port}"]
+        return netbench_server(command, port_pattern=r"NETBENCH_LISTENING port=(\\d+)",
+                               name="paced")
+    return start
+
+
+@pytest.mark.parametrize("served", [300, 3000])
+def test_load(netbench, paced, served):
+    # 600 req/s through at most 4 connections: the 300 req/s server holds all of them.
+    netbench.http(paced(served), rate=600, duration=0.5, connections=2, max_connections=4,
+                  allow_invalid=True)
+
+
+def test_sweep(netbench, paced):
+    netbench.sweep(paced(2000), rates="200,400", duration=0.3, connections=2,
+                   allow_invalid=True)
+"""
+
+
+@pytest.fixture(autouse=True)
+def _bounded() -> None:
+    """In place of the directory's 20 s guard, which a session and two browser starts can
+    outlast on a busy machine: every step here has its own timeout."""
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    path = shutil.which("chromium")
+    if path is None:
+        message = "chromium is not installed (scripts/bootstrap.sh installs Debian's chromium)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)  # CI must run what it claims to test
+        pytest.skip(message)
+    return path
+
+
+def run_chromium(chromium: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """A fresh profile each time, so nothing of an earlier run is reused."""
+    with tempfile.TemporaryDirectory(prefix="netbench-chromium-") as profile:
+        return subprocess.run(
+            [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
+            capture_output=True,
+            text=True,
+            timeout=BROWSER_S,
+            check=False,
+        )
+
+
+def console_messages(stderr: str) -> list[str]:
+    return CONSOLE_LINE.findall(stderr)
+
+
+def test_the_console_check_sees_an_error(chromium: str, tmp_path: Path) -> None:
+    """The check below would pass vacuously if Chromium logged console messages otherwise."""
+    page = tmp_path / "bad.html"
+    page.write_text("<!DOCTYPE html><script>console.error('probe'); missing();</script>")
+    done = run_chromium(chromium, "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri())
+    messages = console_messages(done.stderr)
+    assert any("probe" in m for m in messages), done.stderr
+    assert any("missing is not defined" in m for m in messages), done.stderr
+
+
+def test_the_report_loads_cleanly_and_shows_the_matrix(
+    chromium: str, pytester: pytest.Pytester
+) -> None:
+    shutil.copyfile(PACED_SERVER, pytester.path / PACED_SERVER.name)
+    pytester.makepyfile(test_report=SESSION)
+    result = pytester.runpytest_subprocess(
+        "--netbench", "--netbench-html=out/report.html", timeout=SESSION_S
+    )
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["netbench: HTML report written to out/report.html"])
+    report = pytester.path / "out" / "report.html"
+    page = report.read_text(encoding="utf-8")
+
+    # Self-contained: nothing for a browser to fetch, every picture a PNG inline.
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert not re.search(r"@import|url\(\s*['\"]?https?:", page)
+    images = re.findall(r'<img src="data:image/png;base64,([^"]+)"', page)
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert len(images) >= 4  # combined spectrum, two matrix bars, the sweep
+        assert all(base64.b64decode(data)[:8] == PNG_MAGIC for data in images)
+    else:
+        assert "pytest-netbench[plot]" in page
+
+    done = run_chromium(chromium, "--enable-logging=stderr", "--v=0", "--dump-dom", report.as_uri())
+    assert done.returncode == 0, done.stderr
+    assert console_messages(done.stderr) == []
+    dom = done.stdout
+    matrix = re.search(r'<table class="matrix">.*?</table>', dom, re.DOTALL)
+    assert matrix is not None, dom[:2000]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", matrix.group(0), re.DOTALL)
+    labels = [re.sub(r"<[^>]+>", "", r.split("</td>", 1)[0]).strip() for r in rows[1:]]
+    assert labels == ["300", "3000"]
+    assert 'class="invalid-row"' in matrix.group(0)  # the 300 req/s server's row
+    assert "rate not achieved" in dom  # and why, in words
+    assert "rate sweep" in dom
+
+    screenshot = pytester.path / "report.png"
+    shot = run_chromium(
+        chromium, f"--screenshot={screenshot}", "--window-size=1280,2000", report.as_uri()
+    )
+    assert shot.returncode == 0, shot.stderr
+    assert screenshot.read_bytes()[:8] == PNG_MAGIC
+    assert screenshot.stat().st_size > 20_000  # a blank page is a few kB
