@@ -116,8 +116,8 @@ def test_three_trials_a_side_can_never_be_significant_and_says_so() -> None:
     rule = Threshold("p99_ms", 0.10)
     item = compare_values("k", "p99_ms", [20.0, 21.0, 22.0], [10.0, 10.5, 11.0], rule)
     assert item.verdict == "unclear"
-    assert "cannot reach p < 0.05" in item.note
-    assert "at least 4 trials" in item.note
+    assert "cannot reach the one-sided level 0.01" in item.note
+    assert "at least 5 trials" in item.note
 
 
 def test_single_trial_uses_the_threshold_only_with_low_confidence() -> None:
@@ -133,7 +133,11 @@ def test_single_trial_uses_the_threshold_only_with_low_confidence() -> None:
 def test_improvement_is_reported_and_never_fails() -> None:
     rule = Threshold("rps", 0.05)
     item = compare_values(
-        "k", "rps", [1300.0, 1310.0, 1290.0, 1305.0], [1000.0, 990.0, 1010.0, 1005.0], rule
+        "k",
+        "rps",
+        [1300.0, 1310.0, 1290.0, 1305.0, 1295.0],
+        [1000.0, 990.0, 1010.0, 1005.0, 995.0],
+        rule,
     )
     assert item.verdict == "improvement"
     assert not item.fails
@@ -151,8 +155,11 @@ def test_missing_figures_are_unclear() -> None:
 
 
 def test_compare_runs_matches_tests_and_lists_the_unmatched() -> None:
-    baseline = _records("test_a", [(1000, 5.0)] * 4) + _records("test_gone", [(1, 1.0)])
-    current = _records("test_a", [(700, 5.0), (690, 5.1), (710, 4.9), (705, 5.0)])
+    # Two gated metrics share alpha = 0.01: 0.005 each, which 6 trials a side can reach.
+    baseline = _records("test_a", [(1000, 5.0)] * 6) + _records("test_gone", [(1, 1.0)])
+    current = _records(
+        "test_a", [(700, 5.0), (690, 5.1), (710, 4.9), (705, 5.0)] + [(700, 5.0)] * 2
+    )
     current += _records("test_new", [(1, 1.0)])
     comparison = compare_runs(
         current, baseline, parse_thresholds("rps:5%,p99_ms:10%"), baseline_name="0001_main"
@@ -162,4 +169,5 @@ def test_compare_runs_matches_tests_and_lists_the_unmatched() -> None:
     assert comparison.only_in_baseline == ("t.py::test_gone",)
     assert comparison.only_in_current == ("t.py::test_new",)
     metrics = [c.metric for c in comparison.items]
+    # No server figures in these results: its CPU per request is left out, not "unclear".
     assert metrics == ["rps", "p50_ms", "p99_ms", "errors_total"]

@@ -16,6 +16,7 @@ exact p-value is ``2 / C(2n, n)``: 0.33 for 2 vs 2, 0.10 for 3 vs 3, 0.029 for 4
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -55,7 +56,8 @@ def _u_of_first(first: Sequence[float], second: Sequence[float]) -> tuple[float,
     return sum(ranks[:n1]) - n1 * (n1 + 1) / 2, ranks
 
 
-def _exact_counts_without_ties(n1: int, n2: int) -> list[int]:
+@functools.lru_cache(maxsize=512)
+def _exact_counts_without_ties(n1: int, n2: int) -> tuple[int, ...]:
     """How many rank arrangements give each U value (0..n1*n2), by the classic recurrence
     f(n1, n2, u) = f(n1 - 1, n2, u - n2) + f(n1, n2 - 1, u)."""
     # table[j][u] for the current i; built up over i = 0..n1
@@ -68,7 +70,7 @@ def _exact_counts_without_ties(n1: int, n2: int) -> list[int]:
                 from_smaller_i = table[j][u - j] if u >= j else 0
                 new[j][u] = from_smaller_i + new[j - 1][u]
         table = new
-    return table[n2]
+    return tuple(table[n2])
 
 
 def mann_whitney_u(first: Sequence[float], second: Sequence[float]) -> MannWhitney:
@@ -153,3 +155,60 @@ def bootstrap_ratio_ci(
     low = ratios[min(len(ratios) - 1, math.floor(tail * len(ratios)))]
     high = ratios[min(len(ratios) - 1, math.ceil((1 - tail) * len(ratios)) - 1)]
     return low, high
+
+
+# Exact counts of U below this many cells (n1 * n2); the normal approximation above.
+_EXACT_MAX_CELLS = 400
+
+
+@dataclass(frozen=True, slots=True)
+class ShiftInterval:
+    """The shift ``current - baseline``: its Hodges-Lehmann estimate (the median of every
+    pairwise difference) and distribution-free bounds, each one-sided at its level
+    (-inf / +inf when the trials are too few for that level)."""
+
+    estimate: float
+    low: float
+    high: float
+
+
+def shift_interval(
+    current: Sequence[float], baseline: Sequence[float], low_level: float, high_level: float
+) -> ShiftInterval:
+    """Hodges-Lehmann shift with Moses' bounds (Hollander & Wolfe, "Nonparametric
+    Statistical Methods", section 4.3): the k-th smallest and k-th largest pairwise
+    difference, k from the null distribution of U, so that each bound misses the true
+    shift with probability at most its level whatever the distribution's shape."""
+    if not current or not baseline:
+        raise ValueError("a shift needs at least one value on each side")
+    differences = sorted(c - b for c in current for b in baseline)
+    estimate = statistics.median(differences)
+    k_low = _moses_rank(len(current), len(baseline), low_level)
+    k_high = _moses_rank(len(current), len(baseline), high_level)
+    low = differences[k_low - 1] if k_low >= 1 else -math.inf
+    high = differences[len(differences) - k_high] if k_high >= 1 else math.inf
+    return ShiftInterval(estimate, low, high)
+
+
+@functools.lru_cache(maxsize=4096)
+def _moses_rank(n1: int, n2: int, level: float) -> int:
+    """The largest k with P(U <= k - 1) <= level under no shift (0: no bound)."""
+    if level <= 0:
+        return 0
+    cells = n1 * n2
+    if cells <= _EXACT_MAX_CELLS:
+        counts = _exact_counts_without_ties(n1, n2)
+        total = math.comb(n1 + n2, n1)
+        below = 0  # arrangements with U <= k - 1
+        k = 0
+        while k < len(counts) and below + counts[k] <= level * total:
+            below += counts[k]
+            k += 1
+        return min(k, (cells + 1) // 2)
+    from pytest_netbench._compare.sequential import normal_quantile
+
+    if level >= 0.5:
+        return (cells + 1) // 2
+    spread = math.sqrt(cells * (n1 + n2 + 1) / 12)
+    k = math.floor(cells / 2 - normal_quantile(1 - level) * spread + 0.5)
+    return max(0, min(k, (cells + 1) // 2))

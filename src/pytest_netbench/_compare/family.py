@@ -1,0 +1,106 @@
+"""One false-alarm rate for all the gated metrics of a test.
+
+Testing each of three metrics at alpha on its own alarms on about 3 * alpha of unchanged
+tests. The gate splits ``alpha`` over the gated metrics with Holm's step-down procedure
+(Holm 1979, "A simple sequentially rejective multiple test procedure", Scand. J. Statist.
+6:65-70): each metric starts with ``alpha / m``; when one is declared a regression, its
+share is passed on to the metrics still open and they are judged again. Passing shares
+along this way keeps the family-wise rate in a group-sequential design too (Maurer &
+Bretz 2013, "Multiple testing in group sequential trials using graphical approaches",
+Statistics in Biopharmaceutical Research 5:311-320). A test fails on its first regression
+anyway; the recycling only lets a second real regression show beside the first.
+
+The other error, an "ok" that hides a change past the limit, is bounded per metric by
+``miss_rate``; it spends no alpha (see :mod:`~pytest_netbench._compare.sequential`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_netbench._compare.evidence import Measured, measure_change
+from pytest_netbench._compare.sequential import Decision, SequentialDesign, decide
+from pytest_netbench._compare.thresholds import Threshold
+
+DEFAULT_ALPHA = 0.01  # one-sided false alarms per compared test, all gated metrics together
+DEFAULT_MISS_RATE = 0.05  # per metric: an early "ok" despite a change past the limit
+
+
+@dataclass(frozen=True, slots=True)
+class GateRule:
+    """How the gate decides: the family-wise false-alarm rate, the miss rate of early
+    "ok" stops, and where it looks (None: once, at the trials there are)."""
+
+    alpha: float = DEFAULT_ALPHA
+    miss_rate: float = DEFAULT_MISS_RATE
+    design: SequentialDesign | None = None
+
+    def design_for(self, current: int, baseline: int) -> SequentialDesign:
+        return self.design or SequentialDesign.fixed(min(current, baseline))
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One metric's per-trial figures on each side, and its threshold."""
+
+    current: Sequence[float]
+    baseline: Sequence[float]
+    threshold: Threshold
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """One metric's answer at this look, with what it was read from."""
+
+    decision: Decision
+    measured: Measured
+    level: float  # the one-sided level the regression bound was taken at
+    share: float  # this metric's part of the family's alpha
+    final: bool  # the design's last look (budget spent)
+
+
+def judge(sample: Sample, share: float, rule: GateRule) -> Judgement:
+    """One metric with ``share`` of the family's alpha, at the look its trials stand for."""
+    n_cur, n_base = len(sample.current), len(sample.baseline)
+    design = rule.design_for(n_cur, n_base)
+    final = design.is_final(n_cur, n_base)
+    level = design.nominal_level(share, n_cur, n_base)
+    # "ok" stops spend Pocock-like: an unchanged metric can be let go at an early look,
+    # where O'Brien-Fleming spending would leave its interval unbounded.
+    ok_design = SequentialDesign(design.looks, "pocock")
+    ok_level = ok_design.nominal_level(rule.miss_rate, n_cur, n_base)
+    measured = measure_change(sample.current, sample.baseline, sample.threshold, level, ok_level)
+    decision = decide(measured.evidence, measured.limit, final=final)
+    return Judgement(decision, measured, level, share, final)
+
+
+def judge_family(samples: Sequence[Sample], rule: GateRule) -> list[Judgement]:
+    """Every gated metric of one test at one look, alpha shared by Holm's procedure."""
+    if not samples:
+        return []
+    shares = [rule.alpha / len(samples)] * len(samples)
+    rejected: set[int] = set()
+    while True:
+        judgements = [judge(s, share, rule) for s, share in zip(samples, shares, strict=True)]
+        new = {
+            i for i, j in enumerate(judgements) if j.decision == "regression" and i not in rejected
+        }
+        open_ = [i for i in range(len(samples)) if i not in rejected and i not in new]
+        if not new or not open_:
+            return judgements
+        rejected |= new
+        freed = sum(shares[i] for i in new)
+        for i in open_:
+            shares[i] += freed / len(open_)
+
+
+def overall_decision(judgements: Sequence[Judgement]) -> Decision:
+    """The test's answer from its metrics': a regression if any, else continue while any
+    metric continues, else unclear if any is, else ok (improvements are ok for a gate)."""
+    decisions = {j.decision for j in judgements}
+    precedence: tuple[Decision, ...] = ("regression", "continue", "unclear")
+    for answer in precedence:
+        if answer in decisions:
+            return answer
+    return "ok"

@@ -1,0 +1,248 @@
+"""One metric's verdict: current trials against baseline trials, as data.
+
+The figures of each side (nan dropped) go to the family and sequential rules
+(:mod:`~pytest_netbench._compare.family`); a single trial on a side has nothing to test,
+so the threshold alone decides and the verdict says it is low confidence. The result
+carries what the report shows: both medians, the change and its interval, the level it
+was read at, the trials that decided it, and the metric's noise.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pytest_netbench._compare.family import (
+    DEFAULT_ALPHA,
+    GateRule,
+    Judgement,
+    Sample,
+    judge,
+    judge_family,
+)
+from pytest_netbench._compare.noise import MetricNoise, measure_noise
+from pytest_netbench._compare.sequential import SequentialDesign
+from pytest_netbench._compare.significance import mann_whitney_u
+from pytest_netbench._compare.thresholds import Threshold
+
+Verdict = Literal["ok", "regression", "improvement", "unclear"]
+DEFAULT_RULE = GateRule()
+
+
+@dataclass(frozen=True, slots=True)
+class MetricComparison:
+    """One metric of one test, current trials against baseline trials."""
+
+    key: str
+    metric: str
+    current: tuple[float, ...]
+    baseline: tuple[float, ...]
+    threshold: Threshold | None
+    verdict: Verdict
+    p_value: float | None = None
+    ratio_ci: tuple[float, float] | None = None
+    low_confidence: bool = False
+    note: str = ""
+    # An experiment without an answer on a side (an unknown capacity): not compared at all.
+    unknown: bool = False
+    # The interval of the change the verdict was read from, in the unit of ``change`` for a
+    # relative threshold (+0.05 = 5 % higher) or of the metric for an absolute one.
+    change_ci: tuple[float, float] | None = None
+    change_relative: bool = True
+    # One-sided level of that interval (the family's share, spent over the looks).
+    level: float | None = None
+    # Trials a side the verdict was decided with, and the look's place in the design.
+    trials: int = 0
+    final_look: bool = True
+    # Relative change of the median that A/A noise exceeds 5 % of the time at these trials.
+    noise: MetricNoise | None = None
+
+    @property
+    def current_median(self) -> float:
+        return _median(self.current)
+
+    @property
+    def baseline_median(self) -> float:
+        return _median(self.baseline)
+
+    @property
+    def change(self) -> float:
+        """Relative change of the median (+0.12 means 12 % higher), nan when undefined."""
+        base, cur = self.baseline_median, self.current_median
+        if math.isnan(base) or math.isnan(cur):
+            return math.nan
+        if base == 0:
+            return 0.0 if cur == 0 else math.inf
+        return (cur - base) / abs(base)
+
+    @property
+    def noise_floor(self) -> float | None:
+        return None if self.noise is None else self.noise.floor(max(1, self.trials))
+
+    @property
+    def fails(self) -> bool:
+        """Whether this comparison should fail the gate (a gated regression)."""
+        return self.threshold is not None and self.verdict == "regression"
+
+
+def _median(values: Sequence[float]) -> float:
+    finite = [v for v in values if not math.isnan(v)]
+    return statistics.median(finite) if finite else math.nan
+
+
+def compare_values(
+    key: str,
+    metric: str,
+    current: Sequence[float],
+    baseline: Sequence[float],
+    threshold: Threshold | None = None,
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    design: SequentialDesign | None = None,
+) -> MetricComparison:
+    """The verdict for one metric given per-trial values on each side, the whole of
+    ``alpha`` its own (:func:`compare_metrics` shares it between metrics).
+
+    Without a threshold the metric is reported, not gated: its verdict uses a 0 % limit
+    (any significant change shows) but never fails.
+    """
+    rule = GateRule(alpha=alpha, design=design)
+    (item,) = compare_metrics(
+        key, {metric: (current, baseline)}, [threshold] if threshold else [], rule
+    )
+    return item
+
+
+def compare_metrics(
+    key: str,
+    values: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    thresholds: Sequence[Threshold] = (),
+    rule: GateRule = DEFAULT_RULE,
+    noise: Mapping[str, MetricNoise] | None = None,
+) -> list[MetricComparison]:
+    """Every metric of one test (metric -> current and baseline per-trial figures): the
+    gated ones share ``rule.alpha`` (Holm), the others are reported at ``rule.alpha``."""
+    by_metric = {t.metric: t for t in thresholds}
+    cleaned = {name: (_finite(cur), _finite(base)) for name, (cur, base) in values.items()}
+    items: dict[str, MetricComparison] = {}
+    family: list[tuple[str, Sample]] = []
+    for name, (cur, base) in cleaned.items():
+        threshold = by_metric.get(name)
+        known = (noise or {}).get(name) or _own_noise(name, cur, base)
+        if not cur or not base:
+            items[name] = MetricComparison(
+                key, name, cur, base, threshold, "unclear", note="no figures on one side"
+            )
+        elif len(cur) < 2 or len(base) < 2:
+            items[name] = _threshold_only(key, name, cur, base, threshold, rule, known)
+        elif threshold is None:
+            sample = Sample(cur, base, Threshold(name, 0.0, relative=True))
+            items[name] = _from_judgement(
+                key, name, sample, None, judge(sample, rule.alpha, rule), known
+            )
+        else:
+            family.append((name, Sample(cur, base, threshold)))
+    judgements = judge_family([sample for _name, sample in family], rule)
+    for (name, sample), judgement in zip(family, judgements, strict=True):
+        known = (noise or {}).get(name) or _own_noise(name, sample.current, sample.baseline)
+        items[name] = _from_judgement(key, name, sample, sample.threshold, judgement, known)
+    return [items[name] for name in cleaned]
+
+
+def _finite(values: Sequence[float]) -> tuple[float, ...]:
+    return tuple(v for v in values if not math.isnan(v))
+
+
+def _own_noise(
+    metric: str, current: Sequence[float], baseline: Sequence[float]
+) -> MetricNoise | None:
+    return measure_noise(metric, (current, baseline), "this comparison")
+
+
+def _threshold_only(
+    key: str,
+    metric: str,
+    cur: tuple[float, ...],
+    base: tuple[float, ...],
+    threshold: Threshold | None,
+    rule: GateRule,
+    noise: MetricNoise | None,
+) -> MetricComparison:
+    """A single trial on a side: nothing to test, so the threshold alone decides."""
+    limit = threshold or Threshold(metric, 0.0, relative=True)
+    cur_median, base_median = statistics.median(cur), statistics.median(base)
+    worse, better = limit.fails(cur_median, base_median), limit.improves(cur_median, base_median)
+    verdict: Verdict = "regression" if worse else "improvement" if better else "ok"
+    note = (
+        f"{len(cur)} vs {len(base)} trial(s): threshold only, low confidence; run at least "
+        f"{trials_for_level(rule.alpha)} trials a side for a significance test"
+    )
+    return MetricComparison(
+        key,
+        metric,
+        cur,
+        base,
+        threshold,
+        verdict,
+        low_confidence=True,
+        note=note,
+        trials=min(len(cur), len(base)),
+        noise=noise,
+    )
+
+
+def _from_judgement(
+    key: str,
+    metric: str,
+    sample: Sample,
+    threshold: Threshold | None,
+    judgement: Judgement,
+    noise: MetricNoise | None,
+) -> MetricComparison:
+    cur, base = tuple(sample.current), tuple(sample.baseline)
+    n = min(len(cur), len(base))
+    measured = judgement.measured
+    ci = (measured.change_low, measured.change_high)
+    ratio = (1 + ci[0], 1 + ci[1]) if measured.relative and all(map(math.isfinite, ci)) else None
+    decision = judgement.decision
+    verdict: Verdict = "unclear" if decision == "continue" else decision
+    note = ""
+    if verdict == "unclear":
+        needed = trials_for_level(judgement.level)
+        if decision == "continue":
+            note = f"more trials needed: undecided after {n} trials a side (not the last look)"
+        elif needed > n:
+            note = (
+                f"more trials needed: {len(cur)} vs {len(base)} trials cannot reach the "
+                f"one-sided level {judgement.level:.2g}; run at least {needed} trials a side"
+            )
+        else:
+            note = "more trials needed: past the limit but not significant"
+    return MetricComparison(
+        key,
+        metric,
+        cur,
+        base,
+        threshold,
+        verdict,
+        p_value=mann_whitney_u(cur, base).p_value,
+        ratio_ci=ratio,
+        note=note,
+        change_ci=ci,
+        change_relative=measured.relative,
+        level=judgement.level,
+        trials=n,
+        final_look=judgement.final,
+        noise=noise,
+    )
+
+
+def trials_for_level(level: float) -> int:
+    """Trials a side (equal sizes) before a one-sided rank test can reach ``level``."""
+    n = 1
+    while n < 1000 and 1 / math.comb(2 * n, n) > level:
+        n += 1
+    return n

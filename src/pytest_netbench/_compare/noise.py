@@ -1,0 +1,124 @@
+"""How much each metric moves when nothing changed: the noise floor a limit must clear.
+
+Within one stored run every trial of a test measured the same code on the same machine,
+so their spread is A/A noise. Pooled over every test of every run stored under this
+machine's key, it gives each metric's typical spread of one trial, and from it the noise
+floor: the change of the median of ``n`` trials against ``n`` that noise alone exceeds one
+time in twenty. A threshold below its floor makes a gate that says "unclear" or fires on
+noise, so the plugin and ``netbench compare`` say so before the first load.
+
+The spread is robust (a median absolute deviation of log figures, scaled to a standard
+deviation), because one bad second in a trial should not set the floor. Spread between
+runs (slow drift of the machine, and real changes between revisions) is not counted:
+that is what interleaved A/B trials cancel, and what a stored baseline cannot.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pytest_netbench._compare.sequential import normal_quantile
+from pytest_netbench._compare.thresholds import Threshold
+
+_MAD_TO_SD = 1.4826  # a normal distribution's SD over its median absolute deviation
+_MEDIAN_EFFICIENCY = math.sqrt(math.pi / 2)  # a median's SD over a mean's, for normal data
+_CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True, slots=True)
+class MetricNoise:
+    """One metric's A/A spread: the relative SD of one trial, from how many trials (in how
+    many groups of trials of the same test in the same run)."""
+
+    metric: str
+    trial_spread: float
+    trials: int
+    groups: int
+    source: str  # "history" (stored runs of this machine) or "this comparison"
+
+    def floor(self, trials: int) -> float:
+        """The relative change of a median of ``trials`` against another of ``trials``
+        that A/A noise exceeds 5 % of the time (two-sided)."""
+        return noise_floor(self.trial_spread, trials)
+
+
+def noise_floor(trial_spread: float, trials: int) -> float:
+    z = normal_quantile(1 - (1 - _CONFIDENCE) / 2)
+    per_median = trial_spread * (_MEDIAN_EFFICIENCY if trials > 2 else 1.0)
+    return math.expm1(z * per_median * math.sqrt(2 / max(1, trials)))
+
+
+def trial_spread(groups: Iterable[Sequence[float]]) -> tuple[float, int, int]:
+    """(relative SD of one trial, trials used, groups used) pooled over groups of trials
+    that measured the same thing; nan when no group has two positive figures."""
+    deviations: list[float] = []
+    used_groups = 0
+    for values in groups:
+        logs = [math.log(v) for v in values if v > 0 and not math.isnan(v)]
+        if len(logs) < 2:
+            continue
+        used_groups += 1
+        middle = statistics.median(logs)
+        # Deviations from a median of n shrink by about sqrt((n - 1) / n): undo it.
+        stretch = math.sqrt(len(logs) / (len(logs) - 1))
+        deviations += [abs(x - middle) * stretch for x in logs]
+    if not deviations:
+        return math.nan, 0, 0
+    return _MAD_TO_SD * statistics.median(deviations), len(deviations), used_groups
+
+
+def measure_noise(
+    metric: str, groups: Iterable[Sequence[float]], source: str
+) -> MetricNoise | None:
+    spread, trials, used = trial_spread(groups)
+    if math.isnan(spread):
+        return None
+    return MetricNoise(metric, spread, trials, used, source)
+
+
+def noise_of_runs(
+    runs: Iterable[Mapping[str, Mapping[str, Sequence[float]]]], metrics: Iterable[str]
+) -> dict[str, MetricNoise]:
+    """Each metric's noise over stored runs, each given as test key -> metric -> the
+    per-trial figures of that test in that run."""
+    stored = list(runs)
+    found: dict[str, MetricNoise] = {}
+    for metric in metrics:
+        groups = [by_metric[metric] for run in stored for by_metric in run.values()]
+        noise = measure_noise(metric, (g for g in groups), "history")
+        if noise is not None:
+            found[metric] = noise
+    return found
+
+
+def limits_below_noise(
+    thresholds: Iterable[Threshold], noise: Mapping[str, MetricNoise], trials: int
+) -> list[str]:
+    """A warning for each relative limit that sits below its metric's noise floor at this
+    many trials a side, saying what would clear it."""
+    warnings = []
+    for threshold in thresholds:
+        known = noise.get(threshold.metric)
+        if known is None or not threshold.relative:
+            continue
+        floor = known.floor(trials)
+        if threshold.limit < floor:
+            needed = _trials_to_clear(known.trial_spread, threshold.limit)
+            more = f"about {needed} trials a side" if needed else "less noise"
+            warnings.append(
+                f"{threshold.describe()}: below the noise floor of {threshold.metric} "
+                f"({floor * 100:.1f}% at {trials} trial(s) a side; one trial spreads "
+                f"{known.trial_spread * 100:.1f}% over {known.trials} stored trials); "
+                f"a wider limit or {more} would clear it"
+            )
+    return warnings
+
+
+def _trials_to_clear(spread: float, limit: float, most: int = 200) -> int | None:
+    for trials in range(1, most + 1):
+        if noise_floor(spread, trials) <= limit:
+            return trials
+    return None
