@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from pytest_netbench._cli.compare import run_compare
 from pytest_netbench._cli.crosscheck import run_crosscheck
 from pytest_netbench._cli.experiments import (
     EXIT_UNKNOWN,
@@ -58,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "capacity": run_capacity,
         "cold-start": run_cold_start,
         "crosscheck": run_crosscheck,
+        "compare": run_compare,
     }
     run = experiments.get(args.command, run_load)
     try:

@@ -99,7 +99,7 @@ def test_ab_mode_interleaves_trials_and_gates_head_against_base(
         "--netbench-ab",
         app,
         f"{app} --delay-ms 5",
-        "--netbench-trials=4",
+        "--netbench-trials=5",  # 5 a side: the fewest that can reach alpha = 0.01
         "--netbench-compare-fail=p50_ms:10%",
         f"--netbench-json={out}",
     )
@@ -119,7 +119,7 @@ def test_ab_mode_interleaves_trials_and_gates_head_against_base(
     )
     records = sorted(_load_json(out)["records"], key=lambda r: r["started"])
     arms = [r["params"]["arm"] for r in records]
-    assert arms == ["base", "head", "head", "base", "base", "head", "head", "base"]
+    assert arms == ["base", "head", "head", "base", "base", "head", "head", "base", "base", "head"]
     assert all(r["result"]["ok"] == 60 for r in records)
 
 

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pytest_netbench._cli.compare import add_compare_parser
 from pytest_netbench._errors import SpecError
 from pytest_netbench._spec import LOOPS
 
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cold_start(sub)
 
     _add_crosscheck(sub)
+    add_compare_parser(sub)
 
     servers = sub.add_parser("servers", help="list the catalog of reference servers")
     servers.add_argument("--app", choices=("hello", "echo"), default=None)

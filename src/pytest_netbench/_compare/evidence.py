@@ -72,7 +72,7 @@ def measure_change(
         change, low, high = (x / scale for x in (display.estimate, display.low, display.high))
     else:
         change, low, high = display.estimate, display.low, display.high
-    return Measured(worsening, limit, change, low, high, relative=threshold.relative)
+    return Measured(worsening, limit, change, low, high, relative=logs or scale != 1.0)
 
 
 def _log_limit(threshold: Threshold) -> float:

@@ -229,8 +229,10 @@ def compare_runs(
     baseline_name: str = "",
     current_experiments: Iterable[ExperimentRecord] = (),
     baseline_experiments: Iterable[ExperimentRecord] = (),
+    noise: Mapping[str, MetricNoise] | None = None,
 ) -> Comparison:
-    """Compare every test present in both runs; list the ones present in only one."""
+    """Compare every test present in both runs; list the ones present in only one.
+    ``noise``: each metric's A/A noise from stored history (else from the trials)."""
     check_metrics(metrics)
     cur_groups = group_by_key(current)
     base_groups = group_by_key(baseline)
@@ -244,6 +246,7 @@ def compare_runs(
                 thresholds,
                 metrics=metrics,
                 rule=rule,
+                noise=noise,
             )
     cur_exps = _group_experiments(current_experiments)
     base_exps = _group_experiments(baseline_experiments)

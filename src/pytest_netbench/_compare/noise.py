@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 from pytest_netbench._compare.sequential import normal_quantile
 from pytest_netbench._compare.thresholds import Threshold
+from pytest_netbench._metrics import metric_value
+from pytest_netbench._records import Session, load_session_json
 
 _MAD_TO_SD = 1.4826  # a normal distribution's SD over its median absolute deviation
 _MEDIAN_EFFICIENCY = math.sqrt(math.pi / 2)  # a median's SD over a mean's, for normal data
@@ -122,3 +124,38 @@ def _trials_to_clear(spread: float, limit: float, most: int = 200) -> int | None
         if noise_floor(spread, trials) <= limit:
             return trials
     return None
+
+
+def noise_of_sessions(
+    sessions: Iterable[Session], metrics: Iterable[str], machine_key: str | None = None
+) -> dict[str, MetricNoise]:
+    """Each metric's A/A noise over stored sessions (those of ``machine_key`` when given):
+    the trials of one test (node id and load label) in one session are one group."""
+    runs: list[dict[str, dict[str, list[float]]]] = []
+    names = list(metrics)
+    for session in sessions:
+        if machine_key and session.machine_key and session.machine_key != machine_key:
+            continue
+        tests: dict[str, dict[str, list[float]]] = {}
+        for record in session.records:
+            figures = tests.setdefault(f"{record.nodeid}#{record.label}", {m: [] for m in names})
+            for metric in names:
+                figures[metric].append(metric_value(record.result, metric))
+        runs.append(tests)
+    return noise_of_runs(runs, names)
+
+
+def stored_noise(root: str, metrics: Iterable[str]) -> dict[str, MetricNoise]:
+    """The noise of every run stored under this machine's key in ``root`` (empty when
+    there is none, or a file cannot be read: a noise floor is advice, not a requirement)."""
+    from pytest_netbench._compare.storage import Storage
+    from pytest_netbench._errors import NetbenchError
+
+    storage = Storage(root)
+    sessions = []
+    for run in storage.runs():
+        try:
+            sessions.append(load_session_json(run.path))
+        except (NetbenchError, OSError, ValueError):
+            continue
+    return noise_of_sessions(sessions, metrics)

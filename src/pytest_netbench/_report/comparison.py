@@ -1,5 +1,7 @@
-"""A comparison with a baseline as text and Markdown: the change per metric and test, the
-p-value and ratio interval behind each verdict, and the gate's overall result.
+"""A comparison with a baseline as text, Markdown and JSON: for each test and metric the
+baseline and current medians, the change with the interval its verdict was read from, the
+metric's noise floor, the verdict and how many trials a side decided it; then the gate's
+overall result.
 
 The verdicts themselves are data from :mod:`pytest_netbench._compare.gate`; this module
 only words and lays them out, the text table and the Markdown one from the same rows.
@@ -10,13 +12,25 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pytest_netbench._compare.gate import Comparison, MetricComparison, summary_counts
 from pytest_netbench._report.markdown import render_table_markdown
 from pytest_netbench._report.matrix import abbreviate
 
-COMPARISON_HEADERS = ("metric", "baseline", "current", "change", "p-value", "ratio CI", "verdict")
-_WIDTHS = (14, 9, 9, 8, 9, 12, 0)
+COMPARISON_HEADERS = (
+    "metric",
+    "baseline",
+    "current",
+    "change",
+    "interval",
+    "noise",
+    "n",
+    "verdict",
+)
+_WIDTHS = (14, 9, 9, 8, 14, 7, 4, 0)
+# Names too long for the table's first column.
+_SHORT_NAMES: Mapping[str, str] = {"server.cpu_ms_per_request": "cpu_ms/req"}
 _VERDICT_WORDS: Mapping[str, str] = {
     "regression": "REGRESSION",
     "improvement": "improved",
@@ -48,19 +62,47 @@ def _verdict_text(item: MetricComparison) -> str:
     return word + ("?" if item.low_confidence and item.verdict != "ok" else "")
 
 
+def _percent(value: float) -> str:
+    if math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    return f"{value * 100:+.1f}" if abs(value) < 0.1 else f"{value * 100:+.0f}"
+
+
+def _interval_text(item: MetricComparison) -> str:
+    if item.change_ci is None:
+        return "-"
+    low, high = item.change_ci
+    if item.change_relative:
+        return f"{_percent(low)}..{_percent(high)}%"
+    return f"{_signed(low)}..{_signed(high)}"
+
+
+def _signed(value: float) -> str:
+    if math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    return abbreviate_signed(value)
+
+
+def _noise_text(item: MetricComparison) -> str:
+    floor = item.noise_floor
+    if floor is None or math.isnan(floor):
+        return "-"
+    mark = "" if item.noise is not None and item.noise.source == "history" else "*"
+    return f"{floor * 100:.1f}%{mark}"
+
+
 def comparison_rows(comparison: Comparison) -> list[tuple[str, list[str]]]:
-    """(test key, cells) rows shared by the text and Markdown tables."""
+    """(test key, cells) rows shared by the text, Markdown and HTML tables."""
     rows = []
     for item in comparison.items:
-        p = "-" if item.p_value is None else f"{item.p_value:.3f}"
-        ci = "-" if item.ratio_ci is None else f"{item.ratio_ci[0]:.2f}-{item.ratio_ci[1]:.2f}"
         cells = [
-            item.metric,
+            _SHORT_NAMES.get(item.metric, item.metric),
             abbreviate(item.baseline_median),
             abbreviate(item.current_median),
             _change_text(item),
-            p,
-            ci,
+            _interval_text(item),
+            _noise_text(item),
+            str(item.trials) if item.trials else "-",
             _verdict_text(item),
         ]
         rows.append((item.key, cells))
@@ -102,8 +144,10 @@ def _footer_lines(comparison: Comparison, width: int) -> list[str]:
             subsequent_indent="    ",
         )
     lines += textwrap.wrap(
-        "(? = single trial, threshold only; worse/better = metric not gated; "
-        "CI = 95% bootstrap interval of the ratio of medians)",
+        "(change: of the medians; interval: of the change, at the level the verdict was "
+        "read at; noise: the change A/A noise exceeds 1 time in 20 at n trials a side, "
+        "from stored runs of this machine, * from these trials; ? = single trial, "
+        "threshold only; worse/better = metric not gated)",
         width,
         initial_indent="  ",
         subsequent_indent="   ",
@@ -155,3 +199,48 @@ def render_comparison_markdown(comparison: Comparison) -> str:
         + notes
         + ("\n" if notes else "")
     )
+
+
+def comparison_to_dict(comparison: Comparison) -> dict[str, Any]:
+    """The verdict table as JSON-ready data (nan and infinite bounds as None)."""
+    return {
+        "baseline": comparison.baseline_name,
+        "gate": [t.describe() for t in comparison.thresholds],
+        "failed": comparison.failed,
+        "counts": dict(summary_counts(comparison)),
+        "only_in_baseline": list(comparison.only_in_baseline),
+        "only_in_current": list(comparison.only_in_current),
+        "items": [_item_to_dict(item) for item in comparison.items],
+    }
+
+
+def _item_to_dict(item: MetricComparison) -> dict[str, Any]:
+    floor = item.noise_floor
+    return {
+        "test": item.key,
+        "metric": item.metric,
+        "gated": item.threshold is not None,
+        "threshold": item.threshold.describe() if item.threshold is not None else None,
+        "verdict": item.verdict,
+        "fails": item.fails,
+        "low_confidence": item.low_confidence,
+        "baseline_median": _number(item.baseline_median),
+        "current_median": _number(item.current_median),
+        "change": _number(item.change),
+        "change_interval": None
+        if item.change_ci is None
+        else [_number(item.change_ci[0]), _number(item.change_ci[1])],
+        "change_relative": item.change_relative,
+        "level": item.level,
+        "trials": item.trials,
+        "final_look": item.final_look,
+        "noise_floor": None if floor is None else _number(floor),
+        "noise_source": None if item.noise is None else item.noise.source,
+        "note": item.note,
+        "baseline_values": [_number(v) for v in item.baseline],
+        "current_values": [_number(v) for v in item.current],
+    }
+
+
+def _number(value: float) -> float | None:
+    return value if math.isfinite(value) else None

@@ -1,0 +1,139 @@
+"""``netbench compare BASE.json HEAD.json``: the regression gate outside pytest.
+
+Two session files (``--netbench-json``, or runs stored by ``--netbench-save`` under
+``.netbench/``) are matched test by test and judged by the same code as the plugin's
+``--netbench-compare``: the same verdicts, the same table. Each metric's noise floor
+comes from the runs stored for this machine under ``--storage`` when there are some.
+
+Exit status (also in ``netbench compare --help``):
+
+- 0: the gate passed (every gated metric ok or improved)
+- 1: a gated metric regressed
+- 2: bad input: a malformed threshold or option, a file that cannot be read or is not a
+  session file
+- 7: unclear: no regression, but a gated metric needs more trials to decide, or the two
+  files have no test in common
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_PASSED = 0
+EXIT_REGRESSION = 1
+EXIT_BAD_INPUT = 2
+EXIT_UNCLEAR = 7
+
+_EPILOG = """\
+exit status: 0 passed; 1 a gated metric regressed; 2 bad input (threshold, option,
+unreadable or foreign file); 7 unclear (a gated metric needs more trials, or no test in
+common). Example: netbench compare base.json head.json --fail "p99_ms:10%,rps:5%"
+"""
+
+
+def add_compare_parser(subparsers: Any) -> None:
+    """Register ``compare`` on the ``netbench`` command's subparsers."""
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare two stored runs (the regression gate outside pytest)",
+        description="Compare HEAD's results with BASE's, test by test, with the same "
+        "verdicts as pytest --netbench-compare.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("base", metavar="BASE.json", help="the baseline session file")
+    parser.add_argument("head", metavar="HEAD.json", help="the session file to judge")
+    parser.add_argument(
+        "--fail",
+        default=None,
+        metavar="SPEC",
+        help='thresholds that fail the gate, e.g. "p99_ms:10%%,server.cpu_ms_per_request:5%%"'
+        " (without: report only, exit 0 unless the input is bad)",
+    )
+    parser.add_argument(
+        "--metrics",
+        default=None,
+        metavar="LIST",
+        help="metrics shown beside the gated ones (default rps, p50_ms, p99_ms, "
+        "errors_total and server.cpu_ms_per_request when measured)",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=None,
+        metavar="A",
+        help="false-alarm rate per test, all gated metrics together (default 0.01)",
+    )
+    parser.add_argument(
+        "--storage",
+        default=".netbench",
+        metavar="DIR",
+        help="stored runs whose trials give each metric's noise floor (default .netbench)",
+    )
+    parser.add_argument("--markdown", default=None, metavar="PATH", help="write the table")
+    parser.add_argument(
+        "--json", dest="json_path", default=None, metavar="PATH", help="write the verdicts"
+    )
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Judge HEAD against BASE and print the table; the exit status says the verdict."""
+    from pytest_netbench._compare.family import DEFAULT_ALPHA, GateRule
+    from pytest_netbench._compare.gate import DEFAULT_COMPARE_METRICS, compare_runs
+    from pytest_netbench._compare.noise import stored_noise
+    from pytest_netbench._compare.thresholds import parse_thresholds
+    from pytest_netbench._errors import NetbenchError
+    from pytest_netbench._metrics import check_metrics
+    from pytest_netbench._records import load_session_json
+    from pytest_netbench._report.comparison import (
+        comparison_to_dict,
+        render_comparison_markdown,
+        render_comparison_text,
+    )
+
+    try:
+        thresholds = parse_thresholds(args.fail) if args.fail is not None else []
+        metrics = (
+            check_metrics(args.metrics.split(",")) if args.metrics else DEFAULT_COMPARE_METRICS
+        )
+        alpha = DEFAULT_ALPHA if args.alpha is None else float(args.alpha)
+        if not 0 < alpha < 0.5:
+            raise ValueError(f"--alpha must be between 0 and 0.5, got {alpha:g}")
+        base = load_session_json(args.base)
+        head = load_session_json(args.head)
+    except (NetbenchError, ValueError) as exc:
+        print(f"netbench compare: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    noise = stored_noise(args.storage, [*metrics, *(t.metric for t in thresholds)])
+    comparison = compare_runs(
+        head.records,
+        base.records,
+        thresholds,
+        metrics=metrics,
+        rule=GateRule(alpha=alpha),
+        baseline_name=Path(args.base).name,
+        current_experiments=head.experiments,
+        baseline_experiments=base.experiments,
+        noise=noise,
+    )
+    print(render_comparison_text(comparison), end="")
+    try:
+        if args.markdown:
+            Path(args.markdown).write_text(render_comparison_markdown(comparison), "utf-8")
+        if args.json_path:
+            document = json.dumps(comparison_to_dict(comparison), indent=2, allow_nan=False)
+            Path(args.json_path).write_text(document + "\n", "utf-8")
+    except OSError as exc:
+        print(f"netbench compare: error: cannot write: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if comparison.failed:
+        return EXIT_REGRESSION
+    if not comparison.items or (thresholds and comparison.unclear):
+        if not comparison.items:
+            print("netbench compare: the two files have no test in common", file=sys.stderr)
+        return EXIT_UNCLEAR
+    return EXIT_PASSED

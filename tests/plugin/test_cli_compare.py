@@ -1,0 +1,115 @@
+"""``netbench compare BASE.json HEAD.json``: two session files written by real pytest runs
+against a real server, judged in a real subprocess; its output and exit status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DELAYED_TEST = """
+import os
+
+def test_hello(netbench, hello):
+    srv = hello("--delay-ms", os.environ.get("HELLO_DELAY_MS", "0"))
+    netbench.http(srv.url, requests=60, connections=2)
+"""
+
+
+def _netbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_netbench.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def sessions(
+    pytester: pytest.Pytester, hello_app: object, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path]:
+    """base.json (a fast server) and head.json (each request 5 ms slower), 6 trials each."""
+    pytester.makepyfile(DELAYED_TEST)
+    trials = "--netbench-trials=6"
+    base = pytester.runpytest_subprocess("--netbench", trials, "--netbench-json=base.json")
+    base.assert_outcomes(passed=1)
+    monkeypatch.setenv("HELLO_DELAY_MS", "5")
+    head = pytester.runpytest_subprocess("--netbench", trials, "--netbench-json=head.json")
+    head.assert_outcomes(passed=1)
+    return pytester.path / "base.json", pytester.path / "head.json"
+
+
+def test_compare_finds_the_slowdown_and_exits_1(sessions: tuple[Path, Path]) -> None:
+    base, head = sessions
+    done = _netbench(
+        "compare",
+        str(base),
+        str(head),
+        "--fail",
+        "p50_ms:10%",
+        "--json",
+        "verdicts.json",
+        cwd=base.parent,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Comparison with baseline base.json" in done.stdout
+    assert "Gate FAILED: 1 regression(s)" in done.stdout
+    lines = [line for line in done.stdout.splitlines() if line.strip().startswith("p50_ms")]
+    assert lines and "REGRESSION" in lines[0] and "  6  " in lines[0]  # decided with 6 trials
+    verdicts = json.loads((base.parent / "verdicts.json").read_text())
+    (p50,) = [i for i in verdicts["items"] if i["metric"] == "p50_ms"]
+    assert p50["verdict"] == "regression" and p50["trials"] == 6
+    assert p50["change_interval"][0] > 0 and p50["noise_floor"] is not None
+    assert verdicts["failed"] is True
+
+
+def test_compare_of_a_run_with_itself_passes(sessions: tuple[Path, Path]) -> None:
+    base, _head = sessions
+    done = _netbench("compare", str(base), str(base), "--fail", "p50_ms:10%", cwd=base.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Gate passed: 0 regression(s), 0 unclear, 0 improved, 1 ok" in done.stdout
+
+
+def test_compare_with_too_few_trials_is_unclear_and_exits_7(
+    pytester: pytest.Pytester, sessions: tuple[Path, Path]
+) -> None:
+    base, head = sessions
+    few = pytester.path / "few.json"
+    data = json.loads(head.read_text())
+    data["records"] = data["records"][:3]  # three trials cannot reach the level
+    few.write_text(json.dumps(data))
+    done = _netbench("compare", str(base), str(few), "--fail", "p50_ms:10%", cwd=base.parent)
+    assert done.returncode == 7, done.stdout + done.stderr
+    assert "more trials needed" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--fail", "p50_ms=10"], "cannot read threshold"),
+        (["--fail", "p51_ms:10%"], "unknown metric"),
+        (["--alpha", "0.7"], "--alpha must be between 0 and 0.5"),
+    ],
+)
+def test_bad_input_exits_2_with_what_to_write(
+    sessions: tuple[Path, Path], args: list[str], message: str
+) -> None:
+    base, head = sessions
+    done = _netbench("compare", str(base), str(head), *args, cwd=base.parent)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_missing_or_foreign_file_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "other.json").write_text('{"not": "a session"}')
+    for name in ("missing.json", "other.json"):
+        done = _netbench("compare", name, name, cwd=tmp_path)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "netbench compare: error:" in done.stderr
+        assert "Traceback" not in done.stderr
