@@ -217,10 +217,8 @@ def _comparison_section(comparison: Comparison) -> str:
     ):
         if keys:
             notes.append(f"{title}: {', '.join(keys)}")
-    notes.append(
-        "? = single trial, threshold only; worse/better = metric not gated; "
-        "CI = 95% bootstrap interval of the ratio of medians"
-    )
+    # The columns are read as in the terminal's table; only the marks need a word here.
+    notes.append("? = low confidence (threshold only); worse/better = a metric not gated")
     parts.append('<ul class="notes">' + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     return "".join(parts)
 

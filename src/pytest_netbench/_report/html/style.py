@@ -50,6 +50,8 @@ td.reason { color: var(--bad-ink); min-width: 280px; }
 tr.bad, tr.bad:nth-child(even) { background: var(--bad); }
 tr.good, tr.good:nth-child(even) { background: var(--good); }
 tr.warn, tr.warn:nth-child(even) { background: var(--warn); }
+table.comparison tr.first td { border-top: 2px solid #b9c3cd; }
+table.comparison tbody tr:first-child td { border-top: 1px solid var(--line); }
 td.verdict.bad { color: var(--bad-ink); font-weight: 700; }
 td.verdict.good { color: var(--good-ink); font-weight: 600; }
 ul.notes { margin: 4px 0 10px; padding-left: 18px; color: var(--muted); font-size: 13px; }

@@ -221,24 +221,29 @@ def loads_html(records: Sequence[Record]) -> str:
 
 # -- comparisons -------------------------------------------------------------------------------
 def comparison_html(comparison: Comparison) -> str:
-    """The change per test and metric with its p-value, interval and verdict."""
+    """The change per test and metric, how sure it is, and the verdict; a test's name once,
+    on the first of its rows."""
     head = "<tr><th>test</th>" + "".join(
         f'<th class="{"" if h in ("metric", "verdict") else "num"}">{escape(h)}</th>'
         for h in COMPARISON_HEADERS
     )
     head += "</tr>"
     body = []
+    previous = None
     for item, (key, cells) in zip(comparison.items, comparison_rows(comparison), strict=True):
         klass = "" if item.unknown else _VERDICT_CLASS.get(item.verdict, "")
         if item.threshold is None:
             klass = ""  # reported, not gated: no colour for a metric nobody asked to hold
-        tds = [_td(f"<code>{escape(key)}</code>", cls="label")]
+        first = key != previous
+        previous = key
+        tds = [_td(f"<code>{escape(key)}</code>" if first else "", cls="label")]
         tds += [
             _td(escape(c), cls="" if i in (0, len(cells) - 1) else "num")
             for i, c in enumerate(cells)
         ]
         tds[-1] = _td(escape(cells[-1]), cls=f"verdict {klass}".strip())
-        body.append(f'<tr class="{klass}">' + "".join(tds) + "</tr>")
+        classes = " ".join(c for c in (klass, "first" if first else "") if c)
+        body.append(f'<tr class="{classes}">' + "".join(tds) + "</tr>")
     return table(head, body, cls="comparison")
 
 
