@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from pytest_netbench._errors import NetbenchError
 from pytest_netbench._records import ExperimentRecord, Record
 from pytest_netbench._report.matrix import Matrix
 from pytest_netbench._report.plots.canvas import MISSING, matplotlib_installed
@@ -63,7 +64,13 @@ def draw_pictures(
     from pytest_netbench._report.plots.session import plot_session
 
     with tempfile.TemporaryDirectory(prefix="netbench-html-") as scratch:
-        paths = plot_session(scratch, records=records, experiments=experiments, matrices=matrices)
+        try:
+            paths = plot_session(
+                scratch, records=records, experiments=experiments, matrices=matrices
+            )
+        except (NetbenchError, ValueError, OSError) as exc:
+            # The tables are worth having without the pictures: say why they are missing.
+            return Pictures(unavailable=f"drawing them failed: {exc}")
         pictures = [(p.name, p.read_bytes()) for p in paths]
     functions = list(
         dict.fromkeys([r.function for r in records] + [e.function for e in experiments])

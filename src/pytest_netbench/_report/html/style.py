@@ -63,7 +63,7 @@ table.facts td { word-break: break-word; }
 .gate.bad { color: var(--bad-ink); }
 .gate.good { color: var(--good-ink); }
 .figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(440px, 1fr));
-  gap: 14px; margin: 8px 0; }
+  gap: 14px; margin: 8px 0; align-items: start; }
 figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 6px;
   background: #fff; }
 figure.wide { grid-column: 1 / -1; }
