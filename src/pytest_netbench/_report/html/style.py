@@ -38,6 +38,7 @@ table { border-collapse: collapse; font-size: 13.5px; }
 th, td { border: 1px solid var(--line); padding: 4px 10px; vertical-align: top; }
 thead th { background: var(--band); font-weight: 600; text-align: left; white-space: nowrap; }
 th.group { text-align: center; }
+table.matrix .gs { border-left: 2px solid #aab4bf; }
 tbody tr:nth-child(even) { background: #fafbfc; }
 .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 thead th.num { text-align: right; }

@@ -63,18 +63,20 @@ def matrix_html(matrix: Matrix, findings: Sequence[InvalidFinding]) -> str:
     if matrix.column_param:
         head += "<tr>" + "".join(f'<th rowspan="2">{escape(n)}</th>' for n in labels)
         head += "".join(
-            f'<th colspan="{len(matrix.metrics)}" class="group">'
+            f'<th colspan="{len(matrix.metrics)}" class="group gs">'
             f"{escape(matrix.column_param)}={escape(column)}</th>"
             for column in matrix.columns
         )
         head += "</tr><tr>"
     else:
         head += "<tr>" + "".join(f"<th>{escape(n)}</th>" for n in labels)
+    # "gs": the first metric of a column group, ruled off from the group before it.
     head += "".join(
-        f'<th class="num" title="{"higher" if higher_is_better(m) else "lower"} is better">'
+        f'<th class="{"gs " if i == 0 else ""}num"'
+        f' title="{"higher" if higher_is_better(m) else "lower"} is better">'
         f"{escape(m)} {'↑' if higher_is_better(m) else '↓'}</th>"
         for _column in matrix.columns
-        for m in matrix.metrics
+        for i, m in enumerate(matrix.metrics)
     )
     head += "</tr>"
     body = []
@@ -84,8 +86,9 @@ def matrix_html(matrix: Matrix, findings: Sequence[InvalidFinding]) -> str:
         for column in matrix.columns:
             found = reasons.get((row, column), [])
             why = found[0].reasons if found else ()
-            for metric in matrix.metrics:
-                cells.append(_matrix_cell(matrix.cell(row, column, metric), why))
+            for i, metric in enumerate(matrix.metrics):
+                cell = _matrix_cell(matrix.cell(row, column, metric), why)
+                cells.append(cell.replace('class="num', 'class="gs num', 1) if i == 0 else cell)
         invalid = any(reasons.get((row, c)) for c in matrix.columns)
         body.append(f"<tr{' class=invalid-row' if invalid else ''}>" + "".join(cells) + "</tr>")
     notes = [_matrix_legend(matrix)]
