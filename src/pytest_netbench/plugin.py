@@ -149,6 +149,12 @@ class SessionHooks:
         if self.nb.gate_failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    def pytest_report_header(self) -> list[str]:
+        # The gate's settings, and thresholds below the noise floor, before the first load.
+        from pytest_netbench._plugin.conclusion import gate_header
+
+        return [] if self.nb.is_worker else gate_header(self.nb.settings)
+
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.nb.is_worker or not self.nb.summary_text:
             return

@@ -2,8 +2,10 @@
 
 Two session files (``--netbench-json``, or runs stored by ``--netbench-save`` under
 ``.netbench/``) are matched test by test and judged by the same code as the plugin's
-``--netbench-compare``: the same verdicts, the same table. Each metric's noise floor
-comes from the runs stored for this machine under ``--storage`` when there are some.
+``--netbench-compare``: the same verdicts, the same table. HEAD's trials are read with
+the looks that took them when the run was sequential (``--netbench-sequential``, noted in
+the file). Each metric's noise floor comes from the runs stored for this machine under
+``--storage`` when there are some.
 
 Exit status (also in ``netbench compare --help``):
 
@@ -21,7 +23,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_netbench._compare.sequential import SequentialDesign
 
 EXIT_PASSED = 0
 EXIT_REGRESSION = 1
@@ -114,7 +119,7 @@ def run_compare(args: argparse.Namespace) -> int:
         base.records,
         thresholds,
         metrics=metrics,
-        rule=GateRule(alpha=alpha),
+        rule=GateRule(alpha=alpha, design=_design_of(args.head)),
         baseline_name=Path(args.base).name,
         current_experiments=head.experiments,
         baseline_experiments=base.experiments,
@@ -137,3 +142,15 @@ def run_compare(args: argparse.Namespace) -> int:
             print("netbench compare: the two files have no test in common", file=sys.stderr)
         return EXIT_UNCLEAR
     return EXIT_PASSED
+
+
+def _design_of(path: str) -> SequentialDesign | None:
+    """The sequential design a session file's trials were taken with, if any."""
+    from pytest_netbench._compare.sequential import SequentialDesign
+
+    try:
+        gate = json.loads(Path(path).read_text("utf-8")).get("gate") or {}
+        batch, budget = (int(n) for n in gate["sequential"])
+        return SequentialDesign.every(batch, budget)
+    except (KeyError, TypeError, ValueError, OSError, AttributeError):
+        return None

@@ -16,7 +16,8 @@ The other error, an "ok" that hides a change past the limit, is bounded per metr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_netbench._compare.evidence import Measured, measure_change
@@ -104,3 +105,23 @@ def overall_decision(judgements: Sequence[Judgement]) -> Decision:
         if answer in decisions:
             return answer
     return "ok"
+
+
+def decide_look(
+    values: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    thresholds: Sequence[Threshold],
+    rule: GateRule,
+) -> Decision:
+    """The test's answer at one look from metric -> (current, baseline) per-trial figures:
+    what a sequential run asks after each batch. A gated metric without figures on a side
+    (no server stats, say) cannot hold the run back and is left out."""
+    samples = []
+    for threshold in thresholds:
+        current, baseline = values.get(threshold.metric, ((), ()))
+        cur = [v for v in current if not math.isnan(v)]
+        base = [v for v in baseline if not math.isnan(v)]
+        if len(cur) >= 2 and len(base) >= 2:
+            samples.append(Sample(cur, base, threshold))
+    if not samples:
+        return "unclear"
+    return overall_decision(judge_family(samples, rule))

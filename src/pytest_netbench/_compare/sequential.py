@@ -225,17 +225,25 @@ class SequentialDesign:
         return f"sequential, looks after {looks} trials a side ({self.spending} spending)"
 
     def look_index(self, current: int, baseline: int) -> int:
-        """Which look these trial counts stand for: the last planned look they reach
-        (fewer trials than the first look: -1)."""
-        reached = min(current, baseline)
+        """Which look these trial counts stand for: the last planned look the current side
+        reached (-1 before the first). The baseline grows alongside in A/B trials, or is a
+        stored run, measured once."""
         index = -1
         for i, n in enumerate(self.looks):
-            if reached >= n:
+            if current >= n:
                 index = i
         return index
 
     def is_final(self, current: int, baseline: int) -> bool:
         return self.look_index(current, baseline) == len(self.looks) - 1
+
+    def fractions(self) -> tuple[float, ...]:
+        """Information at each look over that at the last: the trials' share when both
+        sides grow alike (A/B). Against a stored baseline of fixed size the information,
+        1 / (1/n + 1/m), grows more slowly, so the looks are more correlated than these
+        fractions say; by Slepian's inequality that only lowers the chance of crossing a
+        boundary, so the same boundaries stay valid there, a little conservative."""
+        return tuple(n / self.budget for n in self.looks)
 
     def nominal_level(self, alpha: float, current: int, baseline: int) -> float:
         """The one-sided level a test at this look must reach for the design to keep
@@ -245,8 +253,7 @@ class SequentialDesign:
             return 0.0
         if len(self.looks) == 1:
             return alpha
-        fractions = tuple(n / self.budget for n in self.looks)
-        return 1.0 - normal_cdf(efficacy_boundaries(fractions, alpha, self.spending)[index])
+        return 1.0 - normal_cdf(efficacy_boundaries(self.fractions(), alpha, self.spending)[index])
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from pytest_netbench._compare.gate import Comparison, Threshold
+    from pytest_netbench._compare.noise import MetricNoise
     from pytest_netbench._plugin.options import Settings
     from pytest_netbench._records import ExperimentRecord, Record
     from pytest_netbench._report.matrix import Matrix
@@ -99,7 +100,7 @@ def _comparisons(nb: NetbenchSession) -> list[Comparison]:
             )
         )
     if settings.ab_refs is not None:
-        out.append(_compare_ab(nb.records, nb.experiments, settings.compare_fail))
+        out.append(_compare_ab(nb.records, nb.experiments, settings))
     return out
 
 
@@ -115,6 +116,7 @@ def _compare_with_stored(
     """This run against a stored one (``ref``: name, number, path, or None for the latest)."""
     from pytest_netbench._compare.gate import compare_runs
     from pytest_netbench._compare.storage import Storage
+    from pytest_netbench._plugin.sequential_trials import gate_rule
 
     baseline = Storage(root).load(ref)
     label = baseline.path.name if baseline.path is not None else baseline.name
@@ -122,10 +124,44 @@ def _compare_with_stored(
         nb.records,
         baseline.records,
         _thresholds(gate),
+        rule=gate_rule(nb.settings),
         baseline_name=label,
         current_experiments=nb.experiments,
         baseline_experiments=baseline.experiments,
+        noise=_stored_noise(nb.settings),
     )
+
+
+def _stored_noise(settings: Settings) -> dict[str, MetricNoise]:
+    """Each metric's A/A noise from the runs stored for this machine."""
+    from pytest_netbench._compare.gate import DEFAULT_COMPARE_METRICS
+    from pytest_netbench._compare.noise import stored_noise
+
+    gated = [t.metric for t in _thresholds(settings.compare_fail)]
+    return stored_noise(settings.storage_dir, [*DEFAULT_COMPARE_METRICS, *gated])
+
+
+def gate_header(settings: Settings) -> list[str]:
+    """What the gate will do, said before the first load: its thresholds, trials and
+    false-alarm rate, and each threshold below its metric's noise floor here."""
+    if settings.compare_fail is None:  # (it needs --netbench-compare or --netbench-ab)
+        return []
+    from pytest_netbench._compare.noise import limits_below_noise
+    from pytest_netbench._plugin.sequential_trials import gate_rule
+
+    rule = gate_rule(settings)
+    thresholds = _thresholds(settings.compare_fail)
+    if rule.design is not None:
+        trials, how = rule.design.budget, rule.design.describe()
+    else:
+        trials, how = settings.trials, f"fixed, {settings.trials} trial(s) a side"
+    lines = [
+        f"netbench gate: {', '.join(t.describe() for t in thresholds)}; {how}; "
+        f"false alarms <= {rule.alpha:g} per test (all gated metrics together)"
+    ]
+    warnings = limits_below_noise(thresholds, _stored_noise(settings), trials)
+    lines += [f"netbench gate: WARNING {warning}" for warning in warnings]
+    return lines
 
 
 @dataclass
@@ -158,18 +194,26 @@ def _pair_title(function: str, params: tuple[tuple[str, str], ...], label: str) 
 
 
 def _compare_ab(
-    records: Sequence[Record], experiments: Sequence[ExperimentRecord], gate: str | None
+    records: Sequence[Record], experiments: Sequence[ExperimentRecord], settings: Settings
 ) -> Comparison:
     """Each test's HEAD trials (or experiment) against its BASE ones from this session."""
     from pytest_netbench._compare.gate import Comparison, compare_experiments, compare_results
+    from pytest_netbench._plugin.sequential_trials import gate_rule
+
+    gate = settings.compare_fail
 
     limits = _thresholds(gate)
+    rule = gate_rule(settings)
+    noise = _stored_noise(settings)
     items = []
     for pair in _pair_arms(records):
         head = [r.result for r in pair.head]
-        items += compare_results(pair.title, head, [r.result for r in pair.base], limits)
+        base = [r.result for r in pair.base]
+        items += compare_results(pair.title, head, base, limits, rule=rule, noise=noise)
     for exp_pair in _pair_arms(experiments):
-        items += compare_experiments(exp_pair.title, exp_pair.head, exp_pair.base, limits)
+        items += compare_experiments(
+            exp_pair.title, exp_pair.head, exp_pair.base, limits, rule=rule
+        )
     return Comparison(
         items=tuple(items),
         baseline_name="BASE (A/B: HEAD and BASE in interleaved trials, this session)",
@@ -191,6 +235,10 @@ def _write_files(
     from pytest_netbench._report.writers import WRITERS, SessionOutputs, write_outputs
 
     def amend_json(payload: dict[str, Any]) -> None:
+        if nb.settings.sequential is not None:
+            # So that `netbench compare` reads these trials with the looks that took them.
+            batch, budget = nb.settings.sequential
+            payload["gate"] = {"sequential": [batch, budget]}
         config.hook.pytest_netbench_update_json(config=config, payload=payload)
 
     outputs = SessionOutputs(

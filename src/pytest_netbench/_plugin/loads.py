@@ -314,21 +314,25 @@ class NetbenchFixture:
     def _run(
         self, spec: LoadSpec, server: Server | None, label: str, allow_invalid: bool, retries: int
     ) -> LoadResult:
-        from pytest_netbench._experiment.trials import Arm, ab_trials, run_trials
+        from pytest_netbench._experiment.trials import Arm
+        from pytest_netbench._plugin import sequential_trials
 
-        trials = self._session.settings.trials
+        settings = self._session.settings
         pair, arms = self._arms(spec, server)
         runners = {arm: PluginRunner(self._session.window, srv) for arm, _s, srv in arms}
         tested: TrialsResult
         ran: list[tuple[str | None, int, Attempts]]
         if pair is None:
             runner = runners[None]
-            done = self._guarded(lambda: run_trials(spec, trials, retries=retries, runner=runner))
+            key = f"{self._item.nodeid}#{label}" if label else self._item.nodeid
+            done = self._guarded(
+                lambda: sequential_trials.run(settings, key, spec, runner, retries)
+            )
             ran = [(None, trial, attempts) for trial, attempts in enumerate(done.trials)]
             tested = done
         else:
             base, head = (Arm(str(arm), s, runners[arm]) for arm, s, _srv in arms)
-            ab = self._guarded(lambda: ab_trials(base, head, trials, retries=retries))
+            ab = self._guarded(lambda: sequential_trials.run_ab(settings, base, head, retries))
             ran = _in_run_order(ab)
             tested = ab.b
         for arm, trial, attempts in ran:

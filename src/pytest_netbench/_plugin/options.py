@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pytest_netbench._servers.interpreter_names import NamedInterpreter
 
 DEFAULT_COLUMNS: tuple[str, ...] = ("rps", "p99_ms")
+DEFAULT_SEQUENTIAL = "3:18"
 ScopeName = Literal["function", "class", "module", "package", "session"]
 SERVER_SCOPES: tuple[ScopeName, ...] = ("function", "class", "module", "package", "session")
 
@@ -39,6 +40,8 @@ class Settings:
     save_name: str | None = None
     compare_name: str | None = None  # "" = the latest stored run
     compare_fail: str | None = None
+    # Sequential gate: (trials a side per batch, budget a side); None: fixed trials.
+    sequential: tuple[int, int] | None = None
     ab_refs: tuple[str, str] | None = None
     storage_dir: str = ".netbench"
     server_scope: ScopeName = "function"
@@ -143,6 +146,16 @@ def add_options(parser: pytest.Parser) -> None:
         "e.g. p99_ms:10%%,rps:5%% (with --netbench-compare or --netbench-ab).",
     )
     group.addoption(
+        "--netbench-sequential",
+        nargs="?",
+        const=DEFAULT_SEQUENTIAL,
+        default=None,
+        metavar="BATCH:BUDGET",
+        help="with --netbench-compare-fail: add trials BATCH at a time until the gate decides"
+        f" or BUDGET trials a side are spent (default {DEFAULT_SEQUENTIAL}; error rates hold"
+        " over every look, see docs/gating.md).",
+    )
+    group.addoption(
         "--netbench-ab",
         nargs=2,
         default=None,
@@ -202,6 +215,7 @@ def read_settings(config: pytest.Config) -> Settings:
         )
     if compare_fail is not None:
         _check_thresholds(str(compare_fail))
+    sequential = _read_sequential(opt("--netbench-sequential"), compare_fail, trials)
     retries = _read_retries(opt("--netbench-retries"), str(config.getini("netbench_retries")))
     scope = str(config.getini("netbench_server_scope")).strip() or "function"
     if scope not in SERVER_SCOPES:
@@ -223,6 +237,7 @@ def read_settings(config: pytest.Config) -> Settings:
         save_name=opt("--netbench-save"),
         compare_name=compare_name,
         compare_fail=compare_fail,
+        sequential=sequential,
         ab_refs=_parse_ab(ab),
         storage_dir=str(opt("--netbench-storage")),
         server_scope=scope,
@@ -306,6 +321,34 @@ def _check_thresholds(text: str) -> None:
         parse_thresholds(text)
     except ValueError as exc:
         raise pytest.UsageError(f"--netbench-compare-fail {text!r}: {exc}") from None
+
+
+def _read_sequential(
+    text: str | None, compare_fail: str | None, trials: int
+) -> tuple[int, int] | None:
+    """``BATCH:BUDGET`` -> (batch, budget); only with a gate to consult, instead of
+    ``--netbench-trials``."""
+    if text is None:
+        return None
+    if compare_fail is None:
+        raise pytest.UsageError(
+            "--netbench-sequential stops when the gate decides: add --netbench-compare-fail"
+        )
+    if trials != 1:
+        raise pytest.UsageError(
+            "--netbench-sequential sets the trials itself (BATCH:BUDGET); drop --netbench-trials"
+        )
+    batch, _, budget = text.partition(":")
+    try:
+        sizes = int(batch), int(budget)
+    except ValueError:
+        sizes = (0, 0)
+    if not 2 <= sizes[0] <= sizes[1]:
+        raise pytest.UsageError(
+            f"--netbench-sequential {text!r}: write BATCH:BUDGET with 2 <= BATCH <= BUDGET,"
+            f" e.g. {DEFAULT_SEQUENTIAL}"
+        )
+    return sizes
 
 
 def _parse_ab(value: Any) -> tuple[str, str] | None:

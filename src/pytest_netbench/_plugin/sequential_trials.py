@@ -1,0 +1,149 @@
+"""How many trials a load gets: ``--netbench-trials N``, or batches of trials until the
+gate decides (``--netbench-sequential BATCH:BUDGET``).
+
+After each batch the test's trials so far are judged against its baseline -- the other
+arm's trials in A/B mode, or the stored run's trials of the same test -- by the same rule
+the end-of-session comparison applies (:func:`~pytest_netbench._compare.family.decide_look`,
+with the design's spending, so looking after every batch costs no extra false alarms).
+The run stops at the first regression, when every gated metric is settled, or when
+BUDGET trials a side are spent. A test with nothing to compare with (new, or no stored
+run) runs one batch.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_netbench._compare.family import GateRule
+    from pytest_netbench._compare.sequential import Decision, SequentialDesign
+    from pytest_netbench._compare.thresholds import Threshold
+    from pytest_netbench._experiment.running import Attempts, Runner
+    from pytest_netbench._experiment.trials import AbResult, Arm, TrialsResult
+    from pytest_netbench._model import LoadResult, LoadSpec
+    from pytest_netbench._plugin.options import Settings
+
+Judge = Callable[[Sequence["LoadResult"], Sequence["LoadResult"]], "Decision"]
+
+
+def run(settings: Settings, key: str, spec: LoadSpec, runner: Runner, retries: int) -> TrialsResult:
+    """The trials of one load of test ``key`` (node id, ``#label`` when labelled)."""
+    from pytest_netbench._experiment.trials import run_trials
+
+    judge, design = judge_for(settings), gate_rule(settings).design
+    if judge is None or design is None:
+        return run_trials(spec, settings.trials, retries=retries, runner=runner)
+    return trials_in_looks(spec, runner, retries, design, judge, stored_trials(settings, key))
+
+
+def run_ab(settings: Settings, base: Arm, head: Arm, retries: int) -> AbResult:
+    """Both arms' trials, interleaved (ABBA), head judged against base after each batch."""
+    from pytest_netbench._experiment.trials import ab_trials
+
+    judge, design = judge_for(settings), gate_rule(settings).design
+    if judge is None or design is None:
+        return ab_trials(base, head, settings.trials, retries=retries)
+    return ab_in_looks(base, head, retries, design, judge)
+
+
+def gate_rule(settings: Settings) -> GateRule:
+    """The rule every comparison of this session applies: sequential when asked."""
+    from pytest_netbench._compare.family import GateRule
+    from pytest_netbench._compare.sequential import SequentialDesign
+
+    if settings.sequential is None:
+        return GateRule()
+    batch, budget = settings.sequential
+    return GateRule(design=SequentialDesign.every(batch, budget))
+
+
+def judge_for(settings: Settings) -> Judge | None:
+    """current results, baseline results -> the gate's decision at this look (None when
+    the trials are not sequential)."""
+    if settings.sequential is None or settings.compare_fail is None:
+        return None
+    from pytest_netbench._compare.family import decide_look
+    from pytest_netbench._compare.thresholds import parse_thresholds
+    from pytest_netbench._metrics import EXPERIMENT_METRICS, metric_value
+
+    rule = gate_rule(settings)
+    thresholds: list[Threshold] = [
+        t for t in parse_thresholds(settings.compare_fail) if t.metric not in EXPERIMENT_METRICS
+    ]
+
+    def judge(current: Sequence[LoadResult], baseline: Sequence[LoadResult]) -> Decision:
+        values = {
+            t.metric: (
+                [metric_value(r, t.metric) for r in current],
+                [metric_value(r, t.metric) for r in baseline],
+            )
+            for t in thresholds
+        }
+        return decide_look(values, thresholds, rule)
+
+    return judge
+
+
+def stored_trials(settings: Settings, key: str) -> list[LoadResult]:
+    """The stored baseline's trials of test ``key`` (none when there is no such run: the
+    end of the session says so)."""
+    if settings.compare_name is None:
+        return []
+    return list(_stored_groups(settings.storage_dir, settings.compare_name).get(key, ()))
+
+
+@functools.lru_cache(maxsize=4)
+def _stored_groups(root: str, ref: str) -> dict[str, list[LoadResult]]:
+    from pytest_netbench._compare.gate import group_by_key
+    from pytest_netbench._compare.storage import Storage
+    from pytest_netbench._errors import NetbenchError
+
+    try:
+        return group_by_key(Storage(root).load(ref or None).records)
+    except (NetbenchError, OSError, ValueError):
+        return {}
+
+
+def trials_in_looks(
+    spec: LoadSpec,
+    runner: Runner,
+    retries: int,
+    design: SequentialDesign,
+    judge: Judge,
+    baseline: Sequence[LoadResult],
+) -> TrialsResult:
+    """Trials of one load against a stored baseline, a batch per look of ``design``."""
+    from pytest_netbench._experiment.trials import TrialsResult, run_trials
+
+    done: list[Attempts] = []
+    for look in design.looks if baseline else design.looks[:1]:
+        done += run_trials(spec, look - len(done), retries=retries, runner=runner).trials
+        if baseline and judge([a.kept for a in done], baseline) != "continue":
+            break
+    return TrialsResult(tuple(done))
+
+
+def ab_in_looks(
+    base: Arm, head: Arm, retries: int, design: SequentialDesign, judge: Judge
+) -> AbResult:
+    """A/B trials (ABBA within each batch), a batch per look, head judged against base."""
+    from pytest_netbench._experiment.trials import AbResult, TrialsResult, ab_trials
+
+    base_runs: list[Attempts] = []
+    head_runs: list[Attempts] = []
+    order: list[str] = []
+    for look in design.looks:
+        batch = ab_trials(base, head, look - len(base_runs), retries=retries)
+        base_runs += batch.a.trials
+        head_runs += batch.b.trials
+        order += batch.order
+        if judge([a.kept for a in head_runs], [a.kept for a in base_runs]) != "continue":
+            break
+    return AbResult(
+        a=TrialsResult(tuple(base_runs)),
+        b=TrialsResult(tuple(head_runs)),
+        names=(base.name, head.name),
+        order=tuple(order),
+    )
