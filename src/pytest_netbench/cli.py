@@ -1,6 +1,6 @@
 """The ``netbench`` command: ``http``, ``echo``, ``sweep``, ``capacity``, ``cold-start``,
-``crosscheck`` and ``servers``, in the spirit of wrk, ab and autobench. The parts are in
-:mod:`pytest_netbench._cli`.
+``crosscheck``, ``compare`` and ``servers``, in the spirit of wrk, ab and autobench. The
+parts are in :mod:`pytest_netbench._cli`.
 
 Exit status:
 
@@ -10,6 +10,8 @@ Exit status:
 - 4: other refusals (a remote target without ``--allow-remote``, the fd limit)
 - 5: ``--fail-invalid`` was given and a result is invalid
 - 6: ``capacity`` ended without a number ("unknown": the reason is printed)
+- ``compare``: 0 the gate passed, 1 a gated metric regressed, 2 bad input, 7 unclear
+  (see :mod:`pytest_netbench._cli.compare`)
 - 130: interrupted by Ctrl-C; what was measured until then is printed (and written with
   ``--json``), marked interrupted
 """
