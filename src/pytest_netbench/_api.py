@@ -22,9 +22,10 @@ from pytest_netbench._engine.share import split_load
 from pytest_netbench._engine.watch import ShareWatch
 from pytest_netbench._engine.workers import default_transport, run_workers
 from pytest_netbench._errors import ServerError, TargetUnreachableError
+from pytest_netbench._kernel import tcp_ext_counter
 from pytest_netbench._live import ProgressCallback, ProgressTracker, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
-from pytest_netbench._preflight import ensure_fd_budget
+from pytest_netbench._preflight import plan_load
 from pytest_netbench._spec import http_spec, tcp_spec
 from pytest_netbench._stats.merge import merge_outcomes
 from pytest_netbench._stats.recorder import WorkerOutcome
@@ -52,12 +53,14 @@ def run_spec(
     stop: StopSignal | None = None,
 ) -> LoadResult:
     """Run a checked spec in this thread (and worker processes) and merge the result."""
-    ensure_fd_budget(-(-spec.pool_limit // spec.workers))
+    spec, notes = plan_load(spec, _server_pid(server))
     transport = default_transport(spec)
     live = _Live(spec, transport.start_delay_s, progress, stop)
     sampler = _start_sampler(server)
+    overflows = tcp_ext_counter("ListenOverflows")
     outcomes = run_workers(spec, transport, live.watch)
-    return live.finish(_finish(spec, outcomes, sampler, server))
+    result = _finish(spec, outcomes, sampler, server)
+    return live.finish(_with_host_figures(result, notes, overflows))
 
 
 async def run_spec_async(
@@ -68,10 +71,11 @@ async def run_spec_async(
     stop: StopSignal | None = None,
 ) -> LoadResult:
     """As :func:`run_spec`, on the caller's running loop (more workers run in processes)."""
-    ensure_fd_budget(-(-spec.pool_limit // spec.workers))
+    spec, notes = plan_load(spec, _server_pid(server))
     transport = default_transport(spec)
     live = _Live(spec, transport.start_delay_s, progress, stop)
     sampler = _start_sampler(server)
+    overflows = tcp_ext_counter("ListenOverflows")
     if spec.workers == 1:
         loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
         share = split_load(spec)[0]
@@ -80,7 +84,25 @@ async def run_spec_async(
         outcomes = await asyncio.get_running_loop().run_in_executor(
             None, run_workers, spec, transport, live.watch
         )
-    return live.finish(_finish(spec, outcomes, sampler, server))
+    result = _finish(spec, outcomes, sampler, server)
+    return live.finish(_with_host_figures(result, notes, overflows))
+
+
+def _server_pid(server: Monitored | None) -> int | None:
+    pid = getattr(server, "pid", None)
+    return pid if isinstance(pid, int) else None
+
+
+def _with_host_figures(
+    result: LoadResult, notes: tuple[str, ...], overflows_before: int | None
+) -> LoadResult:
+    """The pre-flight's notes and the host's SYN-queue overflows during the load."""
+    after = tcp_ext_counter("ListenOverflows")
+    overflows = None
+    if after is not None and overflows_before is not None:
+        overflows = after - overflows_before
+    generator = dataclasses.replace(result.generator, notes=notes, listen_overflows=overflows)
+    return dataclasses.replace(result, generator=generator)
 
 
 class _Live:

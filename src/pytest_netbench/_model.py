@@ -135,6 +135,12 @@ class LoadSpec:
     allow_remote: bool = False
     # The span of one timeline row; results of other resolutions merge and store alike.
     timeline_resolution_s: float = 1.0
+    # Closed loop: open every connection before the window (at most connect_rate a second).
+    connect_first: bool = False
+    connect_rate: float | None = None
+    # Source addresses the connections are spread over (set by the pre-flight when one
+    # address has too few ephemeral ports); empty: the kernel's choice.
+    source_addresses: tuple[str, ...] = ()
     # HTTP
     scheme: Literal["http", "https"] = "http"
     method: str = "GET"
@@ -265,6 +271,22 @@ class GeneratorStats:
     send_lag_max_ms: float | None = None
     late_sends: int = 0
     unsent: int = 0
+    # connect_first: what opening the connections before the window took. ``connect_s`` is
+    # the longest any worker took; latencies are of every connect made then.
+    connect_first: bool = False
+    connections_ready: int = 0
+    connect_failures: int = 0
+    connect_failure_sample: str = ""
+    connect_s: float | None = None
+    connect_p50_ms: float | None = None
+    connect_p99_ms: float | None = None
+    connect_max_ms: float | None = None
+    # SYN-queue overflows on this host during the load (``ListenOverflows`` of
+    # /proc/net/netstat, system-wide): connects the kernel dropped at a full accept queue.
+    listen_overflows: int | None = None
+    # What the pre-flight changed to make the load fit this machine (more workers, source
+    # addresses), in words.
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -485,7 +507,10 @@ class LoadResult:
                 for r in self.timeline
             ],
             "server": _stats_dict(self.server) if self.server else None,
-            "generator": dataclasses.asdict(self.generator),
+            "generator": {
+                **dataclasses.asdict(self.generator),
+                "notes": list(self.generator.notes),
+            },
             "valid": self.valid,
             "interrupted": self.interrupted,
             "invalid_reasons": list(self.invalid_reasons),
@@ -536,7 +561,13 @@ class LoadResult:
             )
             if server
             else None,
-            generator=GeneratorStats(**{k: v for k, v in gen.items() if k in gen_fields}),
+            generator=GeneratorStats(
+                **{
+                    k: tuple(v) if isinstance(v, list) else v
+                    for k, v in gen.items()
+                    if k in gen_fields
+                }
+            ),
             valid=bool(data.get("valid", True)),
             interrupted=bool(data.get("interrupted", False)),
             invalid_reasons=reasons,

@@ -56,12 +56,16 @@ def http_spec(
     timeline_resolution: float = 1.0,
     mix: Sequence[Request] | None = None,
     mix_order: str = "cycle",
+    connect_first: bool = False,
+    connect_rate: float | None = None,
 ) -> LoadSpec:
     """Check every argument and build the :class:`LoadSpec` of an HTTP load.
 
     ``mix``: several :class:`Request` kinds sent in turn (``mix_order="cycle"``) or
     interleaved by their weights (``"weighted"``) instead of one request; the URL then
     names the server only. ``timeline_resolution``: the span of a timeline row, seconds.
+    ``connect_first``: open every connection before the window (closed loop), at most
+    ``connect_rate`` a second.
     """
     target = parse_http_url(url)
     proxy_addr = None
@@ -102,6 +106,8 @@ def http_spec(
             loop=loop,
             allow_remote=allow_remote,
             timeline_resolution=timeline_resolution,
+            connect_first=connect_first,
+            connect_rate=connect_rate,
         ),
     )
     _check_renders(spec)
@@ -130,8 +136,14 @@ def tcp_spec(
     allow_remote: bool = False,
     drain: bool = True,
     timeline_resolution: float = 1.0,
+    connect_first: bool | None = None,
+    connect_rate: float | None = None,
 ) -> LoadSpec:
-    """Check every argument and build the :class:`LoadSpec` of a raw TCP load."""
+    """Check every argument and build the :class:`LoadSpec` of a raw TCP load.
+
+    ``connect_first`` (default: in closed loop) opens every connection before the window,
+    at most ``connect_rate`` a second, so the window measures exchanges, not connecting.
+    """
     guard_target(host, allow_remote=allow_remote)
     if not 0 < port < 65536:
         raise SpecError(f"port must be 1..65535, got {port}")
@@ -164,10 +176,17 @@ def tcp_spec(
             loop=loop,
             allow_remote=allow_remote,
             timeline_resolution=timeline_resolution,
+            connect_first=_default_connect_first(connect_first, rate, loop),
+            connect_rate=connect_rate,
         ),
     )
     _check_renders(spec)
     return spec
+
+
+def _default_connect_first(asked: bool | None, rate: float | None, loop: str) -> bool:
+    """An echo flood opens its connections first unless told not to, where it can."""
+    return rate is None and loop != "trio" if asked is None else asked
 
 
 def scale_spec(spec: LoadSpec, factor: float) -> LoadSpec:
@@ -206,6 +225,8 @@ def _checked_common(
     loop: str,
     allow_remote: bool,
     timeline_resolution: float,
+    connect_first: bool,
+    connect_rate: float | None,
 ) -> dict[str, Any]:
     """The checks and defaults HTTP and raw TCP loads share, as LoadSpec fields."""
 
@@ -238,6 +259,16 @@ def _checked_common(
     if requests is not None and requests < workers:
         raise SpecError(f"requests ({requests}) must be at least workers ({workers})")
     check_loop(loop)
+    positive("connect_rate", connect_rate)
+    if connect_first and rate is not None:
+        raise SpecError(
+            "connect_first is for closed-loop runs (an open-loop pool grows as the server"
+            " falls behind): drop connect_first or rate"
+        )
+    if connect_first and loop == "trio":
+        raise SpecError("connect_first needs the asyncio/uvloop engine: use loop='auto'")
+    if connect_rate is not None and not connect_first:
+        raise SpecError("connect_rate (--connect-rate) paces connect_first (--connect-first): turn that on too")
     if duration is None and requests is None:
         duration = DEFAULT_DURATION_S
     return {
@@ -257,6 +288,8 @@ def _checked_common(
         "loop": loop,
         "allow_remote": allow_remote,
         "timeline_resolution_s": float(timeline_resolution),
+        "connect_first": bool(connect_first),
+        "connect_rate": float(connect_rate) if connect_rate is not None else None,
     }
 
 

@@ -37,6 +37,7 @@ class Seen:
     requests: int = 0
     request_lines: list[bytes] = field(default_factory=list)
     per_connection: list[int] = field(default_factory=list)  # requests on each connection
+    peers: list[str] = field(default_factory=list)  # source address of each connection (echo)
 
 
 @dataclass
@@ -190,6 +191,7 @@ class EchoApp:
 
     async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.seen.connections += 1
+        self.seen.peers.append(writer.get_extra_info("peername")[0])
         position = 0  # offset inside the current exchange
         size = self.options.payload_size
         while data := await reader.read(65536):

@@ -86,6 +86,15 @@ def _add_load_options(
     group.add_argument("--timeout", type=parse_duration, help="per request (10s)")
     group.add_argument("--connect-timeout", type=parse_duration, help="(5s)")
     group.add_argument("--workers", type=int, help="generator processes (1)")
+    group.add_argument(
+        "--connect-first",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="closed loop: open every connection before the window (echo: on; http: off)",
+    )
+    group.add_argument(
+        "--connect-rate", type=float, metavar="N", help="with --connect-first: N connects/s at most"
+    )
     group.add_argument("--loop", choices=LOOPS, help="(auto: uvloop if installed)")
     group.add_argument("--allow-remote", action="store_true", help="allow non-loopback targets")
     return group
@@ -307,6 +316,8 @@ def load_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         workers=args.workers,
         loop=args.loop,
         allow_remote=args.allow_remote,
+        connect_first=getattr(args, "connect_first", None),
+        connect_rate=getattr(args, "connect_rate", None),
     )
 
 

@@ -17,13 +17,14 @@ import errno as errno_mod
 import functools
 import ssl
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from time import monotonic_ns
 from typing import Any
 
 from pytest_netbench._engine.accounting import RunAccounting
 from pytest_netbench._engine.clocks import NS_PER_S
-from pytest_netbench._engine.connecting import describe_connect_error
+from pytest_netbench._engine.connect_phase import ConnectPhase
+from pytest_netbench._engine.connecting import connect_from, describe_connect_error
 from pytest_netbench._engine.connection import Connection, MixConnection
 from pytest_netbench._engine.echo_connection import EchoConnection
 from pytest_netbench._engine.exchange import Exchange
@@ -74,6 +75,8 @@ class BaseRun(RunAccounting):
         elif exchange.verified_echo:
             self.connection_class = EchoConnection
         self.bucket_timer: asyncio.TimerHandle | None = None
+        # Set while a closed-loop share opens its connections before the window.
+        self.phase: ConnectPhase | None = None
 
     # -- connection lifecycle --
     def open_connection(self, start: int, intended: int) -> Connection:
@@ -87,13 +90,20 @@ class BaseRun(RunAccounting):
                 conn.intended.append(intended)
         self.connections.add(conn)
         self.count_opened(len(self.connections))
-        coro = self.loop.create_connection(
-            _factory(conn),
-            self.exchange.connect_host,
-            self.exchange.connect_port,
-            ssl=self.ssl_context,
-            server_hostname=self.spec.host if self.ssl_context else None,
-        )
+        hostname = self.spec.host if self.ssl_context else None
+        address = (self.exchange.connect_host, self.exchange.connect_port)
+        sources = self.spec.source_addresses
+        coro: Coroutine[Any, Any, object]
+        if sources:
+            # Spread over source addresses by the pre-flight: one has too few ports.
+            source = sources[(self.opened + self.share.index) % len(sources)]
+            coro = connect_from(
+                self.loop, _factory(conn), address, source, self.ssl_context, hostname
+            )
+        else:
+            coro = self.loop.create_connection(
+                _factory(conn), *address, ssl=self.ssl_context, server_hostname=hostname
+            )
         task = self.loop.create_task(coro)
         conn.connect_task = task
         task.add_done_callback(functools.partial(self._connect_done, conn))
@@ -112,6 +122,9 @@ class BaseRun(RunAccounting):
             failure = describe_connect_error(exc)
         self.connections.discard(conn)
         if self.stopping:
+            return
+        if self.phase is not None:
+            self.phase.failed(f"connect failed: {failure}")
             return
         self.fail_outstanding(conn, "connect", f"connect failed: {failure}", err_no)
         self.after_connect_failure(conn)
@@ -150,6 +163,15 @@ class BaseRun(RunAccounting):
                 kind, detail = "reset", f"connection lost: {exc!r}"
             self.fail_outstanding(conn, kind, detail)
         self.after_lost(conn)
+
+    def move_window(self, start_ns: int) -> None:
+        """The share starts at ``start_ns`` instead (after its connect phase): the
+        warm-up and the window count from there."""
+        self.start_at_ns = start_ns
+        self.measure_start_ns = start_ns + int(self.spec.warmup_s * NS_PER_S)
+        self.recorder.measure_start_ns = self.measure_start_ns
+        for conn in self.connections:
+            conn.window_moved(self.measure_start_ns)
 
     # -- the timeline --
     def open_window(self) -> None:
@@ -220,13 +242,23 @@ class ClosedRun(BaseRun):
     """Fixed connections, each sending its next request as soon as the last one finished."""
 
     def begin(self) -> None:
-        for _ in range(self.share.connections):
+        missing = self.share.connections
+        if self.phase is not None:
+            ready = self.phase.alive()
+            self.phase = None
+            missing -= len(ready)
+            for conn in ready:
+                self.connected(conn)
+        for _ in range(missing):
             now = monotonic_ns()
             if not self.take(now):
                 break
             self.open_connection(now, now)
 
     def connected(self, conn: Connection) -> None:
+        if self.phase is not None:
+            self.phase.connected(conn)
+            return
         first = conn.pending[0] if conn.pending else 0
         if first:
             conn.pending.popleft()
@@ -262,6 +294,9 @@ class ClosedRun(BaseRun):
         self._reopen()
 
     def after_lost(self, conn: Connection) -> None:
+        if self.phase is not None:
+            self.phase.lost(conn)
+            return
         self._reopen()
 
     def _reopen(self) -> None:

@@ -1,10 +1,14 @@
-"""What opening a connection needs beside the loop: the TLS context, and the words for a
-connect that failed (the same on every loop, so error samples read alike)."""
+"""What opening a connection needs beside the loop: the TLS context, a connect from a
+chosen source address, and the words for a connect that failed (the same on every loop,
+so error samples read alike)."""
 
 from __future__ import annotations
 
+import asyncio
 import errno as errno_mod
+import socket
 import ssl
+from collections.abc import Callable
 
 from pytest_netbench._model import LoadSpec
 
@@ -18,6 +22,35 @@ def make_ssl_context(spec: LoadSpec) -> ssl.SSLContext | None:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     return context
+
+
+# Linux's value; Python names it only from 3.12.
+_IP_BIND_ADDRESS_NO_PORT = getattr(socket, "IP_BIND_ADDRESS_NO_PORT", 24)
+
+
+async def connect_from(
+    loop: asyncio.AbstractEventLoop,
+    factory: Callable[[], asyncio.BaseProtocol],
+    address: tuple[str, int],
+    source: str,
+    ssl_context: ssl.SSLContext | None,
+    server_hostname: str | None,
+) -> tuple[asyncio.BaseTransport, asyncio.BaseProtocol]:
+    """``create_connection`` from the IPv4 ``source`` address. The port is chosen at
+    connect time (``IP_BIND_ADDRESS_NO_PORT``), so one source address serves every
+    destination with its whole ephemeral range, as a plain connect does."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_IP, _IP_BIND_ADDRESS_NO_PORT, 1)
+        sock.bind((source, 0))
+        await loop.sock_connect(sock, address)
+    except BaseException:
+        sock.close()
+        raise
+    return await loop.create_connection(
+        factory, sock=sock, ssl=ssl_context, server_hostname=server_hostname
+    )
 
 
 def describe_connect_error(exc: BaseException) -> str:

@@ -86,6 +86,10 @@ class Connection(asyncio.BaseProtocol):
         self.framer = self.run.exchange.make_framer(self.on_response, self.on_protocol_error)
         return self.framer.feed
 
+    def window_moved(self, measure_start_ns: int) -> None:
+        """The run's window now opens at ``measure_start_ns`` (see ``BaseRun.move_window``)."""
+        self._measure = measure_start_ns
+
     # -- transport events --
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from pytest_netbench._engine.asyncio_engine import BaseRun, ClosedRun, OpenRun
 from pytest_netbench._engine.clocks import NS_PER_S
+from pytest_netbench._engine.connect_phase import ConnectPhase
 from pytest_netbench._engine.connecting import make_ssl_context
 from pytest_netbench._engine.connection import Connection
 from pytest_netbench._engine.exchange import build_exchange
@@ -20,6 +21,7 @@ from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch, Watcher
 from pytest_netbench._errors import EngineFault
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._stats.histogram import count_microseconds
 from pytest_netbench._stats.recorder import Recorder, WorkerOutcome
 
 T = TypeVar("T")
@@ -44,25 +46,7 @@ async def run_share_async(
     run_class = ClosedRun if share.rate is None else OpenRun
     run: BaseRun = run_class(loop, spec, exchange, share, start_at, make_ssl_context(spec))
     recorder = run.recorder
-    measure_start = run.measure_start_ns
     handles: list[asyncio.TimerHandle] = []
-
-    def at(when_ns: int, callback: Callable[[], None]) -> None:
-        handles.append(loop.call_later(max(when_ns - monotonic_ns(), 0) / NS_PER_S, callback))
-
-    def open_window() -> None:
-        run.open_window()
-        _arm_ticks(loop, run, recorder, measure_start, handles)
-
-    if spec.warmup_s > 0:
-        at(measure_start, open_window)
-    else:
-        open_window()
-    if spec.duration_s is not None:
-        at(measure_start + int(spec.duration_s * NS_PER_S), run.end_window)
-    sweep_every = min(max(min(spec.timeout_s, spec.connect_timeout_s) / 10, 0.01), 0.25)
-    _arm_sweeper(loop, run, sweep_every, handles)
-
     faults: list[BaseException] = []
     outer_handler = loop.get_exception_handler()
 
@@ -81,13 +65,42 @@ async def run_share_async(
             loop.default_exception_handler(context)
 
     loop.set_exception_handler(on_loop_exception)
+    sweep_every = min(max(min(spec.timeout_s, spec.connect_timeout_s) / 10, 0.01), 0.25)
+    _arm_sweeper(loop, run, sweep_every, handles)
     watcher = Watcher(watch, run) if watch is not None else None
-    if watcher is not None and watcher.check():
-        run.stop()  # asked to stop while the share waited for its start
-    else:
-        run.begin()
     if watcher is not None:
         _arm_watcher(loop, run, watcher, handles)
+    phase = None
+    if spec.connect_first and share.rate is None and not (watcher and watcher.check()):
+        phase = run.phase = ConnectPhase(run, share.connections, _share_connect_rate(spec, share))
+        await phase.open_all()
+        window_start = monotonic_ns()
+        if watch is not None and watch.all_ready is not None:
+            # Every share opens its window at one instant, once all of them are ready.
+            window_start = await loop.run_in_executor(None, watch.all_ready, window_start)
+            await asyncio.sleep(max(window_start - monotonic_ns(), 0) / NS_PER_S)
+        run.move_window(window_start)
+    measure_start = run.measure_start_ns
+
+    def at(when_ns: int, callback: Callable[[], None]) -> None:
+        handles.append(loop.call_later(max(when_ns - monotonic_ns(), 0) / NS_PER_S, callback))
+
+    def open_window() -> None:
+        run.open_window()
+        _arm_ticks(loop, run, recorder, measure_start, handles)
+
+    if run.stopping:
+        pass  # stopped while the share waited for its start or opened its connections
+    elif watcher is not None and watcher.check():
+        run.stop()  # asked to stop while the share waited for its start
+    else:
+        if spec.warmup_s > 0:
+            at(measure_start, open_window)
+        else:
+            open_window()
+        if spec.duration_s is not None:
+            at(measure_start + int(spec.duration_s * NS_PER_S), run.end_window)
+        run.begin()
     try:
         await run.done
     finally:
@@ -101,7 +114,23 @@ async def run_share_async(
             f"the load engine failed inside a connection callback ({faults[0]!r}); this is a"
             " bug in pytest-netbench, not a fault of the server: please report it"
         ) from faults[0]
-    return run.finish(loop_name)
+    outcome = run.finish(loop_name)
+    if phase is not None:
+        _record_phase(outcome, phase)
+    return outcome
+
+
+def _share_connect_rate(spec: LoadSpec, share: WorkerShare) -> float | None:
+    return spec.connect_rate / share.workers if spec.connect_rate is not None else None
+
+
+def _record_phase(outcome: WorkerOutcome, phase: ConnectPhase) -> None:
+    outcome.connect_first = True
+    outcome.connections_ready = len(phase.ready)
+    outcome.connect_failures = phase.failures
+    outcome.connect_failure_sample = phase.failure_sample
+    outcome.connect_phase_ns = phase.ended_ns - phase.begun_ns
+    outcome.connect_counts = count_microseconds(phase.latencies)
 
 
 def _arm_ticks(

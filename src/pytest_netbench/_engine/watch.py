@@ -23,10 +23,16 @@ Report = Callable[[ShareSnapshot], None]
 @dataclass(frozen=True, slots=True)
 class ShareWatch:
     """``report`` receives a snapshot every ``report_every_s``; ``stop_requested`` is asked
-    every ``stop_every_s`` and, once True, ends the run at once (no drain)."""
+    every ``stop_every_s`` and, once True, ends the run at once (no drain).
+
+    ``all_ready`` (shares that open their connections first): called, off the loop, with
+    the instant this share's connections were open; it returns once every share's are, with
+    the instant at which they all open their windows.
+    """
 
     report: Report | None = None
     stop_requested: Callable[[], bool] | None = None
+    all_ready: Callable[[int], int] | None = None
     report_every_s: float = 0.5
     stop_every_s: float = 0.1
 

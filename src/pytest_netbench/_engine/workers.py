@@ -17,9 +17,11 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import signal
+import threading
 import traceback
 from collections.abc import Iterator, Sequence
 from multiprocessing.connection import Connection, wait
+from multiprocessing.context import SpawnContext
 from multiprocessing.process import BaseProcess
 from time import monotonic_ns
 from typing import Protocol
@@ -34,6 +36,9 @@ from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 _GRACE_S = 30.0
+# Shares that open their connections first start their windows this long after the last
+# one is ready, so that every worker process is awake by then.
+_WINDOW_MARGIN_NS = 20_000_000
 
 
 class WorkerFailed(NetbenchError):
@@ -100,13 +105,15 @@ class LocalProcesses:
         context = multiprocessing.get_context("spawn")
         reports = watch is not None and watch.report is not None
         stoppable = watch is not None and watch.stop_requested is not None
+        connect_s = connect_phase_bound_s(spec)
+        ready = ReadyBarrier(context, len(shares), connect_s) if spec.connect_first else None
         procs: list[tuple[BaseProcess, Connection]] = []
         try:
             for share in shares:
                 parent_end, child_end = context.Pipe(duplex=True)
                 worker = context.Process(
                     target=_worker_main,
-                    args=(spec, share, released, child_end, reports, stoppable),
+                    args=(spec, share, released, child_end, reports, stoppable, ready),
                     name=f"netbench-worker-{share.index}",
                     daemon=True,
                 )
@@ -116,6 +123,7 @@ class LocalProcesses:
                 procs.append((worker, parent_end))
             limit_s = (
                 self.start_delay_s
+                + connect_s
                 + spec.warmup_s
                 + (spec.duration_s or 0)
                 + spec.timeout_s
@@ -136,6 +144,37 @@ class LocalProcesses:
         if failures:
             raise WorkerFailed("load worker failed: " + "\n".join(failures))
         return [outcomes[i] for i in range(len(procs))]
+
+
+def connect_phase_bound_s(spec: LoadSpec) -> float:
+    """The longest a share may spend opening its connections first (0 if it does not)."""
+    if not spec.connect_first:
+        return 0.0
+    paced = spec.connections / spec.connect_rate if spec.connect_rate else 0.0
+    return paced + 3 * spec.connect_timeout_s + 10.0
+
+
+class ReadyBarrier:
+    """All the local workers' shares open their windows at one instant, once every one of
+    them has its connections open (a process-shared barrier and the latest ready instant).
+
+    A worker that never arrives (it died) breaks the barrier after ``timeout_s``; the
+    others then open their windows at once, and the parent reports the dead worker.
+    """
+
+    def __init__(self, context: SpawnContext, parties: int, timeout_s: float) -> None:
+        self._barrier = context.Barrier(parties)
+        self._latest = context.Value("q", 0)
+        self._timeout_s = timeout_s
+
+    def wait(self, ready_ns: int) -> int:
+        with self._latest.get_lock():
+            self._latest.value = max(self._latest.value, ready_ns)
+        try:
+            self._barrier.wait(self._timeout_s)
+        except threading.BrokenBarrierError:
+            return monotonic_ns()
+        return int(self._latest.value) + _WINDOW_MARGIN_NS
 
 
 def _collect(
@@ -205,6 +244,7 @@ def _worker_main(
     pipe: Connection,
     reports: bool,
     stoppable: bool,
+    ready: ReadyBarrier | None,
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides (see LocalProcesses)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
@@ -220,10 +260,11 @@ def _worker_main(
         pipe.send(("progress", snapshot))
 
     watch = None
-    if reports or stoppable:
+    if reports or stoppable or ready is not None:
         watch = ShareWatch(
             report=report if reports else None,
             stop_requested=stop_requested if stoppable else None,
+            all_ready=ready.wait if ready is not None else None,
         )
     try:
         pipe.send(("ok", run_share(spec, share, released_ns, watch)))

@@ -238,4 +238,31 @@ def _generator(result: LoadResult, width: int) -> list[str]:
             f"max {lag_max}, late sends {gen.late_sends:,}, unsent {gen.unsent:,}"
         )
         lines += textwrap.wrap(open_text, width, initial_indent="  ", subsequent_indent="    ")
+    for text in (*_connect_phase(result), *gen.notes):
+        lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ")
     return lines
+
+
+def _connect_phase(result: LoadResult) -> list[str]:
+    """How opening the connections before the window went, and the host's SYN overflows."""
+    gen = result.generator
+    texts = []
+    if gen.connect_first:
+        wanted = result.spec.connections if result.spec is not None else gen.connections_ready
+        took = f" in {gen.connect_s:.2f} s" if gen.connect_s is not None else ""
+        text = f"before the window: {gen.connections_ready:,} of {wanted:,} connections open{took}"
+        if gen.connect_p50_ms is not None:
+            text += (
+                f", connect p50 {format_ms(gen.connect_p50_ms)} ms,"
+                f" p99 {format_ms(gen.connect_p99_ms or 0.0)} ms,"
+                f" max {format_ms(gen.connect_max_ms or 0.0)} ms"
+            )
+        if gen.connect_failures:
+            text += f"; {gen.connect_failures:,} failed ({gen.connect_failure_sample})"
+        texts.append(text)
+    if gen.listen_overflows:
+        texts.append(
+            f"accept queue overflows on this host during the load: {gen.listen_overflows:,}"
+            " (ListenOverflows: connects dropped at a full backlog, retried after 1 s)"
+        )
+    return texts

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
@@ -169,7 +170,30 @@ def _generator_stats(
         send_lag_max_ms=(max(lag_counts) / 1000.0 if lag_counts else 0.0) if open_loop else None,
         late_sends=sum(o.late_sends for o in outcomes),
         unsent=sum(o.unsent for o in outcomes),
+        **_connect_phase_stats(outcomes),
     )
+
+
+def _connect_phase_stats(outcomes: Sequence[WorkerOutcome]) -> dict[str, Any]:
+    """The connect-first figures of the shares that opened their connections first."""
+    phased = [o for o in outcomes if o.connect_first]
+    if not phased:
+        return {}
+    counts: Counter[int] = Counter()
+    for o in phased:
+        counts.update(o.connect_counts)
+    return {
+        "connect_first": True,
+        "connections_ready": sum(o.connections_ready for o in phased),
+        "connect_failures": sum(o.connect_failures for o in phased),
+        "connect_failure_sample": next(
+            (o.connect_failure_sample for o in phased if o.connect_failure_sample), ""
+        ),
+        "connect_s": max(o.connect_phase_ns for o in phased) / 1e9,
+        "connect_p50_ms": percentile_of_counts(counts, 50.0) if counts else None,
+        "connect_p99_ms": percentile_of_counts(counts, 99.0) if counts else None,
+        "connect_max_ms": max(counts) / 1000.0 if counts else None,
+    }
 
 
 def _invalid_reasons(

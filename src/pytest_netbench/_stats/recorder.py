@@ -94,6 +94,13 @@ class WorkerOutcome:
     loop: str = ""
     # A request mix: one entry per kind, in the mix's order (empty without a mix).
     by_request: list[RequestOutcome] = field(default_factory=list)
+    # connect_first: the connections opened before the window (see _engine.connect_phase).
+    connect_first: bool = False
+    connections_ready: int = 0
+    connect_failures: int = 0
+    connect_failure_sample: str = ""
+    connect_phase_ns: int = 0
+    connect_counts: Counter[int] = field(default_factory=Counter)  # connect latency, us
 
 
 class Recorder:

@@ -1,0 +1,104 @@
+"""Connections opened before the window (``connect_first``): all of them, paced, from the
+source addresses chosen, with the phase's figures in the result; on the asyncio loops."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import pytest
+from servers import StartEcho, StartHttp
+
+from pytest_netbench import LoadResult, SpecError, echo_load, http_load
+from pytest_netbench._api import run_spec
+from pytest_netbench._spec import tcp_spec
+
+Check = Callable[[LoadResult], LoadResult]
+
+
+def test_an_echo_flood_opens_every_connection_before_its_window(
+    echo_server: StartEcho, consistent: Check
+) -> None:
+    server, app = echo_server(payload_size=512)
+    r = consistent(echo_load("127.0.0.1", server.port, connections=20, requests=200))
+    gen = r.generator
+    assert gen.connect_first
+    assert (gen.connections_ready, gen.connect_failures) == (20, 0)
+    assert app.seen.connections == gen.connections_opened == 20
+    assert (r.sent, r.ok, r.errors_total, r.in_flight) == (200, 200, 0, 0)
+    assert gen.connect_s is not None and gen.connect_s > 0
+    assert gen.connect_p50_ms is not None and gen.connect_max_ms is not None
+    assert 0 < gen.connect_p50_ms <= (gen.connect_p99_ms or 0) <= gen.connect_max_ms
+
+
+def test_the_window_measures_exchanges_not_connecting(echo_server: StartEcho) -> None:
+    """Every connection was open when the window began: none of the window's exchanges
+    waited for a connect, so no connection completed its first exchange late."""
+    server, app = echo_server(payload_size=512)
+    r = echo_load("127.0.0.1", server.port, connections=50, duration=0.5)
+    assert r.generator.connections_ready == 50
+    assert r.errors_total == 0
+    assert r.in_flight == 50  # one exchange per connection cut off by the deadline
+    assert app.seen.connections == 50
+
+
+def test_connect_rate_paces_the_opening(echo_server: StartEcho) -> None:
+    server, _ = echo_server(payload_size=64)
+    r = echo_load(
+        "127.0.0.1", server.port, connections=20, requests=40, payload_bytes=64, connect_rate=100
+    )
+    # 20 connects at 100 a second cannot all have started before 19/100 s.
+    assert r.generator.connect_s is not None and r.generator.connect_s >= 0.9 * 19 / 100
+    assert r.generator.connections_ready == 20
+
+
+def test_two_workers_open_their_windows_together_once_both_are_ready(
+    echo_server: StartEcho, consistent: Check
+) -> None:
+    server, app = echo_server(payload_size=512)
+    r = consistent(echo_load("127.0.0.1", server.port, connections=30, requests=300, workers=2))
+    assert r.generator.workers == 2
+    assert r.generator.connections_ready == 30
+    assert (r.sent, r.ok) == (300, 300)
+    assert app.seen.connections == 30
+
+
+def test_http_opens_first_when_asked(http_server: StartHttp, consistent: Check) -> None:
+    server, app = http_server()
+    r = consistent(http_load(server.url, connections=5, requests=50, connect_first=True))
+    assert r.generator.connect_first and r.generator.connections_ready == 5
+    assert (r.sent, r.ok) == (50, 50)
+    assert app.seen.connections == 5
+    plain = http_load(server.url, connections=5, requests=50)
+    assert not plain.generator.connect_first and plain.generator.connect_s is None
+
+
+def test_connections_come_from_the_source_addresses_given(echo_server: StartEcho) -> None:
+    server, app = echo_server(payload_size=512)
+    spec = tcp_spec("127.0.0.1", server.port, connections=12, requests=120)
+    r = run_spec(dataclasses.replace(spec, source_addresses=("127.0.0.2", "127.0.0.3")))
+    assert (r.ok, r.errors_total) == (120, 0)
+    assert sorted(set(app.seen.peers)) == ["127.0.0.2", "127.0.0.3"]
+    assert app.seen.peers.count("127.0.0.2") == app.seen.peers.count("127.0.0.3") == 6
+
+
+def test_the_hosts_accept_queue_overflows_are_counted(echo_server: StartEcho) -> None:
+    server, _ = echo_server(payload_size=512)
+    r = echo_load("127.0.0.1", server.port, connections=2, requests=4)
+    assert isinstance(r.generator.listen_overflows, int) and r.generator.listen_overflows >= 0
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"connect_first": True, "rate": 100.0}, "closed-loop"),
+        ({"connect_first": True, "loop": "trio"}, "asyncio"),
+        ({"connect_rate": 100.0, "connect_first": False}, "--connect-first"),
+        ({"connect_first": True, "connect_rate": 0}, "connect_rate must be > 0"),
+    ],
+)
+def test_connect_first_mistakes_are_refused_before_any_socket(
+    options: dict[str, object], words: str
+) -> None:
+    with pytest.raises(SpecError, match=words):
+        echo_load("127.0.0.1", 9, connections=2, duration=1, **options)
