@@ -1,42 +1,50 @@
 """How often does the regression gate cry wolf, and how often does it catch a real slowdown?
 
 Starts two copies of a tiny asyncio HTTP server (subprocesses, loopback, ports chosen by
-the kernel) and measures them in interleaved trials with ``pytest_netbench.http_load``,
-then asks the gate (``pytest_netbench.compare_values``) for a verdict:
+the kernel, each process tree sampled so ``server.cpu_ms_per_request`` is measured) and
+measures them in interleaved trials (ABBA) with ``pytest_netbench.http_load``, asking the
+gate for a verdict the way ``pytest --netbench-ab ... --netbench-sequential`` does:
 
 * A/A: both servers identical. Any "regression" is a false alarm.
 * A/B: the second server takes 10 % longer per request. A "regression" is a catch.
 
-Each experiment runs ``--trials`` trials a side; the same experiment is repeated
-``--experiments`` times and the rates are printed, along with the same data judged from a
-single trial a side (threshold only), which shows why trials matter.
+``--sequential BATCH:BUDGET`` (default 3:18) adds BATCH trials a side per look until the
+gate decides or BUDGET trials a side are spent; ``--trials N`` instead judges a fixed N
+trials a side once. Each experiment is repeated ``--experiments`` times; printed are the
+false alarms, the catches, what stayed unclear, the trials and the load time each
+experiment took, each metric's noise (the spread of one trial, from the A/A trials), and
+the same data judged from its first trial alone (threshold only).
 
 The server's per-request cost is either a sleep (``--work sleep``: latency-bound, like a
 server waiting on a backend) or a busy loop (``--work cpu``: CPU-bound, the noisy case on
 a shared machine).
 
-    python benchmarks/gate_false_alarm.py --experiments 30 --trials 5 --duration 0.3
+    python benchmarks/gate_false_alarm.py --experiments 100 --work cpu
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import subprocess
 import sys
 import textwrap
 import time
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pytest_netbench import (
     LoadResult,
+    ProcessTreeSampler,
     compare_values,
     http_load,
     metric_value,
     parse_thresholds,
 )
+from pytest_netbench._compare.family import GateRule, decide_look
+from pytest_netbench._compare.noise import trial_spread
+from pytest_netbench._compare.sequential import SequentialDesign
 
 SERVER_SOURCE = textwrap.dedent(
     """
@@ -96,7 +104,16 @@ class TinyServer:
         if not match:
             self.stop()
             raise RuntimeError(f"server did not start: {line!r}")
-        self.url = f"http://127.0.0.1:{match.group(1)}/"
+        self.port = int(match.group(1))
+        self.url = f"http://127.0.0.1:{self.port}/"
+
+    # What http_load's server= needs, so the server's CPU per request is measured.
+    def monitor(self) -> ProcessTreeSampler:
+        return ProcessTreeSampler(self.process.pid, port=self.port)
+
+    def check_alive(self) -> None:
+        if self.process.poll() is not None:
+            raise RuntimeError(f"server exited with {self.process.returncode}")
 
     def stop(self) -> None:
         self.process.terminate()
@@ -115,26 +132,28 @@ class TinyServer:
 
 @dataclass
 class Tally:
-    verdicts: Counter[str]
-    experiments: int = 0
+    """Outcomes of one scenario's experiments, and what they cost."""
 
-    def add(self, verdicts: Sequence[str]) -> None:
+    verdicts: Counter[str] = field(default_factory=Counter)
+    experiments: int = 0
+    trials: list[int] = field(default_factory=list)
+    load_seconds: list[float] = field(default_factory=list)
+
+    def add(self, decision: str, trials: int = 0, load_seconds: float = 0.0) -> None:
         self.experiments += 1
-        if "regression" in verdicts:
-            self.verdicts["fired"] += 1
-        elif "unclear" in verdicts:
-            self.verdicts["unclear"] += 1
-        else:
-            self.verdicts["quiet"] += 1
+        self.verdicts[{"regression": "fired"}.get(decision, decision)] += 1
+        self.trials.append(trials)
+        self.load_seconds.append(load_seconds)
 
     def rate(self, key: str) -> str:
         n = self.verdicts[key]
         return f"{n}/{self.experiments} ({100 * n / max(1, self.experiments):.0f}%)"
 
 
-def measure(url: str, args: argparse.Namespace) -> LoadResult:
+def measure(server: TinyServer, args: argparse.Namespace) -> LoadResult:
     return http_load(
-        url,
+        server.url,
+        server=server,
         connections=args.connections,
         duration=args.duration,
         warmup=args.warmup,
@@ -142,84 +161,142 @@ def measure(url: str, args: argparse.Namespace) -> LoadResult:
     )
 
 
-def judge(current: list[LoadResult], baseline: list[LoadResult], thresholds_text: str) -> list[str]:
-    verdicts: list[str] = []
-    for threshold in parse_thresholds(thresholds_text):
-        item = compare_values(
-            "x",
-            threshold.metric,
-            [metric_value(r, threshold.metric) for r in current],
-            [metric_value(r, threshold.metric) for r in baseline],
-            threshold,
-        )
-        verdicts.append(item.verdict)
-    return verdicts
+def figures(results: list[LoadResult], metric: str) -> list[float]:
+    return [metric_value(r, metric) for r in results]
+
+
+def decide(
+    current: list[LoadResult], baseline: list[LoadResult], thresholds_text: str, rule: GateRule
+) -> str:
+    thresholds = parse_thresholds(thresholds_text)
+    values = {
+        t.metric: (figures(current, t.metric), figures(baseline, t.metric)) for t in thresholds
+    }
+    return decide_look(values, thresholds, rule)
+
+
+def single_trial(current: LoadResult, baseline: LoadResult, thresholds_text: str) -> str:
+    """The threshold alone on one trial a side: what a gate without trials does."""
+    verdicts = [
+        compare_values(
+            "x", t.metric, [metric_value(current, t.metric)], [metric_value(baseline, t.metric)], t
+        ).verdict
+        for t in parse_thresholds(thresholds_text)
+    ]
+    return "regression" if "regression" in verdicts else "ok"
+
+
+def experiment(
+    base: TinyServer, head: TinyServer, args: argparse.Namespace, rule: GateRule, first: int
+) -> tuple[str, list[LoadResult], list[LoadResult], float]:
+    """One sequential (or fixed) comparison: (decision, base trials, head trials, load s)."""
+    assert rule.design is not None
+    base_runs: list[LoadResult] = []
+    head_runs: list[LoadResult] = []
+    decision = "unclear"
+    for look in rule.design.looks:
+        while len(base_runs) < look:
+            # ABBA, and alternate who opens the experiment, so drift hits both sides.
+            order = [(base, base_runs), (head, head_runs)]
+            if (first + len(base_runs)) % 2:
+                order.reverse()
+            for server, sink in order:
+                sink.append(measure(server, args))
+        decision = decide(head_runs, base_runs, args.thresholds, rule)
+        if decision != "continue":
+            break
+    load_s = sum(r.duration_s for r in (*base_runs, *head_runs)) / 2
+    return ("unclear" if decision == "continue" else decision), base_runs, head_runs, load_s
 
 
 def run(args: argparse.Namespace) -> None:
     cost = args.cost_us
-    per_metric: dict[str, Counter[str]] = {}
-    tallies = {
-        (scenario, mode): Tally(Counter())
-        for scenario in ("A/A", "A/B +10%")
-        for mode in ("trials", "single")
-    }
+    if args.trials:
+        design = SequentialDesign.fixed(args.trials)
+    else:
+        batch, budget = (int(n) for n in args.sequential.split(":"))
+        design = SequentialDesign.every(batch, budget)
+    rule = GateRule(design=design)
+    metrics = [t.metric for t in parse_thresholds(args.thresholds)]
+    shown = list(dict.fromkeys([*metrics, "rps", "p50_ms", "p99_ms", "server.cpu_ms_per_request"]))
+    tallies = {(s, mode): Tally() for s in ("A/A", "A/B +10%") for mode in ("gate", "single")}
+    noise_groups: dict[str, list[list[float]]] = {m: [] for m in shown}
     started = time.monotonic()
     for scenario, slowdown in (("A/A", 1.0), ("A/B +10%", 1.0 + args.slowdown)):
-        with TinyServer(args.work, cost) as base, TinyServer(args.work, cost * slowdown) as cur:
-            for experiment in range(args.experiments):
-                base_runs: list[LoadResult] = []
-                cur_runs: list[LoadResult] = []
-                for trial in range(args.trials):
-                    # Interleave, and alternate who goes first, so drift hits both sides.
-                    order = [(base, base_runs), (cur, cur_runs)]
-                    if (experiment + trial) % 2:
-                        order.reverse()
-                    for server, sink in order:
-                        sink.append(measure(server.url, args))
-                verdicts = judge(cur_runs, base_runs, args.thresholds)
-                tallies[(scenario, "trials")].add(verdicts)
+        wall = time.monotonic()
+        with TinyServer(args.work, cost) as base, TinyServer(args.work, cost * slowdown) as head:
+            for index in range(args.experiments):
+                begun = time.monotonic()
+                decision, base_runs, head_runs, load_s = experiment(base, head, args, rule, index)
+                tallies[(scenario, "gate")].add(decision, len(base_runs), load_s)
                 tallies[(scenario, "single")].add(
-                    judge(cur_runs[:1], base_runs[:1], args.thresholds)
+                    single_trial(head_runs[0], base_runs[0], args.thresholds)
                 )
-                for threshold, verdict in zip(
-                    parse_thresholds(args.thresholds), verdicts, strict=True
-                ):
-                    per_metric.setdefault(f"{scenario} {threshold.metric}", Counter())[verdict] += 1
-                errors = sum(r.errors_total for r in base_runs + cur_runs)
-                if errors:
-                    print(f"  note: {errors} errors in experiment {experiment}", flush=True)
-            print(
-                f"{scenario}: {args.experiments} experiments done "
-                f"({time.monotonic() - started:.0f} s so far)",
-                flush=True,
-            )
+                if scenario == "A/A":
+                    for metric in shown:
+                        noise_groups[metric] += [
+                            figures(base_runs, metric),
+                            figures(head_runs, metric),
+                        ]
+                errors = sum(r.errors_total for r in base_runs + head_runs)
+                print(
+                    f"  {scenario} #{index + 1}: {decision} after {len(base_runs)} trials a side "
+                    f"({time.monotonic() - begun:.1f} s)"
+                    + (f", {errors} errors" if errors else ""),
+                    flush=True,
+                )
+        print(
+            f"{scenario}: {args.experiments} experiments in {time.monotonic() - wall:.0f} s "
+            f"({time.monotonic() - started:.0f} s so far)",
+            flush=True,
+        )
     print()
     print(
         f"work={args.work} cost={cost:g}us slowdown={args.slowdown:.0%} "
-        f"connections={args.connections} duration={args.duration}s trials={args.trials} "
-        f"experiments={args.experiments} gate={args.thresholds}"
+        f"connections={args.connections} duration={args.duration}s warmup={args.warmup}s "
+        f"experiments={args.experiments}\ngate={args.thresholds} alpha={rule.alpha:g} "
+        f"({design.describe()})"
     )
-    print(f"{'scenario':<10} {'judged from':<22} {'gate fired':>16} {'unclear':>16} {'quiet':>16}")
+    header = (
+        f"{'scenario':<10} {'judged from':<20} {'gate fired':>13} {'unclear':>13} {'ok':>13}"
+        f" {'trials/side':>12} {'load s/side':>12}"
+    )
+    print(header)
     for (scenario, mode), tally in tallies.items():
-        label = f"{args.trials} trials a side" if mode == "trials" else "1 trial (threshold)"
+        label = "the gate" if mode == "gate" else "1 trial (threshold)"
+        cost_cells = ""
+        if mode == "gate":
+            trials = sum(tally.trials) / max(1, len(tally.trials))
+            seconds = sum(tally.load_seconds) / max(1, len(tally.load_seconds))
+            cost_cells = f" {trials:>7.1f} (<={max(tally.trials, default=0)}) {seconds:>7.1f}"
+            cost_cells += f" (<={max(tally.load_seconds, default=0):.0f})"
         print(
-            f"{scenario:<10} {label:<22} {tally.rate('fired'):>16} "
-            f"{tally.rate('unclear'):>16} {tally.rate('quiet'):>16}"
+            f"{scenario:<10} {label:<20} {tally.rate('fired'):>13} {tally.rate('unclear'):>13} "
+            f"{tally.rate('ok'):>13}{cost_cells}"
         )
     print()
-    print("per metric (trials):")
-    for key, counts in per_metric.items():
-        print(f"  {key:<22} " + ", ".join(f"{v} {counts[v]}" for v in sorted(counts)))
+    print("noise of one trial (robust relative SD over the A/A trials):")
+    for metric, groups in noise_groups.items():
+        spread, trials, _groups = trial_spread(groups)
+        shown_spread = "n/a" if math.isnan(spread) else f"{spread * 100:.1f}%"
+        print(f"  {metric:<27} {shown_spread:>7}  ({trials} trials)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--experiments", type=int, default=30)
-    parser.add_argument("--trials", type=int, default=5)
+    parser.add_argument("--experiments", type=int, default=100)
+    parser.add_argument(
+        "--sequential",
+        default="3:18",
+        metavar="BATCH:BUDGET",
+        help="trials a side per look and at most (default 3:18)",
+    )
+    parser.add_argument(
+        "--trials", type=int, default=0, help="judge a fixed N trials a side instead"
+    )
     parser.add_argument("--duration", type=float, default=0.3)
     parser.add_argument("--warmup", type=float, default=0.05)
-    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--work", choices=("sleep", "cpu"), default="sleep")
     parser.add_argument(
         "--cost-us",
@@ -228,7 +305,9 @@ def main() -> None:
         help="per-request cost (default 20000 for sleep, 300 for cpu)",
     )
     parser.add_argument("--slowdown", type=float, default=0.10)
-    parser.add_argument("--thresholds", default="rps:5%,p50_ms:5%,p99_ms:10%")
+    parser.add_argument(
+        "--thresholds", default="rps:5%,p50_ms:5%,p99_ms:10%,server.cpu_ms_per_request:5%"
+    )
     args = parser.parse_args()
     if args.cost_us is None:
         args.cost_us = 20_000.0 if args.work == "sleep" else 300.0
