@@ -1,4 +1,4 @@
-"""Mann-Whitney U and the bootstrap interval, checked against brute force and known values."""
+"""Mann-Whitney U and the shift interval, checked against brute force and known values."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import random
 import pytest
 
 from pytest_netbench._compare.significance import (
-    bootstrap_ratio_ci,
     mann_whitney_u,
     min_p_value,
+    shift_interval,
     trials_needed,
 )
 
@@ -92,20 +92,21 @@ def test_small_samples_have_a_floor_on_p() -> None:
     assert mann_whitney_u([1, 2, 3], [4, 5, 6]).p_value == pytest.approx(min_p_value(3, 3))
 
 
-def test_bootstrap_interval_is_seeded_and_brackets_the_ratio() -> None:
-    current = [110.0, 112.0, 108.0, 111.0, 109.0]
-    baseline = [100.0, 101.0, 99.0, 100.5, 99.5]
-    first = bootstrap_ratio_ci(current, baseline, seed=3)
-    assert first == bootstrap_ratio_ci(current, baseline, seed=3)
-    low, high = first
-    assert low <= 110.0 / 100.0 <= high
-    assert low > 1.0  # clearly separated samples
-    same_low, same_high = bootstrap_ratio_ci(baseline, baseline)
-    assert same_low <= 1.0 <= same_high
+def test_moses_bounds_use_the_exact_u_distribution() -> None:
+    # 5 vs 5: P(U <= 4) = 12/252 = 0.048 <= 0.05 < P(U <= 5) = 19/252, so the bounds are
+    # the 5th smallest and 5th largest of the 25 pairwise differences.
+    current = [10.0, 11.0, 12.0, 13.0, 14.0]
+    baseline = [0.0, 0.1, 0.2, 0.3, 0.4]
+    differences = sorted(c - b for c in current for b in baseline)
+    interval = shift_interval(current, baseline, 0.05, 0.05)
+    assert (interval.low, interval.high) == (differences[4], differences[-5])
+    assert interval.estimate == pytest.approx(12.0 - 0.2)
+    assert interval.low > 0
 
 
-def test_bootstrap_degenerate_inputs() -> None:
-    assert all(math.isnan(v) for v in bootstrap_ratio_ci([], [1.0]))
-    assert all(math.isnan(v) for v in bootstrap_ratio_ci([1.0], [0.0, 0.0]))
-    with pytest.raises(ValueError, match="confidence"):
-        bootstrap_ratio_ci([1.0], [1.0], confidence=1.5)
+def test_moses_bounds_are_unbounded_when_the_trials_are_too_few() -> None:
+    interval = shift_interval([2.0, 3.0, 4.0], [1.0, 1.5, 2.0], 0.01, 0.3)
+    assert interval.low == -math.inf  # 3 vs 3 cannot reach 0.01 (at best 0.05)
+    assert math.isfinite(interval.high)
+    with pytest.raises(ValueError, match="at least one value"):
+        shift_interval([], [1.0], 0.05, 0.05)

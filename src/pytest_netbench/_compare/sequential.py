@@ -114,7 +114,7 @@ def efficacy_boundaries(
         else:
             boundary = _solve_boundary(grid, density, increment, t, share)
         boundaries.append(boundary)
-        top = boundary * math.sqrt(t)
+        top = min(boundary, -_LOWEST_Z) * math.sqrt(t)  # no mass worth a grid point above
         bottom = _LOWEST_Z * math.sqrt(t)
         step = (top - bottom) / (_GRID_POINTS - 1)
         new_grid = [bottom + i * step for i in range(_GRID_POINTS)]

@@ -6,8 +6,9 @@ rarely normal on a shared machine:
 * the Mann-Whitney U test (two-sided). Exact p-values for small samples (the common case:
   3-10 trials a side), by counting rank arrangements; the normal approximation with tie
   and continuity corrections beyond that.
-* a bootstrap confidence interval for the ratio of medians, with a seeded RNG so the same
-  inputs always give the same interval (a CI gate must not flap on its own randomness).
+* the Hodges-Lehmann estimate of a shift with Moses' bounds (:func:`shift_interval`), the
+  interval the gate decides from; deterministic, so a CI gate never flaps on its own
+  randomness.
 
 Note the floor on small samples: with n trials a side the smallest possible two-sided
 exact p-value is ``2 / C(2n, n)``: 0.33 for 2 vs 2, 0.10 for 3 vs 3, 0.029 for 4 vs 4.
@@ -19,7 +20,6 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import random
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -124,37 +124,6 @@ def trials_needed(alpha: float) -> int:
     while min_p_value(n, n) >= alpha:
         n += 1
     return n
-
-
-def bootstrap_ratio_ci(
-    current: Sequence[float],
-    baseline: Sequence[float],
-    *,
-    confidence: float = 0.95,
-    resamples: int = 2000,
-    seed: int = 0,
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of median(current) / median(baseline).
-
-    Returns (nan, nan) when a baseline median resample is zero or a side is empty.
-    """
-    if not current or not baseline:
-        return math.nan, math.nan
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1, got {confidence!r}")
-    rng = random.Random(seed)
-    ratios: list[float] = []
-    for _ in range(resamples):
-        cur = statistics.median(rng.choices(current, k=len(current)))
-        base = statistics.median(rng.choices(baseline, k=len(baseline)))
-        if base == 0:
-            return math.nan, math.nan
-        ratios.append(cur / base)
-    ratios.sort()
-    tail = (1 - confidence) / 2
-    low = ratios[min(len(ratios) - 1, math.floor(tail * len(ratios)))]
-    high = ratios[min(len(ratios) - 1, math.ceil((1 - tail) * len(ratios)) - 1)]
-    return low, high
 
 
 # Exact counts of U below this many cells (n1 * n2); the normal approximation above.
