@@ -1,10 +1,10 @@
 """Echo flood: `netbench echo` against a minimal Go flood client, on the same Go echo server.
 
-The server is the catalog's Go echo (``io.Copy`` per connection, GOMAXPROCS=1) pinned to one
-core; each generator runs alone, pinned to the other. Every exchange writes ``--bytes`` in
-``--chunk`` writes and reads it back, and both clients check every byte. Each trial runs
-the Go client and netbench back to back (order alternating) at each connection count and
-prints the ratio of verified exchanges per second measured in that trial.
+The server is the catalog's Go echo (a 32 KiB read/write loop per connection, GOMAXPROCS=1)
+pinned to one core; each generator runs alone, pinned to the other. Every exchange writes
+``--bytes`` in ``--chunk`` writes and reads it back, and both clients check every byte.
+Each trial runs the Go client and netbench back to back (order alternating) at each
+connection count and prints the ratio of verified exchanges per second measured in that trial.
 
     python benchmarks/bench_echo_flood.py [--trials 3] [--duration 8] [--connections 100,1000]
                                           [--bytes 524288] [--chunk 32768]
@@ -76,7 +76,7 @@ def main() -> None:
         header(
             f"netbench echo vs a Go flood client, {args.bytes:,} bytes in {args.chunk:,}-byte "
             "writes, every byte checked",
-            f"Go io.Copy echo server (GOMAXPROCS=1) on cpu {server_cpu}, generator on cpu "
+            f"Go echo server (GOMAXPROCS=1) on cpu {server_cpu}, generator on cpu "
             f"{gen_cpu}, {args.duration:g} s per run, {args.trials} trials",
         )
     )

@@ -108,7 +108,7 @@ def build_go_flood() -> Path:
 
 
 def build_go_echo() -> Path:
-    """The catalog's Go server (``go`` in ``netbench servers``: its echo is ``io.Copy``)."""
+    """The catalog's Go server (``go`` in ``netbench servers``: its echo is a read/write loop)."""
     source = HERE.parent.parent / "src" / "pytest_netbench" / "_servers" / "apps" / "go"
     return _build_go("catalog_go", [source / "main.go"])
 
@@ -117,7 +117,7 @@ class PinnedServer:
     """A benchmark server in one mode, pinned to ``cpu``; use as a context manager.
 
     ``server="c"`` is ``httpd.c`` (hello, delay, stall); ``server="go"`` is net/http with
-    GOMAXPROCS=1 (hello only); ``server="go-echo"`` is the catalog's Go echo (``io.Copy``
+    GOMAXPROCS=1 (hello only); ``server="go-echo"`` is the catalog's Go echo (read/write
     per connection, GOMAXPROCS=1).
     """
 

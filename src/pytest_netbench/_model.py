@@ -26,6 +26,7 @@ MIX_ORDERS: tuple[MixOrder, ...] = ("cycle", "weighted")
 # Why a result cannot be trusted, one kind per entry of ``invalid_reasons`` (whose text is
 # for people; these are for code, e.g. the experiment layer deciding whether to retry).
 InvalidCause = Literal[
+    "connections_not_opened",
     "generator_fds",
     "generator_saturated",
     "rate_not_achieved",
@@ -34,6 +35,7 @@ InvalidCause = Literal[
     "unknown",
 ]
 INVALID_CAUSES: tuple[InvalidCause, ...] = (
+    "connections_not_opened",
     "generator_fds",
     "generator_saturated",
     "rate_not_achieved",
@@ -48,6 +50,7 @@ GENERATOR_CAUSES: frozenset[str] = frozenset(
 )
 # How results stored before causes existed are read: the first words of each reason.
 _CAUSE_OF_REASON: tuple[tuple[str, InvalidCause], ...] = (
+    ("connections not opened", "connections_not_opened"),
     ("generator ran out of file descriptors", "generator_fds"),
     ("generator saturated", "generator_saturated"),
     ("rate not achieved", "rate_not_achieved"),
@@ -281,6 +284,9 @@ class GeneratorStats:
     connect_p50_ms: float | None = None
     connect_p99_ms: float | None = None
     connect_max_ms: float | None = None
+    # Echo: connections open at the end that completed no exchange in the whole run (a
+    # flood's starved connections); None where not counted.
+    connections_without_exchange: int | None = None
     # SYN-queue overflows on this host during the load (``ListenOverflows`` of
     # /proc/net/netstat, system-wide): connects the kernel dropped at a full accept queue.
     listen_overflows: int | None = None
@@ -561,13 +567,7 @@ class LoadResult:
             )
             if server
             else None,
-            generator=GeneratorStats(
-                **{
-                    k: tuple(v) if isinstance(v, list) else v
-                    for k, v in gen.items()
-                    if k in gen_fields
-                }
-            ),
+            generator=GeneratorStats(**_generator_fields(gen, gen_fields)),
             valid=bool(data.get("valid", True)),
             interrupted=bool(data.get("interrupted", False)),
             invalid_reasons=reasons,
@@ -584,6 +584,11 @@ class LoadResult:
                 for name, stats in (data.get("by_request") or {}).items()
             },
         )
+
+
+def _generator_fields(stored: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
+    """GeneratorStats' known fields of a stored result (JSON lists back as tuples)."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in stored.items() if k in names}
 
 
 def cause_of_reason(reason: str) -> InvalidCause:

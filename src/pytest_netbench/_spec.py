@@ -268,7 +268,9 @@ def _checked_common(
     if connect_first and loop == "trio":
         raise SpecError("connect_first needs the asyncio/uvloop engine: use loop='auto'")
     if connect_rate is not None and not connect_first:
-        raise SpecError("connect_rate (--connect-rate) paces connect_first (--connect-first): turn that on too")
+        raise SpecError(
+            "connect_rate (--connect-rate) paces connect_first (--connect-first): turn that on too"
+        )
     if duration is None and requests is None:
         duration = DEFAULT_DURATION_S
     return {

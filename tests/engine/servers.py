@@ -180,6 +180,7 @@ def send_reset(writer: asyncio.StreamWriter) -> None:
 class EchoOptions:
     corrupt_every: int = 0  # every Nth exchange comes back with its first byte flipped
     payload_size: int = 0  # needed to find exchange boundaries when corrupting or counting
+    mute_first: int = 0  # the first N connections are read from but never answered
 
 
 class EchoApp:
@@ -192,6 +193,10 @@ class EchoApp:
     async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.seen.connections += 1
         self.seen.peers.append(writer.get_extra_info("peername")[0])
+        if self.seen.connections <= self.options.mute_first:
+            while await reader.read(65536):
+                pass
+            return
         position = 0  # offset inside the current exchange
         size = self.options.payload_size
         while data := await reader.read(65536):

@@ -102,3 +102,37 @@ def test_connect_first_mistakes_are_refused_before_any_socket(
 ) -> None:
     with pytest.raises(SpecError, match=words):
         echo_load("127.0.0.1", 9, connections=2, duration=1, **options)
+
+
+def test_a_server_that_stops_accepting_costs_one_connect_timeout_and_is_named() -> None:
+    """A listener that never accepts (backlog 1): its queue fills, further SYNs are dropped,
+    so connects time out. The phase gives up after one wave of them, not one timeout per
+    missing connection, and the result is invalid saying how many were open."""
+    import socket
+
+    listener = socket.socket()
+    try:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        r = echo_load("127.0.0.1", port, connections=60, duration=0.3, connect_timeout=0.5)
+    finally:
+        listener.close()
+    gen = r.generator
+    assert gen.connect_failures == 48
+    assert gen.connections_ready < 60
+    assert "connect timeout" in gen.connect_failure_sample
+    assert r.invalid_causes[0] == "connections_not_opened"
+    assert f"{gen.connections_ready} of 60 (48 connects failed" in r.invalid_reasons[0]
+    assert r.ok == 0
+    assert (gen.connections_without_exchange or 0) >= gen.connections_ready
+
+
+def test_connections_that_never_got_an_echo_are_counted(
+    echo_server: StartEcho, consistent: Check
+) -> None:
+    server, _ = echo_server(payload_size=512, mute_first=3)
+    r = consistent(echo_load("127.0.0.1", server.port, connections=10, duration=0.3))
+    assert r.generator.connections_without_exchange == 3
+    assert r.in_flight == 10  # the 3 mute ones and one exchange each of the 7 others
+    assert r.ok > 0

@@ -137,3 +137,25 @@ def test_a_managed_server_dying_during_the_load_is_a_server_side_cause(tmp_path:
     assert result.invalid_reasons[-1].startswith("server died during the load")
     assert not result.invalid_by_generator_only
     assert attempts.runs == 1  # a crash is the server's doing: not run again
+
+
+def test_connections_missing_at_the_window_make_the_result_invalid_naming_them() -> None:
+    spec = dataclasses.replace(CLOSED, connections=100, connect_first=True)
+    result = merge_outcomes(
+        spec,
+        [
+            outcome(
+                connect_first=True,
+                connections_ready=52,
+                connect_failures=48,
+                connect_failure_sample="connect failed: connect timeout",
+            )
+        ],
+    )
+    assert result.invalid_causes == ("connections_not_opened",)
+    assert "52 of 100 (48 connects failed: connect failed: connect timeout)" in (
+        result.invalid_reasons[0]
+    )
+    assert not result.invalid_by_generator_only
+    whole = merge_outcomes(spec, [outcome(connect_first=True, connections_ready=100)])
+    assert whole.valid

@@ -25,6 +25,8 @@ from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import Recorder, WorkerOutcome
 
+_NEVER_NS = 2**63 - 1
+
 
 class Outstanding(Protocol):
     """One connection's outstanding requests, oldest first: when each started, and in open
@@ -56,6 +58,7 @@ class RunAccounting:
         self.open_loop = share.rate is not None
         self.start_at_ns = start_at_ns
         self.measure_start_ns = start_at_ns + int(spec.warmup_s * NS_PER_S)
+        self.deadline_ns = self.window_deadline()
         self.recorder = Recorder(
             self.measure_start_ns,
             open_loop=self.open_loop,
@@ -78,6 +81,12 @@ class RunAccounting:
         # Close after this many responses on a connection (keep-alive off means 1).
         self.rpc = spec.requests_per_connection or (0 if spec.keepalive else 1)
         self.cost = ThreadCost()
+
+    def window_deadline(self) -> int:
+        """When a duration run's window ends; for a request count, never."""
+        if self.spec.duration_s is None:
+            return _NEVER_NS
+        return self.measure_start_ns + int(self.spec.duration_s * NS_PER_S)
 
     # -- the loop supplies --
     def stop(self) -> None:

@@ -42,6 +42,7 @@ from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import ONE_SECOND_NS
 
 _MIN_TIMER_S = 0.001
+_NEVER_NS = 2**63 - 1
 
 
 class BaseRun(RunAccounting):
@@ -77,6 +78,10 @@ class BaseRun(RunAccounting):
         self.bucket_timer: asyncio.TimerHandle | None = None
         # Set while a closed-loop share opens its connections before the window.
         self.phase: ConnectPhase | None = None
+        # Echo: connections open at the end that completed no exchange (None: not counted).
+        self.without_exchange: int | None = None
+        # When the timeline's current second ends (at the default resolution).
+        self.next_tick_ns = _NEVER_NS
 
     # -- connection lifecycle --
     def open_connection(self, start: int, intended: int) -> Connection:
@@ -170,16 +175,25 @@ class BaseRun(RunAccounting):
         self.start_at_ns = start_ns
         self.measure_start_ns = start_ns + int(self.spec.warmup_s * NS_PER_S)
         self.recorder.measure_start_ns = self.measure_start_ns
+        self.deadline_ns = self.window_deadline()
         for conn in self.connections:
             conn.window_moved(self.measure_start_ns)
 
     # -- the timeline --
     def open_window(self) -> None:
         super().open_window()
+        if self.recorder.bucket_ns == ONE_SECOND_NS:
+            self.next_tick_ns = self.measure_start_ns + NS_PER_S
         # The driver's once-a-second tick closes the buckets at the default resolution;
         # any other resolution is this run's to keep.
         if self.recorder.bucket_ns != ONE_SECOND_NS:
             self._arm_bucket_end(1)
+
+    def tick_due(self) -> None:
+        """Close the timeline's second that ended at ``next_tick_ns``: the driver's timer
+        calls it, or an echo exchange that saw the second end first (see echo_connection)."""
+        self.recorder.tick()
+        self.next_tick_ns += NS_PER_S
 
     def _arm_bucket_end(self, index: int) -> None:
         """Close the timeline's bucket ``index - 1`` at its end, ``index`` buckets in. The
@@ -214,6 +228,11 @@ class BaseRun(RunAccounting):
             self.bucket_timer.cancel()
         for conn in self.connections:
             conn.settle_counts()
+        if self.exchange.verified_echo:
+            # Echo connections count their exchanges (see echo_connection).
+            self.without_exchange = sum(
+                1 for c in self.connections if getattr(c, "exchanges", 1) == 0
+            )
         self.stop_counting(self.connections)
         for conn in list(self.connections):
             if conn.connect_task is not None:
@@ -245,8 +264,9 @@ class ClosedRun(BaseRun):
         missing = self.share.connections
         if self.phase is not None:
             ready = self.phase.alive()
+            # Connects the phase gave up waiting for finish inside the window.
+            missing -= len(ready) + self.phase.connecting
             self.phase = None
-            missing -= len(ready)
             for conn in ready:
                 self.connected(conn)
         for _ in range(missing):

@@ -8,6 +8,11 @@ the generator itself (an overflow drops the SYN and costs the client a one-secon
 retransmit). Each connect's latency is kept, and the window opens once every connection
 is established or has failed; a failed one is opened again inside the window, where its
 failure counts as an error of a request as usual.
+
+A server that stops accepting (its open-files limit reached, say) makes each further
+connect wait out its timeout: the phase gives up after :data:`MAX_CONNECTING` failures,
+so that costs one connect timeout, not one per missing connection, and the result says
+how many connections were open when the window began.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ class ConnectPhase:
         self.ready: list[Connection] = []
         self.failures = 0
         self.failure_sample = ""
+        self.gave_up = False
         self.latencies: array[int] = array("q")
         self.begun_ns = 0
         self.ended_ns = 0
@@ -101,7 +107,19 @@ class ConnectPhase:
     def failed(self, reason: str) -> None:
         self.failures += 1
         self.failure_sample = self.failure_sample or reason
-        self._settle()
+        if self.failures < MAX_CONNECTING:
+            self._settle()
+            return
+        self.settled += 1
+        self.gave_up = True
+        self.ended_ns = monotonic_ns()
+        if not self._done.done():
+            self._done.set_result(None)
+
+    @property
+    def connecting(self) -> int:
+        """Connects started and not settled yet (some remain if the phase gave up)."""
+        return self.started - self.settled
 
     def lost(self, conn: Connection) -> None:
         """An established connection closed before the window (the server hung up)."""

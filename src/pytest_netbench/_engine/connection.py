@@ -34,6 +34,8 @@ class ConnectionOwner(Protocol):
     stopping: bool
     mix_sequence: tuple[int, ...]
     mix_position: int
+    deadline_ns: int  # when a duration run's window ends (never, for a request count)
+    next_tick_ns: int  # when the timeline's current second ends
 
     def take(self, now: int) -> bool: ...
 
@@ -46,6 +48,10 @@ class ConnectionOwner(Protocol):
     def response_done(self, conn: Connection, now: int, keep_alive: bool) -> None: ...
 
     def lost(self, conn: Connection, exc: Exception | None) -> None: ...
+
+    def end_window(self) -> None: ...
+
+    def tick_due(self) -> None: ...
 
 
 class Connection(asyncio.BaseProtocol):

@@ -22,9 +22,10 @@ from pytest_netbench._engine.watch import ShareWatch, Watcher
 from pytest_netbench._errors import EngineFault
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.histogram import count_microseconds
-from pytest_netbench._stats.recorder import Recorder, WorkerOutcome
+from pytest_netbench._stats.recorder import WorkerOutcome
 
 T = TypeVar("T")
+_NEVER_NS = 2**63 - 1
 
 
 async def run_share_async(
@@ -45,7 +46,6 @@ async def run_share_async(
         await asyncio.sleep(wait)
     run_class = ClosedRun if share.rate is None else OpenRun
     run: BaseRun = run_class(loop, spec, exchange, share, start_at, make_ssl_context(spec))
-    recorder = run.recorder
     handles: list[asyncio.TimerHandle] = []
     faults: list[BaseException] = []
     outer_handler = loop.get_exception_handler()
@@ -87,7 +87,7 @@ async def run_share_async(
 
     def open_window() -> None:
         run.open_window()
-        _arm_ticks(loop, run, recorder, measure_start, handles)
+        _arm_ticks(loop, run, handles)
 
     if run.stopping:
         pass  # stopped while the share waited for its start or opened its connections
@@ -99,7 +99,7 @@ async def run_share_async(
         else:
             open_window()
         if spec.duration_s is not None:
-            at(measure_start + int(spec.duration_s * NS_PER_S), run.end_window)
+            at(run.deadline_ns, run.end_window)
         run.begin()
     try:
         await run.done
@@ -115,6 +115,7 @@ async def run_share_async(
             " bug in pytest-netbench, not a fault of the server: please report it"
         ) from faults[0]
     outcome = run.finish(loop_name)
+    outcome.connections_without_exchange = run.without_exchange
     if phase is not None:
         _record_phase(outcome, phase)
     return outcome
@@ -134,22 +135,19 @@ def _record_phase(outcome: WorkerOutcome, phase: ConnectPhase) -> None:
 
 
 def _arm_ticks(
-    loop: asyncio.AbstractEventLoop,
-    run: BaseRun,
-    recorder: Recorder,
-    measure_start: int,
-    handles: list[asyncio.TimerHandle],
+    loop: asyncio.AbstractEventLoop, run: BaseRun, handles: list[asyncio.TimerHandle]
 ) -> None:
-    next_tick = [measure_start + NS_PER_S]
+    """Close each second of the timeline when it ends (unless an echo exchange did)."""
 
     def tick() -> None:
         if run.stopping:
             return
-        recorder.tick()
-        next_tick[0] += NS_PER_S
-        handles.append(loop.call_later(max(next_tick[0] - monotonic_ns(), 0) / NS_PER_S, tick))
+        if monotonic_ns() >= run.next_tick_ns:
+            run.tick_due()
+        handles.append(loop.call_later(max(run.next_tick_ns - monotonic_ns(), 0) / NS_PER_S, tick))
 
-    handles.append(loop.call_later(max(next_tick[0] - monotonic_ns(), 0) / NS_PER_S, tick))
+    if run.next_tick_ns < _NEVER_NS:
+        handles.append(loop.call_later(max(run.next_tick_ns - monotonic_ns(), 0) / NS_PER_S, tick))
 
 
 def _arm_watcher(

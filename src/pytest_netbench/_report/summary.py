@@ -260,6 +260,10 @@ def _connect_phase(result: LoadResult) -> list[str]:
         if gen.connect_failures:
             text += f"; {gen.connect_failures:,} failed ({gen.connect_failure_sample})"
         texts.append(text)
+    if gen.connections_without_exchange is not None:
+        texts.append(
+            f"connections that completed no exchange: {gen.connections_without_exchange:,}"
+        )
     if gen.listen_overflows:
         texts.append(
             f"accept queue overflows on this host during the load: {gen.listen_overflows:,}"

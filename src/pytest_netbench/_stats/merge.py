@@ -170,8 +170,14 @@ def _generator_stats(
         send_lag_max_ms=(max(lag_counts) / 1000.0 if lag_counts else 0.0) if open_loop else None,
         late_sends=sum(o.late_sends for o in outcomes),
         unsent=sum(o.unsent for o in outcomes),
+        connections_without_exchange=_sum_known([o.connections_without_exchange for o in outcomes]),
         **_connect_phase_stats(outcomes),
     )
+
+
+def _sum_known(values: Sequence[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
 
 
 def _connect_phase_stats(outcomes: Sequence[WorkerOutcome]) -> dict[str, Any]:
@@ -211,6 +217,20 @@ def _invalid_reasons(
                 "generator_fds",
                 f"generator ran out of file descriptors or local ports ({faults} failed connects):"
                 " raise `ulimit -n`, lower connections, or enable keep-alive",
+            )
+        )
+    if generator.connect_first and generator.connections_ready < spec.connections:
+        failed = ""
+        if generator.connect_failures:
+            failed = f" ({generator.connect_failures:,} connects failed: "
+            failed += f"{generator.connect_failure_sample})"
+        reasons.append(
+            (
+                "connections_not_opened",
+                f"connections not opened before the window: {generator.connections_ready:,} of"
+                f" {spec.connections:,}{failed}, so the window held fewer than asked for: is"
+                " the server at its open-files limit or accept backlog? (see"
+                " generator.listen_overflows and the server's fds)",
             )
         )
     if duration_s >= 0.2 and generator.busy_percent >= SATURATED_CPU_SHARE * 100:

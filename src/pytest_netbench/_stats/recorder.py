@@ -101,6 +101,8 @@ class WorkerOutcome:
     connect_failure_sample: str = ""
     connect_phase_ns: int = 0
     connect_counts: Counter[int] = field(default_factory=Counter)  # connect latency, us
+    # Echo: connections open at the end that completed no exchange (None: not counted).
+    connections_without_exchange: int | None = None
 
 
 class Recorder:

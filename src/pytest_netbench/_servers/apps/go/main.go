@@ -66,9 +66,24 @@ func handle(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// echo writes back what it reads through one 32 KiB buffer, as io.Copy does. io.Copy
+// itself is not used: between two TCP connections it splices through a pipe pair of its
+// own (two more open files per connection, kept in a pool), so a server limited to 20,000
+// open files stops accepting at about 6,600 connections.
 func echo(conn net.Conn) {
 	defer conn.Close()
-	io.Copy(conn, conn)
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := conn.Read(buf)
+		if n > 0 {
+			if _, werr := conn.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func main() {
