@@ -141,27 +141,35 @@ def test_no_change_alarms_at_most_alpha_over_every_look_and_metric(draw: Draw) -
     assert rate <= _binomial_ceiling(GateRule().alpha, runs)
 
 
-def test_peeking_without_spending_would_alarm_more() -> None:
-    """The same looks, each at the full alpha: what the spending prevents."""
-    runs = 1500
-    naive = SequentialDesign.every(3, 18, "pocock")
-    spending, _ = _simulate(_independent, 0.0, DESIGN, runs, seed=5)
-    rng = random.Random(5)
+def _one_metric_alarms(looks: SequentialDesign, spend: bool, runs: int, seed: int) -> float:
+    """One metric, no change, judged after every batch: the share of runs that alarm, with
+    the design's spending or at the full alpha at every look."""
+    rng = random.Random(seed)
+    threshold = parse_thresholds("p50_ms:0%")[0]
     alarms = 0
-    thresholds = parse_thresholds("p50_ms:0%")
     for _ in range(runs):
         base: list[float] = []
         head: list[float] = []
-        for trials in naive.looks:
+        for trials in looks.looks:
             while len(base) < trials:
                 base.append(math.exp(rng.gauss(0.0, 0.06)))
                 head.append(math.exp(rng.gauss(0.0, 0.06)))
-            rule = GateRule(alpha=GateRule().alpha, design=SequentialDesign.fixed(trials))
-            (judged,) = judge_family([Sample(head, base, thresholds[0])], rule)
+            rule = GateRule(design=looks if spend else SequentialDesign.fixed(trials))
+            (judged,) = judge_family([Sample(head, base, threshold)], rule)
             if judged.decision == "regression":
                 alarms += 1
                 break
-    assert alarms / runs > 2 * GateRule().alpha > spending
+    return alarms / runs
+
+
+def test_peeking_without_spending_would_alarm_more() -> None:
+    """The same looks and data, each look at the full alpha: what the spending prevents
+    (2.4 % against 1.1 % with spending, in 1500 runs; 0.97 % in 40,000)."""
+    runs, alpha = 1500, GateRule().alpha
+    spent = _one_metric_alarms(DESIGN, spend=True, runs=runs, seed=5)
+    peeked = _one_metric_alarms(DESIGN, spend=False, runs=runs, seed=5)
+    assert spent <= _binomial_ceiling(alpha, runs)
+    assert peeked > 2 * alpha > spent
 
 
 @pytest.mark.parametrize(
@@ -180,8 +188,9 @@ def test_a_ten_percent_slowdown_is_caught(draw: Draw, power: float) -> None:
 
 
 def test_family_of_one_metric_and_of_three_keep_the_same_rate() -> None:
-    """Three gated metrics with independent noise: Holm keeps the test's rate at alpha,
-    where three metrics at alpha each would give about three times that."""
+    """Three gated metrics with independent noise: Holm keeps the test's rate at alpha
+    (12 of 3000 runs), where three metrics at alpha each alarm about three times as often
+    (51 of 3000)."""
     runs = 3000
     rng = random.Random(17)
     thresholds = parse_thresholds("rps:0%,p50_ms:0%,p99_ms:0%")
