@@ -18,9 +18,10 @@ from time import monotonic_ns
 from typing import Any, Protocol
 
 from pytest_netbench._engine.driver import run_share_async
+from pytest_netbench._engine.probe import ProbeProcess
 from pytest_netbench._engine.share import split_load
 from pytest_netbench._engine.watch import ShareWatch
-from pytest_netbench._engine.workers import default_transport, run_workers
+from pytest_netbench._engine.workers import WorkerTransport, default_transport, run_workers
 from pytest_netbench._errors import ServerError, TargetUnreachableError
 from pytest_netbench._kernel import tcp_ext_counter
 from pytest_netbench._live import ProgressCallback, ProgressTracker, StopSignal
@@ -28,6 +29,7 @@ from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
 from pytest_netbench._preflight import plan_load
 from pytest_netbench._spec import http_spec, tcp_spec
 from pytest_netbench._stats.merge import merge_outcomes
+from pytest_netbench._stats.probe import ProbeSample, summarize_probe
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 
@@ -58,8 +60,13 @@ def run_spec(
     live = _Live(spec, transport.start_delay_s, progress, stop)
     sampler = _start_sampler(server)
     overflows = tcp_ext_counter("ListenOverflows")
-    outcomes = run_workers(spec, transport, live.watch)
+    probe = _start_probe(spec)
+    try:
+        outcomes = run_workers(spec, transport, live.watch)
+    finally:
+        samples = probe.stop() if probe is not None else []
     result = _finish(spec, outcomes, sampler, server)
+    result = _with_probe(result, spec, outcomes, samples)
     return live.finish(_with_host_figures(result, notes, overflows))
 
 
@@ -76,6 +83,19 @@ async def run_spec_async(
     live = _Live(spec, transport.start_delay_s, progress, stop)
     sampler = _start_sampler(server)
     overflows = tcp_ext_counter("ListenOverflows")
+    probe = _start_probe(spec)
+    try:
+        outcomes = await _run_async(spec, transport, live)
+    finally:
+        samples = probe.stop() if probe is not None else []
+    result = _finish(spec, outcomes, sampler, server)
+    result = _with_probe(result, spec, outcomes, samples)
+    return live.finish(_with_host_figures(result, notes, overflows))
+
+
+async def _run_async(
+    spec: LoadSpec, transport: WorkerTransport, live: _Live
+) -> list[WorkerOutcome]:
     if spec.workers == 1:
         loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
         share = split_load(spec)[0]
@@ -84,8 +104,30 @@ async def run_spec_async(
         outcomes = await asyncio.get_running_loop().run_in_executor(
             None, run_workers, spec, transport, live.watch
         )
-    result = _finish(spec, outcomes, sampler, server)
-    return live.finish(_with_host_figures(result, notes, overflows))
+    return outcomes
+
+
+def _start_probe(spec: LoadSpec) -> ProbeProcess | None:
+    if spec.probe_every_s is None:
+        return None
+    probe = ProbeProcess(spec, spec.probe_every_s)
+    probe.start()
+    return probe
+
+
+def _with_probe(
+    result: LoadResult,
+    spec: LoadSpec,
+    outcomes: list[WorkerOutcome],
+    samples: list[ProbeSample],
+) -> LoadResult:
+    """The probes that started inside the measured window, as the result's ``probe``."""
+    if spec.probe_every_s is None or not outcomes:
+        return result
+    start = min(o.window_start_ns for o in outcomes)
+    end = max(o.window_end_ns for o in outcomes)
+    stats = summarize_probe(samples, spec.probe_every_s, start, end)
+    return dataclasses.replace(result, probe=stats)
 
 
 def _server_pid(server: Monitored | None) -> int | None:

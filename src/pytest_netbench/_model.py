@@ -141,6 +141,9 @@ class LoadSpec:
     # Closed loop: open every connection before the window (at most connect_rate a second).
     connect_first: bool = False
     connect_rate: float | None = None
+    # The client-delay probe: every this many seconds one more client connects, makes one
+    # exchange and disconnects (see ProbeStats); None: no probe.
+    probe_every_s: float | None = None
     # Source addresses the connections are spread over (set by the pre-flight when one
     # address has too few ephemeral ports); empty: the kernel's choice.
     source_addresses: tuple[str, ...] = ()
@@ -379,6 +382,58 @@ class RequestStats:
 
 
 @dataclass(frozen=True, slots=True)
+class ProbeStats:
+    """The client-delay probe (``probe_every``): one more client that connected, made one
+    exchange and disconnected every ``every_s`` seconds while the load ran. ``latency`` is
+    of its ok probes, each from its connect to the last byte of the answer: how long one
+    more client waits while the server is under this load."""
+
+    every_s: float
+    sent: int
+    ok: int
+    errors: Mapping[str, int]
+    latency: LatencySummary
+    error_samples: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def errors_total(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def p50_ms(self) -> float:
+        return self.latency.p50_ms
+
+    @property
+    def p99_ms(self) -> float:
+        return self.latency.p99_ms
+
+    @property
+    def max_ms(self) -> float:
+        return self.latency.max_ms
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "every_s": self.every_s,
+            "sent": self.sent,
+            "ok": self.ok,
+            "errors": dict(self.errors),
+            "latency": _summary_dict(self.latency),
+            "error_samples": dict(self.error_samples),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ProbeStats:
+        return cls(
+            every_s=float(data["every_s"]),
+            sent=int(data["sent"]),
+            ok=int(data["ok"]),
+            errors={str(k): int(v) for k, v in data["errors"].items()},
+            latency=_summary_from(data["latency"]),
+            error_samples={str(k): str(v) for k, v in data.get("error_samples", {}).items()},
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class LoadResult:
     """The outcome of one load. ``sent == ok + errors_total + in_flight`` always."""
 
@@ -409,6 +464,8 @@ class LoadResult:
     by_request: Mapping[str, RequestStats] = field(default_factory=dict)
     # Stopped before its end (Ctrl-C): the figures cover ``duration_s`` only.
     interrupted: bool = False
+    # The client-delay probe's figures, when the load had one (``probe_every``).
+    probe: ProbeStats | None = None
 
     # -- derived views users assert on -------------------------------------------------------
     @property
@@ -525,6 +582,7 @@ class LoadResult:
             "spec": self.spec.to_dict() if self.spec else None,
             "latency_histogram": self.latency_histogram,
             "by_request": {name: s.to_dict() for name, s in self.by_request.items()},
+            "probe": self.probe.to_dict() if self.probe is not None else None,
         }
         return out
 
@@ -583,6 +641,7 @@ class LoadResult:
                 str(name): RequestStats.from_dict(stats)
                 for name, stats in (data.get("by_request") or {}).items()
             },
+            probe=ProbeStats.from_dict(data["probe"]) if data.get("probe") else None,
         )
 
 

@@ -58,6 +58,7 @@ def http_spec(
     mix_order: str = "cycle",
     connect_first: bool = False,
     connect_rate: float | None = None,
+    probe_every: float | None = None,
 ) -> LoadSpec:
     """Check every argument and build the :class:`LoadSpec` of an HTTP load.
 
@@ -65,7 +66,8 @@ def http_spec(
     interleaved by their weights (``"weighted"``) instead of one request; the URL then
     names the server only. ``timeline_resolution``: the span of a timeline row, seconds.
     ``connect_first``: open every connection before the window (closed loop), at most
-    ``connect_rate`` a second.
+    ``connect_rate`` a second. ``probe_every``: every this many seconds one more client
+    connects, makes one request and disconnects; its latency is ``result.probe``.
     """
     target = parse_http_url(url)
     proxy_addr = None
@@ -108,6 +110,7 @@ def http_spec(
             timeline_resolution=timeline_resolution,
             connect_first=connect_first,
             connect_rate=connect_rate,
+            probe_every=probe_every,
         ),
     )
     _check_renders(spec)
@@ -138,11 +141,14 @@ def tcp_spec(
     timeline_resolution: float = 1.0,
     connect_first: bool | None = None,
     connect_rate: float | None = None,
+    probe_every: float | None = None,
 ) -> LoadSpec:
     """Check every argument and build the :class:`LoadSpec` of a raw TCP load.
 
     ``connect_first`` (default: in closed loop) opens every connection before the window,
     at most ``connect_rate`` a second, so the window measures exchanges, not connecting.
+    ``probe_every``: every this many seconds one more client connects, makes one exchange
+    and disconnects; how long it waited is ``result.probe`` (seed 002's client delay).
     """
     guard_target(host, allow_remote=allow_remote)
     if not 0 < port < 65536:
@@ -178,6 +184,7 @@ def tcp_spec(
             timeline_resolution=timeline_resolution,
             connect_first=_default_connect_first(connect_first, rate, loop),
             connect_rate=connect_rate,
+            probe_every=probe_every,
         ),
     )
     _check_renders(spec)
@@ -204,7 +211,7 @@ def scale_spec(spec: LoadSpec, factor: float) -> LoadSpec:
     return dataclasses.replace(spec, **changes)
 
 
-_SECONDS = frozenset({"duration", "warmup", "timeout", "connect_timeout"})
+_SECONDS = frozenset({"duration", "warmup", "timeout", "connect_timeout", "probe_every"})
 
 
 def _checked_common(
@@ -227,6 +234,7 @@ def _checked_common(
     timeline_resolution: float,
     connect_first: bool,
     connect_rate: float | None,
+    probe_every: float | None,
 ) -> dict[str, Any]:
     """The checks and defaults HTTP and raw TCP loads share, as LoadSpec fields."""
 
@@ -260,6 +268,7 @@ def _checked_common(
         raise SpecError(f"requests ({requests}) must be at least workers ({workers})")
     check_loop(loop)
     positive("connect_rate", connect_rate)
+    positive("probe_every", probe_every)
     if connect_first and rate is not None:
         raise SpecError(
             "connect_first is for closed-loop runs (an open-loop pool grows as the server"
@@ -292,6 +301,7 @@ def _checked_common(
         "timeline_resolution_s": float(timeline_resolution),
         "connect_first": bool(connect_first),
         "connect_rate": float(connect_rate) if connect_rate is not None else None,
+        "probe_every_s": float(probe_every) if probe_every is not None else None,
     }
 
 

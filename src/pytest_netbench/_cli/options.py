@@ -95,6 +95,12 @@ def _add_load_options(
     group.add_argument(
         "--connect-rate", type=float, metavar="N", help="with --connect-first: N connects/s at most"
     )
+    group.add_argument(
+        "--probe-every",
+        type=parse_duration,
+        metavar="T",
+        help="one more client connects, makes one exchange and leaves every T (e.g. 100ms)",
+    )
     group.add_argument("--loop", choices=LOOPS, help="(auto: uvloop if installed)")
     group.add_argument("--allow-remote", action="store_true", help="allow non-loopback targets")
     return group
@@ -318,6 +324,7 @@ def load_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         allow_remote=args.allow_remote,
         connect_first=getattr(args, "connect_first", None),
         connect_rate=getattr(args, "connect_rate", None),
+        probe_every=getattr(args, "probe_every", None),
     )
 
 

@@ -167,6 +167,19 @@ def _latency(result: LoadResult) -> list[str]:
         lines.append("  (corrected = from the intended send time; the pXX_ms fields use it)")
     else:
         lines.append(_latency_row("all", result.latency))
+    probe = result.probe
+    if probe is not None:
+        every = f"{probe.every_s * 1000:g} ms" if probe.every_s < 1 else f"{probe.every_s:g} s"
+        if probe.ok:
+            lines.append(_latency_row("one more", probe.latency))
+        failed = f", {probe.errors_total:,} failed" if probe.errors_total else ""
+        lines += textwrap.wrap(
+            f"(one more = a client that connected, made one exchange and left, every"
+            f" {every}: {probe.ok:,} ok{failed})",
+            78,
+            initial_indent="  ",
+            subsequent_indent="   ",
+        )
     return lines
 
 
