@@ -59,13 +59,14 @@ def run_spec(
     transport = default_transport(spec)
     live = _Live(spec, transport.start_delay_s, progress, stop)
     sampler = _start_sampler(server)
+    backend_sampler = _start_sampler(_backend_of(server))
     overflows = tcp_ext_counter("ListenOverflows")
     probe = _start_probe(spec)
     try:
         outcomes = run_workers(spec, transport, live.watch)
     finally:
         samples = probe.stop() if probe is not None else []
-    result = _finish(spec, outcomes, sampler, server)
+    result = _finish(spec, outcomes, sampler, server, backend_sampler)
     result = _with_probe(result, spec, outcomes, samples)
     return live.finish(_with_host_figures(result, notes, overflows))
 
@@ -82,13 +83,14 @@ async def run_spec_async(
     transport = default_transport(spec)
     live = _Live(spec, transport.start_delay_s, progress, stop)
     sampler = _start_sampler(server)
+    backend_sampler = _start_sampler(_backend_of(server))
     overflows = tcp_ext_counter("ListenOverflows")
     probe = _start_probe(spec)
     try:
         outcomes = await _run_async(spec, transport, live)
     finally:
         samples = probe.stop() if probe is not None else []
-    result = _finish(spec, outcomes, sampler, server)
+    result = _finish(spec, outcomes, sampler, server, backend_sampler)
     result = _with_probe(result, spec, outcomes, samples)
     return live.finish(_with_host_figures(result, notes, overflows))
 
@@ -128,6 +130,12 @@ def _with_probe(
     end = max(o.window_end_ns for o in outcomes)
     stats = summarize_probe(samples, spec.probe_every_s, start, end)
     return dataclasses.replace(result, probe=stats)
+
+
+def _backend_of(server: Monitored | None) -> Monitored | None:
+    """A managed proxy's backend server, when it is one (its figures go beside the proxy's)."""
+    backend = getattr(server, "backend", None)
+    return backend if backend is not None and hasattr(backend, "monitor") else None
 
 
 def _server_pid(server: Monitored | None) -> int | None:
@@ -201,16 +209,23 @@ def _finish(
     outcomes: list[WorkerOutcome],
     sampler: Sampler | None,
     server: Monitored | None,
+    backend_sampler: Sampler | None = None,
 ) -> LoadResult:
     ok = sum(sum(o.latency_counts.values()) for o in outcomes)
     stats = sampler.stop(ok) if sampler is not None else None
     result = merge_outcomes(spec, outcomes, stats)
-    if server is not None:
+    if backend_sampler is not None:
+        result = dataclasses.replace(result, backend=backend_sampler.stop(ok))
+    for role, watched in (("server", server), ("backend", _backend_of(server))):
+        if watched is None:
+            continue
         try:
-            server.check_alive()
+            watched.check_alive()
         except ServerError as exc:
             # The figures stay (they are what the clients saw), but they describe a crash.
             reason = f"server died during the load: {exc}"
+            if role == "backend":
+                reason = f"server died during the load: the proxy's backend: {exc}"
             result = dataclasses.replace(
                 result,
                 valid=False,

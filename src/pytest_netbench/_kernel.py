@@ -59,3 +59,21 @@ def mem_available_bytes() -> int | None:
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def tcp_socket_counts() -> tuple[int, int] | None:
+    """This host's TCP sockets (this network namespace's): (in use, in TIME_WAIT), from
+    ``/proc/net/sockstat``, the figures ``netstat`` and ``ss -s`` summarise."""
+    try:
+        lines = Path("/proc/net/sockstat").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if line.startswith("TCP:"):
+            fields = line.split()[1:]
+            table = dict(zip(fields[::2], fields[1::2], strict=False))
+            try:
+                return int(table["inuse"]), int(table["tw"])
+            except (KeyError, ValueError):
+                return None
+    return None

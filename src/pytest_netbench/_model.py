@@ -253,6 +253,10 @@ class ServerStats:
     fds_peak: int = 0
     sockets_established_peak: int = 0
     sockets_time_wait_peak: int = 0
+    # The whole host's TCP sockets (/proc/net/sockstat, what `ss -s` shows): in use and in
+    # TIME_WAIT, whoever holds them (a proxy's connections to its backend among them).
+    host_sockets_in_use_peak: int = 0
+    host_sockets_time_wait_peak: int = 0
     samples: int = 0
 
     @property
@@ -466,6 +470,9 @@ class LoadResult:
     interrupted: bool = False
     # The client-delay probe's figures, when the load had one (``probe_every``).
     probe: ProbeStats | None = None
+    # A managed proxy's backend (``netbench_server("go_proxy", backend=...)``): its figures
+    # beside the proxy's in ``server``.
+    backend: ServerStats | None = None
 
     # -- derived views users assert on -------------------------------------------------------
     @property
@@ -583,6 +590,7 @@ class LoadResult:
             "latency_histogram": self.latency_histogram,
             "by_request": {name: s.to_dict() for name, s in self.by_request.items()},
             "probe": self.probe.to_dict() if self.probe is not None else None,
+            "backend": _stats_dict(self.backend) if self.backend else None,
         }
         return out
 
@@ -620,10 +628,9 @@ class LoadResult:
                 )
                 for r in data.get("timeline", ())
             ),
-            server=ServerStats(
-                **{k: (math.nan if v is None else v) for k, v in server.items() if k in srv_fields}  # type: ignore[arg-type]
-            )
-            if server
+            server=_server_stats_from(server, srv_fields) if server else None,
+            backend=_server_stats_from(data["backend"], srv_fields)
+            if data.get("backend")
             else None,
             generator=GeneratorStats(**_generator_fields(gen, gen_fields)),
             valid=bool(data.get("valid", True)),
@@ -643,6 +650,13 @@ class LoadResult:
             },
             probe=ProbeStats.from_dict(data["probe"]) if data.get("probe") else None,
         )
+
+
+def _server_stats_from(stored: Mapping[str, Any], names: set[str]) -> ServerStats:
+    values: dict[str, Any] = {
+        k: (math.nan if v is None else v) for k, v in stored.items() if k in names
+    }
+    return ServerStats(**values)
 
 
 def _generator_fields(stored: Mapping[str, Any], names: set[str]) -> dict[str, Any]:

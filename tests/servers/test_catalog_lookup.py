@@ -20,6 +20,7 @@ ALL = [
     "tornado", "gevent", "eventlet", "aiohttp", "trio", "go", "node", "java", "c", "rust", "nginx",
 ]  # fmt: skip
 HELLO_ONLY = {"wsgiref", "twisted_web", "aiohttp", "nginx"}
+PROXIES = ["twisted_proxy", "go_proxy", "nginx_proxy"]
 PYTHON_SERVERS = ALL[:11]
 
 
@@ -27,6 +28,8 @@ def test_names_per_app() -> None:
     assert catalog.names(app="hello") == ALL
     assert catalog.names(app=None) == ALL
     assert catalog.names(app="echo") == [n for n in ALL if n not in HELLO_ONLY]
+    assert catalog.names(app=None, proxies=True) == ALL + PROXIES
+    assert catalog.proxy_names() == PROXIES
 
 
 @pytest.mark.parametrize("name", PYTHON_SERVERS)
@@ -92,7 +95,7 @@ def test_availability_covers_every_server_and_app() -> None:
     rows = catalog.availability()
     assert [(n, a) for n, a, _, _ in rows] == [
         (n, a) for n in ALL for a in ("hello", "echo") if a == "hello" or n not in HELLO_ONLY
-    ]
+    ] + [(n, "hello") for n in PROXIES]
     for name, _app, ok, reason in rows:
         assert reason, name  # either what runs or why it cannot
         if not ok:
@@ -111,7 +114,7 @@ def test_nothing_is_missing_on_the_ci_machine() -> None:
 
 def test_listing_names_every_server() -> None:
     text = catalog.listing()
-    for name in ALL:
+    for name in ALL + PROXIES:
         assert re.search(rf"^  {name}\s+hello", text, re.MULTILINE), name
     echo_only = catalog.listing(app="echo")
     assert "aiohttp" not in echo_only

@@ -19,7 +19,7 @@ from pytest_netbench._servers.spec import ServerSpec
 if TYPE_CHECKING:
     from pytest_netbench._servers.launcher import Server
 
-_CATALOG_KEYS = ("app", "python")
+_CATALOG_KEYS = ("app", "python", "backend")
 _AB_REPLACED_PARAM = "server"  # in A/B mode the pair takes the place of this parameter
 
 
@@ -92,8 +92,14 @@ def _from_catalog(name: str, kwargs: dict[str, Any]) -> Server:
     from pytest_netbench._servers.launcher import Server
 
     picked = {k: kwargs.pop(k) for k in _CATALOG_KEYS if k in kwargs}
+    backend = picked.get("backend")
+    if isinstance(backend, Server):
+        # A proxy in front of a server the test started: its figures go beside the proxy's.
+        picked["backend"] = f"{backend.host}:{backend.port}"
     spec = catalog.get(name, **picked)
-    return Server.from_spec(spec, **kwargs)
+    server = Server.from_spec(spec, **kwargs)
+    server.backend = backend if isinstance(backend, Server) else None
+    return server
 
 
 def deselect_server_duplicates(config: pytest.Config, items: list[pytest.Item]) -> None:

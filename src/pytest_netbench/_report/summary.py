@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import textwrap
 
-from pytest_netbench._model import ERROR_KINDS, LatencySummary, LoadResult
+from pytest_netbench._model import ERROR_KINDS, LatencySummary, LoadResult, ServerStats
 
 _LATENCY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("p50", "p50_ms"),
@@ -210,9 +210,15 @@ def _status_codes(result: LoadResult, width: int) -> list[str]:
 
 
 def _server(result: LoadResult, width: int) -> list[str]:
-    srv = result.server
-    if srv is None:
-        return []
+    lines: list[str] = []
+    if result.server is not None:
+        lines += _server_block(f"Server (pid {result.server.pid})", result.server, width)
+    if result.backend is not None:
+        lines += _server_block(f"Backend (pid {result.backend.pid})", result.backend, width)
+    return lines
+
+
+def _server_block(title: str, srv: ServerStats, width: int) -> list[str]:
     per_request = "-" if math.isnan(srv.cpu_ms_per_request) else f"{srv.cpu_ms_per_request:.3f} ms"
     first = (
         f"cpu {srv.cpu_s:.2f} s (user {srv.cpu_user_s:.2f} + sys {srv.cpu_system_s:.2f}), "
@@ -225,8 +231,12 @@ def _server(result: LoadResult, width: int) -> list[str]:
         f"{srv.ctx_switches_voluntary:,} voluntary / {srv.ctx_switches_involuntary:,} "
         f"involuntary ({srv.samples} samples)"
     )
-    lines = ["", f"Server (pid {srv.pid})"]
-    for text in (first, second):
+    host = (
+        f"whole host: TCP sockets in use {srv.host_sockets_in_use_peak:,} (peak), in"
+        f" TIME_WAIT {srv.host_sockets_time_wait_peak:,} (peak)"
+    )
+    lines = ["", title]
+    for text in (first, second, host):
         lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ")
     return lines
 

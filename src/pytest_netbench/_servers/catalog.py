@@ -40,6 +40,7 @@ class _Entry:
     modules: tuple[str, ...] = ()  # python: modules that must be importable
     recipe: build.BuildRecipe | None = None  # compiled: how to build it
     run_tools: tuple[str, ...] = ()  # compiled: what runs the artifact besides itself
+    proxy: bool = False  # an HTTP proxy: needs a backend (host:port) to pass requests to
 
 
 def _python(name: str, script: str, description: str, *modules: str, echo: bool = True) -> _Entry:
@@ -111,6 +112,32 @@ _ENTRIES: dict[str, _Entry] = {
         _compiled("c", _C, "C, one thread, epoll"),
         _compiled("rust", _RUST, "Rust std, a thread per connection"),
         _Entry("nginx", "nginx", ("hello",), "nginx (Debian package), 1 worker"),
+        # Proxies (seed 004): each serves HTTP by passing every request, reverse or forward
+        # (absolute-form), to the one backend it is given.
+        _Entry(
+            "twisted_proxy",
+            "python",
+            ("hello",),
+            "twisted.web.proxy, a new backend connection per request",
+            script="twisted_proxy_server.py",
+            modules=("twisted",),
+            proxy=True,
+        ),
+        _Entry(
+            "go_proxy",
+            "compiled",
+            ("hello",),
+            "Go httputil.ReverseProxy, default transport",
+            recipe=_GO,
+            proxy=True,
+        ),
+        _Entry(
+            "nginx_proxy",
+            "nginx",
+            ("hello",),
+            "nginx proxy_pass, 64 kept-alive upstream connections",
+            proxy=True,
+        ),
     )
 }
 
@@ -122,24 +149,46 @@ _JAVA_SERVER_OPTIONS = (
     # client's delayed ACK (about 40 ms a request).
     "-Dsun.net.httpserver.nodelay=true",
 )
+# How each kind of proxy is told its backend (a compiled one takes it as its last argument).
+_BACKEND_ARGS: dict[Kind, tuple[str, ...]] = {
+    "python": ("--backend",),
+    "nginx": ("--proxy-to",),
+    "compiled": (),
+    "node": (),
+}
 _NGINX_PATHS = ("/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/local/nginx/sbin/nginx")
 _DISTRIBUTIONS = {"twisted": "Twisted"}
 _CPYTHON_ONLY = {"uvloop"}  # built on CPython's C API internals; no PyPy build exists
 
 
-def names(app: AppKind | None = "hello") -> list[str]:
-    """Every catalog server that has ``app`` (all of them with ``app=None``)."""
-    return [name for name, entry in _ENTRIES.items() if app is None or app in entry.apps]
+def names(app: AppKind | None = "hello", *, proxies: bool = False) -> list[str]:
+    """Every catalog server that has ``app`` (all of them with ``app=None``); the proxies,
+    which need a backend, only with ``proxies=True``."""
+    return [
+        name
+        for name, entry in _ENTRIES.items()
+        if (app is None or app in entry.apps) and (proxies or not entry.proxy)
+    ]
 
 
-def get(name: str, app: AppKind = "hello", python: str | None = None) -> ServerSpec:
+def proxy_names() -> list[str]:
+    """The catalog's HTTP proxies (each needs ``backend=``)."""
+    return [name for name, entry in _ENTRIES.items() if entry.proxy]
+
+
+def get(
+    name: str, app: AppKind = "hello", python: str | None = None, backend: str | None = None
+) -> ServerSpec:
     """The spec of catalog server ``name`` running ``app``; builds compiled ones first.
 
     ``python`` picks the interpreter of a Python server (``"pypy3"`` or a path).
+    ``backend`` (``"HOST:PORT"``) is where a proxy (``twisted_proxy``, ``go_proxy``,
+    ``nginx_proxy``) passes its requests; only proxies take it, and they need it.
     Raises :class:`SpecError` for an unknown name or app, :class:`ToolchainMissing`
     when this machine cannot run it, :class:`BuildFailed` when a build fails.
     """
     entry = _entry(name, app)
+    _check_backend(entry, backend)
     if python is not None and entry.kind != "python":
         raise SpecError(
             f"python={python!r} applies to the Python servers only; {name!r} is "
@@ -148,7 +197,7 @@ def get(name: str, app: AppKind = "hello", python: str | None = None) -> ServerS
     if entry.kind == "python":
         command = _python_command(entry, app, python)
     elif entry.kind == "compiled":
-        command = _compiled_command(entry, app)
+        command = _compiled_command(entry, "proxy" if entry.proxy else app)
     elif entry.kind == "node":
         command = (
             _require_tool("node", "Debian: apt-get install nodejs"),
@@ -168,6 +217,8 @@ def get(name: str, app: AppKind = "hello", python: str | None = None) -> ServerS
             "--nginx",
             _nginx_path(),
         )
+    if backend is not None:
+        command = (*command, *_BACKEND_ARGS[entry.kind], backend)
     return ServerSpec(
         name=name,
         app=app,
@@ -233,6 +284,20 @@ def listing(app: AppKind | None = None) -> str:
 
 
 # -- checks ----------------------------------------------------------------------------------
+
+
+def _check_backend(entry: _Entry, backend: str | None) -> None:
+    if entry.proxy and not backend:
+        raise SpecError(
+            f"{entry.name!r} is a proxy: give it a backend, e.g."
+            f" netbench_server({entry.name!r}, backend=netbench_server('go')) or"
+            " backend='127.0.0.1:8080'"
+        )
+    if backend is not None and not entry.proxy:
+        proxies = ", ".join(n for n, e in _ENTRIES.items() if e.proxy)
+        raise SpecError(f"{entry.name!r} is not a proxy and takes no backend (proxies: {proxies})")
+    if backend is not None and (":" not in backend or not backend.rpartition(":")[2].isdigit()):
+        raise SpecError(f"a backend is HOST:PORT, got {backend!r}")
 
 
 def _entry(name: str, app: str) -> _Entry:
@@ -310,7 +375,7 @@ def _python_command(entry: _Entry, app: AppKind, python: str | None) -> tuple[st
     return ("{python}", script, "--app", app, "--host", "{host}", "--port", "{port}")
 
 
-def _compiled_command(entry: _Entry, app: AppKind) -> tuple[str, ...]:
+def _compiled_command(entry: _Entry, app: str) -> tuple[str, ...]:
     assert entry.recipe is not None
     for tool in entry.run_tools:
         _require_tool(tool, entry.recipe.install_hint)

@@ -140,6 +140,9 @@ class Server:
     ) -> None:
         self._command = _check_command(command)
         self._probe = as_probe(ready)
+        # A proxy's backend, when the proxy was started in front of a managed server: loads
+        # at the proxy sample it too (LoadResult.backend).
+        self.backend: Server | None = None
         if not isinstance(host, str) or not host:
             raise SpecError(f"host must be an address such as '127.0.0.1' or '::1', got {host!r}")
         self.host = host.strip("[]")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import psutil
 
+from pytest_netbench._kernel import tcp_socket_counts
 from pytest_netbench._model import ServerStats
 
 _MIB = 1024 * 1024
@@ -43,6 +44,8 @@ class _Peaks:
     fds: int = 0
     established: int = 0
     time_wait: int = 0
+    host_in_use: int = 0
+    host_time_wait: int = 0
 
 
 class ProcessTreeSampler:
@@ -152,6 +155,7 @@ class ProcessTreeSampler:
             )
             self._procs.setdefault(key, proc)
         established, time_wait = count_sockets(self.port) if self.port else (0, 0)
+        host_in_use, host_time_wait = tcp_socket_counts() or (0, 0)
         with self._lock:
             for key, counters in readings.items():
                 if baseline:
@@ -170,6 +174,8 @@ class ProcessTreeSampler:
             peaks.fds = max(peaks.fds, fds)
             peaks.established = max(peaks.established, established)
             peaks.time_wait = max(peaks.time_wait, time_wait)
+            peaks.host_in_use = max(peaks.host_in_use, host_in_use)
+            peaks.host_time_wait = max(peaks.host_time_wait, host_time_wait)
 
     def _summarise(self, completed_requests: int) -> ServerStats:
         total = _Counters()
@@ -210,6 +216,8 @@ class ProcessTreeSampler:
             fds_peak=peaks.fds,
             sockets_established_peak=peaks.established,
             sockets_time_wait_peak=peaks.time_wait,
+            host_sockets_in_use_peak=peaks.host_in_use,
+            host_sockets_time_wait_peak=peaks.host_time_wait,
             samples=samples,
         )
 

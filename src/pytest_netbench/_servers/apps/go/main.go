@@ -1,6 +1,7 @@
 // pytest-netbench reference server in Go: net/http hello and a net echo.
 //
 // usage: server hello|echo HOST PORT
+//        server proxy HOST PORT BACKEND_HOST:PORT
 // Prints "NETBENCH_LISTENING port=<n>" once listening; exits 0 on SIGTERM/SIGINT.
 package main
 
@@ -8,8 +9,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"os"
 	"os/signal"
 	"strconv"
@@ -86,9 +89,27 @@ func echo(conn net.Conn) {
 	}
 }
 
+// proxy is httputil.ReverseProxy with its default transport (seed 004's Go proxy). Reverse
+// (GET /path) and forward (GET http://host/path) requests both go to the one backend, so
+// it never reaches beyond the backend it was given.
+func proxy(backend string) http.Handler {
+	return &httputil.ReverseProxy{
+		Director: func(r *http.Request) {
+			r.URL.Scheme = "http"
+			r.URL.Host = backend
+			r.Host = backend
+		},
+		ErrorLog: log.New(io.Discard, "", 0),
+	}
+}
+
 func main() {
-	if len(os.Args) != 4 || (os.Args[1] != "hello" && os.Args[1] != "echo") {
-		fmt.Fprintf(os.Stderr, "usage: %s hello|echo HOST PORT\n", os.Args[0])
+	usage := len(os.Args) != 4 || (os.Args[1] != "hello" && os.Args[1] != "echo")
+	if len(os.Args) == 5 && os.Args[1] == "proxy" {
+		usage = false
+	}
+	if usage {
+		fmt.Fprintf(os.Stderr, "usage: %s hello|echo HOST PORT, or proxy HOST PORT BACKEND\n", os.Args[0])
 		os.Exit(2)
 	}
 	// Go's listener takes its backlog from net.core.somaxconn.
@@ -107,6 +128,11 @@ func main() {
 	os.Stdout.Sync()
 	if os.Args[1] == "hello" {
 		server := &http.Server{Handler: http.HandlerFunc(handle)}
+		server.Serve(listener)
+		return
+	}
+	if os.Args[1] == "proxy" {
+		server := &http.Server{Handler: proxy(os.Args[4]), ErrorLog: log.New(io.Discard, "", 0)}
 		server.Serve(listener)
 		return
 	}

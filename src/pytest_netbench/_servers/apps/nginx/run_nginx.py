@@ -1,6 +1,11 @@
 """Run Debian's nginx as a pytest-netbench reference server (HTTP hello only).
 
 usage: python run_nginx.py --host HOST --port PORT [--nginx /usr/sbin/nginx]
+                          [--proxy-to BACKEND_HOST:PORT]
+
+With --proxy-to it is a reverse proxy to that backend instead (proxy_pass, HTTP/1.1 with
+a pool of 64 kept-alive upstream connections); absolute-form requests (a forward
+proxy's) go to the same backend.
 
 nginx cannot report a port it got from the kernel, so this script binds the
 socket itself (port 0 allowed), hands it to nginx through the NGINX environment
@@ -32,6 +37,9 @@ http {{
     uwsgi_temp_path {run_dir}/uwsgi;
     scgi_temp_path {run_dir}/scgi;
     keepalive_requests 1000000;
+{server_block}}}
+"""
+HELLO_SERVER = """\
     server {{
         listen {listen} backlog=4096;
         default_type text/plain;
@@ -40,7 +48,18 @@ http {{
         location ~ "^/bytes/([0-9]+)$" {{ alias {filler_dir}/$1; }}
         location / {{ return 404 "Not Found\\n"; }}
     }}
-}}
+"""
+PROXY_SERVER = """\
+    upstream backend {{ server {backend}; keepalive 64; }}
+    server {{
+        listen {listen} backlog=4096;
+        location / {{
+            proxy_pass http://backend;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+        }}
+    }}
 """
 # nginx's `return` takes only a literal code, so each /status/N gets its own location.
 STATUSES = (200, 201, 204, 301, 302, 304, 400, 401, 403, 404, 429, 500, 502, 503, 504)
@@ -112,6 +131,7 @@ def main():
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--nginx", default="/usr/sbin/nginx")
+    parser.add_argument("--proxy-to", default="", help="HOST:PORT: be a proxy to it")
     args = parser.parse_args()
 
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
@@ -130,14 +150,18 @@ def main():
     filler_dir = os.path.join(run_dir, "bytes")
     os.makedirs(run_dir, exist_ok=True)
     make_fillers(filler_dir)
+    if args.proxy_to:
+        server_block = PROXY_SERVER.format(backend=args.proxy_to, listen=listen)
+    else:
+        server_block = HELLO_SERVER.format(
+            listen=listen, filler_dir=filler_dir, status_locations=status_locations()
+        )
     config = CONFIG.format(
         # Run as root, nginx would switch its worker to "nobody", who cannot read ~/.cache.
         user="user root;\n" if os.geteuid() == 0 else "",
         run_dir=run_dir,
         pid=os.getpid(),
-        listen=listen,
-        filler_dir=filler_dir,
-        status_locations=status_locations(),
+        server_block=server_block,
     )
     # flags=0: no close-on-exec, so nginx can open it as /proc/self/fd/N after the exec.
     config_fd = os.memfd_create("netbench-nginx.conf", 0)
