@@ -58,6 +58,10 @@ def test_ab_sequential_stops_at_the_look_that_decides(
     # 3 trials a side cannot reach the first look's level; 6 fully separated ones do.
     arms = [r["params"]["arm"] for r in _records(pytester.path / "ab.json")]
     assert arms.count("base") == arms.count("head") == 6
+    # The verdict table travels in the JSON too.
+    (compared,) = json.loads((pytester.path / "ab.json").read_text())["comparisons"]
+    (p50,) = [item for item in compared["items"] if item["metric"] == "p50_ms"]
+    assert (p50["verdict"], p50["trials"], compared["failed"]) == ("regression", 6, True)
     lines = [line for line in result.stdout.lines if line.strip().startswith("p50_ms")]
     assert "REGRESSION" in lines[-1] and "  6  " in lines[-1]
 

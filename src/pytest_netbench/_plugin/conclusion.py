@@ -239,6 +239,10 @@ def _write_files(
             # So that `netbench compare` reads these trials with the looks that took them.
             batch, budget = nb.settings.sequential
             payload["gate"] = {"sequential": [batch, budget]}
+        if comparisons:
+            from pytest_netbench._report.comparison import comparison_to_dict
+
+            payload["comparisons"] = [comparison_to_dict(c) for c in comparisons]
         config.hook.pytest_netbench_update_json(config=config, payload=payload)
 
     outputs = SessionOutputs(
