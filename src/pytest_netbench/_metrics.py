@@ -32,6 +32,8 @@ _HIGHER_IS_BETTER = frozenset(
         "sent",
         "bytes_read",
         "bytes_written",
+        "mib_read_per_s",
+        "mib_written_per_s",
         "generator.achieved_rate",
         "capacity",
         "first_second_ratio",

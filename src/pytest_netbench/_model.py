@@ -480,6 +480,16 @@ class LoadResult:
         return sum(self.errors.values())
 
     @property
+    def mib_read_per_s(self) -> float:
+        """Bytes read per second of the window, in MiB (headers and bodies; echoes)."""
+        return self.bytes_read / 2**20 / self.duration_s if self.duration_s > 0 else 0.0
+
+    @property
+    def mib_written_per_s(self) -> float:
+        """Bytes written per second of the window, in MiB."""
+        return self.bytes_written / 2**20 / self.duration_s if self.duration_s > 0 else 0.0
+
+    @property
     def rps(self) -> float:
         return self.ok / self.duration_s if self.duration_s > 0 else 0.0
 

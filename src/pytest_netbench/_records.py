@@ -53,6 +53,9 @@ class Record:
     # Runs of the same load thrown away before ``result`` because only the generator was to
     # blame (schedule lag, its CPU, its fds): shown, stored, never compared.
     discarded: tuple[LoadResult, ...] = ()
+    # The test's own matrix columns (``@pytest.mark.netbench(columns=[...])``); empty: the
+    # session's (--netbench-columns).
+    columns: tuple[str, ...] = ()
 
     @property
     def kind(self) -> Literal["load"]:
@@ -124,6 +127,7 @@ def record_to_dict(record: Record | ExperimentRecord) -> dict[str, Any]:
         "attempts": record.attempts,
         "discarded_causes": discard_counts(record.discarded),
         "discarded": [r.to_dict() for r in record.discarded],
+        "columns": list(record.columns),
     }
 
 
@@ -183,6 +187,7 @@ def record_from_dict(data: Mapping[str, Any]) -> Record | ExperimentRecord:
         ended=data.get("ended"),
         label=str(data.get("label", "")),
         discarded=tuple(result_from_dict(r) for r in data.get("discarded") or ()),
+        columns=tuple(str(c) for c in data.get("columns") or ()),
     )
 
 

@@ -46,7 +46,9 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "netbench: a performance test; skipped unless pytest runs with --netbench"
+        "markers",
+        "netbench(columns=None): a performance test; skipped unless pytest runs with"
+        " --netbench; columns=[...] are its matrix's metrics (default: --netbench-columns)",
     )
     session = NetbenchSession.from_config(config, read_settings(config))
     config.stash[SESSION_KEY] = session

@@ -168,3 +168,37 @@ def test_update_json_hook_adds_fields_to_written_and_saved_sessions(
     again = pytester.runpytest_subprocess("--netbench", "--netbench-compare=tagged")
     again.assert_outcomes(passed=1)
     again.stdout.fnmatch_lines(["*Comparison with baseline 0001_tagged.json*", "*Gate passed*"])
+
+
+def test_a_test_names_its_own_matrix_columns_with_the_marker(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    pytester.makepyfile(
+        """
+import pytest
+
+@pytest.mark.netbench(columns=["rps", "mean_ms", "max_ms", "mib_read_per_s"])
+@pytest.mark.parametrize("connections", [1, 2])
+def test_own(netbench, hello, connections):
+    netbench.http(hello().url, requests=50, connections=connections)
+
+@pytest.mark.parametrize("connections", [1, 2])
+def test_default(netbench, hello, connections):
+    netbench.http(hello().url, requests=50, connections=connections)
+
+@pytest.mark.netbench(columns=["no_such_metric"])
+def test_bad(netbench, hello):
+    netbench.http(hello().url, requests=5, connections=1)
+"""
+    )
+    result = pytester.runpytest_subprocess("--netbench")
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_own*",
+            "connections*rps*mean_ms*max_ms*mib_read_per_s*",
+            "*test_default*",
+            "connections*rps*p99_ms*",
+        ]
+    )
+    result.stdout.fnmatch_lines(["*@pytest.mark.netbench(columns=...): unknown metric*"])

@@ -68,6 +68,23 @@ def params_of(item: pytest.Item, arm: str | None) -> dict[str, str]:
     return params
 
 
+def columns_of(item: pytest.Item) -> tuple[str, ...]:
+    """The matrix columns the test asks for: ``@pytest.mark.netbench(columns=[...])``."""
+    from pytest_netbench._errors import SpecError
+    from pytest_netbench._metrics import check_metrics
+
+    marker = item.get_closest_marker("netbench")
+    wanted = marker.kwargs.get("columns") if marker is not None else None
+    if not wanted:
+        return ()
+    if isinstance(wanted, str):
+        wanted = wanted.split(",")
+    try:
+        return check_metrics(str(c) for c in wanted)
+    except SpecError as exc:
+        raise SpecError(f"@pytest.mark.netbench(columns=...): {exc}") from None
+
+
 def record_load(
     item: pytest.Item,
     attempts: Attempts,
@@ -90,6 +107,7 @@ def record_load(
         result=attempts.kept,
         label=label,
         discarded=attempts.discarded,
+        columns=columns_of(item),
     )
     item.user_properties.append(to_property(record))
     return record
