@@ -137,7 +137,10 @@ def compare_metrics(
                 key, name, cur, base, threshold, "unclear", note="no figures on one side"
             )
         elif len(cur) < 2 or len(base) < 2:
-            items[name] = _threshold_only(key, name, cur, base, threshold, rule, known)
+            # The trials a significance test would need at the first share of the family.
+            share = rule.alpha / max(1, len([n for n in cleaned if n in by_metric]))
+            level = share if threshold is not None else rule.alpha
+            items[name] = _threshold_only(key, name, cur, base, threshold, level, known)
         elif threshold is None:
             sample = Sample(cur, base, Threshold(name, 0.0, relative=True))
             items[name] = _from_judgement(
@@ -168,7 +171,7 @@ def _threshold_only(
     cur: tuple[float, ...],
     base: tuple[float, ...],
     threshold: Threshold | None,
-    rule: GateRule,
+    level: float,
     noise: MetricNoise | None,
 ) -> MetricComparison:
     """A single trial on a side: nothing to test, so the threshold alone decides."""
@@ -178,7 +181,7 @@ def _threshold_only(
     verdict: Verdict = "regression" if worse else "improvement" if better else "ok"
     note = (
         f"{len(cur)} vs {len(base)} trial(s): threshold only, low confidence; run at least "
-        f"{trials_for_level(rule.alpha)} trials a side for a significance test"
+        f"{trials_for_level(level)} trials a side for a significance test"
     )
     return MetricComparison(
         key,
