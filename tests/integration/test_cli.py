@@ -174,3 +174,16 @@ def test_remote_target_is_refused_without_allow_remote() -> None:
     assert done.returncode == 4
     assert "--allow-remote" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_html_writes_one_self_contained_report(fault_server: StartServer, tmp_path: Path) -> None:
+    server = fault_server("http")
+    page = tmp_path / "report" / "load.html"
+    done = netbench("http", server.url + "/", "-c", "2", "-n", "40", "--html", str(page))
+    assert done.returncode == 0, done.stderr
+    assert f"HTML report written to {page}" in done.stderr
+    text = page.read_text()
+    assert text.startswith("<!DOCTYPE html>")
+    assert f"netbench http {server.url}/" in text
+    # Self-contained: nothing is fetched from elsewhere.
+    assert "src=\"http" not in text and "href=\"http" not in text

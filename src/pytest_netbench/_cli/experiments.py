@@ -18,6 +18,7 @@ from pytest_netbench._cli.loads import (
     EXIT_INVALID,
     check_plot,
     interrupted_banner,
+    write_html,
     write_json,
     write_plots,
 )
@@ -56,6 +57,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_json(args.json, result.to_dict())
     write_plots(args, result)
+    write_html(args, result)
     if result.interrupted:
         return EXIT_INTERRUPTED
     if args.fail_invalid and not result.valid:
@@ -108,6 +110,7 @@ def run_capacity(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_json(args.json, result.to_dict())
     write_plots(args, result)
+    write_html(args, result)
     if result.interrupted:
         return EXIT_INTERRUPTED
     return 0 if result.known else EXIT_UNKNOWN
@@ -146,6 +149,7 @@ def run_cold_start(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_json(args.json, result.to_dict())
     write_plots(args, result)
+    write_html(args, result)
     if kept.interrupted:
         return EXIT_INTERRUPTED
     if args.fail_invalid and not result.valid:

@@ -30,6 +30,7 @@ def run_load(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_json(args.json, result.to_dict())
     write_plots(args, result, stem=args.command)
+    write_html(args, result)
     if not args.quiet:
         from pytest_netbench._report.summary import format_result
 
@@ -80,6 +81,21 @@ def write_plots(
     pictures = plot_result(args.plot, result, stem=stem, title=title)
     if not args.quiet:
         print(f"netbench: {len(pictures)} plot(s) drawn in {args.plot}", file=sys.stderr)
+
+
+def write_html(
+    args: argparse.Namespace,
+    result: LoadResult | SweepResult | ColdStartResult | CapacityResult,
+) -> None:
+    """With ``--html PATH``: the result as one self-contained page, and a line saying where."""
+    if getattr(args, "html", None) is None:
+        return
+    from pytest_netbench._report.html.results import write_results_html
+
+    target = getattr(args, "url", getattr(args, "target", ""))
+    path = write_results_html(args.html, result, name=f"netbench {args.command} {target}")
+    if not args.quiet:
+        print(f"netbench: HTML report written to {path}", file=sys.stderr)
 
 
 def _run_http(args: argparse.Namespace, live: CommandLive) -> LoadResult:

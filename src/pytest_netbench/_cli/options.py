@@ -118,6 +118,12 @@ def _add_output_options(
             metavar="DIR",
             help="draw PNG pictures of the result into DIR (needs matplotlib; docs/plots.md)",
         )
+        out.add_argument(
+            "--html",
+            type=Path,
+            metavar="PATH",
+            help="write one self-contained HTML report here (docs/html-report.md)",
+        )
     out.add_argument("--quiet", action="store_true", help="no text report")
     out.add_argument(
         "--progress",
