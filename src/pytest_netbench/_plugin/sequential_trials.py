@@ -128,16 +128,24 @@ def trials_in_looks(
 def ab_in_looks(
     base: Arm, head: Arm, retries: int, design: SequentialDesign, judge: Judge
 ) -> AbResult:
-    """A/B trials (ABBA within each batch), a batch per look, head judged against base."""
+    """A/B trials in one ABBA pattern across the batches, a batch per look, head judged
+    against base after each."""
     from pytest_netbench._experiment.trials import AbResult, TrialsResult, ab_trials
 
     base_runs: list[Attempts] = []
     head_runs: list[Attempts] = []
     order: list[str] = []
     for look in design.looks:
-        batch = ab_trials(base, head, look - len(base_runs), retries=retries)
-        base_runs += batch.a.trials
-        head_runs += batch.b.trials
+        count = look - len(base_runs)
+        if len(base_runs) % 2 == 0:
+            batch = ab_trials(base, head, count, retries=retries)
+            base_runs += batch.a.trials
+            head_runs += batch.b.trials
+        else:
+            # After an odd number of pairs the ABBA pattern goes on with B first.
+            batch = ab_trials(head, base, count, retries=retries)
+            base_runs += batch.b.trials
+            head_runs += batch.a.trials
         order += batch.order
         if judge([a.kept for a in head_runs], [a.kept for a in base_runs]) != "continue":
             break
