@@ -6,7 +6,11 @@ the scheduling; every test runs on every engine loop.
 
 from __future__ import annotations
 
+import json
 import socket
+import subprocess
+import sys
+import textwrap
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -202,3 +206,29 @@ def test_echo_server_killed_mid_run(
     assert r.ok > 0
     assert r.errors["reset"] + r.errors["connect"] > 0
     assert r.errors["verify"] == r.errors["timeout"] == 0
+
+
+def test_a_load_too_big_for_one_process_runs_spread_over_workers(
+    fault_server: StartServer,
+) -> None:
+    """The generator may hold 700 files (hard limit, lowered in a child): 1,500
+    connections run anyway, spread over 3 worker processes, and the result says why."""
+    server = fault_server("echo")
+    code = textwrap.dedent(
+        f"""
+        import json, resource
+        resource.setrlimit(resource.RLIMIT_NOFILE, (600, 700))
+        from pytest_netbench import echo_load
+        r = echo_load("127.0.0.1", {server.port}, connections=1500, requests=3000)
+        print(json.dumps(r.to_dict()))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(done.stdout.splitlines()[-1])
+    assert data["generator"]["workers"] == 3
+    assert "spread over 3 worker processes" in data["generator"]["notes"][0]
+    assert data["generator"]["connections_ready"] == 1500
+    assert (data["sent"], data["ok"], data["errors_total"]) == (3000, 3000, 0)
