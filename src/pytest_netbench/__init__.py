@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from pytest_netbench._version import VERSION
+
 if TYPE_CHECKING:
     from pytest_netbench._api import echo_load as echo_load
     from pytest_netbench._api import echo_load_async as echo_load_async
@@ -71,7 +73,7 @@ if TYPE_CHECKING:
     from pytest_netbench._spec import http_spec as http_spec
     from pytest_netbench._spec import tcp_spec as tcp_spec
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 _LAZY: dict[str, str] = {
     "AllReady": "pytest_netbench._servers.readiness",

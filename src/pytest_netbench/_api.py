@@ -22,7 +22,7 @@ from pytest_netbench._engine.probe import ProbeProcess
 from pytest_netbench._engine.share import split_load
 from pytest_netbench._engine.watch import ShareWatch
 from pytest_netbench._engine.workers import WorkerTransport, default_transport, run_workers
-from pytest_netbench._errors import ServerError, TargetUnreachableError
+from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableError
 from pytest_netbench._kernel import tcp_ext_counter
 from pytest_netbench._live import ProgressCallback, ProgressTracker, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
@@ -53,10 +53,16 @@ def run_spec(
     *,
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
+    cluster: object | None = None,
 ) -> LoadResult:
-    """Run a checked spec in this thread (and worker processes) and merge the result."""
-    spec, notes = plan_load(spec, _server_pid(server))
-    transport = default_transport(spec)
+    """Run a checked spec in this thread (and worker processes, or on a Dask ``cluster``)
+    and merge the result."""
+    if cluster is None:
+        spec, notes = plan_load(spec, _server_pid(server))
+        transport = default_transport(spec)
+    else:
+        notes = ()  # the shares' machines are the cluster's, not this one
+        transport = cluster_transport(cluster)
     live = _Live(spec, transport.start_delay_s, progress, stop)
     sampler = _start_sampler(server)
     backend_sampler = _start_sampler(_backend_of(server))
@@ -130,6 +136,18 @@ def _with_probe(
     end = max(o.window_end_ns for o in outcomes)
     stats = summarize_probe(samples, spec.probe_every_s, start, end)
     return dataclasses.replace(result, probe=stats)
+
+
+def cluster_transport(cluster: object) -> WorkerTransport:
+    """The shares' transport on a Dask cluster; a clear error without the extra."""
+    try:
+        from pytest_netbench._engine.dask_transport import DaskWorkers
+    except ImportError as exc:
+        raise SpecError(
+            f"cluster= needs Dask's distributed scheduler ({exc}): pip install"
+            " 'pytest-netbench[distributed]'"
+        ) from None
+    return DaskWorkers(cluster)  # type: ignore[arg-type]
 
 
 def _backend_of(server: Monitored | None) -> Monitored | None:
@@ -251,14 +269,18 @@ def http_load(
     server: Monitored | None = None,
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
+    cluster: object | None = None,
     **options: Any,
 ) -> LoadResult:
     """Drive HTTP load at ``url`` and return what was measured (see :func:`http_spec`).
 
     ``progress``: called with a :class:`LoadProgress` about twice a second while the load
     runs (in the thread running it: keep it short); ``stop``: a :class:`StopSignal` that
-    ends the load early, its result marked ``interrupted``."""
-    return run_spec(http_spec(url, **options), server, progress=progress, stop=stop)
+    ends the load early, its result marked ``interrupted``; ``cluster``: a Dask scheduler
+    address (``tcp://host:8786``) or ``distributed.Client`` whose workers run the
+    ``workers`` shares (one each; the ``distributed`` extra, docs/distributed.md)."""
+    spec = http_spec(url, **options)
+    return run_spec(spec, server, progress=progress, stop=stop, cluster=cluster)
 
 
 def echo_load(
@@ -268,11 +290,13 @@ def echo_load(
     server: Monitored | None = None,
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
+    cluster: object | None = None,
     **options: Any,
 ) -> LoadResult:
     """Send payloads over raw TCP and read them back verified (see :func:`tcp_spec`;
-    ``progress`` and ``stop`` as for :func:`http_load`)."""
-    return run_spec(tcp_spec(host, port, **options), server, progress=progress, stop=stop)
+    ``progress``, ``stop`` and ``cluster`` as for :func:`http_load`)."""
+    spec = tcp_spec(host, port, **options)
+    return run_spec(spec, server, progress=progress, stop=stop, cluster=cluster)
 
 
 async def http_load_async(

@@ -26,6 +26,7 @@ MIX_ORDERS: tuple[MixOrder, ...] = ("cycle", "weighted")
 # Why a result cannot be trusted, one kind per entry of ``invalid_reasons`` (whose text is
 # for people; these are for code, e.g. the experiment layer deciding whether to retry).
 InvalidCause = Literal[
+    "worker_lost",
     "connections_not_opened",
     "generator_fds",
     "generator_saturated",
@@ -35,6 +36,7 @@ InvalidCause = Literal[
     "unknown",
 ]
 INVALID_CAUSES: tuple[InvalidCause, ...] = (
+    "worker_lost",
     "connections_not_opened",
     "generator_fds",
     "generator_saturated",
@@ -51,6 +53,7 @@ GENERATOR_CAUSES: frozenset[str] = frozenset(
 # How results stored before causes existed are read: the first words of each reason.
 _CAUSE_OF_REASON: tuple[tuple[str, InvalidCause], ...] = (
     ("connections not opened", "connections_not_opened"),
+    ("worker lost", "worker_lost"),
     ("generator ran out of file descriptors", "generator_fds"),
     ("generator saturated", "generator_saturated"),
     ("rate not achieved", "rate_not_achieved"),
@@ -265,6 +268,20 @@ class ServerStats:
 
 
 @dataclass(frozen=True, slots=True)
+class ShareStats:
+    """One share of a load run on a cluster: where it ran and what it cost there.
+    ``lost`` says why its outcome never came back (empty when it did)."""
+
+    index: int
+    host: str
+    worker: str
+    cpu_percent: float = 0.0
+    busy_percent: float = 0.0
+    sent: int = 0
+    lost: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class GeneratorStats:
     """The load generator's own cost and, in open loop, how well it kept time."""
 
@@ -300,6 +317,10 @@ class GeneratorStats:
     # What the pre-flight changed to make the load fit this machine (more workers, source
     # addresses), in words.
     notes: tuple[str, ...] = ()
+    # On a cluster: each share's host and cost, and how far apart the shares' windows
+    # opened (they are released together; the spread is what the release took).
+    shares: tuple[ShareStats, ...] = ()
+    start_spread_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -590,6 +611,7 @@ class LoadResult:
             "generator": {
                 **dataclasses.asdict(self.generator),
                 "notes": list(self.generator.notes),
+                "shares": [dataclasses.asdict(share) for share in self.generator.shares],
             },
             "valid": self.valid,
             "interrupted": self.interrupted,
@@ -671,7 +693,9 @@ def _server_stats_from(stored: Mapping[str, Any], names: set[str]) -> ServerStat
 
 def _generator_fields(stored: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
     """GeneratorStats' known fields of a stored result (JSON lists back as tuples)."""
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in stored.items() if k in names}
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in stored.items() if k in names}
+    fields["shares"] = tuple(ShareStats(**share) for share in stored.get("shares") or ())
+    return fields
 
 
 def cause_of_reason(reason: str) -> InvalidCause:

@@ -101,7 +101,9 @@ def write_html(
 def _run_http(args: argparse.Namespace, live: CommandLive) -> LoadResult:
     from pytest_netbench._api import http_load
 
-    return http_load(args.url, progress=live.progress, stop=live.stop, **http_kwargs(args))
+    return http_load(
+        args.url, progress=live.progress, stop=live.stop, cluster=args.cluster, **http_kwargs(args)
+    )
 
 
 def _run_echo(args: argparse.Namespace, live: CommandLive) -> LoadResult:
@@ -117,5 +119,6 @@ def _run_echo(args: argparse.Namespace, live: CommandLive) -> LoadResult:
         framing=args.framing,
         progress=live.progress,
         stop=live.stop,
+        cluster=args.cluster,
         **load_kwargs(args),
     )

@@ -106,6 +106,15 @@ def _add_load_options(
     return group
 
 
+def _add_cluster_option(group: argparse._ArgumentGroup) -> None:
+    group.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run the --workers shares on this Dask scheduler's workers, one each"
+        " (tcp://host:8786; needs pytest-netbench[distributed])",
+    )
+
+
 def _add_output_options(
     parser: argparse.ArgumentParser, what: str, *, pictures: bool = False
 ) -> None:
@@ -143,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     http = sub.add_parser("http", help="HTTP/1.1 load", description="HTTP/1.1 load at URL")
     _add_http_options(http, pipelining=True)
-    _add_load_options(http, fixed_rate=True)
+    _add_cluster_option(_add_load_options(http, fixed_rate=True))
     _add_output_options(http, "LoadResult.to_dict()", pictures=True)
     http.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
 
@@ -156,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="echo",
         help="echo (verify bytes), fixed:N, line, length-prefixed:N",
     )
-    _add_load_options(echo, fixed_rate=True)
+    _add_cluster_option(_add_load_options(echo, fixed_rate=True))
     _add_output_options(echo, "LoadResult.to_dict()", pictures=True)
     echo.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
 

@@ -261,9 +261,26 @@ def _generator(result: LoadResult, width: int) -> list[str]:
             f"max {lag_max}, late sends {gen.late_sends:,}, unsent {gen.unsent:,}"
         )
         lines += textwrap.wrap(open_text, width, initial_indent="  ", subsequent_indent="    ")
-    for text in (*_connect_phase(result), *gen.notes):
+    for text in (*_connect_phase(result), *_shares(result), *gen.notes):
         lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ")
     return lines
+
+
+def _shares(result: LoadResult) -> list[str]:
+    """Where each share ran, on a cluster, and how far apart their windows opened."""
+    gen = result.generator
+    texts = []
+    for share in gen.shares:
+        if share.lost:
+            texts.append(f"share {share.index}: LOST ({share.lost})")
+        else:
+            texts.append(
+                f"share {share.index} on {share.host} ({share.worker}): {share.sent:,} sent,"
+                f" cpu {share.cpu_percent:.0f}%"
+            )
+    if gen.start_spread_ms is not None:
+        texts.append(f"the shares' windows opened within {gen.start_spread_ms:.2f} ms")
+    return texts
 
 
 def _connect_phase(result: LoadResult) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -17,6 +18,7 @@ from pytest_netbench._model import (
     LoadSpec,
     RequestStats,
     ServerStats,
+    ShareStats,
     TimelineRow,
 )
 from pytest_netbench._stats.histogram import (
@@ -39,6 +41,9 @@ def merge_outcomes(
     outcomes: Sequence[WorkerOutcome],
     server: ServerStats | None = None,
 ) -> LoadResult:
+    every = outcomes
+    # A lost share (its worker left a cluster mid-run) brought back no figures.
+    outcomes = [o for o in every if not o.lost] or [WorkerOutcome()]
     latency_counts: Counter[int] = Counter()
     uncorrected_counts: Counter[int] = Counter()
     lag_counts: Counter[int] = Counter()
@@ -64,7 +69,16 @@ def merge_outcomes(
     hist = histogram_from_counts(latency_counts)
     open_loop = spec.rate is not None
     generator = _generator_stats(spec, outcomes, lag_counts, duration_s)
+    generator = _with_shares(generator, every, duration_s)
     found = _invalid_reasons(spec, outcomes, generator, duration_s)
+    found += [
+        (
+            "worker_lost",
+            f"worker lost mid-run: {o.lost}; the figures are those of the shares that came back",
+        )
+        for o in every
+        if o.lost
+    ]
     return LoadResult(
         mode="open" if open_loop else "closed",
         url=spec.url,
@@ -175,6 +189,38 @@ def _generator_stats(
     )
 
 
+def _with_shares(
+    generator: GeneratorStats, outcomes: Sequence[WorkerOutcome], duration_s: float
+) -> GeneratorStats:
+    """Each share's host and cost when the shares ran on a cluster, and the start spread."""
+    if not any(o.host or o.lost for o in outcomes):
+        return generator
+    shares = tuple(
+        ShareStats(
+            index=index,
+            host=o.host,
+            worker=o.worker,
+            cpu_percent=100.0 * o.cpu_s / duration_s if duration_s > 0 else 0.0,
+            busy_percent=100.0 * max(o.busy_s, o.cpu_s) / duration_s if duration_s > 0 else 0.0,
+            sent=o.sent,
+            lost=o.lost,
+        )
+        for index, o in enumerate(outcomes)
+    )
+    starts = [o.window_start_ns for o in outcomes if not o.lost]
+    spread = (max(starts) - min(starts)) / 1e6 if starts else None
+    return dataclasses.replace(generator, shares=shares, start_spread_ms=spread)
+
+
+def _busiest_share(generator: GeneratorStats) -> str:
+    """`` (share 1 on host-b, tcp://...)`` on a cluster: where to look; empty locally."""
+    running = [share for share in generator.shares if not share.lost]
+    if not running:
+        return ""
+    share = max(running, key=lambda s: s.busy_percent)
+    return f" (share {share.index} on {share.host}, {share.worker})"
+
+
 def _sum_known(values: Sequence[int | None]) -> int | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
@@ -237,8 +283,8 @@ def _invalid_reasons(
         reasons.append(
             (
                 "generator_saturated",
-                f"generator saturated: a worker was running or waiting for a CPU"
-                f" {min(generator.busy_percent, 100):.0f}% of the time (cpu"
+                f"generator saturated: a worker{_busiest_share(generator)} was running or"
+                f" waiting for a CPU {min(generator.busy_percent, 100):.0f}% of the time (cpu"
                 f" {generator.cpu_percent:.0f}%), so the figures may measure the generator rather"
                 " than the server: add workers or cores, or lower the load",
             )

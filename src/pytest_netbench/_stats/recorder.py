@@ -103,6 +103,11 @@ class WorkerOutcome:
     connect_counts: Counter[int] = field(default_factory=Counter)  # connect latency, us
     # Echo: connections open at the end that completed no exchange (None: not counted).
     connections_without_exchange: int | None = None
+    # Where the share ran, on a cluster (host name, Dask worker address); empty locally.
+    host: str = ""
+    worker: str = ""
+    # Why a share's outcome never came back (its worker was lost); its figures are empty.
+    lost: str = ""
 
 
 class Recorder:

@@ -1,0 +1,299 @@
+"""Shares of a load on a Dask cluster (``distributed``): load from several machines.
+
+The only module that imports ``distributed`` (the optional ``distributed`` extra). Each
+share runs as one task pinned to its own Dask worker (one share per worker, never two on
+one worker's thread pool), in that worker's process, on a fresh event loop of its own.
+
+The shares start together: each task reports that it arrived and waits; once every share
+has arrived, the caller sets one event and they all start (with ``connect_first``, once
+more after every share's connections are open). Events cross the scheduler, so shares on
+different hosts start a few milliseconds apart; each share records the wall-clock instant
+its window opened, and the spread is in ``generator.start_spread_ms``.
+
+A worker that disappears mid-run (killed, its machine gone) is noticed through the
+scheduler: its share comes back as a *lost* outcome naming the worker, the result is
+invalid saying so, and the figures are those of the shares that came back. A worker whose
+pytest-netbench or Python version differs from the caller's is refused before any load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import sys
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from time import monotonic_ns
+from typing import Any
+
+from distributed import Client, Event, Variable
+
+from pytest_netbench._engine.driver import run_share
+from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._engine.watch import ShareWatch
+from pytest_netbench._engine.workers import WorkerFailed
+from pytest_netbench._errors import NetbenchError
+from pytest_netbench._live import ShareSnapshot
+from pytest_netbench._model import LoadSpec
+from pytest_netbench._stats.recorder import WorkerOutcome
+
+# How long every share may take to reach its worker and report (imports, a busy scheduler).
+_ARRIVAL_S = 60.0
+# The common start lies this far after the last share is ready, so every share is waiting.
+_START_MARGIN_NS = 50_000_000
+_POLL_S = 0.25
+_GRACE_S = 30.0
+
+
+class ClusterError(NetbenchError):
+    """The cluster cannot run this load (too few workers, mismatched versions)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _ShareReport:
+    """What a share task sends back besides its outcome."""
+
+    outcome: WorkerOutcome
+    host: str
+    # time.time_ns() - monotonic_ns() on the share's host, to put its instants on the
+    # caller's clock.
+    clock_offset_ns: int
+
+
+def versions() -> tuple[str, str]:
+    """(pytest-netbench version, Python version) of this process."""
+    from pytest_netbench._version import VERSION  # read at call time: this process's own
+
+    return VERSION, ".".join(str(v) for v in sys.version_info[:3])
+
+
+class DaskWorkers:
+    """A :class:`~pytest_netbench._engine.workers.WorkerTransport` on a Dask cluster:
+    ``cluster`` is a scheduler address (``tcp://host:8786``) or a ``distributed.Client``."""
+
+    start_delay_s = 0.0  # the shares are released by an event, not at a delay
+
+    def __init__(self, cluster: str | Client) -> None:
+        self.cluster = cluster
+
+    def run_shares(
+        self,
+        spec: LoadSpec,
+        shares: Sequence[WorkerShare],
+        watch: ShareWatch | None = None,
+    ) -> list[WorkerOutcome]:
+        own = not isinstance(self.cluster, Client)
+        client = Client(self.cluster) if isinstance(self.cluster, str) else self.cluster
+        try:
+            return _Run(client, spec, shares, watch).run()
+        finally:
+            if own:
+                client.close()
+
+
+class _Run:
+    """One load's shares on the cluster, from submission to the last outcome."""
+
+    def __init__(
+        self,
+        client: Client,
+        spec: LoadSpec,
+        shares: Sequence[WorkerShare],
+        watch: ShareWatch | None,
+    ) -> None:
+        self.client = client
+        self.spec = spec
+        self.shares = shares
+        self.watch = watch
+        self.run_id = uuid.uuid4().hex
+        self.caller_offset_ns = time.time_ns() - monotonic_ns()
+
+    def event(self, name: str) -> Event:
+        return Event(f"netbench-{self.run_id}-{name}", client=self.client)
+
+    def run(self) -> list[WorkerOutcome]:
+        workers = self._pick_workers()
+        self._check_versions(workers)
+        reports = self.watch is not None and self.watch.report is not None
+        futures = [
+            self.client.submit(
+                _share_task,
+                self.spec,
+                share,
+                self.run_id,
+                reports,
+                key=f"netbench-share-{self.run_id}-{share.index}",
+                workers=[address],
+                allow_other_workers=False,
+                pure=False,
+            )
+            for share, address in zip(self.shares, workers, strict=True)
+        ]
+        try:
+            self._release("arrived", "go", workers, futures)
+            if self.spec.connect_first and self.spec.rate is None:
+                self._release("connected", "window", workers, futures)
+            return self._collect(workers, futures)
+        finally:
+            with contextlib.suppress(Exception):
+                self.client.cancel(futures)
+
+    # -- before the load --
+    def _pick_workers(self) -> list[str]:
+        available = sorted(self.client.scheduler_info()["workers"])
+        if len(available) < len(self.shares):
+            raise ClusterError(
+                f"the cluster has {len(available)} worker(s) and the load asks for"
+                f" {len(self.shares)} (one share per worker): start more `dask worker`"
+                " processes or ask for fewer workers"
+            )
+        return available[: len(self.shares)]
+
+    def _check_versions(self, workers: list[str]) -> None:
+        mine = versions()
+        try:
+            theirs = self.client.run(versions, workers=workers)
+        except Exception as exc:  # a worker without pytest-netbench fails to unpickle it
+            raise ClusterError(
+                f"could not ask the Dask workers for their pytest-netbench version ({exc!r}):"
+                " install pytest-netbench on every worker"
+            ) from exc
+        for address, found in sorted(theirs.items()):
+            if tuple(found) != mine:
+                raise ClusterError(
+                    f"Dask worker {address} runs pytest-netbench {found[0]} on Python"
+                    f" {found[1]}; this process runs pytest-netbench {mine[0]} on Python"
+                    f" {mine[1]}: install the same versions on every worker"
+                )
+
+    # -- releasing the shares together --
+    def _release(self, reached: str, then: str, workers: list[str], futures: list[Any]) -> None:
+        """Wait until every share has set its ``reached`` event, then set ``then``."""
+        deadline = time.monotonic() + _ARRIVAL_S + connect_phase_s(self.spec)
+        pending = set(range(len(self.shares)))
+        while pending:
+            for index in list(pending):
+                if self.event(f"{reached}-{index}").is_set():
+                    pending.discard(index)
+                elif futures[index].done() or not self._alive(workers[index]):
+                    pending.discard(index)  # finished early (failed) or lost: collected later
+            if pending and time.monotonic() > deadline:
+                raise WorkerFailed(
+                    f"shares {sorted(pending)} did not reach their Dask workers within"
+                    f" {_ARRIVAL_S:.0f} s"
+                )
+            if pending:
+                time.sleep(0.01)
+        self.event(then).set()
+
+    # -- while it runs --
+    def _alive(self, address: str) -> bool:
+        return address in self.client.scheduler_info()["workers"]
+
+    def _collect(self, workers: list[str], futures: list[Any]) -> list[WorkerOutcome]:
+        limit_s = (
+            self.spec.warmup_s
+            + (self.spec.duration_s or 0)
+            + self.spec.timeout_s
+            + connect_phase_s(self.spec)
+            + _GRACE_S
+        )
+        deadline = time.monotonic() + limit_s
+        outcomes: dict[int, WorkerOutcome] = {}
+        told_to_stop = False
+        while len(outcomes) < len(futures):
+            for index, future in enumerate(futures):
+                if index in outcomes:
+                    continue
+                if future.done():
+                    outcomes[index] = self._outcome_of(future, workers[index])
+                elif not self._alive(workers[index]):
+                    outcomes[index] = _lost(workers[index], "it left the cluster mid-run")
+            self._pass_progress(outcomes)
+            stop = self.watch.stop_requested if self.watch is not None else None
+            if not told_to_stop and stop is not None and stop():
+                told_to_stop = True
+                self.event("stop").set()
+            if time.monotonic() > deadline:
+                for index in range(len(futures)):
+                    outcomes.setdefault(
+                        index, _lost(workers[index], f"no outcome within {limit_s:.0f} s")
+                    )
+            if len(outcomes) < len(futures):
+                time.sleep(_POLL_S)
+        return [outcomes[i] for i in range(len(futures))]
+
+    def _outcome_of(self, future: Any, address: str) -> WorkerOutcome:
+        if future.status == "error":
+            exc = future.exception()
+            if isinstance(exc, NetbenchError):
+                raise WorkerFailed(f"load share on Dask worker {address} failed: {exc}") from exc
+            return _lost(address, f"its task failed: {exc!r}")
+        if future.status != "finished":
+            return _lost(address, f"its task ended as {future.status!r}")
+        report: _ShareReport = future.result()
+        outcome = report.outcome
+        # Onto the caller's monotonic clock (identical on one host, shifted across hosts).
+        shift = report.clock_offset_ns - self.caller_offset_ns
+        outcome.window_start_ns += shift
+        outcome.window_end_ns += shift
+        outcome.host = report.host
+        outcome.worker = address
+        return outcome
+
+    def _pass_progress(self, finished: dict[int, WorkerOutcome]) -> None:
+        """Each running share's latest snapshot (a Dask ``Variable`` it keeps) to the watch."""
+        report = self.watch.report if self.watch is not None else None
+        if report is None:
+            return
+        for index in range(len(self.shares)):
+            if index in finished:
+                continue
+            with contextlib.suppress(TimeoutError):
+                snapshot = Variable(f"netbench-{self.run_id}-progress-{index}").get(timeout=0.05)
+                if isinstance(snapshot, ShareSnapshot):
+                    report(snapshot)
+
+
+def connect_phase_s(spec: LoadSpec) -> float:
+    if not spec.connect_first:
+        return 0.0
+    paced = spec.connections / spec.connect_rate if spec.connect_rate else 0.0
+    return paced + 3 * spec.connect_timeout_s + 10.0
+
+
+def _lost(address: str, why: str) -> WorkerOutcome:
+    return WorkerOutcome(lost=f"Dask worker {address}: {why}", worker=address)
+
+
+# -- on the worker --
+def _share_task(spec: LoadSpec, share: WorkerShare, run_id: str, reports: bool) -> _ShareReport:
+    def event(name: str) -> Event:
+        return Event(f"netbench-{run_id}-{name}")
+
+    progress = Variable(f"netbench-{run_id}-progress-{share.index}") if reports else None
+    if progress is not None:
+        progress.set(None)  # before arriving, so the caller never waits on an unset one
+    event(f"arrived-{share.index}").set()
+    if not event("go").wait(_ARRIVAL_S):
+        raise ClusterError("the load's start was never given (the caller went away?)")
+    released = monotonic_ns()
+    stop = event("stop")
+
+    def all_ready(ready_ns: int) -> int:
+        event(f"connected-{share.index}").set()
+        event("window").wait(connect_phase_s(spec) + _ARRIVAL_S)
+        return monotonic_ns() + _START_MARGIN_NS
+
+    report: Callable[[ShareSnapshot], None] | None = progress.set if progress else None
+    watch = ShareWatch(
+        report=report,
+        stop_requested=stop.is_set,
+        all_ready=all_ready,
+        report_every_s=1.0,
+        stop_every_s=0.5,  # each look asks the scheduler
+    )
+    outcome = run_share(spec, share, released, watch)
+    return _ShareReport(outcome, socket.gethostname(), time.time_ns() - monotonic_ns())

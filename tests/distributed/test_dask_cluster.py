@@ -1,0 +1,151 @@
+"""Loads whose shares run on a real Dask cluster (two worker processes): exact merged
+counts, the shares released together, a lost worker reported, versions checked."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import distributed
+import pytest
+from servers import EchoApp, EchoOptions, HttpApp, HttpOptions, ServerThread
+
+from pytest_netbench import LoadResult, RemoteTargetError, echo_load, http_load
+from pytest_netbench._engine.dask_transport import ClusterError
+
+Check = Callable[[LoadResult], LoadResult]
+
+
+@pytest.fixture
+def http_server() -> ServerThread:
+    server = ServerThread(HttpApp(HttpOptions())).start()
+    yield server
+    server.stop()
+
+
+def test_shares_run_one_per_worker_and_merge_exactly(
+    cluster: distributed.Client, http_server: ServerThread, consistent: Check
+) -> None:
+    seen: list[object] = []
+    r = consistent(
+        http_load(
+            http_server.url,
+            connections=6,
+            requests=3000,
+            workers=2,
+            cluster=cluster,
+            progress=seen.append,
+        )
+    )
+    assert (r.sent, r.ok, r.errors_total) == (3000, 3000, 0)
+    shares = r.generator.shares
+    assert [s.index for s in shares] == [0, 1]
+    assert sum(s.sent for s in shares) == r.sent
+    assert {s.worker for s in shares} == set(cluster.scheduler_info()["workers"])
+    assert all(s.host and not s.lost for s in shares)
+    assert r.generator.workers == 2
+    assert r.generator.start_spread_ms is not None and r.generator.start_spread_ms >= 0
+    back = LoadResult.from_dict(r.to_dict())
+    assert back.generator.shares == shares
+
+
+def test_an_echo_flood_opens_its_connections_first_on_every_share(
+    cluster: distributed.Client, consistent: Check
+) -> None:
+    server = ServerThread(EchoApp(EchoOptions(payload_size=512))).start()
+    try:
+        r = consistent(
+            echo_load(
+                "127.0.0.1", server.port, connections=20, requests=400, workers=2, cluster=cluster
+            )
+        )
+    finally:
+        server.stop()
+    assert (r.sent, r.ok, r.errors_total) == (400, 400, 0)
+    assert r.generator.connect_first and r.generator.connections_ready == 20
+    assert r.bytes_read == r.bytes_written == 400 * 512
+
+
+def test_more_shares_than_workers_is_refused_before_any_load(
+    cluster: distributed.Client, http_server: ServerThread
+) -> None:
+    with pytest.raises(ClusterError, match="has 2 worker\\(s\\) and the load asks for 3"):
+        http_load(http_server.url, connections=3, requests=30, workers=3, cluster=cluster)
+
+
+def test_a_worker_with_another_version_is_refused_with_both_versions(
+    cluster: distributed.Client, http_server: ServerThread
+) -> None:
+    import pytest_netbench
+
+    address = sorted(cluster.scheduler_info()["workers"])[0]
+
+    def pretend(version: str) -> None:
+        from pytest_netbench import _version
+
+        _version.VERSION = version
+
+    cluster.run(pretend, "0.0.1-other", workers=[address])
+    try:
+        with pytest.raises(ClusterError) as caught:
+            http_load(http_server.url, connections=2, requests=20, workers=2, cluster=cluster)
+    finally:
+        cluster.run(pretend, pytest_netbench.__version__, workers=[address])
+    message = str(caught.value)
+    assert f"Dask worker {address} runs pytest-netbench 0.0.1-other" in message
+    assert f"this process runs pytest-netbench {pytest_netbench.__version__}" in message
+
+
+def test_a_target_outside_loopback_is_refused_whoever_sends(cluster: distributed.Client) -> None:
+    with pytest.raises(RemoteTargetError, match="allow_remote"):
+        http_load("http://192.0.2.1/", connections=2, requests=2, workers=2, cluster=cluster)
+
+
+def test_a_worker_killed_mid_run_is_reported_lost_and_the_rest_is_kept(
+    cluster: distributed.Client, http_server: ServerThread, consistent: Check
+) -> None:
+    """Last in the module: the killed worker comes back (its nanny restarts it) under a
+    new address."""
+    pids = cluster.run(os.getpid)
+    victim = sorted(pids)[1]
+    killer = threading.Timer(1.0, os.kill, (pids[victim], signal.SIGKILL))
+    killer.start()
+    try:
+        r = consistent(
+            http_load(http_server.url, connections=4, duration=2.5, workers=2, cluster=cluster)
+        )
+    finally:
+        killer.cancel()
+    assert not r.valid
+    assert "worker_lost" in r.invalid_causes
+    assert any(victim in reason for reason in r.invalid_reasons)
+    lost = [s for s in r.generator.shares if s.lost]
+    kept = [s for s in r.generator.shares if not s.lost]
+    assert [s.worker for s in lost] == [victim]
+    assert len(kept) == 1 and kept[0].sent == r.sent > 0
+    assert r.ok > 0
+
+
+def test_the_cli_runs_its_shares_on_the_cluster(
+    cluster: distributed.Client, http_server: ServerThread, tmp_path: Path
+) -> None:
+    out = tmp_path / "out.json"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "pytest_netbench.cli", "http", http_server.url,
+            "-c", "4", "-n", "400", "--workers", "2",
+            "--cluster", cluster.scheduler.address, "--json", str(out),
+        ],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "the shares' windows opened within" in done.stdout
+    data = json.loads(out.read_text())
+    assert (data["sent"], data["ok"]) == (400, 400)
+    assert [s["index"] for s in data["generator"]["shares"]] == [0, 1]
