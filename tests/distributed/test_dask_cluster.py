@@ -149,3 +149,27 @@ def test_the_cli_runs_its_shares_on_the_cluster(
     data = json.loads(out.read_text())
     assert (data["sent"], data["ok"]) == (400, 400)
     assert [s["index"] for s in data["generator"]["shares"]] == [0, 1]
+
+
+def test_the_plugin_runs_every_load_on_the_cluster_it_is_given(
+    cluster: distributed.Client,
+    http_server: ServerThread,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NETBENCH_TEST_TARGET", http_server.url)
+    pytester.makepyfile(
+        """
+import os
+
+def test_load(netbench):
+    r = netbench.http(os.environ["NETBENCH_TEST_TARGET"], connections=4, requests=200,
+                      workers=2)
+    assert [s.index for s in r.generator.shares] == [0, 1]
+    assert (r.sent, r.ok) == (200, 200)
+"""
+    )
+    result = pytester.runpytest_subprocess(
+        "--netbench", f"--netbench-cluster={cluster.scheduler.address}"
+    )
+    result.assert_outcomes(passed=1)

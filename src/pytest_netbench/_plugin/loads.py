@@ -66,12 +66,13 @@ class NetbenchFixture:
         **options: Any,
     ) -> LoadResult:
         """Drive HTTP load at ``url`` (a URL, or a server the test started; options as
-        ``http_load``) and record the result."""
+        ``http_load``, ``cluster=`` included) and record the result."""
         from pytest_netbench._spec import http_spec
 
+        cluster = options.pop("cluster", None)
         target, server = self._target(url, server)
         spec = self._checked(lambda: http_spec(target, **options))
-        return self._run(spec, server, label, allow_invalid, self._retries(retries))
+        return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
 
     def echo(
         self,
@@ -87,8 +88,9 @@ class NetbenchFixture:
         """Raw TCP echo load (options as ``echo_load``), recorded like :meth:`http`."""
         from pytest_netbench._spec import tcp_spec
 
+        cluster = options.pop("cluster", None)
         spec = self._checked(lambda: tcp_spec(host, port, **options))
-        return self._run(spec, server, label, allow_invalid, self._retries(retries))
+        return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
 
     # -- experiments ---------------------------------------------------------------------------
     def sweep(
@@ -312,14 +314,23 @@ class NetbenchFixture:
 
     # -- running loads -------------------------------------------------------------------------
     def _run(
-        self, spec: LoadSpec, server: Server | None, label: str, allow_invalid: bool, retries: int
+        self,
+        spec: LoadSpec,
+        server: Server | None,
+        label: str,
+        allow_invalid: bool,
+        retries: int,
+        cluster: object | None = None,
     ) -> LoadResult:
         from pytest_netbench._experiment.trials import Arm
         from pytest_netbench._plugin import sequential_trials
 
         settings = self._session.settings
         pair, arms = self._arms(spec, server)
-        runners = {arm: PluginRunner(self._session.window, srv) for arm, _s, srv in arms}
+        cluster = cluster if cluster is not None else settings.cluster
+        runners = {
+            arm: PluginRunner(self._session.window, srv, cluster=cluster) for arm, _s, srv in arms
+        }
         tested: TrialsResult
         ran: list[tuple[str | None, int, Attempts]]
         if pair is None:
@@ -380,7 +391,12 @@ class NetbenchFixture:
         for arm, arm_spec, srv in arms:
             # One window around the whole experiment: its loads are one measurement, and
             # under xdist no other worker's load falls between two of its steps.
-            runner = PluginRunner(self._session.window, srv, hold_window=False)
+            runner = PluginRunner(
+                self._session.window,
+                srv,
+                hold_window=False,
+                cluster=self._session.settings.cluster,
+            )
             with self._session.window.hold() as window:
                 result = self._guarded(lambda: run(arm_spec, tries, runner))  # noqa: B023
             record = record_experiment(

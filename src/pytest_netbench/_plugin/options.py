@@ -37,6 +37,8 @@ class Settings:
     benchmark_json_path: str | None = None
     plot_dir: str | None = None
     html_path: str | None = None
+    # A Dask scheduler whose workers run every load's shares (``workers=N``), one each.
+    cluster: str | None = None
     save_name: str | None = None
     compare_name: str | None = None  # "" = the latest stored run
     compare_fail: str | None = None
@@ -123,6 +125,13 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="write one self-contained HTML report: environment, matrices, experiment tables,"
         " invalid results, comparison verdicts and, with matplotlib, every picture.",
+    )
+    group.addoption(
+        "--netbench-cluster",
+        default=None,
+        metavar="ADDRESS",
+        help="run each load's worker shares on this Dask scheduler's workers, one share per"
+        " worker (tcp://host:8786; needs pytest-netbench[distributed]; docs/distributed.md)",
     )
     group.addoption(
         "--netbench-save",
@@ -234,6 +243,7 @@ def read_settings(config: pytest.Config) -> Settings:
         benchmark_json_path=opt("--netbench-benchmark-json"),
         plot_dir=_check_plot_dir(opt("--netbench-plot")),
         html_path=opt("--netbench-html"),
+        cluster=opt("--netbench-cluster"),
         save_name=opt("--netbench-save"),
         compare_name=compare_name,
         compare_fail=compare_fail,

@@ -34,11 +34,17 @@ class PluginRunner:
     window itself; without, the caller holds it around the whole experiment."""
 
     def __init__(
-        self, window: MeasuredWindow, server: Server | None, *, hold_window: bool = True
+        self,
+        window: MeasuredWindow,
+        server: Server | None,
+        *,
+        hold_window: bool = True,
+        cluster: object | None = None,
     ) -> None:
         self._window = window
         self._server = server
         self._hold = hold_window
+        self._cluster = cluster  # a Dask scheduler address or Client: the shares run there
         self._windows: dict[int, WindowTimes] = {}
         self._seen: list[LoadResult] = []  # keeps each result alive, so its id stays its own
 
@@ -46,9 +52,9 @@ class PluginRunner:
         from pytest_netbench._api import run_spec
 
         if not self._hold:
-            return run_spec(spec, self._server)
+            return run_spec(spec, self._server, cluster=self._cluster)
         with self._window.hold() as times:
-            result = run_spec(spec, self._server)
+            result = run_spec(spec, self._server, cluster=self._cluster)
         self._windows[id(result)] = times
         self._seen.append(result)
         return result
