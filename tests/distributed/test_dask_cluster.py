@@ -173,3 +173,37 @@ def test_load(netbench):
         "--netbench", f"--netbench-cluster={cluster.scheduler.address}"
     )
     result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("options", "load", "expect"),
+    [
+        # status errors, counted exactly across the shares
+        ({"status_every": 5}, {"connections": 4, "requests": 400}, {"status": 80}),
+        # a new connection per request
+        ({}, {"connections": 4, "requests": 200, "keepalive": False}, {}),
+        # chunked framing
+        ({"framing": "chunked"}, {"connections": 4, "requests": 200}, {}),
+        # every 3rd connection reset after its request: the rest is measured
+        ({"reset_every": 3}, {"connections": 6, "requests": 300, "keepalive": False}, None),
+    ],
+)
+def test_engine_conformance_over_the_cluster(
+    cluster: distributed.Client,
+    consistent: Check,
+    options: dict[str, object],
+    load: dict[str, object],
+    expect: dict[str, int] | None,
+) -> None:
+    server = ServerThread(HttpApp(HttpOptions(**options))).start()  # type: ignore[arg-type]
+    try:
+        r = consistent(http_load(server.url, workers=2, cluster=cluster, **load))
+    finally:
+        server.stop()
+    assert r.sent == load["requests"]
+    assert sum(s.sent for s in r.generator.shares) == r.sent
+    if expect is not None:
+        assert {k: v for k, v in r.errors.items() if v} == expect
+        assert r.ok == r.sent - sum(expect.values())
+    else:
+        assert r.errors["reset"] > 0 and r.ok > 0
