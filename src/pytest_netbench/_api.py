@@ -57,24 +57,12 @@ def run_spec(
 ) -> LoadResult:
     """Run a checked spec in this thread (and worker processes, or on a Dask ``cluster``)
     and merge the result."""
-    if cluster is None:
-        spec, notes = plan_load(spec, _server_pid(server))
-        transport = default_transport(spec)
-    else:
-        notes = ()  # the shares' machines are the cluster's, not this one
-        transport = cluster_transport(cluster)
-    live = _Live(spec, transport.start_delay_s, progress, stop)
-    sampler = _start_sampler(server)
-    backend_sampler = _start_sampler(_backend_of(server))
-    overflows = tcp_ext_counter("ListenOverflows")
-    probe = _start_probe(spec)
+    load = _Surroundings(spec, server, progress, stop, cluster)
     try:
-        outcomes = run_workers(spec, transport, live.watch)
+        outcomes = run_workers(load.spec, load.transport, load.live.watch)
     finally:
-        samples = probe.stop() if probe is not None else []
-    result = _finish(spec, outcomes, sampler, server, backend_sampler)
-    result = _with_probe(result, spec, outcomes, samples)
-    return live.finish(_with_host_figures(result, notes, overflows))
+        load.stop_probe()
+    return load.finish(outcomes)
 
 
 async def run_spec_async(
@@ -85,20 +73,51 @@ async def run_spec_async(
     stop: StopSignal | None = None,
 ) -> LoadResult:
     """As :func:`run_spec`, on the caller's running loop (more workers run in processes)."""
-    spec, notes = plan_load(spec, _server_pid(server))
-    transport = default_transport(spec)
-    live = _Live(spec, transport.start_delay_s, progress, stop)
-    sampler = _start_sampler(server)
-    backend_sampler = _start_sampler(_backend_of(server))
-    overflows = tcp_ext_counter("ListenOverflows")
-    probe = _start_probe(spec)
+    load = _Surroundings(spec, server, progress, stop, None)
     try:
-        outcomes = await _run_async(spec, transport, live)
+        outcomes = await _run_async(load.spec, load.transport, load.live)
     finally:
-        samples = probe.stop() if probe is not None else []
-    result = _finish(spec, outcomes, sampler, server, backend_sampler)
-    result = _with_probe(result, spec, outcomes, samples)
-    return live.finish(_with_host_figures(result, notes, overflows))
+        load.stop_probe()
+    return load.finish(outcomes)
+
+
+class _Surroundings:
+    """What surrounds a load's shares: the pre-flight, the managed server's (and its
+    backend's) samplers, the host's counters and the client-delay probe; started on
+    construction, folded into the result by :meth:`finish`."""
+
+    def __init__(
+        self,
+        spec: LoadSpec,
+        server: Monitored | None,
+        progress: ProgressCallback | None,
+        stop: StopSignal | None,
+        cluster: object | None,
+    ) -> None:
+        self.notes: tuple[str, ...] = ()  # the shares' machines are the cluster's
+        if cluster is None:
+            spec, self.notes = plan_load(spec, _server_pid(server))
+            self.transport = default_transport(spec)
+        else:
+            self.transport = cluster_transport(cluster)
+        self.spec = spec
+        self.server = server
+        self.live = _Live(spec, self.transport.start_delay_s, progress, stop)
+        self.sampler = _start_sampler(server)
+        self.backend_sampler = _start_sampler(_backend_of(server))
+        self.overflows = tcp_ext_counter("ListenOverflows")
+        self.probe = _start_probe(spec)
+        self.samples: list[ProbeSample] = []
+
+    def stop_probe(self) -> None:
+        if self.probe is not None:
+            self.samples = self.probe.stop()
+
+    def finish(self, outcomes: list[WorkerOutcome]) -> LoadResult:
+        spec = self.spec
+        result = _finish(spec, outcomes, self.sampler, self.server, self.backend_sampler)
+        result = _with_probe(result, spec, outcomes, self.samples)
+        return self.live.finish(_with_host_figures(result, self.notes, self.overflows))
 
 
 async def _run_async(
