@@ -33,7 +33,7 @@ from distributed import Client, Event, Variable
 from pytest_netbench._engine.driver import run_share
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch
-from pytest_netbench._engine.workers import WorkerFailed
+from pytest_netbench._engine.workers import WorkerFailed, connect_phase_bound_s
 from pytest_netbench._errors import NetbenchError
 from pytest_netbench._live import ShareSnapshot
 from pytest_netbench._model import LoadSpec
@@ -171,7 +171,7 @@ class _Run:
     # -- releasing the shares together --
     def _release(self, reached: str, then: str, workers: list[str], futures: list[Any]) -> None:
         """Wait until every share has set its ``reached`` event, then set ``then``."""
-        deadline = time.monotonic() + _ARRIVAL_S + connect_phase_s(self.spec)
+        deadline = time.monotonic() + _ARRIVAL_S + connect_phase_bound_s(self.spec)
         pending = set(range(len(self.shares)))
         while pending:
             for index in list(pending):
@@ -197,7 +197,7 @@ class _Run:
             self.spec.warmup_s
             + (self.spec.duration_s or 0)
             + self.spec.timeout_s
-            + connect_phase_s(self.spec)
+            + connect_phase_bound_s(self.spec)
             + _GRACE_S
         )
         deadline = time.monotonic() + limit_s
@@ -257,13 +257,6 @@ class _Run:
                     report(snapshot)
 
 
-def connect_phase_s(spec: LoadSpec) -> float:
-    if not spec.connect_first:
-        return 0.0
-    paced = spec.connections / spec.connect_rate if spec.connect_rate else 0.0
-    return paced + 3 * spec.connect_timeout_s + 10.0
-
-
 def _lost(address: str, why: str) -> WorkerOutcome:
     return WorkerOutcome(lost=f"Dask worker {address}: {why}", worker=address)
 
@@ -284,7 +277,7 @@ def _share_task(spec: LoadSpec, share: WorkerShare, run_id: str, reports: bool) 
 
     def all_ready(ready_ns: int) -> int:
         event(f"connected-{share.index}").set()
-        event("window").wait(connect_phase_s(spec) + _ARRIVAL_S)
+        event("window").wait(connect_phase_bound_s(spec) + _ARRIVAL_S)
         return monotonic_ns() + _START_MARGIN_NS
 
     report: Callable[[ShareSnapshot], None] | None = progress.set if progress else None
