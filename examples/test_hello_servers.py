@@ -1,9 +1,14 @@
 """Hello-world latency of reference servers under the same load, one matrix at the end.
 
-    pytest --netbench examples/                       # well under a minute on 2 cores
-    pytest --netbench examples/ --netbench-scale 5    # longer loads, steadier numbers
-    pytest --netbench examples/ --netbench-trials 3 --netbench-markdown results.md
-    pytest --netbench examples/ --netbench-columns p50_ms,p99_ms,server.cpu_ms_per_request
+    pytest --netbench examples/test_hello_servers.py          # well under a minute on 2 cores
+    pytest --netbench examples/test_hello_servers.py --netbench-scale 5   # steadier numbers
+    pytest --netbench examples/test_hello_servers.py --netbench-trials 3 \
+        --netbench-markdown results.md
+    pytest --netbench examples/test_hello_servers.py \
+        --netbench-columns p50_ms,p99_ms,server.cpu_ms_per_request
+
+(``pytest --netbench examples/`` runs this comparison and the five write-ups beside it,
+the ``test_seed_*.py`` modules, in 3.5 to 5 minutes: see docs/examples.md.)
 
 Every server gets the same open-loop load: RATE requests per second on a pool of keep-alive
 connections, latency measured from when each request was due (so a server that stalls is
