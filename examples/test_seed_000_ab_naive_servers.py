@@ -5,7 +5,7 @@ against deliberately naive servers, after "priming the pump" with a few thousand
 requests, and again with ``-c 50``. It ranked a Scala (JVM) server first, then fapws3
 (C, libev), Python's ``SocketServer``, a Twisted TCP server, ``twisted.web`` and a Python
 actor server last; going from 1,000 to 50 connections helped the JVM and fapws3 and
-changed little for the rest, while the longest request took 10 to 90 s at 1,000.
+changed little for the rest, while the longest request took 9 to 94 s at 1,000.
 
 Here: the catalog's Python servers (socketserver, twisted, twisted_web, tornado, gevent,
 eventlet, asyncio streams) and three foreign ones standing in for the write-up's

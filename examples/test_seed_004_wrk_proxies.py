@@ -12,20 +12,22 @@ the Twisted one a twentieth, PyPy no real help.
 Here: the catalog's Go server as the backend, alone and behind the catalog's
 ``twisted_proxy`` (a new backend connection per request), ``go_proxy``
 (``httputil.ReverseProxy``, 2 idle backend connections) and ``twisted_proxy`` on PyPy;
-1,000 keep-alive connections (opened before the measured window, as wrk has them open
-when it starts counting), requests in proxy form (``proxy=``, as the Lua script did) for a
-34 KB body.
+keep-alive connections opened before the measured window (as wrk has them open when it
+starts counting), 100 by default and wrk's 1,000 at full size, a warm-up first (the
+write-up kept the best of several runs), requests in proxy form (``proxy=``, as the Lua
+script did) for a 34 KB body.
 
 What to look at: the matrix, a row per path, with req/s, p99, errors, the CPU of
-the front server and of the backend, and the TIME_WAIT sockets: the host's peak (what
-netstat counted, whoever holds them) and on the backend's port (the proxy's closed
-backend connections). At the end of the session, under "netbench examples", the TIME_WAIT
+the front server and of the backend, and the host's TCP sockets in use and in TIME_WAIT
+at their peak (what netstat counted, whoever holds them: the proxies' closed backend
+connections among them). At the end of the session, under "netbench examples", the TIME_WAIT
 count on the host just before each load against its peak during it.
 
 Run it:
 
-    pytest --netbench examples/test_seed_004_wrk_proxies.py     # 0.6 s loads
-    pytest --netbench examples/test_seed_004_wrk_proxies.py --netbench-scale 50   # 30 s
+    pytest --netbench examples/test_seed_004_wrk_proxies.py     # 0.6 s, 100 connections
+    pytest --netbench examples/test_seed_004_wrk_proxies.py --netbench-scale 50
+                                  # 30 s, 1,000 connections (about 3.5 minutes in all)
 
 TIME_WAIT sockets live for 60 s on Linux, so the host's count includes what earlier
 tests (other examples) left behind; the write-up waited between its runs for them to
