@@ -31,9 +31,9 @@ At full size the 32,000-connection floods are skipped, saying why, where a serve
 may not hold that many sockets (this machine's hard open-files limit is 20,000; the
 write-up raised it to 65,535, see docs/linux-tuning.md); 15,000 is the largest count run
 then, and its 512 KiB flood needs about 8 GB of memory for the generator (a receive
-buffer of the payload's size per connection). A flood saturates both ends when they are equally fast: on a 2-core machine the
-generator shares the cores with the server, so the results may be marked invalid (``!``)
-for generator saturation, and are kept.
+buffer of the payload's size per connection). A flood saturates both ends when they are
+equally fast: on a 2-core machine the generator shares the cores with the server, so the
+results may be marked invalid (``!``) for generator saturation, and are kept.
 """
 
 from __future__ import annotations
