@@ -43,6 +43,10 @@ class Exchange:
     verified_echo: bool = False
 
 
+# The most one read of an echo takes (uvloop reads up to 256 KiB at a time itself).
+_ECHO_SCRATCH_BYTES = 256 * 1024
+
+
 def build_exchange(spec: LoadSpec) -> Exchange:
     """The exchange a checked spec describes (``_spec`` has already refused bad input)."""
     if spec.kind == "http":
@@ -99,9 +103,12 @@ def _tcp_exchange(spec: LoadSpec) -> Exchange:
     options = tcp_proto.parse_framing(spec.framing)
     make: Callable[[OnResponse, OnError], Framer]
     if options is None:
+        # One receive buffer for every connection of the run: each piece is checked as it
+        # lands (see EchoFramer), and a run is one thread.
+        scratch = bytearray(min(len(payload), _ECHO_SCRATCH_BYTES))
 
         def make(on_response: OnResponse, on_error: OnError) -> Framer:
-            return tcp_proto.EchoFramer(payload, on_response, on_error)
+            return tcp_proto.EchoFramer(payload, on_response, on_error, scratch)
 
     else:
 
