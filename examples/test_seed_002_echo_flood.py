@@ -30,8 +30,8 @@ Run it:
 At full size the 32,000-connection floods are skipped, saying why, where a server process
 may not hold that many sockets (this machine's hard open-files limit is 20,000; the
 write-up raised it to 65,535, see docs/linux-tuning.md); 15,000 is the largest count run
-then, and its 512 KiB flood needs about 8 GB of memory for the generator (a receive
-buffer of the payload's size per connection). A flood saturates both ends when they are
+then (a 512 KiB round over 15,000 connections moves 7.5 GiB each way, so its first
+exchanges take seconds to complete). A flood saturates both ends when they are
 equally fast: on a 2-core machine the generator shares the cores with the server, so the
 results may be marked invalid (``!``) for generator saturation, and are kept.
 """
