@@ -153,8 +153,9 @@ def test_connections_missing_at_the_window_make_the_result_invalid_naming_them()
         ],
     )
     assert result.invalid_causes == ("connections_not_opened",)
-    assert "52 of 100 (48 connects failed: connect failed: connect timeout)" in (
-        result.invalid_reasons[0]
+    assert (
+        "52 of 100 (48 connects failed: connect failed: connect timeout)"
+        in (result.invalid_reasons[0])
     )
     assert not result.invalid_by_generator_only
     whole = merge_outcomes(spec, [outcome(connect_first=True, connections_ready=100)])

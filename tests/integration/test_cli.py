@@ -186,4 +186,4 @@ def test_html_writes_one_self_contained_report(fault_server: StartServer, tmp_pa
     assert text.startswith("<!DOCTYPE html>")
     assert f"netbench http {server.url}/" in text
     # Self-contained: nothing is fetched from elsewhere.
-    assert "src=\"http" not in text and "href=\"http" not in text
+    assert 'src="http' not in text and 'href="http' not in text
