@@ -61,26 +61,6 @@ def build_httpd() -> Path:
     return binary
 
 
-def build_go_hello() -> Path:
-    """Build ``hello_go/`` (standard library only, so no network) and return the binary."""
-    go = need_tool("go", "install Go from https://go.dev/dl/, or use --server c")
-    source = HERE / "hello_go"
-    digest = hashlib.sha256(
-        b"".join(f.read_bytes() for f in sorted(source.iterdir()) if f.is_file())
-    ).hexdigest()[:12]
-    binary = BUILD_DIR / f"hello_go-{digest}"
-    if not binary.exists():
-        BUILD_DIR.mkdir(parents=True, exist_ok=True)
-        partial = binary.with_suffix(".tmp")
-        done = subprocess.run(
-            [go, "build", "-o", str(partial), "."], cwd=source, capture_output=True, text=True
-        )
-        if done.returncode != 0:
-            sys.exit(f"building {source} failed:\n{done.stderr}")
-        partial.rename(binary)
-    return binary
-
-
 def _build_go(name: str, sources: list[Path]) -> Path:
     """``go build`` the files (standard library only, so no network), cached by content."""
     go = need_tool("go", "install Go from https://go.dev/dl/")
@@ -100,6 +80,11 @@ def _build_go(name: str, sources: list[Path]) -> Path:
             sys.exit(f"building {name} failed:\n{done.stderr}")
         partial.rename(binary)
     return binary
+
+
+def build_go_hello() -> Path:
+    """Go net/http hello (``hello_go/``), for ``bench_vs_wrk.py --server go``."""
+    return _build_go("hello_go", [HERE / "hello_go" / "main.go"])
 
 
 def build_go_flood() -> Path:

@@ -53,7 +53,6 @@ class ConnectPhase:
         self.ready: list[Connection] = []
         self.failures = 0
         self.failure_sample = ""
-        self.gave_up = False
         self.latencies: array[int] = array("q")
         self.begun_ns = 0
         self.ended_ns = 0
@@ -111,7 +110,6 @@ class ConnectPhase:
             self._settle()
             return
         self.settled += 1
-        self.gave_up = True
         self.ended_ns = monotonic_ns()
         if not self._done.done():
             self._done.set_result(None)
