@@ -253,6 +253,9 @@ def test_matrix_bars_start_at_zero_with_the_trial_range_as_error_bars(saved: Ses
     assert axes.containers and any(type(c).__name__ == "ErrorbarContainer" for c in axes.containers)
     texts = [t.get_text() for t in axes.get_legend().get_texts()]
     assert texts == ["connections=10", "connections=100", "invalid result"]
+    # A series' swatch is its colour alone, though one of its bars is hatched (invalid).
+    swatches = axes.get_legend().legend_handles
+    assert [bool(h.get_hatch()) for h in swatches] == [False, False, True]
     assert "ok responses/s" in axes.get_ylabel()
 
 

@@ -117,6 +117,13 @@ def wide_range(values: Iterable[float], ratio: float = 30.0) -> bool:
     return bool(positive) and max(positive) / min(positive) > ratio
 
 
+def solid_patch(colour: str, label: str) -> Artist:
+    """A legend entry for a series of bars in one colour (whatever its bars' hatching)."""
+    from matplotlib.patches import Patch
+
+    return Patch(facecolor=colour, edgecolor="black", linewidth=0.6, label=label)
+
+
 def hatched_patch(label: str) -> Artist:
     """A legend entry for hatched (invalid) bars."""
     from matplotlib.patches import Patch

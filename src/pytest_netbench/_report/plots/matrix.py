@@ -17,11 +17,13 @@ from pytest_netbench._report.plots.canvas import (
     from_zero,
     hatched_patch,
     new_figure,
+    solid_patch,
     style_axes,
     thousands,
 )
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.figure import Figure
 
 # Unit of a metric by how its name ends; checked in order.
@@ -85,6 +87,7 @@ def matrix_figure(matrix: Matrix, metric: str | None = None) -> Figure:
     width = 0.8 / count
     tops: list[float] = []
     any_invalid = False
+    handles: list[Artist] = []
     for offset, column in enumerate(matrix.columns):
         medians, below, above, invalid = bar_series(matrix, name, column)
         positions = [i + (offset - (count - 1) / 2) * width for i in range(len(labels))]
@@ -97,8 +100,11 @@ def matrix_figure(matrix: Matrix, metric: str | None = None) -> Figure:
             color=colour(offset),
             edgecolor="black",
             linewidth=0.6,
-            label=f"{matrix.column_param}={column}" if matrix.column_param else None,
         )
+        if matrix.column_param:
+            # Not the bar container's own handle: it copies the first bar's hatch, so a
+            # series whose first cell is invalid would look invalid as a whole.
+            handles.append(solid_patch(colour(offset), f"{matrix.column_param}={column}"))
         for bar, bad in zip(bars, invalid, strict=True):
             if bad:
                 bar.set_hatch("//")
@@ -123,10 +129,8 @@ def matrix_figure(matrix: Matrix, metric: str | None = None) -> Figure:
     style_axes(axes, xlabel=", ".join(matrix.row_params), ylabel=metric_axis_label(name))
     axes.set_title(title, fontsize="medium")
     axes.grid(False, axis="x")
-    handles, texts = axes.get_legend_handles_labels()
     if any_invalid:
         handles.append(hatched_patch("invalid result"))
-        texts.append("invalid result")
     if handles:
-        axes.legend(handles, texts, fontsize="small", loc="best")
+        axes.legend(handles=handles, fontsize="small", loc="best")
     return figure
