@@ -73,6 +73,26 @@ def test_figures_under_a_little_load_are_sane(helpers):
     assert 1 <= stats.sockets_established_peak <= 4
 
 
+@pytest.mark.skipif(
+    not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/schedstat"),
+    reason="the kernel keeps no per-thread schedstat here",
+)
+def test_cpu_time_comes_from_the_nanosecond_clock_when_every_thread_is_seen(helpers):
+    # Ticks of 10 ms would make a short trial's CPU per request a few percent off; the
+    # threads' own schedstat clocks do not. The connection threads idle before they end,
+    # so every thread's time is seen by a sample.
+    with Server(helpers.netserver_command()) as server:
+        sampler = server.monitor(interval_s=0.05)
+        sampler.start()
+        completed = keepalive_load(server.port, connections=4, requests_each=1000)
+        stats = sampler.stop(completed)
+    ticks = stats.cpu_s / 0.01
+    assert stats.cpu_s > 0
+    assert abs(ticks - round(ticks)) > 1e-6  # not a whole number of ticks
+    assert stats.cpu_user_s + stats.cpu_system_s == pytest.approx(stats.cpu_s)
+    assert stats.cpu_user_s > 0
+
+
 def test_idle_server_costs_next_to_nothing(helpers):
     with Server(helpers.netserver_command()) as server:
         sampler = server.monitor(interval_s=0.05)
