@@ -19,7 +19,12 @@ The server's per-request cost is either a sleep (``--work sleep``: latency-bound
 server waiting on a backend) or a busy loop (``--work cpu``: CPU-bound, the noisy case on
 a shared machine).
 
-    python benchmarks/gate_false_alarm.py --experiments 100 --work cpu
+``--other-work N`` runs N noisy neighbours beside it for the whole run, as a shared CI
+runner has: each hashes through a 32 MiB buffer (CPU, memory bandwidth and cache) for a
+random 0.05-2 s, then idles for another random 0.05-2 s, about half a core each, seeded by
+``--seed``. A/A and A/B experiments alternate, so both meet the same neighbours.
+
+    python benchmarks/gate_false_alarm.py --experiments 100 --work cpu --other-work 1
 """
 
 from __future__ import annotations
@@ -87,6 +92,39 @@ SERVER_SOURCE = textwrap.dedent(
     asyncio.run(main())
     """
 )
+
+
+NEIGHBOUR_SOURCE = textwrap.dedent(
+    """
+    import hashlib, random, sys, time
+
+    rng = random.Random(int(sys.argv[1]))
+    buffer = bytes(32 << 20)
+    while True:
+        busy_until = time.monotonic() + rng.uniform(0.05, 2.0)
+        while time.monotonic() < busy_until:
+            hashlib.sha256(buffer[rng.randrange(0, 16 << 20):][: 16 << 20]).digest()
+        time.sleep(rng.uniform(0.05, 2.0))
+    """
+)
+
+
+class Neighbours:
+    """Busy/idle processes that share the machine with the measurement; killed on exit."""
+
+    def __init__(self, count: int, seed: int) -> None:
+        self.processes = [
+            subprocess.Popen([sys.executable, "-c", NEIGHBOUR_SOURCE, str(seed + index)])
+            for index in range(count)
+        ]
+
+    def __enter__(self) -> Neighbours:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for process in self.processes:
+            process.kill()
+            process.wait()
 
 
 class TinyServer:
@@ -222,10 +260,19 @@ def run(args: argparse.Namespace) -> None:
     tallies = {(s, mode): Tally() for s in ("A/A", "A/B +10%") for mode in ("gate", "single")}
     noise_groups: dict[str, list[list[float]]] = {m: [] for m in shown}
     started = time.monotonic()
-    for scenario, slowdown in (("A/A", 1.0), ("A/B +10%", 1.0 + args.slowdown)):
-        wall = time.monotonic()
-        with TinyServer(args.work, cost) as base, TinyServer(args.work, cost * slowdown) as head:
-            for index in range(args.experiments):
+    scenarios = (("A/A", 1.0), ("A/B +10%", 1.0 + args.slowdown))
+    with (
+        Neighbours(args.other_work, args.seed),
+        TinyServer(args.work, cost) as base_aa,
+        TinyServer(args.work, cost) as head_aa,
+        TinyServer(args.work, cost) as base_ab,
+        TinyServer(args.work, cost * scenarios[1][1]) as head_ab,
+    ):
+        pairs = {"A/A": (base_aa, head_aa), "A/B +10%": (base_ab, head_ab)}
+        for index in range(args.experiments):
+            # Alternate the scenarios so that both meet the same neighbours and drift.
+            for scenario, _slowdown in scenarios if index % 2 == 0 else scenarios[::-1]:
+                base, head = pairs[scenario]
                 begun = time.monotonic()
                 decision, base_runs, head_runs, load_s = experiment(base, head, args, rule, index)
                 tallies[(scenario, "gate")].add(decision, len(base_runs), load_s)
@@ -240,21 +287,18 @@ def run(args: argparse.Namespace) -> None:
                         ]
                 errors = sum(r.errors_total for r in base_runs + head_runs)
                 print(
-                    f"  {scenario} #{index + 1}: {decision} after {len(base_runs)} trials a side "
-                    f"({time.monotonic() - begun:.1f} s)"
-                    + (f", {errors} errors" if errors else ""),
+                    f"  {scenario} #{index + 1}: {decision} after {len(base_runs)} trials a"
+                    f" side ({time.monotonic() - begun:.1f} s, {time.monotonic() - started:.0f}"
+                    " s so far)" + (f", {errors} errors" if errors else ""),
                     flush=True,
                 )
-        print(
-            f"{scenario}: {args.experiments} experiments in {time.monotonic() - wall:.0f} s "
-            f"({time.monotonic() - started:.0f} s so far)",
-            flush=True,
-        )
+    elapsed = time.monotonic() - started
     print()
     print(
         f"work={args.work} cost={cost:g}us slowdown={args.slowdown:.0%} "
         f"connections={args.connections} duration={args.duration}s warmup={args.warmup}s "
-        f"experiments={args.experiments}\ngate={args.thresholds} alpha={rule.alpha:g} "
+        f"experiments={args.experiments} other_work={args.other_work} "
+        f"({elapsed / 60:.0f} min)\ngate={args.thresholds} alpha={rule.alpha:g} "
         f"({design.describe()})"
     )
     header = (
@@ -305,6 +349,14 @@ def main() -> None:
         help="per-request cost (default 20000 for sleep, 300 for cpu)",
     )
     parser.add_argument("--slowdown", type=float, default=0.10)
+    parser.add_argument(
+        "--other-work",
+        type=int,
+        default=0,
+        metavar="N",
+        help="noisy neighbours running beside the measurement (default 0)",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="the neighbours' random seed")
     parser.add_argument(
         "--thresholds", default="rps:5%,p50_ms:5%,p99_ms:10%,server.cpu_ms_per_request:5%"
     )
