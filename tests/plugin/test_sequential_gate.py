@@ -111,10 +111,13 @@ def test_sequential_without_a_change_passes_within_the_budget(
         app,
         "--netbench-sequential=3:6",
         "--netbench-compare-fail=p50_ms:50%",
+        "--netbench-alpha=0.05",
         "--netbench-json=aa.json",
     )
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*Gate passed: 0 regression(s)*"])
+    result.stdout.fnmatch_lines(
+        ["*false alarms <= 0.05 per test*", "*Gate passed: 0 regression(s)*"]
+    )
     arms = [r["params"]["arm"] for r in _records(pytester.path / "aa.json")]
     assert arms.count("base") == arms.count("head") <= 6
 
@@ -135,6 +138,11 @@ def test_sequential_without_a_change_passes_within_the_budget(
                 "--netbench-trials=5",
             ],
             "*drop --netbench-trials*",
+        ),
+        (["--netbench-compare", "--netbench-alpha=0.05"], "*needs --netbench-compare-fail*"),
+        (
+            ["--netbench-compare", "--netbench-compare-fail=rps:5%", "--netbench-alpha=0.7"],
+            "*--netbench-alpha must be between 0 and 0.5 (got 0.7)*",
         ),
     ],
 )

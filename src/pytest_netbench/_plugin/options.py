@@ -44,6 +44,9 @@ class Settings:
     compare_fail: str | None = None
     # Sequential gate: (trials a side per batch, budget a side); None: fixed trials.
     sequential: tuple[int, int] | None = None
+    # False alarms allowed per compared test, all its gated metrics together (one-sided);
+    # None: the gate's default.
+    alpha: float | None = None
     ab_refs: tuple[str, str] | None = None
     storage_dir: str = ".netbench"
     server_scope: ScopeName = "function"
@@ -165,6 +168,14 @@ def add_options(parser: pytest.Parser) -> None:
         " over every look, see docs/gating.md).",
     )
     group.addoption(
+        "--netbench-alpha",
+        type=float,
+        default=None,
+        metavar="A",
+        help="false-alarm rate of the gate per test, all its gated metrics together"
+        " (default 0.01; a lower one needs more trials, see docs/gating.md).",
+    )
+    group.addoption(
         "--netbench-ab",
         nargs=2,
         default=None,
@@ -226,6 +237,7 @@ def read_settings(config: pytest.Config) -> Settings:
         _check_thresholds(str(compare_fail))
     sequential = _read_sequential(opt("--netbench-sequential"), compare_fail, trials)
     retries = _read_retries(opt("--netbench-retries"), str(config.getini("netbench_retries")))
+    alpha = _read_alpha(opt("--netbench-alpha"), compare_fail)
     scope = str(config.getini("netbench_server_scope")).strip() or "function"
     if scope not in SERVER_SCOPES:
         raise pytest.UsageError(
@@ -248,6 +260,7 @@ def read_settings(config: pytest.Config) -> Settings:
         compare_name=compare_name,
         compare_fail=compare_fail,
         sequential=sequential,
+        alpha=alpha,
         ab_refs=_parse_ab(ab),
         storage_dir=str(opt("--netbench-storage")),
         server_scope=scope,
@@ -294,6 +307,24 @@ def _check_plot_dir(directory: str | None) -> str | None:
         if not matplotlib_installed():
             raise pytest.UsageError(f"--netbench-plot {directory}: {MISSING}")
     return directory
+
+
+def _read_alpha(flag: float | None, compare_fail: str | None) -> float | None:
+    if flag is None:
+        return None
+    from pytest_netbench._compare.family import DEFAULT_ALPHA
+
+    if compare_fail is None:
+        raise pytest.UsageError(
+            "--netbench-alpha sets the gate's false-alarm rate: it needs"
+            " --netbench-compare-fail with the thresholds to gate"
+        )
+    if not 0 < flag < 0.5:
+        raise pytest.UsageError(
+            f"--netbench-alpha must be between 0 and 0.5 (got {flag:g}); the default is"
+            f" {DEFAULT_ALPHA:g}, one false alarm in {1 / DEFAULT_ALPHA:.0f} unchanged tests"
+        )
+    return float(flag)
 
 
 def _read_retries(flag: int | None, ini: str) -> int | None:

@@ -50,13 +50,14 @@ def run_ab(settings: Settings, base: Arm, head: Arm, retries: int) -> AbResult:
 
 def gate_rule(settings: Settings) -> GateRule:
     """The rule every comparison of this session applies: sequential when asked."""
-    from pytest_netbench._compare.family import GateRule
+    from pytest_netbench._compare.family import DEFAULT_ALPHA, GateRule
     from pytest_netbench._compare.sequential import SequentialDesign
 
+    alpha = DEFAULT_ALPHA if settings.alpha is None else settings.alpha
     if settings.sequential is None:
-        return GateRule()
+        return GateRule(alpha=alpha)
     batch, budget = settings.sequential
-    return GateRule(design=SequentialDesign.every(batch, budget))
+    return GateRule(alpha=alpha, design=SequentialDesign.every(batch, budget))
 
 
 def judge_for(settings: Settings) -> Judge | None:
