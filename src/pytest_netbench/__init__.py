@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from pytest_netbench._experiment.sweep import parse_rates as parse_rates
     from pytest_netbench._experiment.sweep import sweep as sweep
     from pytest_netbench._experiment.tool_output import ToolFigures as ToolFigures
+    from pytest_netbench._live import HostProgress as HostProgress
     from pytest_netbench._live import LoadProgress as LoadProgress
     from pytest_netbench._live import StopSignal as StopSignal
     from pytest_netbench._metrics import metric_value as metric_value
@@ -83,6 +84,7 @@ _LAZY: dict[str, str] = {
     "ColdStartResult": "pytest_netbench._experiment.cold_start",
     "ERROR_KINDS": "pytest_netbench._model",
     "GeneratorStats": "pytest_netbench._model",
+    "HostProgress": "pytest_netbench._live",
     "HttpReady": "pytest_netbench._servers.readiness",
     "InterpreterNotFound": "pytest_netbench._errors",
     "LatencySummary": "pytest_netbench._model",
@@ -149,6 +151,7 @@ __all__ = [
     "ColdStartResult",
     "CrosscheckResult",
     "GeneratorStats",
+    "HostProgress",
     "HttpReady",
     "InterpreterNotFound",
     "LatencySummary",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from time import monotonic_ns
 
@@ -24,10 +24,22 @@ _RATE_WINDOW_NS = 2 * _NS_PER_S
 
 @dataclass(frozen=True, slots=True)
 class ShareSnapshot:
-    """One share's measured counts so far (warm-up excluded), under its share index."""
+    """One share's measured counts so far (warm-up excluded), under its share index;
+    ``host`` is the machine it runs on when that is not this one (a cluster's worker)."""
 
     share: int
     sent: int
+    completed: int
+    errors: int
+    host: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HostProgress:
+    """What the shares on one host of a cluster have done so far."""
+
+    host: str
+    shares: int
     completed: int
     errors: int
 
@@ -40,7 +52,8 @@ class LoadProgress:
     reported. ``elapsed_s`` counts from the planned start (warm-up included) and is below 0
     while worker processes are still starting. Experiments fill ``step`` (from 1),
     ``steps`` (None when the number is not known in advance) and ``label``, e.g.
-    ``"600 req/s"``.
+    ``"600 req/s"``. On a cluster, ``hosts`` splits the counts by the host each share runs
+    on (empty for local workers).
     """
 
     elapsed_s: float
@@ -54,6 +67,7 @@ class LoadProgress:
     step: int | None = None
     steps: int | None = None
     label: str = ""
+    hosts: tuple[HostProgress, ...] = ()
 
     @property
     def ok(self) -> int:
@@ -147,7 +161,19 @@ class ProgressTracker:
             completed=completed,
             errors=sum(s.errors for s in shares),
             rate=rate,
+            hosts=_by_host(shares),
         )
+
+
+def _by_host(shares: Iterable[ShareSnapshot]) -> tuple[HostProgress, ...]:
+    totals: dict[str, HostProgress] = {}
+    for s in shares:
+        if s.host:
+            seen = totals.get(s.host, HostProgress(s.host, 0, 0, 0))
+            totals[s.host] = HostProgress(
+                s.host, seen.shares + 1, seen.completed + s.completed, seen.errors + s.errors
+            )
+    return tuple(totals[host] for host in sorted(totals))
 
 
 def labelled(

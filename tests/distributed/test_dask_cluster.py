@@ -16,7 +16,7 @@ import distributed
 import pytest
 from servers import EchoApp, EchoOptions, HttpApp, HttpOptions, ServerThread
 
-from pytest_netbench import LoadResult, RemoteTargetError, echo_load, http_load
+from pytest_netbench import LoadProgress, LoadResult, RemoteTargetError, echo_load, http_load
 from pytest_netbench._engine.dask_transport import ClusterError
 
 Check = Callable[[LoadResult], LoadResult]
@@ -53,6 +53,30 @@ def test_shares_run_one_per_worker_and_merge_exactly(
     assert r.generator.start_spread_ms is not None and r.generator.start_spread_ms >= 0
     back = LoadResult.from_dict(r.to_dict())
     assert back.generator.shares == shares
+
+
+def test_progress_streams_from_the_shares_with_each_hosts_counts(
+    cluster: distributed.Client, http_server: ServerThread, consistent: Check
+) -> None:
+    seen: list[LoadProgress] = []
+    r = consistent(
+        http_load(
+            http_server.url,
+            connections=4,
+            duration=2.5,
+            workers=2,
+            cluster=cluster,
+            progress=seen.append,
+        )
+    )
+    running = [p for p in seen if p.hosts]
+    assert running, f"no report named a host in {len(seen)} report(s)"
+    hosts = {s.host for s in r.generator.shares}
+    for report in running:
+        assert {h.host for h in report.hosts} <= hosts
+        assert sum(h.shares for h in report.hosts) <= 2
+        assert sum(h.completed for h in report.hosts) == report.completed <= r.sent
+    assert running[-1].completed > 0
 
 
 def test_an_echo_flood_opens_its_connections_first_on_every_share(

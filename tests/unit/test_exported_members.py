@@ -8,7 +8,7 @@ import sys
 import pytest_netbench
 
 EXPECTED = {
-    "ERROR_KINDS", "AllReady", "BuildFailed", "CallableReady", "GeneratorStats", "HttpReady",
+    "ERROR_KINDS", "AllReady", "BuildFailed", "CallableReady", "GeneratorStats", "HostProgress", "HttpReady",
     "InterpreterNotFound", "LatencySummary", "LoadResult", "LoadSpec", "LogReady",
     "NetbenchError", "PortInUseError", "ProcessTreeSampler", "ReadinessProbe",
     "RemoteTargetError", "ResourceLimitError", "Server", "ServerCrashed", "ServerError",

@@ -10,6 +10,7 @@ from time import monotonic_ns
 import pytest
 
 from pytest_netbench._live import (
+    HostProgress,
     LoadProgress,
     ProgressTracker,
     ShareSnapshot,
@@ -50,6 +51,31 @@ def test_the_tracker_sums_the_latest_snapshot_of_every_share() -> None:
     last = reports[-1]
     assert (last.sent, last.completed, last.errors, last.ok) == (25, 23, 2, 21)
     assert last.duration_s == 10.0 and last.step is None
+
+
+def test_on_a_cluster_the_tracker_also_counts_each_host_apart() -> None:
+    reports: list[LoadProgress] = []
+    tracker = ProgressTracker(
+        reports.append, start_ns=0, warmup_s=0, duration_s=1, requests=None, every_s=0.0
+    )
+    tracker.update(ShareSnapshot(0, sent=10, completed=9, errors=1, host="10.0.0.6"))
+    tracker.update(ShareSnapshot(1, sent=7, completed=7, errors=0, host="10.0.0.5"))
+    tracker.update(ShareSnapshot(2, sent=4, completed=3, errors=2, host="10.0.0.6"))
+    last = reports[-1]
+    assert last.hosts == (
+        HostProgress("10.0.0.5", shares=1, completed=7, errors=0),
+        HostProgress("10.0.0.6", shares=2, completed=12, errors=3),
+    )
+    assert sum(h.completed for h in last.hosts) == last.completed
+
+
+def test_local_shares_have_no_hosts() -> None:
+    reports: list[LoadProgress] = []
+    tracker = ProgressTracker(
+        reports.append, start_ns=0, warmup_s=0, duration_s=1, requests=None, every_s=0.0
+    )
+    tracker.update(ShareSnapshot(0, sent=1, completed=1, errors=0))
+    assert reports[-1].hosts == ()
 
 
 def test_the_tracker_reports_at_most_once_per_interval() -> None:
@@ -128,6 +154,13 @@ def test_the_line_says_step_time_rate_counts_and_time_left() -> None:
     assert "2,000 done" in line
     assert "3 errors" in line
     assert line.endswith("2.0s left")
+
+
+def test_the_line_ends_with_each_hosts_counts_on_a_cluster() -> None:
+    hosts = (HostProgress("10.0.0.5", 1, 1200, 0), HostProgress("10.0.0.6", 1, 800, 1))
+    line = format_progress(progress(hosts=hosts))
+    assert line.endswith("|  10.0.0.5: 1,200 done, 0 errors  10.0.0.6: 800 done, 1 error")
+    assert "|" not in format_progress(progress())
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ pytest-netbench or Python version differs from the caller's is refused before an
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import socket
 import sys
 import time
@@ -257,6 +258,15 @@ class _Run:
                     report(snapshot)
 
 
+def _publisher(progress: Variable, host: str) -> Callable[[ShareSnapshot], None]:
+    """A share's progress reports, marked with its host, into the Variable the caller reads."""
+
+    def publish(snapshot: ShareSnapshot) -> None:
+        progress.set(dataclasses.replace(snapshot, host=host))
+
+    return publish
+
+
 def _lost(address: str, why: str) -> WorkerOutcome:
     return WorkerOutcome(lost=f"Dask worker {address}: {why}", worker=address)
 
@@ -280,13 +290,13 @@ def _share_task(spec: LoadSpec, share: WorkerShare, run_id: str, reports: bool) 
         event("window").wait(connect_phase_bound_s(spec) + _ARRIVAL_S)
         return monotonic_ns() + _START_MARGIN_NS
 
-    report: Callable[[ShareSnapshot], None] | None = progress.set if progress else None
+    host = socket.gethostname()  # as the result's generator.shares will name it
     watch = ShareWatch(
-        report=report,
+        report=_publisher(progress, host) if progress is not None else None,
         stop_requested=stop.is_set,
         all_ready=all_ready,
         report_every_s=1.0,
         stop_every_s=0.5,  # each look asks the scheduler
     )
     outcome = run_share(spec, share, released, watch)
-    return _ShareReport(outcome, socket.gethostname(), time.time_ns() - monotonic_ns())
+    return _ShareReport(outcome, host, time.time_ns() - monotonic_ns())

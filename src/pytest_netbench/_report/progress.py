@@ -1,8 +1,9 @@
 """The live progress line: one line on a terminal, redrawn in place, as k6 shows a run.
 
 ``step 3/20: 600 req/s  2.4s/5s  [=========>          ]  598 req/s  1,432 done
-0 errors  2.6s left``. It waits ``after_s`` before drawing anything, so a short run prints no
-progress at all, and :meth:`ProgressLine.clear` erases it before other output is printed.
+0 errors  2.6s left``, and on a cluster each host's own counts after a ``|``. It waits
+``after_s`` before drawing anything, so a short run prints no progress at all, and
+:meth:`ProgressLine.clear` erases it before other output is printed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from time import monotonic
 from typing import TextIO
 
-from pytest_netbench._live import LoadProgress
+from pytest_netbench._live import HostProgress, LoadProgress
 
 _BAR_WIDTH = 20
 _ERASE_TO_END = "\x1b[K"
@@ -38,7 +39,15 @@ def format_progress(progress: LoadProgress) -> str:
         left = progress.remaining_s
         if left is not None:
             parts.append(f"{_seconds(left)} left")
+        if progress.hosts:
+            parts.append("|  " + "  ".join(_host(h) for h in progress.hosts))
     return "  ".join(parts)
+
+
+def _host(host: HostProgress) -> str:
+    """``10.0.0.5: 1,234 done, 0 errors``: one cluster host's shares together."""
+    errors = f"{host.errors:,} error" + ("" if host.errors == 1 else "s")
+    return f"{host.host}: {host.completed:,} done, {errors}"
 
 
 def _time_and_bar(progress: LoadProgress) -> list[str]:
