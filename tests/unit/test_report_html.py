@@ -64,6 +64,7 @@ def test_the_page_lists_invalid_results_loads_and_the_environment() -> None:
     assert 'id="invalid"' in page and "Invalid results (1)" in page
     assert f'<td class="reason">{TOO_FAST}</td>' in page
     assert "Every load (2)" in page
+    assert '<li class="bad"><b>1</b>invalid result</li>' in page
     assert "Test CPU 9000" in page
     assert "p main abcdef123456 (uncommitted changes)" in page
     assert "pytest_netbench 0.1.0" in page and "trio" not in page.split("packages", 1)[1]
@@ -109,6 +110,7 @@ def test_the_command_line_entry_takes_bare_results(tmp_path: Path) -> None:
     page = path.read_text(encoding="utf-8")
     assert "<title>netbench results</title>" in page
     assert "<code>netbench http http://127.0.0.1:1/</code>" in page
+    assert "<li><b>1</b>command</li><li><b>2</b>loads</li>" in page
     matrix = re.search(r'<table class="matrix">.*?</table>', page, re.DOTALL)
     assert matrix is not None and "cold" in matrix.group(0) and "warm" in matrix.group(0)
     with pytest.raises(ValueError, match="1 label"):

@@ -56,10 +56,13 @@ def render_html_report(
     title: str = DEFAULT_TITLE,
     created: float | None = None,
     plots: bool = True,
+    unit: str = "test function",
 ) -> str:
     """The report as a string. ``matrices``: as the terminal shows them (None: built from
     ``records`` with the default metrics); ``environment``: collected now when None;
-    ``plots=False`` leaves the pictures out (they take most of the time and size)."""
+    ``plots=False`` leaves the pictures out (they take most of the time and size);
+    ``unit``: what the records' functions are, counted in the summary (``command`` for
+    results measured outside pytest)."""
     if matrices is None:
         matrices = build_matrices(records)
     env = _environment_dict(environment)
@@ -106,7 +109,7 @@ def render_html_report(
         f'<header class="top"><h1>{escape(title)}</h1>',
         f"<p>{escape(stamp)} · {escape(_env_line(env))}</p></header>",
         "<main>",
-        _summary(records, experiments, functions, findings, comparisons),
+        _summary(records, experiments, functions, findings, comparisons, unit),
         toc,
         *(f'<section id="{a}"><h2>{escape(h)}</h2>{b}</section>' for a, h, b in sections),
         "<footer>Written by pytest-netbench. Every figure is also in the session JSON "
@@ -126,9 +129,11 @@ def write_html_report(
     environment: Environment | Mapping[str, Any] | None = None,
     title: str = DEFAULT_TITLE,
     plots: bool = True,
+    unit: str = "test function",
 ) -> Path:
     """Write :func:`render_html_report`'s page to ``path`` (parents created); the path."""
     text = render_html_report(
+        unit=unit,
         records=records,
         experiments=experiments,
         matrices=matrices,
@@ -166,15 +171,17 @@ def _summary(
     functions: Sequence[str],
     findings: Sequence[InvalidFinding],
     comparisons: Sequence[Comparison],
+    unit: str,
 ) -> str:
-    items = [
-        f"<li><b>{len(functions)}</b>test function(s)</li>",
-        f"<li><b>{len(records)}</b>load(s)</li>",
-    ]
+    items = [f"<li><b>{len(functions)}</b>{_plural(len(functions), unit)}</li>"]
+    if records or not experiments:
+        items.append(f"<li><b>{len(records)}</b>{_plural(len(records), 'load')}</li>")
     if experiments:
-        items.append(f"<li><b>{len(experiments)}</b>experiment(s)</li>")
+        items.append(f"<li><b>{len(experiments)}</b>{_plural(len(experiments), 'experiment')}</li>")
     if findings:
-        items.append(f'<li class="bad"><b>{len(findings)}</b>invalid result(s)</li>')
+        items.append(
+            f'<li class="bad"><b>{len(findings)}</b>{_plural(len(findings), "invalid result")}</li>'
+        )
     else:
         items.append('<li class="good"><b>0</b>invalid results</li>')
     for comparison in comparisons:
@@ -182,6 +189,10 @@ def _summary(
         word = "FAILED" if failed else "passed"
         items.append(f'<li class="{"bad" if failed else "good"}"><b>gate</b>{word}</li>')
     return '<ul class="summary">' + "".join(items) + "</ul>"
+
+
+def _plural(count: int, noun: str) -> str:
+    return noun if count == 1 else noun + "s"
 
 
 def _toc(sections: Sequence[tuple[str, str, str]], tests: Sequence[tuple[str, str]]) -> str:

@@ -77,4 +77,5 @@ def write_results_html(
         environment=environment,
         title=title or "netbench results",
         plots=plots,
+        unit="command",
     )
