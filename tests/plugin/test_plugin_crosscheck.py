@@ -41,9 +41,9 @@ def test_crosschecks_are_recorded_and_tabled(pytester: pytest.Pytester) -> None:
             "http://127.0.0.1:*: crosscheck, netbench vs wrk: * vs * req/s (*), * vs * ms p99 (*)",
             "*= netbench =*",
             "*::test_cross  (crosscheck with a second tool)",
-            "tool*rps*tool_rps*ratio*p50_ms*tool_p50*ratio*p99_ms*tool_p99*ratio*errors*tool_errors",
-            "wrk *0*0",
-            "ab *0*0",
+            "tool*rps*tool_rps*ratio*p50_ms*tool_p50*ratio*p99_ms*tool_p99*ratio*errors*tool_errors*valid",
+            "wrk *0*0*",
+            "ab *0*0*",
         ]
     )
     records = json.loads(out.read_text())["records"]

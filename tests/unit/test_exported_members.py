@@ -8,8 +8,9 @@ import sys
 import pytest_netbench
 
 EXPECTED = {
-    "ERROR_KINDS", "AllReady", "BuildFailed", "CallableReady", "GeneratorStats", "HostProgress", "HttpReady",
-    "InterpreterNotFound", "LatencySummary", "LoadResult", "LoadSpec", "LogReady",
+    "ERROR_KINDS", "AllReady", "BuildFailed", "CallableReady", "GeneratorStats",
+    "HostProgress", "HttpReady", "InterpreterNotFound", "LatencySummary", "LoadResult",
+    "LoadSpec", "LogReady",
     "NetbenchError", "PortInUseError", "ProcessTreeSampler", "ReadinessProbe",
     "RemoteTargetError", "ResourceLimitError", "Server", "ServerCrashed", "ServerError",
     "ServerSpec", "ServerStartupError", "ServerStats", "SpecError", "TargetUnreachableError",

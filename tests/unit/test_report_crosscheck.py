@@ -66,8 +66,17 @@ def test_the_plugin_table_has_each_figure_its_tool_and_the_ratio() -> None:
     (table,) = build_experiment_tables([record(None)])
     assert table.headers[:4] == ("tool", "rps", "tool_rps", "ratio")
     assert table.rows[0][:4] == ("wrk", "10,000", "8,000", "1.25")
-    assert table.rows[0][-2:] == ("0", "3")
+    assert table.rows[0][-3:] == ("0", "3", "yes")
+    assert table.headers[-1] == "valid"
     assert "(crosscheck with a second tool)" in render_experiment_text(table)
+
+
+def test_an_invalid_netbench_run_is_marked_with_its_causes() -> None:
+    spoiled = record(None)
+    spoiled.data["valid"] = False
+    spoiled.data["result"]["invalid_causes"] = ["generator_saturated"]
+    (table,) = build_experiment_tables([spoiled])
+    assert table.rows[0][-1] == "NO (generator_saturated)"
 
 
 def test_a_tool_parameter_is_not_shown_twice() -> None:

@@ -59,6 +59,7 @@ _CROSSCHECK_HEADERS: tuple[str, ...] = (
     *(head for short, name in _CROSSCHECK_METRICS for head in (name, f"tool_{short}", "ratio")),
     "errors",
     "tool_errors",
+    "valid",
 )
 
 
@@ -183,6 +184,10 @@ def _crosscheck_cells(data: Mapping[str, Any]) -> tuple[str, ...]:
         cells.append("-" if ratio is None else f"{float(ratio):.2f}")
     errors = figures.get("errors") or {}
     cells += [_scalar_text(errors.get("netbench")), _scalar_text(errors.get(tool))]
+    # netbench's own run: an invalid one (its generator saturated, say) makes the ratio moot.
+    result = data.get("result") or {}
+    causes = ", ".join(dict.fromkeys(result.get("invalid_causes") or ()))
+    cells.append("yes" if data.get("valid", True) else f"NO ({causes})" if causes else "NO")
     return tuple(cells)
 
 
