@@ -30,6 +30,7 @@ random 0.05-2 s, then idles for another random 0.05-2 s, about half a core each,
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 import subprocess
@@ -260,6 +261,7 @@ def run(args: argparse.Namespace) -> None:
     tallies = {(s, mode): Tally() for s in ("A/A", "A/B +10%") for mode in ("gate", "single")}
     noise_groups: dict[str, list[list[float]]] = {m: [] for m in shown}
     started = time.monotonic()
+    dump = open(args.dump, "w", encoding="utf-8") if args.dump else None  # noqa: SIM115
     scenarios = (("A/A", 1.0), ("A/B +10%", 1.0 + args.slowdown))
     with (
         Neighbours(args.other_work, args.seed),
@@ -285,6 +287,12 @@ def run(args: argparse.Namespace) -> None:
                             figures(base_runs, metric),
                             figures(head_runs, metric),
                         ]
+                if dump is not None:
+                    row = {"scenario": scenario, "index": index, "decision": decision}
+                    row["base"] = {m: figures(base_runs, m) for m in shown}
+                    row["head"] = {m: figures(head_runs, m) for m in shown}
+                    dump.write(json.dumps(row) + "\n")
+                    dump.flush()
                 errors = sum(r.errors_total for r in base_runs + head_runs)
                 print(
                     f"  {scenario} #{index + 1}: {decision} after {len(base_runs)} trials a"
@@ -293,6 +301,8 @@ def run(args: argparse.Namespace) -> None:
                     flush=True,
                 )
     elapsed = time.monotonic() - started
+    if dump is not None:
+        dump.close()
     print()
     print(
         f"work={args.work} cost={cost:g}us slowdown={args.slowdown:.0%} "
@@ -357,6 +367,11 @@ def main() -> None:
         help="noisy neighbours running beside the measurement (default 0)",
     )
     parser.add_argument("--seed", type=int, default=1, help="the neighbours' random seed")
+    parser.add_argument(
+        "--dump",
+        metavar="PATH",
+        help="write each experiment's per-trial figures as JSON lines, to judge them again",
+    )
     parser.add_argument(
         "--thresholds", default="rps:5%,p50_ms:5%,p99_ms:10%,server.cpu_ms_per_request:5%"
     )
