@@ -33,6 +33,7 @@ import argparse
 import json
 import math
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -378,6 +379,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.cost_us is None:
         args.cost_us = 20_000.0 if args.work == "sleep" else 300.0
+    # A kill ends the run through its `with` blocks, so no server or neighbour outlives it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     run(args)
 
 
