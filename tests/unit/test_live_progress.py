@@ -171,6 +171,7 @@ def test_the_line_ends_with_each_hosts_counts_on_a_cluster() -> None:
         ({"duration_s": None, "requests": 8000}, "2,000/8,000 done"),
         ({"step": 2, "steps": None, "label": "closed-loop estimate"}, "step 2: closed-loop"),
         ({"elapsed_s": 5.5}, "[====================]"),
+        ({"elapsed_s": 5.3}, "4.0s/4.0s"),  # a report just after the deadline
         ({"errors": 1}, "1 error "),
     ],
 )

@@ -57,6 +57,8 @@ def _time_and_bar(progress: LoadProgress) -> list[str]:
         return [f"warm-up {_seconds(progress.elapsed_s)}/{_seconds(progress.warmup_s)}"]
     measured = progress.elapsed_s - progress.warmup_s
     if progress.duration_s is not None:
+        # The last report can come a moment after the deadline, while the load winds down.
+        measured = min(measured, progress.duration_s)
         fraction = measured / progress.duration_s if progress.duration_s > 0 else 1.0
         return [f"{_seconds(measured)}/{_seconds(progress.duration_s)}", _bar(fraction)]
     if progress.requests:
