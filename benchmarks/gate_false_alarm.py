@@ -1,7 +1,8 @@
 """How often does the regression gate cry wolf, and how often does it catch a real slowdown?
 
-Starts two copies of a tiny asyncio HTTP server (subprocesses, loopback, ports chosen by
-the kernel, each process tree sampled so ``server.cpu_ms_per_request`` is measured) and
+Starts two copies of a tiny asyncio HTTP server (``servers/tiny_asyncio.py``: subprocesses,
+loopback, ports chosen by the kernel, each process tree sampled so
+``server.cpu_ms_per_request`` is measured) and
 measures them in interleaved trials (ABBA) with ``pytest_netbench.http_load``, asking the
 gate for a verdict the way ``pytest --netbench-ab ... --netbench-sequential`` does:
 
@@ -19,10 +20,11 @@ The server's per-request cost is either a sleep (``--work sleep``: latency-bound
 server waiting on a backend) or a busy loop (``--work cpu``: CPU-bound, the noisy case on
 a shared machine).
 
-``--other-work N`` runs N noisy neighbours beside it for the whole run, as a shared CI
-runner has: each hashes through a 32 MiB buffer (CPU, memory bandwidth and cache) for a
-random 0.05-2 s, then idles for another random 0.05-2 s, about half a core each, seeded by
-``--seed``. A/A and A/B experiments alternate, so both meet the same neighbours.
+``--other-work N`` runs N noisy neighbours (``servers/neighbour.py``) beside it for the
+whole run, as a shared CI runner has: each copies and hashes pieces of a 32 MiB buffer
+(CPU, memory bandwidth and cache) for a random 0.05-2 s, then idles for another random
+0.05-2 s, about half a core each, seeded by ``--seed``. A/A and A/B experiments alternate,
+so both meet the same neighbours.
 
     python benchmarks/gate_false_alarm.py --experiments 100 --work cpu --other-work 1
 """
@@ -36,10 +38,10 @@ import re
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pytest_netbench import (
     LoadResult,
@@ -53,62 +55,7 @@ from pytest_netbench._compare.family import GateRule, decide_look
 from pytest_netbench._compare.noise import trial_spread
 from pytest_netbench._compare.sequential import SequentialDesign
 
-SERVER_SOURCE = textwrap.dedent(
-    """
-    import asyncio, sys, time
-
-    WORK, COST_US = sys.argv[1], float(sys.argv[2])
-    BODY = b"hello"
-    RESPONSE = (b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n"
-                b"Content-Type: text/plain\\r\\n\\r\\n" % len(BODY)) + BODY
-
-    def spin(us):
-        end = time.perf_counter() + us / 1e6
-        while time.perf_counter() < end:
-            pass
-
-    async def handle(reader, writer):
-        try:
-            while True:
-                head = await reader.readuntil(b"\\r\\n\\r\\n")
-                if not head:
-                    break
-                if WORK == "sleep":
-                    await asyncio.sleep(COST_US / 1e6)
-                else:
-                    spin(COST_US)
-                writer.write(RESPONSE)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
-    async def main():
-        server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=512)
-        port = server.sockets[0].getsockname()[1]
-        print(f"NETBENCH_LISTENING port={port}", flush=True)
-        async with server:
-            await server.serve_forever()
-
-    asyncio.run(main())
-    """
-)
-
-
-NEIGHBOUR_SOURCE = textwrap.dedent(
-    """
-    import hashlib, random, sys, time
-
-    rng = random.Random(int(sys.argv[1]))
-    buffer = bytes(32 << 20)
-    while True:
-        busy_until = time.monotonic() + rng.uniform(0.05, 2.0)
-        while time.monotonic() < busy_until:
-            hashlib.sha256(buffer[rng.randrange(0, 16 << 20):][: 16 << 20]).digest()
-        time.sleep(rng.uniform(0.05, 2.0))
-    """
-)
+SERVERS = Path(__file__).resolve().parent / "servers"
 
 
 class Neighbours:
@@ -116,7 +63,7 @@ class Neighbours:
 
     def __init__(self, count: int, seed: int) -> None:
         self.processes = [
-            subprocess.Popen([sys.executable, "-c", NEIGHBOUR_SOURCE, str(seed + index)])
+            subprocess.Popen([sys.executable, str(SERVERS / "neighbour.py"), str(seed + index)])
             for index in range(count)
         ]
 
@@ -134,7 +81,7 @@ class TinyServer:
 
     def __init__(self, work: str, cost_us: float) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", SERVER_SOURCE, work, str(cost_us)],
+            [sys.executable, str(SERVERS / "tiny_asyncio.py"), work, str(cost_us)],
             stdout=subprocess.PIPE,
             text=True,
         )
