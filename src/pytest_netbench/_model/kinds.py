@@ -1,0 +1,74 @@
+"""The words of the model: error kinds, modes, loops, why a result is invalid, and the
+percentiles every summary holds."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+ErrorKind = Literal["connect", "reset", "timeout", "protocol", "status", "verify"]
+ERROR_KINDS: tuple[ErrorKind, ...] = ("connect", "reset", "timeout", "protocol", "status", "verify")
+
+Mode = Literal["closed", "open"]
+Arrival = Literal["uniform", "poisson"]
+LoopName = Literal["auto", "uvloop", "asyncio", "trio"]
+# How a request mix picks the next request: each in turn, or interleaved by weight.
+MixOrder = Literal["cycle", "weighted"]
+MIX_ORDERS: tuple[MixOrder, ...] = ("cycle", "weighted")
+
+# Why a result cannot be trusted, one kind per entry of ``invalid_reasons`` (whose text is
+# for people; these are for code, e.g. the experiment layer deciding whether to retry).
+InvalidCause = Literal[
+    "worker_lost",
+    "connections_not_opened",
+    "generator_fds",
+    "generator_saturated",
+    "rate_not_achieved",
+    "schedule_lag",
+    "server_died",
+    "unknown",
+]
+INVALID_CAUSES: tuple[InvalidCause, ...] = (
+    "worker_lost",
+    "connections_not_opened",
+    "generator_fds",
+    "generator_saturated",
+    "rate_not_achieved",
+    "schedule_lag",
+    "server_died",
+    "unknown",
+)
+# Causes in the generator alone: running the same load again may well give a valid result.
+# "rate_not_achieved" is not one: the pool filled up because the server held the requests.
+GENERATOR_CAUSES: frozenset[str] = frozenset(
+    {"generator_fds", "generator_saturated", "schedule_lag"}
+)
+# How results stored before causes existed are read: the first words of each reason.
+_CAUSE_OF_REASON: tuple[tuple[str, InvalidCause], ...] = (
+    ("connections not opened", "connections_not_opened"),
+    ("worker lost", "worker_lost"),
+    ("generator ran out of file descriptors", "generator_fds"),
+    ("generator saturated", "generator_saturated"),
+    ("rate not achieved", "rate_not_achieved"),
+    ("generator fell behind its schedule", "schedule_lag"),
+    ("server died", "server_died"),
+)
+
+# A timeline row ends "inside" the window if it ends at most this much after it (the tick
+# and the deadline fire at the same instant, a little apart).
+
+PERCENTILE_FIELDS: tuple[tuple[str, float], ...] = (
+    ("p50_ms", 50.0),
+    ("p75_ms", 75.0),
+    ("p90_ms", 90.0),
+    ("p95_ms", 95.0),
+    ("p99_ms", 99.0),
+    ("p999_ms", 99.9),
+)
+
+
+def cause_of_reason(reason: str) -> InvalidCause:
+    """The cause behind a reason's text, for results stored before causes were recorded."""
+    for opening, cause in _CAUSE_OF_REASON:
+        if reason.startswith(opening):
+            return cause
+    return "unknown"

@@ -1,0 +1,305 @@
+"""The parts of a result: latency summaries, the per-second timeline, the server's and the
+generator's own figures, per-request-kind and probe statistics, and their JSON forms."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_netbench._model.kinds import ERROR_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class LatencySummary:
+    """Percentiles of one latency histogram, in milliseconds."""
+
+    count: int = 0
+    p50_ms: float = math.nan
+    p75_ms: float = math.nan
+    p90_ms: float = math.nan
+    p95_ms: float = math.nan
+    p99_ms: float = math.nan
+    p999_ms: float = math.nan
+    min_ms: float = math.nan
+    max_ms: float = math.nan
+    mean_ms: float = math.nan
+    stdev_ms: float = math.nan
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineRow:
+    """One row of the measured window: a second by default, ``span_s`` long at another
+    ``timeline_resolution``. ``second`` is the row's index (its second at the default)."""
+
+    second: int
+    ok: int
+    errors: int
+    p99_ms: float
+    p50_ms: float = math.nan
+    span_s: float = 1.0
+
+    @property
+    def start_s(self) -> float:
+        """When the row begins, in seconds from the start of the window."""
+        return self.second * self.span_s
+
+    @property
+    def rate(self) -> float:
+        """Ok responses per second in this row."""
+        return self.ok / self.span_s
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStats:
+    """What the managed server's whole process tree spent while the load ran."""
+
+    pid: int
+    processes_peak: int = 1
+    cpu_user_s: float = 0.0
+    cpu_system_s: float = 0.0
+    cpu_ms_per_request: float = math.nan
+    rss_peak_mb: float = 0.0
+    ctx_switches_voluntary: int = 0
+    ctx_switches_involuntary: int = 0
+    threads_peak: int = 0
+    fds_peak: int = 0
+    sockets_established_peak: int = 0
+    sockets_time_wait_peak: int = 0
+    # The whole host's TCP sockets (/proc/net/sockstat, what `ss -s` shows): in use and in
+    # TIME_WAIT, whoever holds them (a proxy's connections to its backend among them).
+    host_sockets_in_use_peak: int = 0
+    host_sockets_time_wait_peak: int = 0
+    samples: int = 0
+
+    @property
+    def cpu_s(self) -> float:
+        return self.cpu_user_s + self.cpu_system_s
+
+
+@dataclass(frozen=True, slots=True)
+class ShareStats:
+    """One share of a load run on a cluster: where it ran and what it cost there.
+    ``lost`` says why its outcome never came back (empty when it did)."""
+
+    index: int
+    host: str
+    worker: str
+    cpu_percent: float = 0.0
+    busy_percent: float = 0.0
+    sent: int = 0
+    lost: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratorStats:
+    """The load generator's own cost and, in open loop, how well it kept time."""
+
+    workers: int = 1
+    loop: str = ""
+    cpu_s: float = 0.0
+    cpu_percent: float = 0.0
+    busy_percent: float = 0.0
+    connections_opened: int = 0
+    connections_peak: int = 0
+    intended_rate: float | None = None
+    achieved_rate: float | None = None
+    send_lag_p99_ms: float | None = None
+    send_lag_max_ms: float | None = None
+    late_sends: int = 0
+    unsent: int = 0
+    # connect_first: what opening the connections before the window took. ``connect_s`` is
+    # the longest any worker took; latencies are of every connect made then.
+    connect_first: bool = False
+    connections_ready: int = 0
+    connect_failures: int = 0
+    connect_failure_sample: str = ""
+    connect_s: float | None = None
+    connect_p50_ms: float | None = None
+    connect_p99_ms: float | None = None
+    connect_max_ms: float | None = None
+    # Echo: connections open at the end that completed no exchange in the whole run (a
+    # flood's starved connections); None where not counted.
+    connections_without_exchange: int | None = None
+    # SYN-queue overflows on this host during the load (``ListenOverflows`` of
+    # /proc/net/netstat, system-wide): connects the kernel dropped at a full accept queue.
+    listen_overflows: int | None = None
+    # What the pre-flight changed to make the load fit this machine (more workers, source
+    # addresses), in words.
+    notes: tuple[str, ...] = ()
+    # On a cluster: each share's host and cost, and how far apart the shares' windows
+    # opened (they are released together; the spread is what the release took).
+    shares: tuple[ShareStats, ...] = ()
+    start_spread_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestStats:
+    """The figures of one kind of request in a mix (``LoadResult.by_request[name]``):
+    ``sent == ok + errors_total + in_flight`` holds per kind as it does for the load."""
+
+    name: str
+    method: str
+    path: str
+    duration_s: float
+    sent: int
+    ok: int
+    errors: Mapping[str, int]
+    in_flight: int
+    status_codes: Mapping[int, int]
+    latency: LatencySummary
+    latency_histogram: str = field(default="", repr=False, compare=False)
+
+    @property
+    def errors_total(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def rps(self) -> float:
+        return self.ok / self.duration_s if self.duration_s > 0 else 0.0
+
+    @property
+    def p50_ms(self) -> float:
+        return self.latency.p50_ms
+
+    @property
+    def p90_ms(self) -> float:
+        return self.latency.p90_ms
+
+    @property
+    def p99_ms(self) -> float:
+        return self.latency.p99_ms
+
+    @property
+    def max_ms(self) -> float:
+        return self.latency.max_ms
+
+    @property
+    def mean_ms(self) -> float:
+        return self.latency.mean_ms
+
+    def percentile(self, q: float) -> float:
+        """Any latency percentile (0 < q <= 100) of this kind's ok responses, in ms."""
+        return percentile_of(self.latency_histogram, q)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "method": self.method,
+            "path": self.path,
+            "duration_s": self.duration_s,
+            "sent": self.sent,
+            "ok": self.ok,
+            "errors": {k: self.errors.get(k, 0) for k in ERROR_KINDS},
+            "errors_total": self.errors_total,
+            "in_flight": self.in_flight,
+            "status_codes": {str(k): v for k, v in sorted(self.status_codes.items())},
+            "rps": self.rps,
+            "latency": summary_dict(self.latency),
+            "latency_histogram": self.latency_histogram,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RequestStats:
+        return cls(
+            name=str(data["name"]),
+            method=str(data["method"]),
+            path=str(data["path"]),
+            duration_s=float(data["duration_s"]),
+            sent=int(data["sent"]),
+            ok=int(data["ok"]),
+            errors={k: int(v) for k, v in data["errors"].items()},
+            in_flight=int(data["in_flight"]),
+            status_codes={int(k): int(v) for k, v in data["status_codes"].items()},
+            latency=summary_from(data["latency"]),
+            latency_histogram=str(data.get("latency_histogram", "")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeStats:
+    """The client-delay probe (``probe_every``): one more client that connected, made one
+    exchange and disconnected every ``every_s`` seconds while the load ran. ``latency`` is
+    of its ok probes, each from its connect to the last byte of the answer: how long one
+    more client waits while the server is under this load."""
+
+    every_s: float
+    sent: int
+    ok: int
+    errors: Mapping[str, int]
+    latency: LatencySummary
+    error_samples: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def errors_total(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def p50_ms(self) -> float:
+        return self.latency.p50_ms
+
+    @property
+    def p99_ms(self) -> float:
+        return self.latency.p99_ms
+
+    @property
+    def max_ms(self) -> float:
+        return self.latency.max_ms
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "every_s": self.every_s,
+            "sent": self.sent,
+            "ok": self.ok,
+            "errors": dict(self.errors),
+            "latency": summary_dict(self.latency),
+            "error_samples": dict(self.error_samples),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ProbeStats:
+        return cls(
+            every_s=float(data["every_s"]),
+            sent=int(data["sent"]),
+            ok=int(data["ok"]),
+            errors={str(k): int(v) for k, v in data["errors"].items()},
+            latency=summary_from(data["latency"]),
+            error_samples={str(k): str(v) for k, v in data.get("error_samples", {}).items()},
+        )
+
+
+def percentile_of(encoded_histogram: str, q: float) -> float:
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"percentile must be between 0 and 100, got {q!r}")
+    from pytest_netbench._stats.histogram import decode_histogram, percentile_ms
+
+    if not encoded_histogram:
+        return math.nan
+    return percentile_ms(decode_histogram(encoded_histogram), q)
+
+
+def json_float(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def summary_dict(summary: LatencySummary) -> dict[str, Any]:
+    return {
+        k: (json_float(v) if isinstance(v, float) else v)
+        for k, v in dataclasses.asdict(summary).items()
+    }
+
+
+def summary_from(data: Mapping[str, Any]) -> LatencySummary:
+    values = {k: (math.nan if v is None else float(v)) for k, v in data.items() if k != "count"}
+    return LatencySummary(count=int(data.get("count", 0)), **values)
+
+
+def stats_dict(stats: ServerStats) -> dict[str, Any]:
+    out = {
+        k: (json_float(v) if isinstance(v, float) else v)
+        for k, v in dataclasses.asdict(stats).items()
+    }
+    out["cpu_s"] = stats.cpu_s
+    return out

@@ -1,0 +1,135 @@
+"""What a load is asked to do: :class:`LoadSpec`, and the :class:`Request` kinds of a mix."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pytest_netbench._model.kinds import Arrival, LoopName, MixOrder, Mode
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One kind of request in a mix (``http_load(url, mix=[...])``), as a wrk Lua script
+    would send it: ``Request("GET", "/items", name="list")``. Headers go with the load's own
+    (a header named here replaces the load's header of that name); ``weight`` is its share
+    under ``mix_order="weighted"``. ``name`` keys its figures in ``LoadResult.by_request``
+    (default: ``"GET /items"``). The checks are the load's (``http_load`` says what is wrong).
+    """
+
+    method: str
+    path: str
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+    name: str = ""
+    weight: int = 1
+
+    def __post_init__(self) -> None:
+        # Accept the forms a user writes (a dict of headers, a str body) as plain values.
+        headers: Any = self.headers
+        if isinstance(headers, Mapping):
+            headers = headers.items()
+        object.__setattr__(self, "headers", tuple((str(k), str(v)) for k, v in headers))
+        if isinstance(self.body, str):
+            object.__setattr__(self, "body", self.body.encode())
+
+    @property
+    def label(self) -> str:
+        """Its name, or method and path when it has none."""
+        return self.name or f"{self.method.upper()} {self.path}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.label,
+            "method": self.method,
+            "path": self.path,
+            "headers": [list(h) for h in self.headers],
+            "body": len(self.body),
+            "weight": self.weight,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LoadSpec:
+    """What to send, how hard, and for how long (shared by HTTP and raw TCP)."""
+
+    kind: Literal["http", "tcp"]
+    host: str
+    port: int
+    connections: int = 10
+    duration_s: float | None = None
+    requests: int | None = None
+    rate: float | None = None
+    arrival: Arrival = "uniform"
+    max_connections: int | None = None
+    keepalive: bool = True
+    requests_per_connection: int = 0
+    pipeline: int = 1
+    warmup_s: float = 0.0
+    connect_timeout_s: float = 5.0
+    timeout_s: float = 10.0
+    workers: int = 1
+    loop: LoopName = "auto"
+    drain: bool = True
+    allow_remote: bool = False
+    # The span of one timeline row; results of other resolutions merge and store alike.
+    timeline_resolution_s: float = 1.0
+    # Closed loop: open every connection before the window (at most connect_rate a second).
+    connect_first: bool = False
+    connect_rate: float | None = None
+    # The client-delay probe: every this many seconds one more client connects, makes one
+    # exchange and disconnects (see ProbeStats); None: no probe.
+    probe_every_s: float | None = None
+    # Source addresses the connections are spread over (set by the pre-flight when one
+    # address has too few ephemeral ports); empty: the kernel's choice.
+    source_addresses: tuple[str, ...] = ()
+    # HTTP
+    scheme: Literal["http", "https"] = "http"
+    method: str = "GET"
+    target: str = "/"
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+    verify_tls: bool = True
+    proxy: tuple[str, int] | None = None
+    # Several requests sent in turn (or by weight) instead of method/target/body.
+    mix: tuple[Request, ...] = ()
+    mix_order: MixOrder = "cycle"
+    # raw TCP
+    payload: bytes = b""
+    chunk: int = 0
+    framing: str = "echo"
+
+    @property
+    def mode(self) -> Mode:
+        return "open" if self.rate is not None else "closed"
+
+    @property
+    def pool_limit(self) -> int:
+        """The most connections the whole load may hold at once: the fixed count in closed
+        loop; in open loop the pool grows up to ``max_connections`` (default: ``connections``,
+        at least 1,024) when the server falls behind."""
+        if self.rate is None:
+            return self.connections
+        return self.max_connections or max(self.connections, 1024)
+
+    @property
+    def url(self) -> str:
+        if self.kind == "tcp":
+            return f"tcp://{_host_for_url(self.host)}:{self.port}"
+        return f"{self.scheme}://{_host_for_url(self.host)}:{self.port}{self.target}"
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["body"] = len(self.body)
+        out["payload"] = len(self.payload)
+        out["headers"] = [list(h) for h in self.headers]
+        out["mix"] = [r.to_dict() for r in self.mix]
+        out["mode"] = self.mode
+        out["url"] = self.url
+        return out
+
+
+def _host_for_url(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
