@@ -33,6 +33,8 @@ from pytest_netbench._model import ServerStats
 _MIB = 1024 * 1024
 _TREE_REFRESH_EVERY = 5
 _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
+# Each thread's time on a CPU in nanoseconds (CONFIG_SCHED_INFO), beside the ticks.
+_HAS_SCHEDSTAT = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/schedstat")
 
 
 @dataclass(slots=True)
@@ -75,7 +77,6 @@ class ProcessTreeSampler:
         # Each thread's nanoseconds on a CPU (schedstat), keyed as the context switches.
         self._run_base: dict[tuple[int, float, int], int] = {}
         self._run_last: dict[tuple[int, float, int], int] = {}
-        self._runtime_missing = False
         self._peaks = _Peaks()
         self._samples = 0
         self._lock = threading.Lock()
@@ -145,24 +146,27 @@ class ProcessTreeSampler:
         readings: dict[tuple[int, float], _Counters] = {}
         switches: dict[tuple[int, float, int], tuple[int, int]] = {}
         runtimes: dict[tuple[int, float, int], int] = {}
-        runtime_missing = False
         for proc in self._tree():
             try:
                 with proc.oneshot():
                     key = (proc.pid, proc.create_time())
-                    self._parents[key] = proc.ppid()
+                    parent = proc.ppid()
                     cpu = proc.cpu_times()
-                    for tid, (counts, runtime_ns) in _thread_readings(proc).items():
-                        switches[(*key, tid)] = counts
-                        if runtime_ns is None:
-                            runtime_missing = True
-                        else:
-                            runtimes[(*key, tid)] = runtime_ns
-                    rss += proc.memory_info().rss
-                    threads += proc.num_threads()
-                    fds += _num_fds(proc)
+                    per_thread = _thread_readings(proc)
+                    proc_rss = proc.memory_info().rss
+                    proc_threads = proc.num_threads()
+                    proc_fds = _num_fds(proc)
             except psutil.Error:
-                continue  # exited between listing and reading
+                continue  # exited between listing and reading: none of its readings count
+            # Merged only now, so a process's thread clocks are never newer than its ticks.
+            self._parents[key] = parent
+            for tid, (counts, runtime_ns) in per_thread.items():
+                switches[(*key, tid)] = counts
+                if runtime_ns is not None:
+                    runtimes[(*key, tid)] = runtime_ns
+            rss += proc_rss
+            threads += proc_threads
+            fds += proc_fds
             alive += 1
             readings[key] = _Counters(
                 cpu.user,
@@ -185,7 +189,6 @@ class ProcessTreeSampler:
                 self._run_base.update(runtimes)
             self._ctx_last.update(switches)
             self._run_last.update(runtimes)
-            self._runtime_missing = self._runtime_missing or runtime_missing
             self._samples += 1
             peaks = self._peaks
             peaks.processes = max(peaks.processes, alive)
@@ -196,6 +199,29 @@ class ProcessTreeSampler:
             peaks.time_wait = max(peaks.time_wait, time_wait)
             peaks.host_in_use = max(peaks.host_in_use, host_in_use)
             peaks.host_time_wait = max(peaks.host_time_wait, host_time_wait)
+
+    def _runtime_if_consistent(self) -> float | None:
+        """The tree's CPU seconds by the threads' nanosecond clocks, or None where the
+        ticks must stand: no schedstat here, a child reaped (its time is in ticks only), or
+        a process whose threads' clocks and ticks disagree by more than rounding (a thread
+        that ended between two samples, a clock read that failed). Called under the lock."""
+        if not _HAS_SCHEDSTAT or not self._run_last:
+            return None
+        runtime_ns: dict[tuple[int, float], int] = {}
+        for tkey, clock in self._run_last.items():
+            pkey = (tkey[0], tkey[1])
+            runtime_ns[pkey] = runtime_ns.get(pkey, 0) + clock - self._run_base.get(tkey, 0)
+        for key, counters in self._last.items():
+            base = self._base.get(key, _Counters())
+            if counters.children_user + counters.children_system > (
+                base.children_user + base.children_system
+            ):
+                return None
+            ticks = counters.user + counters.system - base.user - base.system
+            # utime and stime are each cut down to a whole tick at both ends of the window.
+            if abs(runtime_ns.get(key, 0) / 1e9 - ticks) > 2 * _TICK_S + 0.02 * ticks:
+                return None
+        return sum(runtime_ns.values()) / 1e9
 
     def _summarise(self, completed_requests: int) -> ServerStats:
         total = _Counters()
@@ -214,18 +240,7 @@ class ProcessTreeSampler:
                 total.system += (
                     last.system - base.system + last.children_system - base.children_system
                 )
-            reaped = any(
-                last.children_user + last.children_system
-                > self._base.get(key, _Counters()).children_user
-                + self._base.get(key, _Counters()).children_system
-                for key, last in self._last.items()
-            )
-            runtime_s = (
-                sum(last - self._run_base.get(tkey, 0) for tkey, last in self._run_last.items())
-                / 1e9
-            )
-            precise = not (self._runtime_missing or reaped) and bool(self._run_last)
-            processes = len(self._last)
+            runtime_s = self._runtime_if_consistent()
             voluntary = involuntary = 0
             for tkey, (vol, invol) in self._ctx_last.items():
                 base_vol, base_invol = self._ctx_base.get(tkey, (0, 0))
@@ -235,9 +250,7 @@ class ProcessTreeSampler:
             samples = self._samples
         user, system = max(0.0, total.user), max(0.0, total.system)
         cpu_s = user + system
-        # Each process's tick counts are off by under a tick each for user and system at
-        # both ends; less than that gap means a thread ended unseen, and ticks are kept.
-        if precise and runtime_s >= cpu_s - _TICK_S * 2 * processes:
+        if runtime_s is not None:
             if cpu_s > 0:
                 user, system = user * runtime_s / cpu_s, system * runtime_s / cpu_s
             else:
@@ -267,7 +280,7 @@ def _thread_readings(
     proc: psutil.Process,
 ) -> dict[int, tuple[tuple[int, int], int | None]]:
     """Per thread id: (voluntary, involuntary) context switches, and nanoseconds on a CPU
-    (None where the kernel does not say).
+    (None where the kernel does not say, or the thread ended between the two reads).
 
     /proc/<pid>/status (what psutil reads) counts the main thread only, which would show a
     thread-per-connection server as barely switching at all.
