@@ -86,6 +86,12 @@ def test_compare_with_too_few_trials_is_unclear_and_exits_7(
     done = _netbench("compare", str(base), str(few), "--fail", "p50_ms:10%", cwd=base.parent)
     assert done.returncode == 7, done.stdout + done.stderr
     assert "more trials needed" in done.stdout
+    # Taken by a session at --netbench-alpha 0.2, the file is judged at that rate again,
+    # where three clear trials a side are enough.
+    data["gate"] = {"alpha": 0.2}
+    few.write_text(json.dumps(data))
+    done = _netbench("compare", str(base), str(few), "--fail", "p50_ms:10%", cwd=base.parent)
+    assert done.returncode == 1, done.stdout + done.stderr
 
 
 @pytest.mark.parametrize(

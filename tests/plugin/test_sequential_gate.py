@@ -120,6 +120,11 @@ def test_sequential_without_a_change_passes_within_the_budget(
     )
     arms = [r["params"]["arm"] for r in _records(pytester.path / "aa.json")]
     assert arms.count("base") == arms.count("head") <= 6
+    # The file keeps the rate it was judged at, for `netbench compare` to judge it again.
+    assert json.loads((pytester.path / "aa.json").read_text())["gate"] == {
+        "sequential": [3, 6],
+        "alpha": 0.05,
+    }
 
 
 @pytest.mark.parametrize(

@@ -71,7 +71,8 @@ def add_compare_parser(subparsers: Any) -> None:
         type=float,
         default=None,
         metavar="A",
-        help="false-alarm rate per test, all gated metrics together (default 0.01)",
+        help="false-alarm rate per test, all gated metrics together (default: the one"
+        " HEAD's session used, else 0.01)",
     )
     parser.add_argument(
         "--storage",
@@ -87,7 +88,7 @@ def add_compare_parser(subparsers: Any) -> None:
 
 def run_compare(args: argparse.Namespace) -> int:
     """Judge HEAD against BASE and print the table; the exit status says the verdict."""
-    from pytest_netbench._compare.family import DEFAULT_ALPHA, GateRule
+    from pytest_netbench._compare.family import GateRule
     from pytest_netbench._compare.gate import DEFAULT_COMPARE_METRICS, compare_runs
     from pytest_netbench._compare.noise import stored_noise
     from pytest_netbench._compare.thresholds import parse_thresholds
@@ -105,7 +106,7 @@ def run_compare(args: argparse.Namespace) -> int:
         metrics = (
             check_metrics(args.metrics.split(",")) if args.metrics else DEFAULT_COMPARE_METRICS
         )
-        alpha = DEFAULT_ALPHA if args.alpha is None else float(args.alpha)
+        alpha = float(args.alpha) if args.alpha is not None else _alpha_of(args.head)
         if not 0 < alpha < 0.5:
             raise ValueError(f"--alpha must be between 0 and 0.5, got {alpha:g}")
         base = load_session_json(args.base)
@@ -142,6 +143,18 @@ def run_compare(args: argparse.Namespace) -> int:
             print("netbench compare: the two files have no test in common", file=sys.stderr)
         return EXIT_UNCLEAR
     return EXIT_PASSED
+
+
+def _alpha_of(path: str) -> float:
+    """The false-alarm rate a session file's own gate used (--netbench-alpha), else the
+    default: so that comparing the files again gives the verdicts the session gave."""
+    from pytest_netbench._compare.family import DEFAULT_ALPHA
+
+    try:
+        gate = json.loads(Path(path).read_text("utf-8")).get("gate") or {}
+        return float(gate["alpha"])
+    except (KeyError, TypeError, ValueError, OSError, AttributeError):
+        return DEFAULT_ALPHA
 
 
 def _design_of(path: str) -> SequentialDesign | None:

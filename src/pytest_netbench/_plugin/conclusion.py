@@ -235,10 +235,15 @@ def _write_files(
     from pytest_netbench._report.writers import WRITERS, SessionOutputs, write_outputs
 
     def amend_json(payload: dict[str, Any]) -> None:
+        gate: dict[str, Any] = {}
         if nb.settings.sequential is not None:
             # So that `netbench compare` reads these trials with the looks that took them.
             batch, budget = nb.settings.sequential
-            payload["gate"] = {"sequential": [batch, budget]}
+            gate["sequential"] = [batch, budget]
+        if nb.settings.alpha is not None:
+            gate["alpha"] = nb.settings.alpha  # and at the false-alarm rate they were judged
+        if gate:
+            payload["gate"] = gate
         if comparisons:
             from pytest_netbench._report.comparison import comparison_to_dict
 
