@@ -15,7 +15,13 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_netbench._compare.family import GateRule, Sample, judge_family, overall_decision
+from pytest_netbench._compare.family import (
+    GateRule,
+    Sample,
+    judge_family,
+    overall_decision,
+    unreachable_level,
+)
 from pytest_netbench._compare.sequential import (
     SequentialDesign,
     efficacy_boundaries,
@@ -207,3 +213,24 @@ def test_family_of_one_metric_and_of_three_keep_the_same_rate() -> None:
         single_alarms += "regression" in alone
     assert family_alarms / runs <= _binomial_ceiling(rule.alpha, runs)
     assert single_alarms > 2 * family_alarms
+
+
+@pytest.mark.parametrize(
+    ("rule", "gated", "trials", "warned"),
+    [
+        (GateRule(), 4, 5, True),  # 0.0025 each; 5 a side reach 1/252 at best
+        (GateRule(), 4, 6, False),  # 1/924
+        (GateRule(), 1, 5, False),
+        (GateRule(alpha=0.001), 4, 6, True),
+        (GateRule(design=SequentialDesign.every(3, 18)), 4, 18, False),
+        (GateRule(design=SequentialDesign.every(2, 5)), 4, 5, True),
+        (GateRule(), 4, 1, False),  # one trial: the threshold alone, by design
+    ],
+)
+def test_a_gate_that_can_never_fire_is_said_before_any_load(
+    rule: GateRule, gated: int, trials: int, warned: bool
+) -> None:
+    message = unreachable_level(rule, gated, trials)
+    assert bool(message) is warned
+    if warned:
+        assert "can never show a regression" in message and "--netbench-alpha" in message

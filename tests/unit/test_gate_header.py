@@ -46,3 +46,17 @@ def test_no_header_without_a_gate_and_none_for_limits_above_the_noise(tmp_path: 
     )
     (only,) = gate_header(fixed)
     assert "fixed, 5 trial(s) a side" in only
+
+
+def test_header_warns_when_the_trials_can_never_show_a_regression(tmp_path: Path) -> None:
+    too_few = Settings(
+        enabled=True,
+        compare_fail="rps:5%,p50_ms:5%,p99_ms:10%,server.cpu_ms_per_request:5%",
+        compare_name="",
+        trials=5,
+        storage_dir=str(tmp_path),
+    )
+    _gate, warning = gate_header(too_few)
+    assert warning.startswith(
+        "netbench gate: WARNING 5 trial(s) a side can never show a regression: each of 4"
+    )

@@ -41,6 +41,25 @@ class GateRule:
         return self.design or SequentialDesign.fixed(min(current, baseline))
 
 
+def unreachable_level(rule: GateRule, gated: int, trials: int) -> str:
+    """Why no regression can ever be shown with ``trials`` a side at the last look, each of
+    ``gated`` metrics starting with its share of alpha; empty when one can. One trial a
+    side is left alone: the threshold alone decides it, by design."""
+    if gated < 1 or trials < 2:
+        return ""
+    design = rule.design_for(trials, trials)
+    last = design.budget
+    level = design.nominal_level(rule.alpha / gated, last, last)
+    best = 1 / math.comb(2 * last, last)  # the one-sided rank test's smallest p-value
+    if best <= level:
+        return ""
+    return (
+        f"{last} trial(s) a side can never show a regression: each of {gated} gated"
+        f" metric(s) is tested at {level:.2g} at the last look and {last} a side reach"
+        f" {best:.2g} at best; add trials, gate fewer metrics or raise --netbench-alpha"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Sample:
     """One metric's per-trial figures on each side, and its threshold."""

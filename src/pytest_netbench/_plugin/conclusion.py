@@ -146,6 +146,7 @@ def gate_header(settings: Settings) -> list[str]:
     false-alarm rate, and each threshold below its metric's noise floor here."""
     if settings.compare_fail is None:  # (it needs --netbench-compare or --netbench-ab)
         return []
+    from pytest_netbench._compare.family import unreachable_level
     from pytest_netbench._compare.noise import limits_below_noise
     from pytest_netbench._plugin.sequential_trials import gate_rule
 
@@ -160,6 +161,9 @@ def gate_header(settings: Settings) -> list[str]:
         f"false alarms <= {rule.alpha:g} per test (all gated metrics together)"
     ]
     warnings = limits_below_noise(thresholds, _stored_noise(settings), trials)
+    unreachable = unreachable_level(rule, len(thresholds), trials)
+    if unreachable:
+        warnings.append(unreachable)
     lines += [f"netbench gate: WARNING {warning}" for warning in warnings]
     return lines
 
