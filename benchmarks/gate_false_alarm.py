@@ -63,10 +63,14 @@ class Neighbours:
     """Busy/idle processes that share the machine with the measurement; killed on exit."""
 
     def __init__(self, count: int, seed: int) -> None:
-        self.processes = [
-            subprocess.Popen([sys.executable, str(SERVERS / "neighbour.py"), str(seed + index)])
-            for index in range(count)
-        ]
+        self.processes: list[subprocess.Popen[bytes]] = []
+        try:
+            for index in range(count):
+                argv = [sys.executable, str(SERVERS / "neighbour.py"), str(seed + index)]
+                self.processes.append(subprocess.Popen(argv))
+        except BaseException:  # a kill while starting them: none may outlive the run
+            self.__exit__()
+            raise
 
     def __enter__(self) -> Neighbours:
         return self
@@ -87,7 +91,11 @@ class TinyServer:
             text=True,
         )
         assert self.process.stdout is not None
-        line = self.process.stdout.readline()
+        try:
+            line = self.process.stdout.readline()
+        except BaseException:  # a kill while it starts: before __enter__, so stop it here
+            self.stop()
+            raise
         match = re.search(r"port=(\d+)", line)
         if not match:
             self.stop()
@@ -211,6 +219,10 @@ def run(args: argparse.Namespace) -> None:
     noise_groups: dict[str, list[list[float]]] = {m: [] for m in shown}
     started = time.monotonic()
     dump = open(args.dump, "w", encoding="utf-8") if args.dump else None  # noqa: SIM115
+    if dump is not None:
+        # What judged these trials, so gate_rejudge.py can check its replay of them.
+        rule_row = {"thresholds": args.thresholds, "alpha": rule.alpha, "looks": design.looks}
+        dump.write(json.dumps({"rule": rule_row}) + "\n")
     scenarios = (("A/A", 1.0), ("A/B +10%", 1.0 + args.slowdown))
     with Neighbours(args.other_work, args.seed):
         for index in range(args.experiments):
@@ -240,6 +252,10 @@ def run(args: argparse.Namespace) -> None:
                     row = {"scenario": scenario, "index": index, "decision": decision}
                     row["base"] = {m: figures(base_runs, m) for m in shown}
                     row["head"] = {m: figures(head_runs, m) for m in shown}
+                    row["valid"] = {
+                        "base": [r.valid for r in base_runs],
+                        "head": [r.valid for r in head_runs],
+                    }
                     dump.write(json.dumps(row) + "\n")
                     dump.flush()
                 errors = sum(r.errors_total for r in base_runs + head_runs)

@@ -3,7 +3,10 @@
 Each experiment's per-trial figures are replayed look by look through the rule given here
 (thresholds, sequential design, alpha), exactly as the gate would have seen them had it
 run with that rule. A rule that would have wanted more trials than the recorded run took
-cannot be judged further: those experiments are counted as ``short`` (not a verdict).
+cannot be judged further: those experiments are counted as ``short`` (not a verdict), and
+since the run stopped them because it had decided, the other figures of such a rule are
+biased, not just fewer. Under the rule the run itself used (recorded in the dump), every
+replayed verdict is checked against the recorded one.
 
     python benchmarks/gate_rejudge.py /tmp/gate_cpu.jsonl --thresholds server.cpu_ms_per_request:5%
 """
@@ -25,6 +28,11 @@ def replay(row: Mapping[str, Any], thresholds_text: str, rule: GateRule) -> tupl
     """(decision, trials a side) of one recorded experiment under ``rule``."""
     assert rule.design is not None
     thresholds = parse_thresholds(thresholds_text)
+    missing = [t.metric for t in thresholds if t.metric not in row["base"]]
+    if missing:
+        raise SystemExit(
+            f"the dump has no figures for {', '.join(missing)}; it holds {', '.join(row['base'])}"
+        )
     recorded = min(len(v) for side in ("base", "head") for v in row[side].values())
     for look in rule.design.looks:
         if look > recorded:
@@ -39,11 +47,20 @@ def replay(row: Mapping[str, Any], thresholds_text: str, rule: GateRule) -> tupl
     return "unclear", rule.design.budget
 
 
-def tally(rows: Sequence[Mapping[str, Any]], thresholds: str, rule: GateRule) -> None:
+def tally(
+    rows: Sequence[Mapping[str, Any]], thresholds: str, rule: GateRule, same_rule: bool
+) -> None:
+    """Print the outcomes; under the very rule that took the trials, each replayed verdict
+    must be the one recorded, or the replay is not faithful and the script stops."""
     outcomes: dict[str, Counter[str]] = defaultdict(Counter)
     trials: dict[str, list[int]] = defaultdict(list)
     for row in rows:
         decision, used = replay(row, thresholds, rule)
+        if same_rule and decision != row["decision"]:
+            raise SystemExit(
+                f"replay of {row['scenario']} #{row['index'] + 1} gave {decision!r}, the run"
+                f" recorded {row['decision']!r}: the replay is not faithful"
+            )
         outcomes[row["scenario"]][decision] += 1
         trials[row["scenario"]].append(used)
     print(
@@ -72,10 +89,19 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=0.01)
     args = parser.parse_args()
     with open(args.dump, encoding="utf-8") as f:
-        rows = [json.loads(line) for line in f if line.strip()]
+        lines = [json.loads(line) for line in f if line.strip()]
+    rows = [line for line in lines if "scenario" in line]
+    recorded = next((line["rule"] for line in lines if "rule" in line), None)
     batch, budget = (int(n) for n in args.sequential.split(":"))
     rule = GateRule(alpha=args.alpha, design=SequentialDesign.every(batch, budget))
-    tally(rows, args.thresholds, rule)
+    same_rule = recorded is not None and recorded == {
+        "thresholds": args.thresholds,
+        "alpha": rule.alpha,
+        "looks": list(rule.design.looks) if rule.design else [],
+    }
+    tally(rows, args.thresholds, rule, same_rule)
+    if same_rule:
+        print(f"(the rule the run used: all {len(rows)} replayed verdicts match the recorded ones)")
 
 
 if __name__ == "__main__":
