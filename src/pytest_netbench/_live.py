@@ -25,7 +25,8 @@ _RATE_WINDOW_NS = 2 * _NS_PER_S
 @dataclass(frozen=True, slots=True)
 class ShareSnapshot:
     """One share's measured counts so far (warm-up excluded), under its share index;
-    ``host`` is the machine it runs on when that is not this one (a cluster's worker)."""
+    ``host`` names the machine of the Dask worker that runs it (set for every share on a
+    cluster, a LocalCluster's too; empty for local worker processes)."""
 
     share: int
     sent: int
