@@ -22,7 +22,8 @@ def invalid_from(
     rate: float, cause: str, reason: str, calls: list[LoadSpec] | None = None
 ) -> Callable[[LoadSpec], LoadResult]:
     """A runner that runs every load for real, and marks those at ``rate`` and above
-    invalid for ``cause``, as the engine would."""
+    invalid for ``cause``, as the engine would, and those below valid: a busy machine can
+    make a real load's generator fall behind, and these tests choose which steps fail."""
 
     def run(spec: LoadSpec) -> LoadResult:
         if calls is not None:
@@ -32,7 +33,7 @@ def invalid_from(
             return dataclasses.replace(
                 result, valid=False, invalid_reasons=(reason,), invalid_causes=(cause,)
             )
-        return result
+        return dataclasses.replace(result, valid=True, invalid_reasons=(), invalid_causes=())
 
     return run
 
@@ -40,7 +41,9 @@ def invalid_from(
 @pytest.mark.parametrize("served", [500.0, 2000.0])
 def test_capacity_finds_what_the_server_can_serve(paced_server: StartPaced, served: float) -> None:
     url = paced_server(served)
-    result = capacity(url, slo="p99_ms<50", precision=PRECISION, duration=1.0)
+    # retries: past the capacity the pool grows by hundreds of connections, and on a busy
+    # machine opening them can lag the schedule; such runs are run again, not judged.
+    result = capacity(url, slo="p99_ms<50", precision=PRECISION, duration=1.0, retries=6)
 
     assert result.known and result.rate is not None, result.reason
     # 1 s probes: above capacity the queue has only a second to grow, so p99 crosses 50 ms

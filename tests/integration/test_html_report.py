@@ -69,7 +69,7 @@ def test_sweep(netbench, paced):
 
 @pytest.fixture(autouse=True)
 def _bounded() -> None:
-    """In place of the directory's 20 s guard, which a session and two browser starts can
+    """In place of the directory's 60 s guard, which a session and two browser starts can
     outlast on a busy machine: every step here has its own timeout."""
 
 
