@@ -184,12 +184,15 @@ def single_trial(current: LoadResult, baseline: LoadResult, thresholds_text: str
 
 def experiment(
     base: TinyServer, head: TinyServer, args: argparse.Namespace, rule: GateRule, first: int
-) -> tuple[str, list[LoadResult], list[LoadResult], float]:
-    """One sequential (or fixed) comparison: (decision, base trials, head trials, load s)."""
+) -> tuple[str, list[LoadResult], list[LoadResult], int, float]:
+    """One sequential (or fixed) comparison: (decision, base trials, head trials, trials a
+    side the decision took, load s it took). With ``--full-budget`` every experiment goes
+    on to the budget after deciding, so that any other rule can be replayed on its trials."""
     assert rule.design is not None
     base_runs: list[LoadResult] = []
     head_runs: list[LoadResult] = []
-    decision = "unclear"
+    decision = "continue"
+    stopped_at = rule.design.budget
     for look in rule.design.looks:
         while len(base_runs) < look:
             # ABBA, and alternate who opens the experiment, so drift hits both sides.
@@ -198,11 +201,16 @@ def experiment(
                 order.reverse()
             for server, sink in order:
                 sink.append(measure(server, args))
-        decision = decide(head_runs, base_runs, args.thresholds, rule)
-        if decision != "continue":
+        if decision == "continue":
+            decision = decide(head_runs, base_runs, args.thresholds, rule)
+            stopped_at = look
+        if decision != "continue" and not args.full_budget:
             break
-    load_s = sum(r.duration_s for r in (*base_runs, *head_runs)) / 2
-    return ("unclear" if decision == "continue" else decision), base_runs, head_runs, load_s
+    # The gate's cost is what it took up to its decision, whatever was measured after it.
+    taken = (*base_runs[:stopped_at], *head_runs[:stopped_at])
+    load_s = sum(r.duration_s for r in taken) / 2
+    decision = "unclear" if decision == "continue" else decision
+    return decision, base_runs, head_runs, stopped_at, load_s
 
 
 def run(args: argparse.Namespace) -> None:
@@ -235,10 +243,10 @@ def run(args: argparse.Namespace) -> None:
                     TinyServer(args.work, cost) as base,
                     TinyServer(args.work, cost * slowdown) as head,
                 ):
-                    decision, base_runs, head_runs, load_s = experiment(
+                    decision, base_runs, head_runs, stopped_at, load_s = experiment(
                         base, head, args, rule, index
                     )
-                tallies[(scenario, "gate")].add(decision, len(base_runs), load_s)
+                tallies[(scenario, "gate")].add(decision, stopped_at, load_s)
                 tallies[(scenario, "single")].add(
                     single_trial(head_runs[0], base_runs[0], args.thresholds)
                 )
@@ -249,7 +257,12 @@ def run(args: argparse.Namespace) -> None:
                             figures(head_runs, metric),
                         ]
                 if dump is not None:
-                    row = {"scenario": scenario, "index": index, "decision": decision}
+                    row = {
+                        "scenario": scenario,
+                        "index": index,
+                        "decision": decision,
+                        "decided_after": stopped_at,
+                    }
                     row["base"] = {m: figures(base_runs, m) for m in shown}
                     row["head"] = {m: figures(head_runs, m) for m in shown}
                     row["valid"] = {
@@ -260,7 +273,7 @@ def run(args: argparse.Namespace) -> None:
                     dump.flush()
                 errors = sum(r.errors_total for r in base_runs + head_runs)
                 print(
-                    f"  {scenario} #{index + 1}: {decision} after {len(base_runs)} trials a"
+                    f"  {scenario} #{index + 1}: {decision} after {stopped_at} trials a"
                     f" side ({time.monotonic() - begun:.1f} s, {time.monotonic() - started:.0f}"
                     " s so far)" + (f", {errors} errors" if errors else ""),
                     flush=True,
@@ -312,6 +325,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--trials", type=int, default=0, help="judge a fixed N trials a side instead"
+    )
+    parser.add_argument(
+        "--full-budget",
+        action="store_true",
+        help="measure every experiment to the budget after its decision (for --dump: any"
+        " rule can then be replayed by gate_rejudge.py without running short)",
     )
     parser.add_argument("--duration", type=float, default=0.3)
     parser.add_argument("--warmup", type=float, default=0.05)
