@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
+from pytest_netbench._plugin.failing import fail_if_invalid, fail_if_unusable, fail_test
 from pytest_netbench._plugin.recording import PluginRunner, record_experiment, record_load
 from pytest_netbench._plugin.session import AbPair, NetbenchSession
 from pytest_netbench._plugin.test_state import (
@@ -175,7 +176,7 @@ class NetbenchFixture:
             load["duration"] = own.pop("duration")  # a load option, so the scale applies
         for name, instead in (("requests", "duration="), ("timeline_resolution", "resolution=")):
             if name in load:
-                _fail(f"netbench: a cold start takes no {name}=: use {instead}")
+                fail_test(f"netbench: a cold start takes no {name}=: use {instead}")
         resolution = own.get("resolution", DEFAULT_RESOLUTION_S)
         scaled = self._session.settings.scale != 1.0
 
@@ -220,7 +221,7 @@ class NetbenchFixture:
         except ToolNotInstalled as exc:
             pytest.skip(f"netbench crosscheck: {exc}")
         except ValueError as exc:
-            _fail(f"netbench: {exc}")
+            fail_test(f"netbench: {exc}")
         if tool == "wrk" and options.get("requests") is None:
             options.setdefault("duration", DEFAULT_DURATION_S)
 
@@ -245,10 +246,10 @@ class NetbenchFixture:
 
         if isinstance(target, Server):
             if server is not None and server is not target:
-                _fail("netbench: give the server once: as the target or as server=, not both")
+                fail_test("netbench: give the server once: as the target or as server=, not both")
             return target.url, target
         if not isinstance(target, str):
-            _fail(
+            fail_test(
                 f"netbench: the target must be a URL or a server (from netbench_server or the"
                 f" server fixture), got {type(target).__name__}"
             )
@@ -263,7 +264,7 @@ class NetbenchFixture:
         except (NetbenchError, TypeError, ValueError) as exc:
             problem = f"netbench: {exc}"
         # Failing outside the except block keeps the library's traceback out of the report.
-        _fail(problem)
+        fail_test(problem)
 
     def _retries(self, retries: int | None) -> int:
         from pytest_netbench._errors import SpecError
@@ -278,7 +279,7 @@ class NetbenchFixture:
             problem = f"netbench: {exc}"
         else:
             return chosen
-        _fail(problem)
+        fail_test(problem)
 
     def _guarded(self, call: Callable[[], T]) -> T:
         """Run the experiment layer; a deliberate error fails the test with its message."""
@@ -290,7 +291,7 @@ class NetbenchFixture:
             problem = f"netbench: {exc}"
         except NetbenchError as exc:
             problem = f"netbench: {type(exc).__name__}: {exc}"
-        _fail(problem)
+        fail_test(problem)
 
     def _server_for(self, spec: LoadSpec) -> Server | None:
         """The managed server the load targets, so its process tree gets sampled."""
@@ -351,7 +352,7 @@ class NetbenchFixture:
         if not allow_invalid:
             # Every trial lands in the matrix and the comparison, not only the median one.
             for _arm, _trial, attempts in ran:
-                _fail_if_invalid(attempts)
+                fail_if_invalid(attempts)
         return tested.median
 
     def _keep(
@@ -408,15 +409,11 @@ class NetbenchFixture:
             done.append(result)
         if not allow_invalid:
             for result in done:
-                _fail_if_unusable(result)
+                fail_if_unusable(result)
         return done[-1]
 
 
 # -- helpers -----------------------------------------------------------------------------------
-def _fail(problem: str) -> NoReturn:
-    pytest.fail(problem, pytrace=False)
-
-
 def _split_options(
     function: Callable[..., Any], options: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -444,23 +441,6 @@ def _in_run_order(ab: AbResult) -> list[tuple[str | None, int, Attempts]]:
     return ran
 
 
-def _fail_if_invalid(attempts: Attempts) -> None:
-    result = attempts.kept
-    if result.valid:
-        return
-    reasons = "\n  - ".join(result.invalid_reasons) or "(no reason given)"
-    if attempts.discarded:
-        runs = f" on each of its {attempts.runs} runs (the generator spoiled every one)"
-    elif result.invalid_by_generator_only:
-        runs = " (retries are off, so it was not run again)"
-    else:
-        runs = " (a server-side cause: not run again)"
-    _fail(
-        f"netbench: the result for {result.url} is INVALID{runs}, its figures cannot be"
-        f" trusted:\n  - {reasons}\n(pass allow_invalid=True to assert on it anyway)"
-    )
-
-
 def _on_grid(spec: LoadSpec, resolution: float) -> LoadSpec:
     """A scaled duration made a whole number of timeline rows again (0.25 s of 0.1 s rows:
     0.2 s), as a cold start's timeline needs full rows."""
@@ -468,36 +448,6 @@ def _on_grid(spec: LoadSpec, resolution: float) -> LoadSpec:
         return spec
     rows = max(1, round(spec.duration_s / resolution))
     return dataclasses.replace(spec, duration_s=rows * resolution)
-
-
-def _fail_if_unusable(
-    result: SweepResult | CapacityResult | ColdStartResult | CrosscheckResult,
-) -> None:
-    """An experiment with a load the generator could not produce, even after reruns; for a
-    cold start (one run, nothing to fall back on) and a crosscheck (netbench's run is one
-    side of the comparison), a run invalid for any cause."""
-    from pytest_netbench._experiment.cold_start import ColdStartResult
-    from pytest_netbench._experiment.crosscheck import CrosscheckResult
-    from pytest_netbench._experiment.sweep import SweepResult
-
-    if isinstance(result, ColdStartResult | CrosscheckResult):
-        _fail_if_invalid(result.attempts)
-        return
-    if isinstance(result, SweepResult):
-        spoiled = [(s.rate, s.attempts) for s in result.steps if s.attempts.generator_limited]
-    else:
-        spoiled = [(p.rate, p.attempts) for p in result.probes if p.verdict == "unusable"]
-    if not spoiled:
-        return
-    lines = "\n  - ".join(
-        f"{rate:,.6g} req/s, {attempts.runs} run(s): " + "; ".join(attempts.kept.invalid_reasons)
-        for rate, attempts in spoiled
-    )
-    _fail(
-        "netbench: the generator could not produce every load of this experiment, so those"
-        f" steps do not measure the server:\n  - {lines}\n(add workers, lower the rates, raise"
-        " retries, or pass allow_invalid=True to look at the result anyway)"
-    )
 
 
 def _same_host(a: str, b: str) -> bool:

@@ -14,7 +14,6 @@ import itertools
 import os
 import re
 import shlex
-import signal
 import subprocess
 import threading
 import time
@@ -33,6 +32,13 @@ from pytest_netbench._errors import (
     SpecError,
 )
 from pytest_netbench._servers import logdirs, ports, reaper
+from pytest_netbench._servers.command_line import (
+    check_command,
+    check_port_pattern,
+    default_name,
+    describe_exit,
+    fill_in,
+)
 from pytest_netbench._servers.interpreters import InterpreterInfo, interpreter_info
 from pytest_netbench._servers.readiness import (
     AllReady,
@@ -101,17 +107,6 @@ def _log_dir_for(log_dir: str | os.PathLike[str] | None) -> tuple[str, bool]:
         return _default_log_dir, True
 
 
-def describe_exit(returncode: int) -> str:
-    """``exited with code 3`` or ``was killed by signal SIGSEGV``."""
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"was killed by signal {name}"
-    return f"exited with code {returncode}"
-
-
 class Server:
     """A server under test, started from an argument list; a context manager.
 
@@ -138,7 +133,7 @@ class Server:
         name: str | None = None,
         log_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        self._command = _check_command(command)
+        self._command = check_command(command)
         self._probe = as_probe(ready)
         # A proxy's backend, when the proxy was started in front of a managed server: loads
         # at the proxy sample it too (LoadResult.backend).
@@ -159,7 +154,7 @@ class Server:
             raise SpecError(f"stop_timeout must be >= 0 seconds, got {stop_timeout!r}")
         self.startup_timeout = float(startup_timeout)
         self.stop_timeout = float(stop_timeout)
-        self._port_regex = _check_port_pattern(port_pattern)
+        self._port_regex = check_port_pattern(port_pattern)
         self._python = python
         uses = " ".join([*self._command, *self._env.values()])
         if python is not None and "{python}" not in uses:
@@ -173,7 +168,7 @@ class Server:
                 "port to use; add {port} to the command (or env), pass port_pattern= for a "
                 "server that reports its own port, or pass port= for a fixed one"
             )
-        self.name = name or _default_name(self._command)
+        self.name = name or default_name(self._command)
         self._log_dir = log_dir
         self.port: int | None = port
         self.pid: int | None = None
@@ -287,7 +282,7 @@ class Server:
                 self._reservation = ports.reserve_port(self.host)
                 self.port = self._reservation.port
             port_text = str(self.port or 0)
-            self.args = [_fill(a, self.host, port_text, python) for a in self._command]
+            self.args = [fill_in(a, self.host, port_text, python) for a in self._command]
             self._launch(python, port_text)
             self._wait_ready(launched)
             self._check_listener_is_ours()
@@ -316,7 +311,7 @@ class Server:
         self._server_id = uuid.uuid4().hex
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")  # a Python server's banner must reach the log
-        env.update({k: _fill(v, self.host, port_text, python) for k, v in self._env.items()})
+        env.update({k: fill_in(v, self.host, port_text, python) for k, v in self._env.items()})
         env.update(reaper.marker_env(self._server_id))
         with open(self.log_path, "wb") as log:
             if is_default:
@@ -471,50 +466,3 @@ class Server:
         if self._reservation is not None:
             self._reservation.release()
             self._reservation = None
-
-
-def _check_command(command: object) -> list[str]:
-    if isinstance(command, (str, bytes)):
-        raise SpecError(
-            f"command must be an argument list such as ['{{python}}', 'app.py', '--port', "
-            f"'{{port}}'], not a shell string ({command!r}); use shlex.split() if you have one"
-        )
-    if not isinstance(command, Sequence) or not command:
-        raise SpecError(f"command must be a non-empty list of arguments, got {command!r}")
-    args: list[str] = []
-    for arg in command:
-        if isinstance(arg, os.PathLike):
-            arg = os.fspath(arg)
-        if not isinstance(arg, str):
-            raise SpecError(f"every command argument must be a string, got {arg!r} in {command!r}")
-        args.append(arg)
-    return args
-
-
-def _check_port_pattern(pattern: str | None) -> re.Pattern[str] | None:
-    if pattern is None:
-        return None
-    try:
-        regex = re.compile(pattern)
-    except re.error as exc:
-        raise SpecError(f"port_pattern {pattern!r} is not a valid regex: {exc}") from None
-    if regex.groups < 1:
-        raise SpecError(
-            f"port_pattern {pattern!r} needs a group capturing the port, e.g. r'port=(\\d+)'"
-        )
-    return regex
-
-
-def _fill(text: str, host: str, port: str, python: str) -> str:
-    # Plain replacement, not str.format: commands may hold literal braces.
-    return text.replace("{host}", host).replace("{port}", port).replace("{python}", python)
-
-
-def _default_name(command: list[str]) -> str:
-    first = command[0]
-    if first == "{python}" and len(command) > 1:
-        if command[1] == "-m" and len(command) > 2:
-            return command[2]
-        first = command[1]
-    base = os.path.basename(first.rstrip("/")) or first
-    return base[:-3] if base.endswith(".py") else base
