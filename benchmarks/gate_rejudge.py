@@ -5,8 +5,9 @@ Each experiment's per-trial figures are replayed look by look through the rule g
 run with that rule. A rule that would have wanted more trials than the recorded run took
 cannot be judged further: those experiments are counted as ``short`` (not a verdict), and
 since the run stopped them because it had decided, the other figures of such a rule are
-biased, not just fewer. Under the rule the run itself used (recorded in the dump), every
-replayed verdict is checked against the recorded one.
+biased, not just fewer; a run with ``--full-budget`` measured every experiment to its
+budget, so no rule with that budget or less runs short. Under the rule the run itself used
+(recorded in the dump), every replayed verdict is checked against the recorded one.
 
     python benchmarks/gate_rejudge.py /tmp/gate_cpu.jsonl --thresholds server.cpu_ms_per_request:5%
 """
