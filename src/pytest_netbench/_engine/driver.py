@@ -41,9 +41,7 @@ async def run_share_async(
     loop = asyncio.get_running_loop()
     exchange = build_exchange(spec)
     start_at = share.start_at(released_ns)
-    wait = (start_at - monotonic_ns()) / NS_PER_S
-    if wait > 0:
-        await asyncio.sleep(wait)
+    await _sleep_until(start_at)
     run_class = ClosedRun if share.rate is None else OpenRun
     run: BaseRun = run_class(loop, spec, exchange, share, start_at, make_ssl_context(spec))
     handles: list[asyncio.TimerHandle] = []
@@ -78,12 +76,18 @@ async def run_share_async(
         if watch is not None and watch.all_ready is not None:
             # Every share opens its window at one instant, once all of them are ready.
             window_start = await loop.run_in_executor(None, watch.all_ready, window_start)
-            await asyncio.sleep(max(window_start - monotonic_ns(), 0) / NS_PER_S)
+            await _sleep_until(window_start)
         run.move_window(window_start)
     measure_start = run.measure_start_ns
 
     def at(when_ns: int, callback: Callable[[], None]) -> None:
-        handles.append(loop.call_later(max(when_ns - monotonic_ns(), 0) / NS_PER_S, callback))
+        def fire() -> None:
+            if monotonic_ns() < when_ns:
+                at(when_ns, callback)  # woken early (see _sleep_until)
+            else:
+                callback()
+
+        handles.append(loop.call_later(max(when_ns - monotonic_ns(), 0) / NS_PER_S, fire))
 
     def open_window() -> None:
         run.open_window()
@@ -119,6 +123,14 @@ async def run_share_async(
     if phase is not None:
         _record_phase(outcome, phase)
     return outcome
+
+
+async def _sleep_until(when_ns: int) -> None:
+    """Sleep until ``when_ns`` has passed. uvloop's timers keep milliseconds and can wake
+    up to one early: a request sent then would count as warm-up, unmeasured though the
+    server answers it (a request-count run put one more request on the wire than asked)."""
+    while (left := when_ns - monotonic_ns()) > 0:
+        await asyncio.sleep(left / NS_PER_S)
 
 
 def _share_connect_rate(spec: LoadSpec, share: WorkerShare) -> float | None:
