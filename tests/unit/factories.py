@@ -20,6 +20,7 @@ def make_result(
     bytes_written: int = 0,
     valid: bool = True,
     invalid_reasons: tuple[str, ...] = (),
+    invalid_causes: tuple[str, ...] = (),
     latency_histogram: str = "",
 ) -> LoadResult:
     """A closed-loop result with ``ok`` 200s plus ``errors``; sent is their sum."""
@@ -38,5 +39,6 @@ def make_result(
         latency=LatencySummary(count=ok if count is None else count, p50_ms=p50_ms, p99_ms=p99_ms),
         valid=valid,
         invalid_reasons=invalid_reasons,
+        invalid_causes=invalid_causes,
         latency_histogram=latency_histogram,
     )

@@ -73,6 +73,31 @@ def test_the_page_lists_invalid_results_loads_and_the_environment() -> None:
     assert "<script" not in page and "http://" not in page.replace("http://127.0.0.1:1/", "")
 
 
+def test_many_invalid_results_are_counted_by_cause_and_listed_folded() -> None:
+    # A busy machine: the generator saturated on 14 loads, a server died under one.
+    records = [
+        Record(
+            f"t.py::test_get[s{i}]",
+            "t.py::test_get",
+            {"server": f"s{i}"},
+            make_result(
+                900,
+                valid=False,
+                invalid_reasons=(TOO_FAST if i else "the server died",),
+                invalid_causes=("generator_saturated" if i else "server_died",),
+            ),
+        )
+        for i in range(15)
+    ]
+    page = render_html_report(records=records, environment=ENVIRONMENT, plots=False, created=0.0)
+    section = page.split('id="invalid"', 1)[1].split("</section>", 1)[0]
+    assert "By cause: <b>14</b> generator saturated, <b>1</b> server died." in section
+    assert "<details><summary>Each of the 15 results and its reasons</summary>" in section
+    assert section.count("<tr class=invalid-row>") == 15
+    # A short list stays open.
+    assert "<details>" not in _page().split('id="invalid"', 1)[1].split("</section>", 1)[0]
+
+
 def test_comparison_verdicts_are_coloured_and_the_gate_result_is_said() -> None:
     # Throughput halved, eight trials a side: a regression under any sane gate.
     current = [make_result(500 + i) for i in range(8)]

@@ -13,6 +13,7 @@ import datetime
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
@@ -44,6 +45,7 @@ from pytest_netbench._report.matrix import Matrix, build_matrices
 
 DEFAULT_TITLE = "pytest-netbench results"
 _LOADS_OPEN = 12  # a test with more loads than this shows its loads table folded
+_INVALID_ROWS_SHOWN = 12  # more invalid results than this are listed folded, under their causes
 
 
 def render_html_report(
@@ -249,7 +251,19 @@ def _invalid_section(findings: Sequence[InvalidFinding], test_ids: Mapping[str, 
         "machine rather than the server (the generator saturated, a rate not achieved, file "
         "descriptors or ports ran out, the server died). Its cells are red below.</p>"
     )
-    return intro + table(head, body)
+    causes = Counter(f.causes[0] if f.causes else "no cause recorded" for f in findings)
+    by_cause = ", ".join(
+        f"<b>{count}</b> {escape(cause.replace('_', ' '))}" for cause, count in causes.most_common()
+    )
+    intro += f'<p class="causes">By cause: {by_cause}.</p>'
+    if len(findings) <= _INVALID_ROWS_SHOWN:
+        return intro + table(head, body)
+    # A long list (a busy machine saturating the generator run after run) is folded, so
+    # the tests below stay within reach; <details> needs no script.
+    return (
+        f"{intro}<details><summary>Each of the {len(findings)} results and its reasons"
+        f"</summary>{table(head, body)}</details>"
+    )
 
 
 def _test_section(
