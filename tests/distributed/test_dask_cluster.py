@@ -175,6 +175,42 @@ def test_the_cli_runs_its_shares_on_the_cluster(
     assert [s["index"] for s in data["generator"]["shares"]] == [0, 1]
 
 
+def test_the_cli_experiments_run_their_loads_on_the_cluster(
+    cluster: distributed.Client, http_server: ServerThread, tmp_path: Path
+) -> None:
+    workers = set(cluster.scheduler_info()["workers"])
+    address = cluster.scheduler.address
+    commands = {
+        "sweep": ["--rates", "100,200", "-d", "0.5s"],
+        "cold-start": ["-c", "2", "-d", "0.5s"],
+    }
+    for command, options in commands.items():
+        out = tmp_path / f"{command}.json"
+        done = subprocess.run(
+            [
+                sys.executable, "-m", "pytest_netbench.cli", command, http_server.url,
+                *options, "--workers", "2", "--cluster", address, "--json", str(out),
+            ],
+            capture_output=True, text=True, timeout=90, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, (command, done.stderr)
+        data = json.loads(out.read_text())
+        results = [step["result"] for step in data["steps"]] if "steps" in data else []
+        results = results or [data["result"]]
+        for result in results:
+            shares = result["generator"]["shares"]
+            assert {s["worker"] for s in shares} == workers, command
+            assert sum(s["sent"] for s in shares) == result["sent"] > 0
+            assert result["sent"] == result["ok"] + result["errors_total"] + result["in_flight"]
+
+
+def test_a_runner_of_ones_own_takes_no_cluster() -> None:
+    from pytest_netbench import SpecError, sweep
+
+    with pytest.raises(SpecError, match="cluster= reaches the loads of the default runner"):
+        sweep("http://127.0.0.1:9/", rates=[10], runner=http_load, cluster="tcp://127.0.0.1:1")
+
+
 def test_the_plugin_runs_every_load_on_the_cluster_it_is_given(
     cluster: distributed.Client,
     http_server: ServerThread,

@@ -48,6 +48,7 @@ def run_sweep(args: argparse.Namespace) -> int:
             rates=rates,
             stop_p99_ms=args.stop_p99,
             stop_error_rate=args.stop_error_rate,
+            cluster=args.cluster,
             progress=live.progress,
             stop=live.stop,
             on_step=print_row,
@@ -95,6 +96,7 @@ def run_capacity(args: argparse.Namespace) -> int:
             slo=goal,
             max_error_rate=args.max_error_rate,
             precision=args.precision,
+            cluster=args.cluster,
             progress=live.progress,
             stop=live.stop,
             on_probe=print_probe,
@@ -130,7 +132,7 @@ def run_cold_start(args: argparse.Namespace) -> int:
         live.say(*cold_start_heading(spec, resolution))
 
         def run(step: LoadSpec) -> LoadResult:
-            return run_spec(step, progress=live.progress, stop=live.stop)
+            return run_spec(step, progress=live.progress, stop=live.stop, cluster=args.cluster)
 
         result = cold_start(
             spec,

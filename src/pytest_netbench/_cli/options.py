@@ -205,7 +205,7 @@ def _add_sweep(sub: Any) -> None:
         help="stop after a step with more errors per request than F (e.g. 0.05 or 5%%)",
     )
     group.add_argument("--retries", type=int, help="reruns of a step the generator spoiled (2)")
-    _add_load_options(sweep, fixed_rate=False, per="step")
+    _add_cluster_option(_add_load_options(sweep, fixed_rate=False, per="step"))
     _add_output_options(sweep, "SweepResult.to_dict()", pictures=True)
     sweep.add_argument("--fail-invalid", action="store_true", help="exit 5 if a step is invalid")
 
@@ -243,7 +243,7 @@ def _add_capacity(sub: Any) -> None:
     group.add_argument("--max-rate", type=float, help="never probe above this rate")
     group.add_argument("--max-probes", type=int, help="a budget of probes (30)")
     group.add_argument("--retries", type=int, help="reruns of a probe the generator spoiled (2)")
-    _add_load_options(capacity, fixed_rate=False, per="probe")
+    _add_cluster_option(_add_load_options(capacity, fixed_rate=False, per="probe"))
     _add_output_options(capacity, "CapacityResult.to_dict()", pictures=True)
 
 
@@ -280,6 +280,7 @@ def _add_cold_start(sub: Any) -> None:
     load.add_argument("--workers", type=int, help="generator processes (1)")
     load.add_argument("--loop", choices=LOOPS, help="(auto: uvloop if installed)")
     load.add_argument("--allow-remote", action="store_true", help="allow non-loopback targets")
+    _add_cluster_option(load)
     _add_output_options(cold, "ColdStartResult.to_dict()", pictures=True)
     cold.add_argument("--fail-invalid", action="store_true", help="exit 5 if it is invalid")
 

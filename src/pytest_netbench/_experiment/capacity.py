@@ -179,6 +179,7 @@ def capacity(
     retries: int = DEFAULT_RETRIES,
     runner: Runner | None = None,
     server: Monitored | None = None,
+    cluster: object | None = None,
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     on_probe: Callable[[Probe], None] | None = None,
@@ -206,7 +207,7 @@ def capacity(
     spec = base_spec(target, options)
     open_loop_spec(spec, min_rate)  # a spec that cannot take a rate fails before any load
     live = ExperimentLive(progress, stop, None)
-    runner = live.runner(runner, server)
+    runner = live.runner(runner, server, cluster)
     search = _Search(spec, goal, runner, retries, margin, max_probes, precision, live, on_probe)
     return search.run(start_rate, growth, min_rate, max_rate)
 

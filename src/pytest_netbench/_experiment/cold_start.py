@@ -198,6 +198,7 @@ def cold_start(
     retries: int = 0,
     runner: Runner | None = None,
     server: Monitored | None = None,
+    cluster: object | None = None,
     **options: Any,
 ) -> ColdStartResult:
     """One closed-loop run at ``target`` (a LoadSpec, or a URL with ``http_load``'s options
@@ -224,9 +225,11 @@ def cold_start(
     spec = _cold(spec, length, resolution)
     window = _checked_window(settle_window, float(length), resolution)
     if runner is None:
-        runner = default_runner(server)
+        runner = default_runner(server, cluster)
     elif server is not None:
         raise SpecError("pass either runner or server: a runner samples its own server")
+    elif cluster is not None:
+        raise SpecError("pass either runner or cluster: a runner runs its loads where it likes")
     attempts = run_with_retries(spec, runner, retries)
     return ColdStartResult(attempts, float(length), resolution, settle_tolerance, window)
 

@@ -33,16 +33,26 @@ class ExperimentLive:
         self.steps = steps
         self._current: Callable[[LoadProgress], None] | None = progress
 
-    def runner(self, runner: Runner | None, server: Monitored | None) -> Runner:
-        """The runner to use: the caller's, or the library's wired to this experiment."""
+    def runner(
+        self, runner: Runner | None, server: Monitored | None, cluster: object | None = None
+    ) -> Runner:
+        """The runner to use: the caller's, or the library's wired to this experiment (its
+        loads' shares on a Dask ``cluster`` when one is given)."""
         if runner is None:
 
             def run(spec: LoadSpec) -> LoadResult:
-                return run_spec(spec, server, progress=self._current, stop=self.stop)
+                return run_spec(
+                    spec, server, progress=self._current, stop=self.stop, cluster=cluster
+                )
 
             return run
         if server is not None:
             raise SpecError("pass either runner or server: a runner samples its own server")
+        if cluster is not None:
+            raise SpecError(
+                "cluster= reaches the loads of the default runner only: a runner of your own"
+                " runs its loads where it likes (drop cluster=, or runner=)"
+            )
         if self.progress is not None:
             raise SpecError(
                 "progress= reaches the loads of the default runner only: a runner of your"

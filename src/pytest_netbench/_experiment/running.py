@@ -26,12 +26,13 @@ Runner = Callable[[LoadSpec], LoadResult]
 DEFAULT_RETRIES = 2
 
 
-def default_runner(server: Monitored | None = None) -> Runner:
-    """Loads run by the library in this process; ``server`` (a managed server) is sampled
-    and checked for a crash during each load."""
+def default_runner(server: Monitored | None = None, cluster: object | None = None) -> Runner:
+    """Loads run by the library from this process; ``server`` (a managed server) is
+    sampled and checked for a crash during each load; ``cluster``: a Dask scheduler
+    address or Client to run the shares on."""
 
     def run(spec: LoadSpec) -> LoadResult:
-        return run_spec(spec, server)
+        return run_spec(spec, server, cluster=cluster)
 
     return run
 

@@ -211,6 +211,7 @@ def sweep(
     retries: int = DEFAULT_RETRIES,
     runner: Runner | None = None,
     server: Monitored | None = None,
+    cluster: object | None = None,
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     on_step: Callable[[SweepStep], None] | None = None,
@@ -235,7 +236,7 @@ def sweep(
     spec = base_spec(target, options)
     specs = [open_loop_spec(spec, rate) for rate in steps_to_run]  # check all before any load
     live = ExperimentLive(progress, stop, len(steps_to_run))
-    runner = live.runner(runner, server)
+    runner = live.runner(runner, server, cluster)
     steps: list[SweepStep] = []
     for rate, step_spec in zip(steps_to_run, specs, strict=True):
         if live.stop_requested:
