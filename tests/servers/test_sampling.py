@@ -89,8 +89,10 @@ def test_cpu_time_comes_from_the_nanosecond_clock_when_every_thread_is_seen(help
     ticks = stats.cpu_s / 0.01
     assert stats.cpu_s > 0
     assert abs(ticks - round(ticks)) > 1e-6  # not a whole number of ticks
+    # The ticks only split the total: a few of them may all be system time (CI saw 4 of 4
+    # for this syscall-bound server), so neither share is asserted to be non-zero.
+    assert stats.cpu_user_s >= 0 and stats.cpu_system_s >= 0
     assert stats.cpu_user_s + stats.cpu_system_s == pytest.approx(stats.cpu_s)
-    assert stats.cpu_user_s > 0
 
 
 def test_idle_server_costs_next_to_nothing(helpers):
