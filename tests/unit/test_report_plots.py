@@ -32,7 +32,13 @@ from pytest_netbench._experiment.sweep import SweepResult, answered_rate
 from pytest_netbench._model import TimelineRow
 from pytest_netbench._records import Record, Session, session_from_dict
 from pytest_netbench._report.matrix import build_matrices
-from pytest_netbench._report.plots.canvas import PlotUnavailable, new_figure
+from pytest_netbench._report.plots.canvas import (
+    DPI,
+    PlotUnavailable,
+    legend_columns,
+    new_figure,
+    save,
+)
 from pytest_netbench._report.plots.capacity import capacity_figure
 from pytest_netbench._report.plots.cold_start import cold_start_figure
 from pytest_netbench._report.plots.load import (
@@ -169,6 +175,42 @@ def test_timeline_keeps_the_measured_window_and_rates_a_short_last_row() -> None
         assert axes.get_ylabel()
     _labelled(latency_axes)
     assert len(latency_axes.get_legend().get_texts()) == 2  # p99 and p50
+
+
+def test_a_timeline_of_one_row_says_it_is_too_short_and_what_gives_more() -> None:
+    one_row = dataclasses.replace(
+        make_result(1000, duration_s=1.0), timeline=(TimelineRow(0, 1000, 0, 2.0, 1.0),)
+    )
+    rate_axes = timeline_figure(one_row, title="t").axes[0]
+    (note,) = [t.get_text() for t in rate_axes.texts]
+    assert note.startswith("1 row of 1 s: too short a load for a timeline")
+    assert "timeline_resolution=" in note
+    three_rows = dataclasses.replace(
+        make_result(3000, duration_s=3.0),
+        timeline=tuple(TimelineRow(i, 1000, 0, 2.0, 1.0) for i in range(3)),
+    )
+    assert not timeline_figure(three_rows, title="t").axes[0].texts
+
+
+def test_a_legend_of_long_names_gets_as_many_columns_as_fit_the_figure() -> None:
+    long = [f"test_sweep_1k[impl=WsgiRef-PyPy, per_connection={i}]" for i in range(11)]
+    assert legend_columns(long, 15) == 3  # 6 of these ran past both edges of the figure
+    assert legend_columns(["a", "b"], 15) == 2
+    assert legend_columns([f"s{i}" for i in range(20)], 15) == 6
+    assert legend_columns(["x" * 400], 8) == 1
+    assert legend_columns([], 8) == 1
+
+
+def test_a_saved_picture_holds_its_whole_legend(tmp_path: Path) -> None:
+    from matplotlib.image import imread
+
+    figure = new_figure(4, 3)
+    axes = figure.subplots()
+    axes.plot([0, 1], [0, 1], label="a line")
+    figure.legend(["a label far wider than the four-inch figure it is drawn under"],
+                  loc="outside lower center")  # fmt: skip
+    width = imread(save(figure, tmp_path / "wide.png")).shape[1]
+    assert width > 4 * DPI  # the image grew to the legend instead of cutting it off
 
 
 # -- experiments -------------------------------------------------------------------------------

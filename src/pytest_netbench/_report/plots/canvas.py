@@ -131,8 +131,24 @@ def hatched_patch(label: str) -> Artist:
     return Patch(facecolor="white", edgecolor="black", hatch="//", label=label)
 
 
+def legend_columns(labels: Iterable[str], figure_width_in: float, most: int = 6) -> int:
+    """How many columns a figure-wide legend of these labels can have without running
+    past the figure's edges (long parametrised test names did: the all-sweeps picture
+    cut its first and last columns off)."""
+    texts = list(labels)
+    if not texts:
+        return 1
+    # A "small" legend font is about 6.5 px a character at 100 dpi; a handle and the gaps
+    # around it take about 60 px.
+    column_px = 6.5 * max(len(t) for t in texts) + 60
+    fits = int(figure_width_in * DPI * 0.96 // column_px)
+    return max(1, min(len(texts), most, fits))
+
+
 def save(figure: Figure, path: str | os.PathLike[str]) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(target, format="png")
+    # "tight" grows the image to whatever was drawn outside the axes, so a long legend or
+    # title is never cut off at the edge.
+    figure.savefig(target, format="png", bbox_inches="tight", pad_inches=0.1)
     return target

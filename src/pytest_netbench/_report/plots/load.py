@@ -36,6 +36,8 @@ MAX_NINES = 5  # 99.999 %
 _POINTS_PER_DECADE = 40
 # A row "inside" the window may end this much after it (the last timer tick).
 _ROW_SLACK_S = 0.05
+# Fewer rows than this show no course over time; the timeline says so on its face.
+FEW_ROWS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +169,18 @@ def timeline_figure(result: LoadResult, *, title: str) -> Figure:
         )
     elif not any(series.errors_per_s):
         error_axes.text(0.5, 0.5, "no errors", transform=error_axes.transAxes, ha="center")
+    if 0 < len(series.start_s) < FEW_ROWS:
+        # A 1 s load under the default 1 s rows is one dot: say why, and what gives more.
+        rows = len(series.start_s)
+        rate_axes.text(
+            0.5,
+            0.25,
+            f"{rows} row{'s' if rows > 1 else ''} of {span:g} s: too short a load for a"
+            " timeline\n(a longer duration, or timeline_resolution= for finer rows)",
+            transform=rate_axes.transAxes,
+            ha="center",
+            fontsize="small",
+        )
     style_axes(error_axes, xlabel="", ylabel="errors (per second)")
     latency_axes.plot(xs, series.p99_ms, marker="o", markersize=3, color=colour(3), label="p99")
     latency_axes.plot(

@@ -22,6 +22,7 @@ from pytest_netbench._experiment.sweep import SweepResult, answered_rate
 from pytest_netbench._report.plots.canvas import (
     colour,
     from_zero,
+    legend_columns,
     new_figure,
     style_axes,
     wide_range,
@@ -77,9 +78,8 @@ def sweep_figure(sweeps: Sequence[tuple[str, SweepResult]], *, title: str) -> Fi
         handles.append(_circle(achieved_axes, [], []))
         labels.append("invalid step")
     if len(sweeps) > 1 or any_invalid:
-        figure.legend(
-            handles, labels, loc="outside lower center", ncols=min(len(labels), 6), fontsize="small"
-        )
+        columns = legend_columns(labels, figure.get_figwidth())
+        figure.legend(handles, labels, loc="outside lower center", ncols=columns, fontsize="small")
     figure.suptitle(title)
     return figure
 
