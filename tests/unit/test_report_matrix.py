@@ -198,6 +198,18 @@ def test_abbreviations_are_short() -> None:
     assert cell_text(None) == ""
 
 
+def test_a_figure_that_rounds_up_reads_as_its_rounded_neighbours_do() -> None:
+    # 999.6 req/s sat as "1000" in a column of "1.00k"s (the examples' open-loop matrix).
+    assert abbreviate(999.6) == abbreviate(1000.4) == "1.00k"
+    assert abbreviate(9.996) == "10.0"
+    assert abbreviate(99.96) == "100"
+    assert abbreviate(0.9996) == "1.00"
+    assert abbreviate(99_960) == "100k"
+    assert abbreviate(999_999.6) == "1.00M"
+    assert abbreviate(-999.6) == "-1.00k"
+    assert all(len(abbreviate(v)) <= 6 for v in (999.6, 9.996, 99.96, 999_999.6, 1e12))
+
+
 def test_markdown_has_a_column_per_value_and_metric_and_bold_best() -> None:
     records = [
         _rec("t", {"server": s, "connections": c}, ok=ok, p99=1.0)

@@ -256,13 +256,18 @@ def abbreviate(value: float) -> str:
     for limit, scale, suffix in ((1e3, 1.0, ""), (1e6, 1e3, "k"), (1e9, 1e6, "M")):
         if value < limit:
             scaled = value / scale
-            if scaled < 10:
-                # rounding can carry into the next unit (999.96 -> "1000"); that is still short
-                return f"{sign}{scaled:.{3 if not suffix and scaled < 1 else 2}f}{suffix}"
-            if scaled < 100:
+            # Each width is chosen on the rounded figure, so 999.6 reads "1.00k" beside its
+            # neighbours' 1.00k, not "1000", and 9.996 reads "10.0", not "10.00".
+            if not suffix and round(scaled, 3) < 1:
+                return f"{sign}{scaled:.3f}"
+            if round(scaled, 2) < 10:
+                return f"{sign}{scaled:.2f}{suffix}"
+            if round(scaled, 1) < 100:
                 return f"{sign}{scaled:.1f}{suffix}"
-            return f"{sign}{scaled:.0f}{suffix}"
-    return f"{sign}{value / 1e9:.1f}G"
+            if round(scaled) < 1000:
+                return f"{sign}{scaled:.0f}{suffix}"
+    scaled = value / 1e9
+    return f"{sign}{scaled:.{1 if round(scaled, 1) < 100 else 0}f}G"
 
 
 def cell_text(cell: Cell | None) -> str:
