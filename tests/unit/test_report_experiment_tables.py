@@ -190,7 +190,10 @@ def _cold_start_record(data_changes: dict[str, Any]) -> ExperimentRecord:
 
 def test_a_cold_start_table_reads_the_curve() -> None:
     never = _cold_start_record({"settle_s": None, "settled": False, "p50_settle_s": None})
-    (table,) = build_experiment_tables([_cold_start_record({}), never])
+    saturated = _cold_start_record(
+        {"valid": False, "result": {"invalid_causes": ["generator_saturated"]}}
+    )
+    (table,) = build_experiment_tables([_cold_start_record({}), never, saturated])
     assert table.headers == (
         "first_s_rps",
         "steady_rps",
@@ -204,5 +207,7 @@ def test_a_cold_start_table_reads_the_curve() -> None:
     assert table.rows == (
         ("612", "998", "0.614", "0.500", "12.5", "8", "0.750", "yes"),
         ("612", "998", "0.614", "never", "12.5", "8", "never", "yes"),
+        # why it is invalid, as a sweep step and a crosscheck say it (it read "no")
+        ("612", "998", "0.614", "0.500", "12.5", "8", "0.750", "NO (generator_saturated)"),
     )
     assert render_experiment_text(table).startswith("t.py::test_cold  (cold start)\n")

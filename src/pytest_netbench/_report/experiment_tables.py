@@ -164,6 +164,8 @@ def _cold_start_cells(data: Mapping[str, Any]) -> tuple[str, ...]:
         value = data.get(name)
         if name.endswith("settle_s") and value is None:
             cells.append("never")  # stored as null when the run had not settled by its end
+        elif name == "valid":
+            cells.append(_validity_cell(data))
         elif name.endswith("_rate") and value is not None:
             cells.append(_rate(float(value)))
         else:
@@ -185,10 +187,17 @@ def _crosscheck_cells(data: Mapping[str, Any]) -> tuple[str, ...]:
     errors = figures.get("errors") or {}
     cells += [_scalar_text(errors.get("netbench")), _scalar_text(errors.get(tool))]
     # netbench's own run: an invalid one (its generator saturated, say) makes the ratio moot.
+    cells.append(_validity_cell(data))
+    return tuple(cells)
+
+
+def _validity_cell(data: Mapping[str, Any]) -> str:
+    """``yes``, or ``NO (causes)`` from the experiment's kept run, as a sweep step reads."""
+    if data.get("valid", True):
+        return "yes"
     result = data.get("result") or {}
     causes = ", ".join(dict.fromkeys(result.get("invalid_causes") or ()))
-    cells.append("yes" if data.get("valid", True) else f"NO ({causes})" if causes else "NO")
-    return tuple(cells)
+    return f"NO ({causes})" if causes else "NO"
 
 
 def _scalar_fields(records: Sequence[ExperimentRecord]) -> tuple[str, ...]:
