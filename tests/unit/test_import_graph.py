@@ -158,3 +158,17 @@ def test_only_the_plugin_imports_pytest() -> None:
             if any(n == "pytest" or n.startswith(("pytest.", "_pytest")) for n in names):
                 importers.append(name)
     assert importers == []
+
+
+def test_only_the_dask_transport_imports_dask() -> None:
+    # Dask is an optional extra: one module holds everything that touches it, so a machine
+    # without it loses the cluster and nothing else.
+    importers = set()
+    for name, path in module_files():
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            if any(n.split(".")[0] in ("distributed", "dask") for n in names):
+                importers.add(name)
+    assert importers == {f"{PACKAGE}._engine.dask_transport"}
