@@ -126,8 +126,7 @@ def _build_one(function: str, kind: str, records: list[ExperimentRecord]) -> Exp
 
 
 def _sweep_cells(step: Mapping[str, Any]) -> tuple[str, ...]:
-    causes = ", ".join(dict.fromkeys(step.get("invalid_causes") or ()))
-    valid = "yes" if step.get("valid", True) else f"NO ({causes})" if causes else "NO"
+    valid = _validity_text(step.get("valid", True), step.get("invalid_causes") or ())
     achieved = step.get("achieved_rate")
     answered = step.get("answered_rate")
     return (
@@ -192,12 +191,17 @@ def _crosscheck_cells(data: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _validity_cell(data: Mapping[str, Any]) -> str:
-    """``yes``, or ``NO (causes)`` from the experiment's kept run, as a sweep step reads."""
-    if data.get("valid", True):
-        return "yes"
+    """An experiment's validity, with the causes of its kept run (``data["result"]``)."""
     result = data.get("result") or {}
-    causes = ", ".join(dict.fromkeys(result.get("invalid_causes") or ()))
-    return f"NO ({causes})" if causes else "NO"
+    return _validity_text(data.get("valid", True), result.get("invalid_causes") or ())
+
+
+def _validity_text(valid: bool, causes: Iterable[str]) -> str:
+    """``yes``, or ``NO (causes)``: every experiment table says it the same way."""
+    if valid:
+        return "yes"
+    named = ", ".join(dict.fromkeys(causes))
+    return f"NO ({named})" if named else "NO"
 
 
 def _scalar_fields(records: Sequence[ExperimentRecord]) -> tuple[str, ...]:
