@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from pytest_netbench._errors import ToolFailed as ToolFailed
     from pytest_netbench._errors import ToolNotInstalled as ToolNotInstalled
     from pytest_netbench._experiment.capacity import CapacityResult as CapacityResult
-    from pytest_netbench._experiment.capacity import Probe as Probe
+    from pytest_netbench._experiment.capacity import CapacityStep as CapacityStep
     from pytest_netbench._experiment.capacity import capacity as capacity
     from pytest_netbench._experiment.cold_start import ColdStartResult as ColdStartResult
     from pytest_netbench._experiment.cold_start import cold_start as cold_start
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from pytest_netbench._servers.readiness import CallableReady as CallableReady
     from pytest_netbench._servers.readiness import HttpReady as HttpReady
     from pytest_netbench._servers.readiness import LogReady as LogReady
-    from pytest_netbench._servers.readiness import ReadinessProbe as ReadinessProbe
+    from pytest_netbench._servers.readiness import ReadinessCheck as ReadinessCheck
     from pytest_netbench._servers.readiness import TcpReady as TcpReady
     from pytest_netbench._servers.sampling import ProcessTreeSampler as ProcessTreeSampler
     from pytest_netbench._servers.spec import ServerSpec as ServerSpec
@@ -95,9 +95,9 @@ _LAZY: dict[str, str] = {
     "MetricComparison": "pytest_netbench._compare.gate",
     "NetbenchError": "pytest_netbench._errors",
     "PortInUseError": "pytest_netbench._errors",
-    "Probe": "pytest_netbench._experiment.capacity",
+    "CapacityStep": "pytest_netbench._experiment.capacity",
     "ProcessTreeSampler": "pytest_netbench._servers.sampling",
-    "ReadinessProbe": "pytest_netbench._servers.readiness",
+    "ReadinessCheck": "pytest_netbench._servers.readiness",
     "RemoteTargetError": "pytest_netbench._errors",
     "ResourceLimitError": "pytest_netbench._errors",
     "Server": "pytest_netbench._servers.launcher",
@@ -148,6 +148,7 @@ __all__ = [
     "BuildFailed",
     "CallableReady",
     "CapacityResult",
+    "CapacityStep",
     "ColdStartResult",
     "CrosscheckResult",
     "GeneratorStats",
@@ -162,9 +163,8 @@ __all__ = [
     "MetricComparison",
     "NetbenchError",
     "PortInUseError",
-    "Probe",
     "ProcessTreeSampler",
-    "ReadinessProbe",
+    "ReadinessCheck",
     "RemoteTargetError",
     "ResourceLimitError",
     "Server",

@@ -46,31 +46,31 @@ def test_capacity_finds_what_the_server_can_serve(paced_server: StartPaced, serv
     result = capacity(url, slo="p99_ms<50", precision=PRECISION, duration=1.0, retries=6)
 
     assert result.known and result.rate is not None, result.reason
-    # 1 s probes: above capacity the queue has only a second to grow, so p99 crosses 50 ms
-    # at about 1.05 R (it would at 1.01 R with 5 s probes); the answer is at most 5 % below
+    # 1 s steps: above capacity the queue has only a second to grow, so p99 crosses 50 ms
+    # at about 1.05 R (it would at 1.01 R with 5 s steps); the answer is at most 5 % below
     # that crossing.
     assert 0.90 * served <= result.rate <= 1.05 * served, result.reason
     assert result.confirmed
-    # At most about 12 probes; a busy machine adds repeats near a bound (and reruns of
-    # generator-spoiled runs), which are loads but not probes of the search.
-    assert len([p for p in result.probes if p.phase != "repeat"]) <= 12
+    # At most about 12 steps; a busy machine adds repeats near a bound (and reruns of
+    # generator-spoiled runs), which are loads but not steps of the search.
+    assert len([p for p in result.all_steps if p.phase != "repeat"]) <= 12
     assert result.failed_above_rate is not None
     assert result.rate < result.failed_above_rate <= result.rate * (1 + PRECISION) * 1.001
     assert [c.term.metric for c in result.failed_above] == ["p99_ms"]
-    phases = [p.phase for p in result.probes]
+    phases = [p.phase for p in result.all_steps]
     assert phases[0] == "estimate"
     # The confirmation comes last; a busy machine can put its figures near a bound, and
     # then it is repeated before its verdict counts.
     last_confirm = len(phases) - 1 - phases[::-1].index("confirm")
     assert all(p == "repeat" for p in phases[last_confirm + 1 :]), phases
     assert "bracket" in phases and "bisect" in phases
-    assert all(p.verdict in ("pass", "fail", "estimate") for p in result.probes)
-    for probe in result.steps:
-        assert probe.result.spec is not None and probe.result.spec.rate == probe.rate
-        if probe.decision == "pass":
-            assert probe.rate <= result.rate
-        elif probe.decision == "fail":
-            assert probe.rate >= result.failed_above_rate
+    assert all(p.verdict in ("pass", "fail", "estimate") for p in result.all_steps)
+    for step in result.steps:
+        assert step.result.spec is not None and step.result.spec.rate == step.rate
+        if step.decision == "pass":
+            assert step.rate <= result.rate
+        elif step.decision == "fail":
+            assert step.rate >= result.failed_above_rate
 
 
 def test_a_step_the_generator_cannot_produce_makes_the_answer_unknown(
@@ -89,12 +89,12 @@ def test_a_step_the_generator_cannot_produce_makes_the_answer_unknown(
     assert result.at_least == 200.0
     assert result.reason.startswith("unknown: the generator could not produce 400 req/s")
     assert "met the SLO up to 200 req/s" in result.reason
-    last = result.probes[-1]
+    last = result.all_steps[-1]
     assert last.verdict == "unusable" and last.rate == 400.0
     # Tried once more (retries=1) before giving up; never counted against the server.
     assert last.attempts.runs == 2 and len(last.attempts.discarded) == 1
     assert [s.rate for s in calls] == [100.0, 200.0, 400.0, 400.0]
-    assert not any(p.decision == "fail" for p in result.probes)
+    assert not any(p.decision == "fail" for p in result.all_steps)
 
 
 def test_a_server_side_invalid_step_fails_and_the_search_narrows_on_it(
@@ -119,8 +119,8 @@ def test_a_server_side_invalid_step_fails_and_the_search_narrows_on_it(
     back = CapacityResult.from_dict(data)
     assert back.rate == result.rate
     assert back.reason == result.reason
-    assert [(p.rate, p.phase, p.verdict, p.decision) for p in back.probes] == [
-        (p.rate, p.phase, p.verdict, p.decision) for p in result.probes
+    assert [(p.rate, p.phase, p.verdict, p.decision) for p in back.all_steps] == [
+        (p.rate, p.phase, p.verdict, p.decision) for p in result.all_steps
     ]
     assert back.to_dict() == CapacityResult.from_dict(back.to_dict()).to_dict()
 

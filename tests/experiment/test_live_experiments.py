@@ -1,4 +1,4 @@
-"""Experiments as they run: each step or probe handed on as it finishes, progress labelled
+"""Experiments as they run: each step handed on as it finishes, progress labelled
 with the step, and a stop that ends the experiment with the steps done so far."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from pytest_netbench import LoadProgress, StopSignal
 from pytest_netbench._api import run_spec
 from pytest_netbench._errors import SpecError
-from pytest_netbench._experiment.capacity import CapacityResult, Probe, capacity
+from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep, capacity
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep, sweep
 from pytest_netbench._spec import http_spec
 
@@ -69,19 +69,19 @@ def test_a_sweep_stopped_mid_step_keeps_the_cut_step(paced_server: StartPaced) -
     assert back.interrupted and back.steps[-1].result.interrupted
 
 
-def test_a_capacity_search_hands_on_probes_in_order(paced_server: StartPaced) -> None:
+def test_a_capacity_search_hands_on_steps_in_order(paced_server: StartPaced) -> None:
     url = paced_server(CAPACITY)
-    seen: list[Probe] = []
-    result = capacity(url, precision=0.2, duration=0.6, on_probe=seen.append)
-    assert seen == list(result.probes)
+    seen: list[CapacityStep] = []
+    result = capacity(url, precision=0.2, duration=0.6, on_step=seen.append)
+    assert seen == list(result.all_steps)
     assert seen[0].phase == "estimate"
-    for probe, after in zip(seen[1:], [*seen[2:], None], strict=True):
-        if probe.decision is None and probe.verdict != "unusable":
+    for step, after in zip(seen[1:], [*seen[2:], None], strict=True):
+        if step.decision is None and step.verdict != "unusable":
             # Its rate was run again before it counted.
-            assert after is not None and after.phase == "repeat" and after.rate == probe.rate, seen
+            assert after is not None and after.phase == "repeat" and after.rate == step.rate, seen
 
 
-def test_a_capacity_search_stopped_mid_probe_is_unknown_with_the_cut_probe(
+def test_a_capacity_search_stopped_mid_step_is_unknown_with_the_cut_step(
     paced_server: StartPaced,
 ) -> None:
     url = paced_server(CAPACITY)
@@ -97,34 +97,34 @@ def test_a_capacity_search_stopped_mid_probe_is_unknown_with_the_cut_probe(
         url, start_rate=200, duration=STEP_S, stop=stop, progress=watch, max_error_rate=None
     )
     assert result.interrupted and not result.known
-    assert len(result.probes) == 3
-    cut = result.probes[-1]
+    assert len(result.all_steps) == 3
+    cut = result.all_steps[-1]
     assert cut.result.interrupted and cut.verdict == "unusable"
     assert "interrupted" in cut.why and "not judged" in cut.why
     assert "interrupted" in result.reason
-    # Each report is labelled with its probe's number and rate (200, 400, then 800 req/s
-    # unless a busy machine made a probe near the bound worth repeating).
-    labels = {(n, f"{p.rate:,.6g} req/s") for n, p in enumerate(result.probes, 1)}
+    # Each report is labelled with its step's number and rate (200, 400, then 800 req/s
+    # unless a busy machine made a step near the bound worth repeating).
+    labels = {(n, f"{p.rate:,.6g} req/s") for n, p in enumerate(result.all_steps, 1)}
     assert {(p.step, p.label) for p in reports} == labels
     assert all(p.steps is None for p in reports)  # a search does not know its length
     back = CapacityResult.from_dict(result.to_dict())
     assert back.interrupted and back.rate is None
 
 
-def test_a_capacity_search_stopped_between_probes_runs_no_more(paced_server: StartPaced) -> None:
+def test_a_capacity_search_stopped_between_steps_runs_no_more(paced_server: StartPaced) -> None:
     url = paced_server(CAPACITY)
     stop = StopSignal()
 
-    def after(probe: Probe) -> None:
-        if probe.phase != "estimate":
+    def after(step: CapacityStep) -> None:
+        if step.phase != "estimate":
             stop.request()
 
-    result = capacity(url, start_rate=200, duration=0.5, stop=stop, on_probe=after)
+    result = capacity(url, start_rate=200, duration=0.5, stop=stop, on_step=after)
     assert result.interrupted and not result.known
-    assert [p.phase for p in result.probes] == ["bracket"]
-    assert result.probes[0].decision == "pass"
+    assert [p.phase for p in result.all_steps] == ["bracket"]
+    assert result.all_steps[0].decision == "pass"
     assert result.at_least == 200
-    assert "interrupted before the next probe" in result.reason
+    assert "interrupted before the next step" in result.reason
 
 
 def test_progress_needs_the_default_runner() -> None:

@@ -11,7 +11,7 @@ import pytest
 from cli_process import load_json, netbench, paced_server, warming_server
 
 SERVED = 1000.0
-PROBE_ROW = re.compile(r"^ *\d+  (estimate|bracket|bisect|repeat|confirm) ")
+STEP_ROW = re.compile(r"^ *\d+  (estimate|bracket|bisect|repeat|confirm) ")
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_sweep_says_why_it_stopped_past_saturation(paced_url: str, tmp_path: Pat
     assert data["steps"][1]["p99_ms"] > data["steps"][0]["p99_ms"]
 
 
-def test_capacity_prints_each_probe_and_the_answer(paced_url: str, tmp_path: Path) -> None:
+def test_capacity_prints_each_step_and_the_answer(paced_url: str, tmp_path: Path) -> None:
     out = tmp_path / "capacity.json"
     done = netbench(
         "capacity", paced_url, "--slo", "p99_ms<50", "--precision", "20%", "-d", "0.6s",
@@ -75,10 +75,10 @@ def test_capacity_prints_each_probe_and_the_answer(paced_url: str, tmp_path: Pat
     data = load_json(out)
     assert data["kind"] == "capacity" and data["known"] is True
     assert 0.7 * SERVED <= data["rate"] <= 1.1 * SERVED
-    probe_rows = [line for line in lines if PROBE_ROW.match(line)]
-    assert len(probe_rows) == len(data["steps"]) + 1  # and the closed-loop estimate
-    assert "estimate" in probe_rows[0]
-    assert any(" pass " in row for row in probe_rows) and any(" fail " in row for row in probe_rows)
+    step_rows = [line for line in lines if STEP_ROW.match(line)]
+    assert len(step_rows) == len(data["steps"]) + 1  # and the closed-loop estimate
+    assert "estimate" in step_rows[0]
+    assert any(" pass " in row for row in step_rows) and any(" fail " in row for row in step_rows)
     assert f"Capacity: {data['rate']:,.6g} req/s" in lines
 
 

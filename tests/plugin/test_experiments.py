@@ -37,7 +37,7 @@ def test_capacity(netbench, paced):
         srv.url, slo="p99_ms < 50", start_rate=150, precision=0.25, duration=0.25,
     )
     assert c.known, c.reason
-    assert all(p.result.server is not None for p in c.probes)
+    assert all(p.result.server is not None for p in c.all_steps)
 """
 
 
@@ -102,7 +102,7 @@ def test_capacity_through_the_fixture_and_a_gate_on_it(
     base.stdout.fnmatch_lines(
         [
             "*::test_capacity  (capacity search)",
-            "capacity*slo*confirmed*probes*loads",
+            "capacity*slo*confirmed*steps*loads",
             "* req/s*p99_ms < 50*error_rate*yes*",
             "*met 'p99_ms < 50*",
         ]

@@ -245,7 +245,7 @@ def test_server_started_from_a_short_lived_thread_outlives_it(helpers):
         assert get(server)[0] == 200
 
 
-def test_probe_and_load_use_the_same_literal_host(helpers):
+def test_readiness_check_and_load_use_the_same_literal_host(helpers):
     seen: list[str] = []
 
     def record(host: str, port: int) -> bool:

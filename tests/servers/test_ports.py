@@ -82,7 +82,7 @@ def test_port_used_by_another_process_is_an_error_naming_it(helpers, foreign_lis
 def test_server_that_reports_a_port_it_does_not_own_is_refused(
     helpers, foreign_listener, tmp_path: Path
 ):
-    # The readiness probe would succeed against the other process: the launcher must see
+    # The readiness check would succeed against the other process: the launcher must see
     # that the listener is not in the server's tree, not benchmark the wrong program.
     proc, port = foreign_listener
     cmd = ["{python}", helpers.netserver, "--port", "0", "--lie-port", str(port)]

@@ -1,4 +1,4 @@
-"""Readiness probes against real servers: banner before listening, silent TCP, IPv4-only."""
+"""Readiness checks against real servers: banner before listening, silent TCP, IPv4-only."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pytest_netbench._servers.readiness import (
     LogFollower,
     LogReady,
     TcpReady,
-    as_probe,
+    as_check,
 )
 
 
@@ -43,10 +43,10 @@ def test_log_line_alone_can_be_the_readiness_signal(helpers):
         assert connects(server.host, server.port)
 
 
-def test_http_probe_of_server_that_accepts_but_never_answers_times_out(helpers, tmp_path: Path):
+def test_http_check_of_server_that_accepts_but_never_answers_times_out(helpers, tmp_path: Path):
     cmd = helpers.netserver_command("--mode", "silent")
-    probe = HttpReady("/", timeout_s=0.3)
-    server = Server(cmd, ready=probe, startup_timeout=1.5, log_dir=tmp_path)
+    check = HttpReady("/", timeout=0.3)
+    server = Server(cmd, ready=check, startup_timeout=1.5, log_dir=tmp_path)
     with pytest.raises(ServerStartupError) as info:
         server.start()
     message = str(info.value)
@@ -56,29 +56,29 @@ def test_http_probe_of_server_that_accepts_but_never_answers_times_out(helpers, 
     assert server.pid is not None and not helpers.alive(server.pid)
 
 
-def test_http_probe_with_wrong_status_reports_what_it_got(helpers, tmp_path: Path):
+def test_http_check_with_wrong_status_reports_what_it_got(helpers, tmp_path: Path):
     cmd = helpers.netserver_command()
-    probe = HttpReady("/", status=204)
-    server = Server(cmd, ready=probe, startup_timeout=1.0, log_dir=tmp_path)
+    check = HttpReady("/", status=204)
+    server = Server(cmd, ready=check, startup_timeout=1.0, log_dir=tmp_path)
     with pytest.raises(ServerStartupError, match="answered 200, expecting 204"):
         server.start()
 
 
-def test_http_probe_accepts_a_status_range(helpers):
+def test_http_check_accepts_a_status_range(helpers):
     with Server(helpers.netserver_command(), ready=HttpReady("/", status=range(200, 300))) as s:
         assert s.running
 
 
-def test_ipv4_only_server_probed_on_ipv4_loopback_is_ready(helpers):
+def test_ipv4_only_server_checked_on_ipv4_loopback_is_ready(helpers):
     cmd = ["{python}", helpers.netserver, "--host", "127.0.0.1", "--port", "{port}"]
     with Server(cmd, host="127.0.0.1") as server:
         assert server.url.startswith("http://127.0.0.1:")
         assert connects("127.0.0.1", server.port)
 
 
-def test_ipv4_only_server_probed_on_ipv6_loopback_fails_clearly(helpers, tmp_path: Path):
+def test_ipv4_only_server_checked_on_ipv6_loopback_fails_clearly(helpers, tmp_path: Path):
     if not helpers.ipv6_loopback_available():
-        pytest.skip("this machine has no IPv6 loopback (::1) to probe")
+        pytest.skip("this machine has no IPv6 loopback (::1) to check")
     # The server binds 127.0.0.1 whatever host the launcher was told: a family mismatch.
     cmd = ["{python}", helpers.netserver, "--host", "127.0.0.1", "--port", "{port}"]
     server = Server(cmd, host="::1", startup_timeout=1.0, log_dir=tmp_path)
@@ -91,7 +91,7 @@ def test_ipv4_only_server_probed_on_ipv6_loopback_fails_clearly(helpers, tmp_pat
     assert "address family" in message
 
 
-def test_ipv6_server_probed_on_ipv6_loopback_works(helpers):
+def test_ipv6_server_checked_on_ipv6_loopback_works(helpers):
     if not helpers.ipv6_loopback_available():
         pytest.skip("this machine has no IPv6 loopback (::1)")
     with Server(helpers.netserver_command(), host="::1") as server:
@@ -99,7 +99,7 @@ def test_ipv6_server_probed_on_ipv6_loopback_works(helpers):
         assert connects("::1", server.port)
 
 
-def test_callable_probe_is_polled_until_true(helpers):
+def test_callable_check_is_polled_until_true(helpers):
     calls: list[tuple[str, int]] = []
 
     def third_time_lucky(host: str, port: int) -> bool:
@@ -111,20 +111,20 @@ def test_callable_probe_is_polled_until_true(helpers):
         assert calls[-1] == ("127.0.0.1", server.port)
 
 
-def test_callable_probe_exception_becomes_the_timeout_reason(helpers, tmp_path: Path):
+def test_callable_check_exception_becomes_the_timeout_reason(helpers, tmp_path: Path):
     def broken(host: str, port: int) -> bool:
         raise LookupError("health endpoint missing")
 
-    probe = CallableReady(broken, "health_check")
-    server = Server(helpers.netserver_command(), ready=probe, startup_timeout=0.5, log_dir=tmp_path)
+    check = CallableReady(broken, "health_check")
+    server = Server(helpers.netserver_command(), ready=check, startup_timeout=0.5, log_dir=tmp_path)
     with pytest.raises(ServerStartupError, match="health_check raised LookupError"):
         server.start()
 
 
-def test_all_ready_needs_every_probe(helpers, tmp_path: Path):
+def test_all_ready_needs_every_check(helpers, tmp_path: Path):
     never = CallableReady(lambda host, port: False, "never")
-    probe = AllReady(TcpReady(), never)
-    server = Server(helpers.netserver_command(), ready=probe, log_dir=tmp_path)
+    check = AllReady(TcpReady(), never)
+    server = Server(helpers.netserver_command(), ready=check, log_dir=tmp_path)
     server.startup_timeout = 0.5
     with pytest.raises(ServerStartupError, match="never returned False"):
         server.start()
@@ -137,15 +137,15 @@ def test_port_reported_on_stdout_is_used(helpers):
         assert connects("127.0.0.1", server.port)
 
 
-def test_probe_arguments_are_checked():
+def test_readiness_arguments_are_checked():
     with pytest.raises(SpecError, match="must start with '/'"):
         HttpReady("health")
     with pytest.raises(SpecError, match="not a valid regex"):
         LogReady("(unclosed")
-    with pytest.raises(SpecError, match="readiness probe"):
-        as_probe("tcp")  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="readiness check"):
+        as_check("tcp")  # type: ignore[arg-type]
     combined = TcpReady() & LogReady("x") & HttpReady("/")
-    assert isinstance(combined, AllReady) and len(combined.probes) == 3
+    assert isinstance(combined, AllReady) and len(combined.checks) == 3
 
 
 def test_log_follower_reads_incrementally_and_sees_unterminated_lines(tmp_path: Path):

@@ -197,7 +197,7 @@ def test_sweep_kills_what_this_process_left_running(helpers, subprocess_env):
         from pytest_netbench._servers.launcher import Server
         server = Server(["{{python}}", {helpers.netserver!r}, "--port", "{{port}}", "--fork", "1"])
         server.start()
-        found = reaper.sweep_owner(grace_s=1.0)
+        found = reaper.sweep_owner(grace=1.0)
         token = reaper.marker_env("")[reaper.OWNER_ENV]
         print(json.dumps({{"found": found, "token": token, "pid": server.pid}}))
         server.stop()  # still fine after the sweep

@@ -53,7 +53,7 @@ def keepalive_load(port: int, connections: int, requests_each: int, linger_s: fl
 
 def test_figures_under_a_little_load_are_sane(helpers):
     with Server(helpers.netserver_command()) as server:
-        sampler = server.monitor(interval_s=0.05)
+        sampler = server.monitor(interval=0.05)
         sampler.start()
         # Enough work that tick-based CPU accounting cannot round it all down to zero.
         completed = keepalive_load(server.port, connections=4, requests_each=2500)
@@ -82,7 +82,7 @@ def test_cpu_time_comes_from_the_nanosecond_clock_when_every_thread_is_seen(help
     # threads' own schedstat clocks do not. The connection threads idle before they end,
     # so every thread's time is seen by a sample.
     with Server(helpers.netserver_command()) as server:
-        sampler = server.monitor(interval_s=0.05)
+        sampler = server.monitor(interval=0.05)
         sampler.start()
         completed = keepalive_load(server.port, connections=4, requests_each=1000)
         stats = sampler.stop(completed)
@@ -97,7 +97,7 @@ def test_cpu_time_comes_from_the_nanosecond_clock_when_every_thread_is_seen(help
 
 def test_idle_server_costs_next_to_nothing(helpers):
     with Server(helpers.netserver_command()) as server:
-        sampler = server.monitor(interval_s=0.05)
+        sampler = server.monitor(interval=0.05)
         sampler.start()
         time.sleep(0.3)
         stats = sampler.stop(0)
@@ -112,7 +112,7 @@ def test_whole_tree_is_counted(helpers, tmp_path):
     cmd = helpers.netserver_command("--fork", "2", "--pidfile", str(pidfile))
     with Server(cmd) as server:
         assert helpers.wait_until(lambda: len(helpers.read_pids(pidfile)) >= 3)
-        with server.monitor(interval_s=0.05) as sampler:
+        with server.monitor(interval=0.05) as sampler:
             time.sleep(0.2)
         stats = sampler.stop(0)
     assert stats.processes_peak == 3
@@ -123,7 +123,7 @@ def test_cpu_of_short_lived_children_is_charged(helpers):
     # Each request forks a child that burns 30 ms of CPU and is reaped before the answer:
     # most of them live between two samples and are only seen through the parent.
     with Server(helpers.netserver_command("--child-cpu-ms", "30")) as server:
-        sampler = server.monitor(interval_s=0.5)
+        sampler = server.monitor(interval=0.5)
         sampler.start()
         completed = keepalive_load(server.port, connections=1, requests_each=20, linger_s=0)
         stats = sampler.stop(completed)
@@ -135,7 +135,7 @@ def test_cpu_of_short_lived_children_is_charged(helpers):
 
 def test_cpu_spent_before_a_crash_is_still_reported(helpers):
     with Server(helpers.netserver_command()) as server:
-        sampler = server.monitor(interval_s=0.05)
+        sampler = server.monitor(interval=0.05)
         sampler.start()
         completed = keepalive_load(server.port, connections=4, requests_each=2500, linger_s=0.2)
         os.kill(server.pid, signal.SIGKILL)
@@ -147,7 +147,7 @@ def test_cpu_spent_before_a_crash_is_still_reported(helpers):
 
 def test_time_wait_sockets_on_the_server_port_are_counted(helpers):
     with Server(helpers.netserver_command()) as server:
-        sampler = server.monitor(interval_s=0.05)
+        sampler = server.monitor(interval=0.05)
         sampler.start()
         for _ in range(20):
             with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
@@ -178,7 +178,7 @@ def test_sampler_misuse_is_explained():
     sampler = ProcessTreeSampler(1, 0.1)
     with pytest.raises(RuntimeError, match="before start"):
         sampler.stop(0)
-    with pytest.raises(ValueError, match="interval_s must be positive"):
+    with pytest.raises(ValueError, match="interval must be positive"):
         ProcessTreeSampler(1, 0)
 
 

@@ -11,7 +11,7 @@ from factories import make_result
 
 from pytest_netbench._compare.gate import compare_runs, parse_thresholds
 from pytest_netbench._errors import SpecError
-from pytest_netbench._experiment.capacity import CapacityResult, Probe
+from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep
 from pytest_netbench._experiment.running import Attempts
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep
 from pytest_netbench._metrics import experiment_metric_value, higher_is_better
@@ -20,7 +20,7 @@ from pytest_netbench._report.comparison import render_comparison_text
 
 
 def _capacity(rate: float | None, reason: str = "") -> dict[str, Any]:
-    probe = Probe(
+    step = CapacityStep(
         rate=rate or 100.0,
         phase="confirm",
         verdict="pass" if rate else "unusable",
@@ -32,7 +32,7 @@ def _capacity(rate: float | None, reason: str = "") -> dict[str, Any]:
         reason=reason or f"{rate} req/s met the SLO",
         slo="p99_ms < 50",
         precision=0.05,
-        probes=(probe,),
+        steps=(step,),
         at_least=rate,
     )
     # As the session carries it: through JSON, NaN as null.

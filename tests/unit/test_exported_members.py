@@ -11,7 +11,7 @@ EXPECTED = {
     "ERROR_KINDS", "AllReady", "BuildFailed", "CallableReady", "GeneratorStats",
     "HostProgress", "HttpReady", "InterpreterNotFound", "LatencySummary", "LoadResult",
     "LoadSpec", "LogReady",
-    "NetbenchError", "PortInUseError", "ProcessTreeSampler", "ReadinessProbe",
+    "NetbenchError", "PortInUseError", "ProcessTreeSampler", "ReadinessCheck",
     "RemoteTargetError", "ResourceLimitError", "Server", "ServerCrashed", "ServerError",
     "ServerSpec", "ServerStartupError", "ServerStats", "SpecError", "TargetUnreachableError",
     "TcpReady", "TimelineRow", "ToolchainMissing", "__version__", "catalog", "echo_load",
@@ -19,7 +19,8 @@ EXPECTED = {
     # the regression gate's verdicts, usable without pytest (benchmarks/gate_false_alarm.py)
     "MetricComparison", "Threshold", "compare_values", "metric_value", "parse_thresholds",
     # experiments, their results and the SLOs they check
-    "sweep", "SweepResult", "SweepStep", "parse_rates", "capacity", "CapacityResult", "Probe",
+    "sweep", "SweepResult", "SweepStep", "parse_rates",
+    "capacity", "CapacityResult", "CapacityStep",
     "cold_start", "ColdStartResult", "Slo", "TermCheck", "parse_slo",
     # the same load measured by a second tool (wrk, ab)
     "crosscheck", "CrosscheckResult", "ToolFigures", "ToolNotInstalled", "ToolFailed",

@@ -12,7 +12,7 @@ import pytest
 from factories import make_result
 
 from pytest_netbench._environment import collect_environment
-from pytest_netbench._experiment.capacity import CapacityResult, Probe
+from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep
 from pytest_netbench._experiment.running import Attempts
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep
 from pytest_netbench._model import LoadResult
@@ -61,12 +61,12 @@ def _sweep_record(server: str) -> ExperimentRecord:
 
 
 def _capacity_record(server: str, rate: float | None) -> ExperimentRecord:
-    probes = tuple(
-        Probe(r, "bracket", "pass", "", Attempts(make_result(10, p99_ms=3.0)))
+    steps = tuple(
+        CapacityStep(r, "bracket", "pass", "", Attempts(make_result(10, p99_ms=3.0)))
         for r in (100.0, 200.0)
     )
     reason = "unknown: the generator could not produce 400 req/s" if rate is None else "met"
-    result = CapacityResult(rate, reason, "p99_ms < 50", 0.05, probes, at_least=200.0)
+    result = CapacityResult(rate, reason, "p99_ms < 50", 0.05, steps, at_least=200.0)
     return ExperimentRecord(
         nodeid=f"t.py::test_cap[{server}]",
         function="t.py::test_cap",
@@ -108,7 +108,7 @@ def test_a_sweep_table_has_a_row_per_step_with_the_rate_as_a_column() -> None:
 def test_a_capacity_table_has_the_answer_per_parametrisation() -> None:
     records = [_capacity_record("a", 480.0), _capacity_record("b", None)]
     (table,) = build_experiment_tables(records)
-    assert table.headers == ("capacity", "slo", "confirmed", "probes", "loads")
+    assert table.headers == ("capacity", "slo", "confirmed", "steps", "loads")
     assert table.rows == (
         ("a", "480 req/s", "p99_ms < 50", "no", "2", "2"),
         ("b", "unknown (>= 200)", "p99_ms < 50", "no", "2", "2"),

@@ -8,17 +8,17 @@ import math
 
 from factories import make_result
 
-from pytest_netbench._experiment.capacity import CapacityResult, Probe
+from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep
 from pytest_netbench._experiment.cold_start import ColdStartResult
 from pytest_netbench._experiment.running import Attempts
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep
 from pytest_netbench._model import TimelineRow
 from pytest_netbench._report.experiments import (
     capacity_answer,
+    capacity_step_lines,
     cold_start_lines,
     format_capacity,
     format_sweep,
-    probe_lines,
     sweep_heading,
     sweep_row,
 )
@@ -83,25 +83,27 @@ def test_a_sweep_says_why_it_stopped() -> None:
     assert format_sweep(cut).rstrip().endswith("Interrupted during 1 req/s.")
 
 
-def probe(rate: float, verdict: str, why: str, **fields: object) -> Probe:
+def capacity_step(rate: float, verdict: str, why: str, **fields: object) -> CapacityStep:
     kept = dataclasses.replace(make_result(10), spec=SPEC)
-    return Probe(rate, "bracket", verdict, why, Attempts(kept), **fields)  # type: ignore[arg-type]
+    return CapacityStep(rate, "bracket", verdict, why, Attempts(kept), **fields)  # type: ignore[arg-type]
 
 
-def test_a_probe_line_wraps_its_reason_under_itself() -> None:
+def test_a_step_line_wraps_its_reason_under_itself() -> None:
     why = "p99_ms = 812 (needs < 50): FAILED; " * 4
-    lines = probe_lines(7, probe(1234.5, "fail", why))
+    lines = capacity_step_lines(7, capacity_step(1234.5, "fail", why))
     assert lines[0].startswith("  7  bracket    1,234.5  fail     p99_ms = 812")
     assert len(lines) > 1
     assert all(len(line) <= 80 for line in lines)
     assert all(line.startswith(" " * 34) for line in lines[1:])
 
 
-def test_a_repeated_probe_says_how_its_rate_counted() -> None:
+def test_a_repeated_step_says_how_its_rate_counted() -> None:
     repeat = dataclasses.replace(
-        probe(500, "pass", "p99_ms = 45 (needs < 50): ok"), phase="repeat", decision="pass"
+        capacity_step(500, "pass", "p99_ms = 45 (needs < 50): ok"), phase="repeat", decision="pass"
     )
-    assert "=> 500 req/s counts as pass" in " ".join(s.strip() for s in probe_lines(3, repeat))
+    assert "=> 500 req/s counts as pass" in " ".join(
+        s.strip() for s in capacity_step_lines(3, repeat)
+    )
 
 
 def test_the_answer_or_unknown_with_the_reason() -> None:
@@ -118,9 +120,13 @@ def test_the_answer_or_unknown_with_the_reason() -> None:
     assert capacity_answer(cut)[1].startswith("Capacity: unknown (interrupted)")
 
 
-def test_a_whole_search_numbers_its_probes() -> None:
+def test_a_whole_search_numbers_its_steps() -> None:
     result = CapacityResult(
-        100.0, "ok", "p99_ms < 50", 0.05, (probe(100, "pass", "fine"), probe(200, "fail", "no"))
+        100.0,
+        "ok",
+        "p99_ms < 50",
+        0.05,
+        (capacity_step(100, "pass", "fine"), capacity_step(200, "fail", "no")),
     )
     text = format_capacity(result)
     assert text.startswith("Capacity of GET http://127.0.0.1:8080/\n")

@@ -278,7 +278,7 @@ def test_capacity_picture_has_a_panel_per_slo_term(saved: Session) -> None:
         assert axes.get_ylim()[0] == 0
         texts = [t.get_text() for t in axes.get_legend().get_texts()]
         assert texts[:2] == [f"bound: {bound}", "capacity 714 req/s"]
-    # one point per probe on each panel, numbered in the order they ran
+    # one point per step on each panel, numbered in the order they ran
     assert [t.get_text() for t in latency.texts] == [str(n) for n in range(1, 8)]
 
 

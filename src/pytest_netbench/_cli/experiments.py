@@ -3,7 +3,7 @@ printed as they go.
 
 A sweep prints a row per rate the moment its step ends, as autobench's table does, and a
 line saying why it stopped if it stopped past saturation. A capacity search prints each
-probe (rate, verdict, why) and then the answer, or "unknown" and the reason. A cold start
+step (rate, verdict, why) and then the answer, or "unknown" and the reason. A cold start
 prints its timeline a row per 100 ms, then the first-second and steady rates and when the
 rate settled.
 """
@@ -25,7 +25,7 @@ from pytest_netbench._cli.loads import (
 from pytest_netbench._cli.options import given, http_kwargs
 
 # Capacity: the search ended without a number (the generator could not produce the rates,
-# no rate met the SLO, every rate up to --max-rate did, or the probe budget ran out).
+# no rate met the SLO, every rate up to --max-rate did, or the step budget ran out).
 EXIT_UNKNOWN = 6
 
 
@@ -67,12 +67,12 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 
 def run_capacity(args: argparse.Namespace) -> int:
-    from pytest_netbench._experiment.capacity import Probe, capacity
+    from pytest_netbench._experiment.capacity import CapacityStep, capacity
     from pytest_netbench._experiment.slo import SloTerm, parse_slo
     from pytest_netbench._report.experiments import (
         capacity_answer,
         capacity_heading,
-        probe_lines,
+        capacity_step_lines,
     )
     from pytest_netbench._spec import http_spec
 
@@ -86,10 +86,10 @@ def run_capacity(args: argparse.Namespace) -> int:
         live.say(*capacity_heading(spec, shown.text, args.precision))
         numbered = 0
 
-        def print_probe(probe: Probe) -> None:
+        def print_step(step: CapacityStep) -> None:
             nonlocal numbered
             numbered += 1
-            live.say(*probe_lines(numbered, probe))
+            live.say(*capacity_step_lines(numbered, step))
 
         result = capacity(
             spec,
@@ -99,12 +99,12 @@ def run_capacity(args: argparse.Namespace) -> int:
             cluster=args.cluster,
             progress=live.progress,
             stop=live.stop,
-            on_probe=print_probe,
+            on_step=print_step,
             **given(
                 start_rate=args.start_rate,
                 min_rate=args.min_rate,
                 max_rate=args.max_rate,
-                max_probes=args.max_probes,
+                max_steps=args.max_steps,
                 retries=args.retries,
             ),
         )

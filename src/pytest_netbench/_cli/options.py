@@ -215,7 +215,7 @@ def _add_capacity(sub: Any) -> None:
         "capacity",
         help="the highest open-loop rate that meets an SLO",
         description="Search for the highest open-loop rate at which the server meets the SLO"
-        " (bracketing, then bisecting), printing each probe as it goes.",
+        " (bracketing, then bisecting), printing each step as it goes.",
     )
     _add_http_options(capacity, pipelining=False)
     group = capacity.add_argument_group("search")
@@ -238,12 +238,14 @@ def _add_capacity(sub: Any) -> None:
         metavar="F",
         help="how close the bounds must come (0.05 = 5%%)",
     )
-    group.add_argument("--start-rate", type=float, help="first probe (3/4 of a closed-loop run)")
-    group.add_argument("--min-rate", type=float, help="never probe below this rate (1)")
-    group.add_argument("--max-rate", type=float, help="never probe above this rate")
-    group.add_argument("--max-probes", type=int, help="a budget of probes (30)")
-    group.add_argument("--retries", type=int, help="reruns of a probe the generator spoiled (2)")
-    _add_cluster_option(_add_load_options(capacity, fixed_rate=False, per="probe"))
+    group.add_argument(
+        "--start-rate", type=float, help="first rate tried (3/4 of a closed-loop run)"
+    )
+    group.add_argument("--min-rate", type=float, help="never try below this rate (1)")
+    group.add_argument("--max-rate", type=float, help="never try above this rate")
+    group.add_argument("--max-steps", type=int, help="a budget of steps (30)")
+    group.add_argument("--retries", type=int, help="reruns of a step the generator spoiled (2)")
+    _add_cluster_option(_add_load_options(capacity, fixed_rate=False, per="step"))
     _add_output_options(capacity, "CapacityResult.to_dict()", pictures=True)
 
 

@@ -11,7 +11,7 @@ that holds every load it ran.
 
 from __future__ import annotations
 
-from pytest_netbench._experiment.capacity import CapacityResult, Probe, capacity
+from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep, capacity
 from pytest_netbench._experiment.cold_start import ColdStartResult, cold_start
 from pytest_netbench._experiment.crosscheck import CrosscheckResult, crosscheck
 from pytest_netbench._experiment.running import (
@@ -36,9 +36,9 @@ __all__ = [
     "Arm",
     "Attempts",
     "CapacityResult",
+    "CapacityStep",
     "ColdStartResult",
     "CrosscheckResult",
-    "Probe",
     "Runner",
     "Slo",
     "SloVerdict",

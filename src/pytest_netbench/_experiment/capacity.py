@@ -2,7 +2,7 @@
 
 The search brackets, then bisects. It starts from a rate (by default three quarters of what
 one short closed-loop run achieved) and multiplies it by ``growth`` until a step fails (or
-divides it until one passes); then it probes the geometric middle of the highest pass and
+divides it until one passes); then it tries the geometric middle of the highest pass and
 the lowest failure until they are within ``precision`` of each other; and it runs the
 answer once more to confirm it. A step whose figures land near a bound (within ``margin``)
 is run again before its verdict counts: two runs that agree decide, else a third does.
@@ -41,14 +41,15 @@ from pytest_netbench._model import LoadResult, LoadSpec
 Phase = Literal["estimate", "bracket", "bisect", "repeat", "confirm"]
 Verdict = Literal["pass", "fail", "unusable", "estimate"]
 
-# The first probe, as a share of the closed-loop estimate: below it, so the usual first
+# The first step, as a share of the closed-loop estimate: below it, so the usual first
 # step passes and the bracket grows from a known-good rate.
 START_SHARE = 0.75
 
 
 @dataclass(frozen=True, slots=True)
-class Probe:
-    """One load of the search, its verdict and why."""
+class CapacityStep:
+    """One load of the search (the closed-loop estimate, or one open-loop rate), its verdict
+    and why."""
 
     rate: float
     phase: Phase
@@ -77,7 +78,7 @@ class Probe:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Probe:
+    def from_dict(cls, data: Mapping[str, Any]) -> CapacityStep:
         attempts = Attempts(
             kept=LoadResult.from_dict(data["result"]),
             discarded=tuple(LoadResult.from_dict(d) for d in data.get("discarded", ())),
@@ -97,36 +98,38 @@ class Probe:
 class CapacityResult:
     """``rate`` is the answer in req/s, or None when it is not known (``reason`` says why;
     ``at_least`` is then the highest rate that did meet the SLO, if any). ``interrupted``:
-    stopped by a :class:`StopSignal` (Ctrl-C) before it had an answer."""
+    stopped by a :class:`StopSignal` (Ctrl-C) before it had an answer. ``steps``: the
+    open-loop steps in the order they ran; ``estimate``: the closed-loop run before them
+    (None when ``start_rate`` was given)."""
 
     rate: float | None
     reason: str
     slo: str
     precision: float
-    probes: tuple[Probe, ...]
+    steps: tuple[CapacityStep, ...]
     at_least: float | None = None
     confirmed: bool = False
     # The lowest failing rate above the answer, and the SLO terms that failed there.
     failed_above_rate: float | None = None
     failed_above: tuple[TermCheck, ...] = ()
     interrupted: bool = False
+    estimate: CapacityStep | None = None
 
     @property
     def known(self) -> bool:
         return self.rate is not None
 
     @property
-    def steps(self) -> tuple[Probe, ...]:
-        """The open-loop probes (the closed-loop estimate left out)."""
-        return tuple(p for p in self.probes if p.phase != "estimate")
+    def all_steps(self) -> tuple[CapacityStep, ...]:
+        """Every step in the order it ran: the estimate (if any), then the open-loop steps."""
+        return self.steps if self.estimate is None else (self.estimate, *self.steps)
 
     @property
     def loads(self) -> int:
         """Every load run, the estimate and discarded reruns included."""
-        return sum(p.attempts.runs for p in self.probes)
+        return sum(p.attempts.runs for p in self.all_steps)
 
     def to_dict(self) -> dict[str, Any]:
-        estimate = [p for p in self.probes if p.phase == "estimate"]
         return {
             "kind": "capacity",
             "rate": self.rate,
@@ -140,13 +143,12 @@ class CapacityResult:
             "failed_above_rate": self.failed_above_rate,
             "failed_above": [c.to_dict() for c in self.failed_above],
             "loads": self.loads,
-            "estimate": estimate[0].to_dict() if estimate else None,
+            "estimate": self.estimate.to_dict() if self.estimate is not None else None,
             "steps": [p.to_dict() for p in self.steps],
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CapacityResult:
-        estimate = [Probe.from_dict(data["estimate"])] if data.get("estimate") else []
         rate = data.get("rate")
         at_least = data.get("at_least")
         above = data.get("failed_above_rate")
@@ -155,12 +157,13 @@ class CapacityResult:
             reason=str(data["reason"]),
             slo=str(data["slo"]),
             precision=float(data["precision"]),
-            probes=tuple(estimate + [Probe.from_dict(p) for p in data["steps"]]),
+            steps=tuple(CapacityStep.from_dict(p) for p in data["steps"]),
             at_least=None if at_least is None else float(at_least),
             confirmed=bool(data.get("confirmed", False)),
             failed_above_rate=None if above is None else float(above),
             failed_above=tuple(TermCheck.from_dict(c) for c in data.get("failed_above", ())),
             interrupted=bool(data.get("interrupted", False)),
+            estimate=CapacityStep.from_dict(data["estimate"]) if data.get("estimate") else None,
         )
 
 
@@ -175,45 +178,47 @@ def capacity(
     min_rate: float = 1.0,
     max_rate: float | None = None,
     margin: float = 0.2,
-    max_probes: int = 30,
+    max_steps: int = 30,
     retries: int = DEFAULT_RETRIES,
     runner: Runner | None = None,
     server: Monitored | None = None,
     cluster: object | None = None,
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
-    on_probe: Callable[[Probe], None] | None = None,
+    on_step: Callable[[CapacityStep], None] | None = None,
     **options: Any,
 ) -> CapacityResult:
     """The highest open-loop rate at ``target`` (a LoadSpec, or a URL with ``http_load``'s
-    options: ``duration`` is each probe's length) that meets ``slo`` with at most
+    options: ``duration`` is each step's length) that meets ``slo`` with at most
     ``max_error_rate`` errors per request, to within ``precision`` (a fraction).
 
-    ``start_rate``: the first probe (default: 3/4 of one closed-loop run's req/s);
+    ``start_rate``: the first step's rate (default: 3/4 of one closed-loop run's req/s);
     ``growth``: the bracketing factor; ``margin``: how near a bound (a fraction of it) a
-    figure must be for its step to be run again; ``max_probes``: a budget of probes.
+    figure must be for its step to be run again; ``max_steps``: a budget of steps
+    (the estimate counts as one).
 
-    ``progress``: live reports of the running probe (see ``http_load``); ``stop``: a
-    :class:`StopSignal` that ends the search early, its capacity unknown; ``on_probe``:
-    called with each probe once its verdict is in (to print the search as it goes).
+    ``progress``: live reports of the running step (see ``http_load``); ``stop``: a
+    :class:`StopSignal` that ends the search early, its capacity unknown; ``on_step``:
+    called with each step (the estimate too) once its verdict is in (to print the search as
+    it goes).
     """
     goal = parse_slo(slo)
     if max_error_rate is not None:
         if not 0 <= max_error_rate < 1:
             raise SpecError(f"max_error_rate must be in [0, 1), got {max_error_rate!r}")
         goal = goal.with_term(SloTerm("error_rate", "<=", max_error_rate))
-    _check_search(precision, start_rate, growth, min_rate, max_rate, margin, max_probes)
+    _check_search(precision, start_rate, growth, min_rate, max_rate, margin, max_steps)
     check_retries(retries)
     spec = base_spec(target, options)
     open_loop_spec(spec, min_rate)  # a spec that cannot take a rate fails before any load
     live = ExperimentLive(progress, stop, None)
     runner = live.runner(runner, server, cluster)
-    search = _Search(spec, goal, runner, retries, margin, max_probes, precision, live, on_probe)
+    search = _Search(spec, goal, runner, retries, margin, max_steps, precision, live, on_step)
     return search.run(start_rate, growth, min_rate, max_rate)
 
 
 class _Stop(Exception):
-    """The search cannot go on (the generator fell short, or the probe budget ran out)."""
+    """The search cannot go on (the generator fell short, or the step budget ran out)."""
 
 
 @dataclass
@@ -223,12 +228,12 @@ class _Search:
     runner: Runner
     retries: int
     margin: float
-    max_probes: int
+    max_steps: int
     precision: float
     live: ExperimentLive
-    on_probe: Callable[[Probe], None] | None = None
-    probes: list[Probe] = dataclasses.field(default_factory=list)
-    decided: dict[float, Probe] = dataclasses.field(default_factory=dict)
+    on_step: Callable[[CapacityStep], None] | None = None
+    ran: list[CapacityStep] = dataclasses.field(default_factory=list)
+    decided: dict[float, CapacityStep] = dataclasses.field(default_factory=dict)
     interrupted: bool = False
 
     def run(
@@ -283,70 +288,70 @@ class _Search:
 
     # -- one rate ----------------------------------------------------------------------------
     def _estimate(self, min_rate: float) -> float:
-        """One closed-loop run: the first probe goes a little below what it achieved."""
+        """One closed-loop run: the first step goes a little below what it achieved."""
         closed = dataclasses.replace(self.spec, rate=None)
         self._budget()
         self._begin("closed-loop estimate")
         attempts = Attempts(self.runner(closed))
         result = attempts.kept
         if result.interrupted:
-            self._stop_interrupted(Probe(0.0, "estimate", "unusable", "", attempts))
+            self._stop_interrupted(CapacityStep(0.0, "estimate", "unusable", "", attempts))
         why = f"closed loop, {self.spec.connections} connections: {result.rps:,.0f} req/s"
         if not result.valid:
             why += " (invalid: " + "; ".join(result.invalid_reasons) + ")"
-        self._emit(Probe(0.0, "estimate", "estimate", why, attempts))
+        self._emit(CapacityStep(0.0, "estimate", "estimate", why, attempts))
         return max(_rounded(result.rps * START_SHARE), min_rate)
 
     def _judge(self, rate: float, phase: Phase) -> Literal["pass", "fail"]:
         """Run ``rate`` once, or up to three times when its figures are near a bound."""
         verdicts: list[Verdict] = []
         for run in range(3):
-            probe = self._probe(rate, phase if run == 0 else "repeat")
-            verdicts.append(probe.verdict)
-            near = any(c.near_bound(self.margin) for c in probe.checks)
-            if run == 0 and not (near and probe.result.valid):
+            step = self._step(rate, phase if run == 0 else "repeat")
+            verdicts.append(step.verdict)
+            near = any(c.near_bound(self.margin) for c in step.checks)
+            if run == 0 and not (near and step.result.valid):
                 break
             if run == 1 and verdicts[0] == verdicts[1]:
                 break
             if run < 2:
-                self._emitted(probe)  # another run at this rate follows
+                self._emitted(step)  # another run at this rate follows
         decision: Literal["pass", "fail"] = (
             "pass" if verdicts.count("pass") * 2 > len(verdicts) else "fail"
         )
-        self.probes[-1] = dataclasses.replace(self.probes[-1], decision=decision)
-        self.decided[rate] = self.probes[-1]
-        self._emitted(self.probes[-1])
+        self.ran[-1] = dataclasses.replace(self.ran[-1], decision=decision)
+        self.decided[rate] = self.ran[-1]
+        self._emitted(self.ran[-1])
         return decision
 
-    def _probe(self, rate: float, phase: Phase) -> Probe:
+    def _step(self, rate: float, phase: Phase) -> CapacityStep:
         self._budget()
         self._begin(f"{rate:,.6g} req/s")
         attempts = run_with_retries(open_loop_spec(self.spec, rate), self.runner, self.retries)
         result = attempts.kept
         if result.interrupted:
-            self._stop_interrupted(Probe(rate, phase, "unusable", "", attempts))
+            self._stop_interrupted(CapacityStep(rate, phase, "unusable", "", attempts))
         verdict = self.goal.evaluate(result)
         if attempts.generator_limited:
-            probe = Probe(rate, phase, "unusable", _unusable(rate, attempts), attempts)
-            self._emit(probe)
-            raise _Stop(self._reason_unknown(probe))
+            step = CapacityStep(rate, phase, "unusable", _unusable(rate, attempts), attempts)
+            self._emit(step)
+            raise _Stop(self._reason_unknown(step))
         if not result.valid:
             why = "invalid for a server-side cause: " + "; ".join(result.invalid_reasons)
-            probe = Probe(rate, phase, "fail", why, attempts, verdict.checks)
+            step = CapacityStep(rate, phase, "fail", why, attempts, verdict.checks)
         else:
             outcome: Verdict = "pass" if verdict.passed else "fail"
-            probe = Probe(rate, phase, outcome, verdict.describe(), attempts, verdict.checks)
-        self.probes.append(probe)
-        return probe
+            step = CapacityStep(rate, phase, outcome, verdict.describe(), attempts, verdict.checks)
+        self.ran.append(step)
+        return step
 
     def _begin(self, label: str) -> None:
         """The next load is about to run: stop here if asked to, else label its progress."""
         if self.live.stop_requested:
             self.interrupted = True
-            raise _Stop(self._reason_unknown_after("interrupted before the next probe"))
-        self.live.begin(len(self.probes) + 1, label)
+            raise _Stop(self._reason_unknown_after("interrupted before the next step"))
+        self.live.begin(len(self.ran) + 1, label)
 
-    def _stop_interrupted(self, cut_short: Probe) -> None:
+    def _stop_interrupted(self, cut_short: CapacityStep) -> None:
         """The load just run was cut short: keep it, unjudged, and end the search."""
         seconds = cut_short.result.duration_s
         at = f"at {cut_short.rate:,.6g} req/s" if cut_short.rate else "during the estimate"
@@ -355,20 +360,20 @@ class _Search:
         self._emit(dataclasses.replace(cut_short, why=why))
         raise _Stop(self._reason_unknown_after(why))
 
-    def _emit(self, probe: Probe) -> None:
-        """A probe whose verdict is final: keep it and pass it on."""
-        self.probes.append(probe)
-        self._emitted(probe)
+    def _emit(self, step: CapacityStep) -> None:
+        """A step whose verdict is final: keep it and pass it on."""
+        self.ran.append(step)
+        self._emitted(step)
 
-    def _emitted(self, probe: Probe) -> None:
-        if self.on_probe is not None:
-            self.on_probe(probe)
+    def _emitted(self, step: CapacityStep) -> None:
+        if self.on_step is not None:
+            self.on_step(step)
 
     def _budget(self) -> None:
-        if len(self.probes) >= self.max_probes:
+        if len(self.ran) >= self.max_steps:
             raise _Stop(
-                f"unknown: the search used its {self.max_probes} probes before the bounds met"
-                " (raise max_probes or precision)"
+                f"unknown: the search used its {self.max_steps} steps before the bounds met"
+                " (raise max_steps or precision)"
             )
 
     # -- the answer --------------------------------------------------------------------------
@@ -387,16 +392,17 @@ class _Search:
             reason=reason,
             slo=self.goal.text,
             precision=self.precision,
-            probes=tuple(self.probes),
+            steps=tuple(p for p in self.ran if p.phase != "estimate"),
             at_least=at_least,
             confirmed=confirmed,
             failed_above_rate=failed_rate if failed is not None else None,
             failed_above=tuple(c for c in failed.checks if not c.passed) if failed else (),
             interrupted=self.interrupted,
+            estimate=next((p for p in self.ran if p.phase == "estimate"), None),
         )
 
-    def _reason_unknown(self, probe: Probe) -> str:
-        return self._reason_unknown_after(probe.why)
+    def _reason_unknown(self, step: CapacityStep) -> str:
+        return self._reason_unknown_after(step.why)
 
     def _reason_unknown_after(self, why: str) -> str:
         verified = [r for r, p in self.decided.items() if _passed(p)]
@@ -426,8 +432,8 @@ def _unusable(rate: float, attempts: Attempts) -> str:
     )
 
 
-def _passed(probe: Probe) -> bool:
-    return probe.decision == "pass"
+def _passed(step: CapacityStep) -> bool:
+    return step.decision == "pass"
 
 
 def _rounded(rate: float) -> float:
@@ -442,7 +448,7 @@ def _check_search(
     min_rate: float,
     max_rate: float | None,
     margin: float,
-    max_probes: int,
+    max_steps: int,
 ) -> None:
     if not 0.005 <= precision <= 1:
         raise SpecError(f"precision must be between 0.005 and 1 (a fraction), got {precision!r}")
@@ -456,5 +462,5 @@ def _check_search(
         raise SpecError(f"start_rate ({start_rate!r}) must be >= min_rate ({min_rate!r})")
     if not 0 <= margin < 1:
         raise SpecError(f"margin must be in [0, 1), got {margin!r}")
-    if max_probes < 1:
-        raise SpecError(f"max_probes must be >= 1, got {max_probes!r}")
+    if max_steps < 1:
+        raise SpecError(f"max_steps must be >= 1, got {max_steps!r}")

@@ -52,7 +52,7 @@ def fail_if_unusable(
     if isinstance(result, SweepResult):
         spoiled = [(s.rate, s.attempts) for s in result.steps if s.attempts.generator_limited]
     else:
-        spoiled = [(p.rate, p.attempts) for p in result.probes if p.verdict == "unusable"]
+        spoiled = [(p.rate, p.attempts) for p in result.all_steps if p.verdict == "unusable"]
     if not spoiled:
         return
     lines = "\n  - ".join(

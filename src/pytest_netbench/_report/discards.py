@@ -69,7 +69,7 @@ def _count_causes(causes: Iterable[tuple[str, ...]]) -> dict[str, int]:
 
 
 def _attempts_in(data: Any) -> Iterator[list[Mapping[str, Any]]]:
-    """Every "discarded" list of an experiment's dict (a sweep step's, a probe's)."""
+    """Every "discarded" list of an experiment's dict (a sweep step's, a capacity step's)."""
     if isinstance(data, Mapping):
         discarded = data.get("discarded")
         if isinstance(discarded, list):

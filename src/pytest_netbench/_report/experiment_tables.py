@@ -2,7 +2,7 @@
 
 A sweep gets a row per step (the demanded rate as a column, then what was achieved, the
 latency, errors and whether the step is valid); a capacity search a row per
-parametrisation (the answer, how many probes and loads it took); any other experiment a
+parametrisation (the answer, how many steps and loads it took); any other experiment a
 row per parametrisation with its scalar figures. Rows start with the parameters that
 vary between the test's records, as matrix rows do. The model (:class:`ExperimentTable`)
 is separate from its renderings, so the terminal and Markdown show the same cells.
@@ -35,7 +35,7 @@ _SWEEP_HEADERS: tuple[str, ...] = (
     "runs",
     "valid",
 )
-_CAPACITY_HEADERS: tuple[str, ...] = ("capacity", "slo", "confirmed", "probes", "loads")
+_CAPACITY_HEADERS: tuple[str, ...] = ("capacity", "slo", "confirmed", "steps", "loads")
 # A cold start's curve: the first second against the steady state, and when each settled.
 _COLD_START_FIELDS: tuple[tuple[str, str], ...] = (
     ("first_s_rps", "first_second_rate"),

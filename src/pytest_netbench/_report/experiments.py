@@ -1,11 +1,11 @@
 """Experiments as plain text, printed as they go: a sweep's table one row per step (as
-autobench's is), a capacity search one line per probe and then its answer, a cold start
+autobench's is), a capacity search one line per step and then its answer, a cold start
 its fine timeline and what it shows.
 
 Each piece is a function returning lines, so the CLI prints a row the moment its step is
 done and :func:`format_sweep` / :func:`format_capacity` print a stored result whole. Rows
-fit 80 columns; free text (why a probe failed, why a step is invalid) goes on indented
-lines under its row, wrapped.
+fit 80 columns; free text (why a capacity step failed, why a sweep step is invalid) goes
+on indented lines under its row, wrapped.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import textwrap
 
-from pytest_netbench._experiment.capacity import CapacityResult, Probe
+from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep
 from pytest_netbench._experiment.cold_start import ColdStartResult
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep
 from pytest_netbench._model import ERROR_KINDS, LoadResult, LoadSpec
@@ -133,41 +133,41 @@ def _discarded_note(discarded: tuple[LoadResult, ...]) -> str:
 
 
 # -- capacity ------------------------------------------------------------------------------
-_PROBE_HEAD = f"{'#':>3}  {'phase':<9}{'rate/s':>9}  {'verdict':<9}why"
+_CAPACITY_HEAD = f"{'#':>3}  {'phase':<9}{'rate/s':>9}  {'verdict':<9}why"
 
 
 def capacity_heading(spec: LoadSpec, slo: str, precision: float) -> list[str]:
     lines = [f"Capacity of {_target(spec)}"]
     lines += _wrap(f"the highest rate meeting {slo!r}, to within {precision:.0%}", "  ")
-    lines += _wrap(load_description(spec, "probe"), "  ")
-    return [*lines, "", _PROBE_HEAD]
+    lines += _wrap(load_description(spec, "step"), "  ")
+    return [*lines, "", _CAPACITY_HEAD]
 
 
-def probe_lines(number: int, probe: Probe) -> list[str]:
-    """One probe: number, phase, rate, verdict, and why (wrapped under it)."""
-    rate = "-" if probe.phase == "estimate" else _exact_rate(probe.rate)
-    verdict = "-" if probe.verdict == "estimate" else probe.verdict
-    why = _checks_text(probe) if probe.verdict in ("pass", "fail") else probe.why
-    if probe.decision is not None and probe.phase == "repeat":
-        why = f"{why} => {_exact_rate(probe.rate)} req/s counts as {probe.decision}"
-    head = f"{number:>3}  {probe.phase:<9}{rate:>9}  {verdict:<9}"
+def capacity_step_lines(number: int, step: CapacityStep) -> list[str]:
+    """One step: number, phase, rate, verdict, and why (wrapped under it)."""
+    rate = "-" if step.phase == "estimate" else _exact_rate(step.rate)
+    verdict = "-" if step.verdict == "estimate" else step.verdict
+    why = _checks_text(step) if step.verdict in ("pass", "fail") else step.why
+    if step.decision is not None and step.phase == "repeat":
+        why = f"{why} => {_exact_rate(step.rate)} req/s counts as {step.decision}"
+    head = f"{number:>3}  {step.phase:<9}{rate:>9}  {verdict:<9}"
     first, *rest = textwrap.wrap(why, _WIDTH - len(head), break_on_hyphens=False) or [""]
     indent = " " * len(head)
     lines = [head + first, *(indent + line for line in rest)]
-    if probe.attempts.discarded:
-        lines += _wrap(_discarded_note(probe.attempts.discarded), indent)
+    if step.attempts.discarded:
+        lines += _wrap(_discarded_note(step.attempts.discarded), indent)
     return lines
 
 
-def _checks_text(probe: Probe) -> str:
+def _checks_text(step: CapacityStep) -> str:
     """The SLO's terms as k6 prints thresholds: ``p99_ms 32.8 < 50`` when met, and only
-    the failed ones, ``p99_ms 969.2, not < 50``, when not. A probe whose result was
+    the failed ones, ``p99_ms 969.2, not < 50``, when not. A step whose result was
     invalid for a server-side cause says that instead."""
-    if not probe.result.valid or not probe.checks:
-        return probe.why
-    failed = [c for c in probe.checks if not c.passed]
+    if not step.result.valid or not step.checks:
+        return step.why
+    failed = [c for c in step.checks if not c.passed]
     parts = []
-    for check in failed or probe.checks:
+    for check in failed or step.checks:
         value = "n/a" if math.isnan(check.value) else f"{check.value:,.4g}"
         bound = f"{check.term.op} {check.term.bound:g}"
         parts.append(
@@ -192,13 +192,13 @@ def capacity_answer(result: CapacityResult) -> list[str]:
 def format_capacity(result: CapacityResult) -> str:
     """A whole capacity search (from a stored result, say)."""
     lines: list[str] = []
-    spec = result.probes[0].result.spec if result.probes else None
+    spec = result.all_steps[0].result.spec if result.all_steps else None
     if spec is not None:
         lines += capacity_heading(spec, result.slo, result.precision)
     else:
-        lines.append(_PROBE_HEAD)
-    for number, probe in enumerate(result.probes, 1):
-        lines += probe_lines(number, probe)
+        lines.append(_CAPACITY_HEAD)
+    for number, step in enumerate(result.all_steps, 1):
+        lines += capacity_step_lines(number, step)
     lines += capacity_answer(result)
     return "\n".join(lines) + "\n"
 
@@ -285,7 +285,7 @@ def _rate(value: float) -> str:
 
 
 def _exact_rate(value: float) -> str:
-    """A probed rate as the search chose it (five significant digits), as its reasons say."""
+    """A step's rate as the search chose it (five significant digits), as its reasons say."""
     return f"{value:,.6g}"
 
 

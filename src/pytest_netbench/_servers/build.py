@@ -101,7 +101,7 @@ def is_built(recipe: BuildRecipe, root: Path | None = None) -> bool:
 
 
 def ensure_built(
-    recipe: BuildRecipe, *, root: Path | None = None, timeout_s: float = _BUILD_TIMEOUT_S
+    recipe: BuildRecipe, *, root: Path | None = None, timeout: float = _BUILD_TIMEOUT_S
 ) -> BuiltServer:
     """Return the build of ``recipe``, building it first if this source hash has none."""
     target = build_dir(recipe, root)
@@ -111,10 +111,10 @@ def ensure_built(
     target.parent.mkdir(parents=True, exist_ok=True)
     lock = filelock.FileLock(str(target) + ".lock")
     try:
-        lock.acquire(timeout=timeout_s)
+        lock.acquire(timeout=timeout)
     except filelock.Timeout:
         raise BuildFailed(
-            f"waited {timeout_s:.0f} s for another process building {recipe.name!r} "
+            f"waited {timeout:.0f} s for another process building {recipe.name!r} "
             f"(lock {lock.lock_file}); if no build is running, delete that lock file"
         ) from None
     try:
@@ -122,7 +122,7 @@ def ensure_built(
         if (target / _COMPLETE_MARKER).exists():
             return BuiltServer(target, target / recipe.artifact, built_now=False, build_s=0.0)
         started = time.monotonic()
-        _build_into(recipe, target, timeout_s)
+        _build_into(recipe, target, timeout)
         return BuiltServer(
             target, target / recipe.artifact, built_now=True, build_s=time.monotonic() - started
         )
@@ -130,7 +130,7 @@ def ensure_built(
         lock.release()
 
 
-def _build_into(recipe: BuildRecipe, target: Path, timeout_s: float) -> None:
+def _build_into(recipe: BuildRecipe, target: Path, timeout: float) -> None:
     scratch = target.with_name(f"{target.name}.tmp-{os.getpid()}")
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
@@ -141,7 +141,7 @@ def _build_into(recipe: BuildRecipe, target: Path, timeout_s: float) -> None:
                 arg.replace("{src}", str(recipe.source_dir)).replace("{out}", str(scratch))
                 for arg in step
             ]
-            _run_step(recipe, argv, scratch, env, timeout_s)
+            _run_step(recipe, argv, scratch, env, timeout)
         if not (scratch / recipe.artifact).exists():
             raise BuildFailed(
                 f"building {recipe.name!r} succeeded but left no {recipe.artifact!r} in "
@@ -155,7 +155,7 @@ def _build_into(recipe: BuildRecipe, target: Path, timeout_s: float) -> None:
 
 
 def _run_step(
-    recipe: BuildRecipe, argv: list[str], cwd: Path, env: Mapping[str, str], timeout_s: float
+    recipe: BuildRecipe, argv: list[str], cwd: Path, env: Mapping[str, str], timeout: float
 ) -> None:
     command = " ".join(argv)
     try:
@@ -166,7 +166,7 @@ def _run_step(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            timeout=timeout_s,
+            timeout=timeout,
             check=False,
         )
     except FileNotFoundError:
@@ -176,7 +176,7 @@ def _run_step(
         ) from None
     except subprocess.TimeoutExpired:
         raise BuildFailed(
-            f"building {recipe.name!r} did not finish within {timeout_s:.0f} s: {command}"
+            f"building {recipe.name!r} did not finish within {timeout:.0f} s: {command}"
         ) from None
     if done.returncode != 0:
         output = done.stdout.decode("utf-8", "replace").rstrip().splitlines()

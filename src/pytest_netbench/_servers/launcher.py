@@ -1,7 +1,7 @@
 """Starting a server under test, knowing when it is ready, and stopping all of it.
 
 The server's stdout and stderr go to a log file (never an unread pipe, which a chatty
-server would fill and then block on). Start-up waits on a readiness probe while watching
+server would fill and then block on). Start-up waits on a readiness check while watching
 the process, so an early exit is reported at once with its code or signal and the end of
 the log. Stopping goes through :mod:`.reaper`, which leaves no process behind.
 """
@@ -45,11 +45,11 @@ from pytest_netbench._servers.readiness import (
     HttpReady,
     LogFollower,
     LogReady,
-    ProbeContext,
-    ReadinessProbe,
+    ReadinessCheck,
+    ReadinessContext,
     ReadySpec,
     TcpReady,
-    as_probe,
+    as_check,
     format_address,
 )
 from pytest_netbench._servers.sampling import ProcessTreeSampler
@@ -114,7 +114,7 @@ class Server:
     ``python=``). With ``port_pattern`` and no ``port``, the server binds port 0 and the
     port is read from the first output line matching the pattern (group 1). Otherwise a
     port is reserved outside the kernel's ephemeral range, under a cross-process lock.
-    ``ready`` is a readiness probe (default: a TCP connect to host:port).
+    ``ready`` is a readiness check (default: a TCP connect to host:port).
     """
 
     def __init__(
@@ -134,7 +134,7 @@ class Server:
         log_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self._command = check_command(command)
-        self._probe = as_probe(ready)
+        self._ready = as_check(ready)
         # A proxy's backend, when the proxy was started in front of a managed server: loads
         # at the proxy sample it too (LoadResult.backend).
         self.backend: Server | None = None
@@ -187,13 +187,13 @@ class Server:
     @classmethod
     def from_spec(cls, spec: ServerSpec, **overrides: Any) -> Server:
         """A server for a catalog (or user) :class:`ServerSpec`; keyword overrides win."""
-        probes: list[ReadinessProbe] = []
+        checks: list[ReadinessCheck] = []
         if spec.ready_log:
-            probes.append(LogReady(spec.ready_log))
+            checks.append(LogReady(spec.ready_log))
         if spec.ready_http_path:
-            probes.append(HttpReady(spec.ready_http_path))
-        default_ready: ReadinessProbe = (
-            TcpReady() if not probes else probes[0] if len(probes) == 1 else AllReady(*probes)
+            checks.append(HttpReady(spec.ready_http_path))
+        default_ready: ReadinessCheck = (
+            TcpReady() if not checks else checks[0] if len(checks) == 1 else AllReady(*checks)
         )
         kwargs: dict[str, Any] = {
             "ready": default_ready,
@@ -245,11 +245,11 @@ class Server:
             self._keep_log()
             raise ServerCrashed(self._failure(f"{describe_exit(code)} after it became ready"))
 
-    def monitor(self, interval_s: float = 0.1) -> ProcessTreeSampler:
-        """A sampler of this server's process tree (not yet started)."""
+    def monitor(self, interval: float = 0.1) -> ProcessTreeSampler:
+        """A sampler of this server's process tree (not yet started), every ``interval`` s."""
         if self.pid is None:
             raise ServerError(f"server {self.name!r} was not started; call start() first")
-        return ProcessTreeSampler(self.pid, interval_s, port=self.port)
+        return ProcessTreeSampler(self.pid, interval, port=self.port)
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped" if self._proc else "not started"
@@ -346,7 +346,7 @@ class Server:
         assert self._proc is not None and self.log_path is not None
         deadline = launched + self.startup_timeout
         follower = LogFollower(self.log_path)
-        reason = "not probed yet"
+        reason = "not checked yet"
         poll_s = _FIRST_POLL_S
         while True:
             code = self._proc.poll()
@@ -360,8 +360,8 @@ class Server:
             if self.port is None:
                 reason = self._read_port(follower)
             if self.port is not None:
-                ctx = ProbeContext(self.host, self.port, follower, deadline - now)
-                maybe_reason = self._probe.poll(ctx)
+                ctx = ReadinessContext(self.host, self.port, follower, deadline - now)
+                maybe_reason = self._ready.poll(ctx)
                 if maybe_reason is None:
                     return
                 reason = maybe_reason
@@ -384,7 +384,7 @@ class Server:
                 )
             )
         self.port = int(text)
-        return "port reported, not probed yet"
+        return "port reported, not checked yet"
 
     def _check_listener_is_ours(self) -> None:
         """Refuse to benchmark another program that happens to hold the port."""
@@ -406,7 +406,7 @@ class Server:
         raise PortInUseError(
             self._failure(
                 f"did not bind port {self.port}: it is held by "
-                f"{ports.describe_listener(self.port)}, which answered the readiness probe "
+                f"{ports.describe_listener(self.port)}, which answered the readiness check "
                 "instead; stop that process, or let netbench choose a port (port=None)"
             )
         )
@@ -427,7 +427,7 @@ class Server:
         where = format_address(self.host, self.port) if self.port else "(port not known yet)"
         text = (
             f"did not become ready within {self.startup_timeout:g} s at {where}, "
-            f"waiting for {self._probe.describe()}; last check: {reason}"
+            f"waiting for {self._ready.describe()}; last check: {reason}"
         )
         if self.pid is not None:
             pids = {self.pid}

@@ -1,11 +1,12 @@
-"""When is a server ready: probes the launcher polls until one says yes or time runs out.
+"""When is a server ready: readiness checks the launcher polls until one says yes or time
+runs out.
 
-Every probe is a cheap, bounded check that either says "ready" (``None``) or says why
-not yet, so a start-up timeout can report the last reason instead of a bare "timed out".
-Probes connect to the literal address the load will use: a server listening on 127.0.0.1
-only is *not* ready for a load aimed at ::1, and the probe must not paper over that.
-Probes are stateless (a log line seen once is remembered by the :class:`LogFollower`), so
-one probe object can serve many starts.
+Every check is cheap and bounded and either says "ready" (``None``) or says why not yet,
+so a start-up timeout can report the last reason instead of a bare "timed out". Checks
+connect to the literal address the load will use: a server listening on 127.0.0.1 only is
+*not* ready for a load aimed at ::1, and the check must not paper over that. Checks are
+stateless (a log line seen once is remembered by the :class:`LogFollower`), so one check
+object can serve many starts.
 """
 
 from __future__ import annotations
@@ -78,8 +79,8 @@ class LogFollower:
 
 
 @dataclass(frozen=True, slots=True)
-class ProbeContext:
-    """Where the server should be answering, and how long the probe may take at most."""
+class ReadinessContext:
+    """Where the server should be answering, and how long the check may take at most."""
 
     host: str
     port: int
@@ -87,48 +88,48 @@ class ProbeContext:
     budget_s: float
 
 
-class ReadinessProbe(ABC):
+class ReadinessCheck(ABC):
     """A check polled until it reports ready; combine with ``&``."""
 
     @abstractmethod
-    def poll(self, ctx: ProbeContext) -> str | None:
+    def poll(self, ctx: ReadinessContext) -> str | None:
         """``None`` when ready, else a short reason why not yet."""
 
     @abstractmethod
     def describe(self) -> str:
         """What is being waited for, for error messages."""
 
-    def __and__(self, other: ReadinessProbe) -> AllReady:
+    def __and__(self, other: ReadinessCheck) -> AllReady:
         return AllReady(self, other)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self.describe()}>"
 
 
-def _connect(ctx: ProbeContext, timeout_s: float) -> socket.socket | str:
+def _connect(ctx: ReadinessContext, timeout: float) -> socket.socket | str:
     """A connected socket, or why connecting failed."""
-    timeout = max(0.01, min(timeout_s, ctx.budget_s))
+    bounded = max(0.01, min(timeout, ctx.budget_s))
     where = format_address(ctx.host, ctx.port)
     try:
-        return socket.create_connection((ctx.host, ctx.port), timeout=timeout)
+        return socket.create_connection((ctx.host, ctx.port), timeout=bounded)
     except ConnectionRefusedError:
         return f"TCP connect to {where} refused (nothing listening on that address)"
     except TimeoutError:
-        return f"TCP connect to {where} timed out after {timeout:.2f} s"
+        return f"TCP connect to {where} timed out after {bounded:.2f} s"
     except OSError as exc:
         return f"TCP connect to {where} failed: {exc.strerror or exc}"
 
 
-class TcpReady(ReadinessProbe):
-    """Ready once a TCP connection to host:port succeeds (the default probe)."""
+class TcpReady(ReadinessCheck):
+    """Ready once a TCP connection to host:port succeeds (the default check)."""
 
-    def __init__(self, *, connect_timeout_s: float = _CONNECT_TIMEOUT_S) -> None:
-        if connect_timeout_s <= 0:
-            raise SpecError(f"connect_timeout_s must be positive, got {connect_timeout_s!r}")
-        self.connect_timeout_s = connect_timeout_s
+    def __init__(self, *, connect_timeout: float = _CONNECT_TIMEOUT_S) -> None:
+        if connect_timeout <= 0:
+            raise SpecError(f"connect_timeout must be positive, got {connect_timeout!r}")
+        self.connect_timeout = connect_timeout
 
-    def poll(self, ctx: ProbeContext) -> str | None:
-        conn = _connect(ctx, self.connect_timeout_s)
+    def poll(self, ctx: ReadinessContext) -> str | None:
+        conn = _connect(ctx, self.connect_timeout)
         if isinstance(conn, str):
             return conn
         conn.close()
@@ -138,7 +139,7 @@ class TcpReady(ReadinessProbe):
         return "a TCP connection to the server's host and port"
 
 
-class HttpReady(ReadinessProbe):
+class HttpReady(ReadinessCheck):
     """Ready once ``GET path`` answers with an expected status (200 by default)."""
 
     def __init__(
@@ -147,34 +148,34 @@ class HttpReady(ReadinessProbe):
         *,
         status: int | Container[int] = 200,
         method: str = "GET",
-        timeout_s: float = 2.0,
+        timeout: float = 2.0,
     ) -> None:
         if not path.startswith("/"):
             raise SpecError(f"HttpReady path must start with '/', got {path!r}")
-        if timeout_s <= 0:
-            raise SpecError(f"timeout_s must be positive, got {timeout_s!r}")
+        if timeout <= 0:
+            raise SpecError(f"timeout must be positive, got {timeout!r}")
         self.path = path
         self.status = status
         self.method = method.upper()
-        self.timeout_s = timeout_s
+        self.timeout = timeout
 
     def _status_ok(self, status: int) -> bool:
         if isinstance(self.status, int):
             return status == self.status
         return status in self.status
 
-    def poll(self, ctx: ProbeContext) -> str | None:
-        conn = _connect(ctx, self.timeout_s)
+    def poll(self, ctx: ReadinessContext) -> str | None:
+        conn = _connect(ctx, self.timeout)
         if isinstance(conn, str):
             return conn
         where = format_address(ctx.host, ctx.port)
         request = (
             f"{self.method} {self.path} HTTP/1.1\r\nHost: {where}\r\n"
-            "User-Agent: pytest-netbench-probe\r\nConnection: close\r\n\r\n"
+            "User-Agent: pytest-netbench-readiness\r\nConnection: close\r\n\r\n"
         ).encode("latin-1")
         head = b""
         try:
-            conn.settimeout(max(0.01, min(self.timeout_s, ctx.budget_s)))
+            conn.settimeout(max(0.01, min(self.timeout, ctx.budget_s)))
             conn.sendall(request)
             while b"\r\n" not in head and len(head) < 8192:
                 data = conn.recv(4096)
@@ -187,7 +188,7 @@ class HttpReady(ReadinessProbe):
                 f"{self.method} {self.path} within {conn.gettimeout():.2f} s"
             )
         except OSError as exc:
-            return f"HTTP probe of {where} failed: {exc.strerror or exc}"
+            return f"HTTP readiness check of {where} failed: {exc.strerror or exc}"
         finally:
             conn.close()
         if not head:
@@ -211,7 +212,7 @@ class HttpReady(ReadinessProbe):
         return f"HTTP {self.method} {self.path} answering {self._expected()}"
 
 
-class LogReady(ReadinessProbe):
+class LogReady(ReadinessCheck):
     """Ready once a line of the server's output matches ``pattern`` (a regex)."""
 
     def __init__(self, pattern: str | re.Pattern[str]) -> None:
@@ -220,7 +221,7 @@ class LogReady(ReadinessProbe):
         except re.error as exc:
             raise SpecError(f"LogReady pattern {pattern!r} is not a valid regex: {exc}") from None
 
-    def poll(self, ctx: ProbeContext) -> str | None:
+    def poll(self, ctx: ReadinessContext) -> str | None:
         if ctx.log.search(self.pattern) is not None:
             return None
         return f"no line of the server's output matches {self.pattern.pattern!r} yet"
@@ -229,7 +230,7 @@ class LogReady(ReadinessProbe):
         return f"an output line matching {self.pattern.pattern!r}"
 
 
-class CallableReady(ReadinessProbe):
+class CallableReady(ReadinessCheck):
     """Ready once ``check(host, port)`` returns true; it must return promptly.
 
     An exception counts as "not ready yet" (servers starting up fail in many ways) and
@@ -242,7 +243,7 @@ class CallableReady(ReadinessProbe):
         self.check = check
         self.description = description or getattr(check, "__name__", repr(check))
 
-    def poll(self, ctx: ProbeContext) -> str | None:
+    def poll(self, ctx: ReadinessContext) -> str | None:
         try:
             result = self.check(ctx.host, ctx.port)
         except Exception as exc:
@@ -253,44 +254,44 @@ class CallableReady(ReadinessProbe):
         return f"{self.description}(host, port) returning true"
 
 
-class AllReady(ReadinessProbe):
-    """Ready once every probe is (checked in order; the first "not yet" is reported)."""
+class AllReady(ReadinessCheck):
+    """Ready once every check is (polled in order; the first "not yet" is reported)."""
 
-    probes: tuple[ReadinessProbe, ...]
+    checks: tuple[ReadinessCheck, ...]
 
-    def __init__(self, *probes: ReadinessProbe) -> None:
-        flat: list[ReadinessProbe] = []
-        for probe in probes:
-            if not isinstance(probe, ReadinessProbe):
-                raise SpecError(f"AllReady takes readiness probes, got {probe!r}")
-            flat.extend(probe.probes if isinstance(probe, AllReady) else (probe,))
+    def __init__(self, *checks: ReadinessCheck) -> None:
+        flat: list[ReadinessCheck] = []
+        for check in checks:
+            if not isinstance(check, ReadinessCheck):
+                raise SpecError(f"AllReady takes readiness checks, got {check!r}")
+            flat.extend(check.checks if isinstance(check, AllReady) else (check,))
         if not flat:
-            raise SpecError("AllReady needs at least one probe")
-        self.probes = tuple(flat)
+            raise SpecError("AllReady needs at least one check")
+        self.checks = tuple(flat)
 
-    def poll(self, ctx: ProbeContext) -> str | None:
-        for probe in self.probes:
-            reason = probe.poll(ctx)
+    def poll(self, ctx: ReadinessContext) -> str | None:
+        for check in self.checks:
+            reason = check.poll(ctx)
             if reason is not None:
                 return reason
         return None
 
     def describe(self) -> str:
-        return " and ".join(p.describe() for p in self.probes)
+        return " and ".join(c.describe() for c in self.checks)
 
 
-ReadySpec = ReadinessProbe | Callable[[str, int], object] | None
+ReadySpec = ReadinessCheck | Callable[[str, int], object] | None
 
 
-def as_probe(ready: ReadySpec) -> ReadinessProbe:
-    """The probe for a ``ready=`` argument: a probe, a callable, or None (TCP connect)."""
+def as_check(ready: ReadySpec) -> ReadinessCheck:
+    """The check for a ``ready=`` argument: a check, a callable, or None (TCP connect)."""
     if ready is None:
         return TcpReady()
-    if isinstance(ready, ReadinessProbe):
+    if isinstance(ready, ReadinessCheck):
         return ready
     if callable(ready):
         return CallableReady(ready)
     raise SpecError(
-        f"ready must be a readiness probe (TcpReady(), HttpReady('/'), LogReady('regex'), "
+        f"ready must be a readiness check (TcpReady(), HttpReady('/'), LogReady('regex'), "
         f"CallableReady(fn), AllReady(...)) or a callable(host, port), got {ready!r}"
     )

@@ -281,16 +281,16 @@ def marked_processes(variable: str, value: str, since: float) -> list[psutil.Pro
 
 
 def terminate_server(
-    proc: subprocess.Popen[bytes], server_id: str, since: float, grace_s: float
+    proc: subprocess.Popen[bytes], server_id: str, since: float, grace: float
 ) -> None:
     """SIGTERM the server's group and every process carrying its marker, then SIGKILL.
 
     Each process gets SIGTERM once (a server shutting down gracefully must not be hit
-    again mid-shutdown); whatever is left after ``grace_s`` gets SIGKILL. Returns when none
+    again mid-shutdown); whatever is left after ``grace`` gets SIGKILL. Returns when none
     is left alive (zombies re-parented to init do not count).
     """
     pgid = proc.pid
-    deadline = time.monotonic() + grace_s
+    deadline = time.monotonic() + grace
     terminated: set[int] = set()
     # Every process found once is watched until it is gone: one that is exiting can no
     # longer show its environment, so the marker search alone would lose it too early.
@@ -343,7 +343,7 @@ def _signal_all(procs: Iterable[psutil.Process], sig: signal.Signals) -> None:
             proc.send_signal(sig)
 
 
-def sweep_owner(grace_s: float = _ATEXIT_GRACE_S) -> int:
+def sweep_owner(grace: float = _ATEXIT_GRACE_S) -> int:
     """Kill every live process this Python process started; returns how many were found."""
     owner = _current_owner()
     if not owner.launched:
@@ -352,18 +352,18 @@ def sweep_owner(grace_s: float = _ATEXIT_GRACE_S) -> int:
     if not found:
         return 0
     _signal_all(found, signal.SIGTERM)
-    alive = _wait_gone(found, grace_s)
+    alive = _wait_gone(found, grace)
     _signal_all(alive, signal.SIGKILL)
     _wait_gone(alive, 1.0)
     return len(found)
 
 
-def _wait_gone(procs: list[psutil.Process], timeout_s: float) -> list[psutil.Process]:
-    """Those of ``procs`` still alive after ``timeout_s``; zombies count as gone.
+def _wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Those of ``procs`` still alive after ``timeout``; zombies count as gone.
 
     (psutil.wait_procs would wait the whole timeout for a zombie that init never reaps.)
     """
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + timeout
     while True:
         alive = [p for p in procs if _is_alive(p)]
         if not alive or time.monotonic() >= deadline:

@@ -60,12 +60,12 @@ class _Peaks:
 class ProcessTreeSampler:
     """Samples the tree rooted at ``pid``; ``port`` selects the sockets that are counted."""
 
-    def __init__(self, pid: int, interval_s: float = 0.1, *, port: int | None = None) -> None:
-        if interval_s <= 0:
-            raise ValueError(f"interval_s must be positive, got {interval_s!r}")
+    def __init__(self, pid: int, interval: float = 0.1, *, port: int | None = None) -> None:
+        if interval <= 0:
+            raise ValueError(f"interval must be positive, got {interval!r}")
         self.pid = pid
         self.port = port
-        self.interval_s = interval_s
+        self.interval = interval
         self._root: psutil.Process | None = None
         self._procs: dict[tuple[int, float], psutil.Process] = {}
         self._base: dict[tuple[int, float], _Counters] = {}
@@ -121,7 +121,7 @@ class ProcessTreeSampler:
 
     # -- sampling -------------------------------------------------------------------------
     def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        while not self._stop.wait(self.interval):
             self._sample(baseline=False)
 
     def _tree(self) -> list[psutil.Process]:

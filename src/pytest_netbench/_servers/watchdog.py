@@ -101,15 +101,15 @@ def _marked_with(environ: bytes, token: str) -> bool:
     return False
 
 
-def sweep(token: str, since: int, groups: set[int], grace_s: float) -> None:
-    """SIGTERM once to each survivor and group, SIGKILL as often as needed after ``grace_s``."""
+def sweep(token: str, since: int, groups: set[int], grace: float) -> None:
+    """SIGTERM once to each survivor and group, SIGKILL as often as needed after ``grace``."""
     start = time.monotonic()
     signalled: set[tuple[str, int]] = set()
-    while time.monotonic() - start < grace_s + _GIVE_UP_AFTER_GRACE_S:
+    while time.monotonic() - start < grace + _GIVE_UP_AFTER_GRACE_S:
         pids, live_groups = survivors(token, since, groups)
         if not pids and not live_groups:
             return
-        killing = time.monotonic() - start >= grace_s
+        killing = time.monotonic() - start >= grace
         sig = signal.SIGKILL if killing else signal.SIGTERM
         for pgid in sorted(live_groups):
             if killing or ("g", pgid) not in signalled:
@@ -128,13 +128,13 @@ def _send(send: Callable[[int, int], None], target: int, sig: signal.Signals) ->
 
 
 def main(argv: list[str]) -> None:
-    token, since, grace_s = argv[0], int(argv[1]), float(argv[2])
+    token, since, grace = argv[0], int(argv[1]), float(argv[2])
     # Set, not inherited: a Ctrl-C or hang-up that kills the owner must leave us to sweep.
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
     orders = Orders()
     orders.read(sys.stdin)
-    sweep(token, since, orders.groups, grace_s)
+    sweep(token, since, orders.groups, grace)
     if not orders.clean:
         for path in sorted(orders.directories):
             logdirs.remove_if_abandoned(path)

@@ -1,5 +1,5 @@
 """Every result of a session that cannot be trusted, and why: the loads, the sweep steps,
-the capacity probes, the cold starts and crosschecks whose kept run is invalid.
+the capacity steps, the cold starts and crosschecks whose kept run is invalid.
 
 Runs discarded and rerun are not here (the report's discarded-runs table has them): only
 what the figures shown were computed from.
@@ -87,8 +87,8 @@ def _experiment_results(
         ]
     if kind == "capacity":
         return [
-            (f"capacity probe at {_rate(probe.get('rate'))} req/s", probe.get("result") or {})
-            for probe in data.get("steps") or ()
+            (f"capacity step at {_rate(step.get('rate'))} req/s", step.get("result") or {})
+            for step in data.get("steps") or ()
         ]
     result = data.get("result")
     if isinstance(result, Mapping):

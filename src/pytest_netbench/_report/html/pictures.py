@@ -109,7 +109,7 @@ _KIND_WORDS: tuple[tuple[str, str], ...] = (
     ("latency", "latency spectrum"),
     ("timeline", "timeline, per second"),
     ("sweep", "rate sweep"),
-    ("capacity", "capacity search: the probes"),
+    ("capacity", "capacity search: the steps"),
     ("cold_start", "cold start"),
 )
 

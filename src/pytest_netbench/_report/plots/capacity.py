@@ -1,5 +1,5 @@
-"""A capacity search as the probes it ran: one panel per term of the SLO (p99_ms < 50,
-error_rate <= 0.001 ...), each probe a point at its rate with its value for that term,
+"""A capacity search as the steps it ran: one panel per term of the SLO (p99_ms < 50,
+error_rate <= 0.001 ...), each step a point at its rate with its value for that term,
 green where the term held and red where it failed, numbered in the order they ran. The
 bound is a dashed line; the answer (or the highest rate known to meet the SLO) a dotted
 vertical line on every panel.
@@ -20,25 +20,25 @@ PASSED, FAILED = "#2ca02c", "#d62728"
 
 
 def capacity_figure(result: CapacityResult, *, title: str) -> Figure:
-    probes = result.steps  # the open-loop probes, in the order they ran
-    terms = list(dict.fromkeys(check.term for probe in probes for check in probe.checks))
+    steps = result.steps  # the open-loop steps, in the order they ran
+    terms = list(dict.fromkeys(check.term for step in steps for check in step.checks))
     figure = new_figure(max(6.0, 4.5 * max(1, len(terms))), 4.8)
     panels = figure.subplots(1, max(1, len(terms)), squeeze=False)[0]
     answer = result.rate if result.rate is not None else result.at_least
     for axes, term in zip(panels, terms, strict=False):
-        for order, probe in enumerate(probes, start=1):
-            check = next((c for c in probe.checks if c.term == term), None)
+        for order, step in enumerate(steps, start=1):
+            check = next((c for c in step.checks if c.term == term), None)
             if check is None or math.isnan(check.value):
                 continue
             axes.scatter(
-                [probe.rate], [check.value], color=PASSED if check.passed else FAILED, zorder=3
+                [step.rate], [check.value], color=PASSED if check.passed else FAILED, zorder=3
             )
             axes.annotate(
-                str(order), (probe.rate, check.value), textcoords="offset points",
+                str(order), (step.rate, check.value), textcoords="offset points",
                 xytext=(4, 4), fontsize="x-small",
             )  # fmt: skip
         axes.axhline(term.bound, color="grey", linestyle="--", label=f"bound: {term.text}")
-        style_axes(axes, xlabel="probe rate (req/s)", ylabel=_axis_label(term.metric))
+        style_axes(axes, xlabel="step rate (req/s)", ylabel=_axis_label(term.metric))
         axes.set_ylim(bottom=0.0)
         axes.set_xlim(left=0.0)
     for axes in panels:
@@ -55,7 +55,7 @@ def capacity_figure(result: CapacityResult, *, title: str) -> Figure:
     heading += f"capacity {number(result.rate)} req/s" if result.rate is not None else "unknown"
     figure.suptitle(heading)
     if not terms:
-        panels[0].text(0.5, 0.5, "no probe ran", transform=panels[0].transAxes, ha="center")
+        panels[0].text(0.5, 0.5, "no step ran", transform=panels[0].transAxes, ha="center")
     return figure
 
 

@@ -8,7 +8,7 @@
   them on one set of graphs, a line per test and parametrisation (``all-sweep.png``, up to
   ten lines);
 - per cold start: its curve (``...-cold_start.png``);
-- per capacity search: its probes against each term of the SLO (``...-capacity.png``);
+- per capacity search: its steps against each term of the SLO (``...-capacity.png``);
 - per matrix and metric: the bar chart (``<function>-matrix-<metric>.png``).
 
 Names come from :mod:`.naming`.
@@ -75,7 +75,7 @@ def plot_result(
     """The pictures of one result outside a session (``netbench ... --plot DIR``): a load's
     spectrum and timeline (``<stem>-latency.png``, ``<stem>-timeline.png``), a sweep's
     graphs (``sweep.png``), a cold start's curve (``cold_start.png``) or a capacity search's
-    probes (``capacity.png``)."""
+    steps (``capacity.png``)."""
     root = Path(directory)
     names = UniqueNames()
     stem = safe_part(stem) if stem else ""

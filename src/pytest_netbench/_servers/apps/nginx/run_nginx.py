@@ -108,9 +108,9 @@ def alive(pid):
         return False
 
 
-def wait_and_announce(master_pid, host, port, timeout_s=60.0):
+def wait_and_announce(master_pid, host, port, timeout=60.0):
     """In the helper process: poll nginx with GET / and print the ready line once it answers."""
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + timeout
     request = b"GET / HTTP/1.1\r\nHost: netbench\r\nConnection: close\r\n\r\n"
     while time.monotonic() < deadline and alive(master_pid):
         try:
