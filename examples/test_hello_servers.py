@@ -5,7 +5,7 @@
     pytest --netbench examples/test_hello_servers.py --netbench-trials 3 \
         --netbench-markdown results.md
     pytest --netbench examples/test_hello_servers.py \
-        --netbench-columns p50_ms,p99_ms,server.cpu_ms_per_request
+        --netbench-metrics p50_ms,p99_ms,server.cpu_ms_per_request
 
 (``pytest --netbench examples/`` runs this comparison and the five write-ups beside it,
 the ``test_seed_*.py`` modules, in 3.5 to 5 minutes: see docs/examples.md.)

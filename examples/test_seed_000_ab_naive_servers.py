@@ -51,7 +51,7 @@ SERVERS = [
 ]
 
 pytestmark = pytest.mark.netbench(
-    columns=["rps", "mean_ms", "p50_ms", "p75_ms", "p90_ms", "max_ms"]
+    metrics=["rps", "mean_ms", "p50_ms", "p75_ms", "p90_ms", "max_ms"]
 )
 
 

@@ -52,7 +52,7 @@ SERVERS = [
 ]
 
 pytestmark = pytest.mark.netbench(
-    columns=[
+    metrics=[
         "rps",
         "mib_read_per_s",
         "p50_ms",

@@ -58,7 +58,7 @@ def start(netbench_server, impl):
 
 
 @pytest.mark.netbench(
-    columns=["rps", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "server.cpu_s"]
+    metrics=["rps", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "server.cpu_s"]
 )
 @pytest.mark.parametrize("impl", list(IMPLEMENTATIONS))
 def test_first_and_second_run(netbench, netbench_server, impl):

@@ -58,7 +58,7 @@ PATHS = {
 }
 
 pytestmark = pytest.mark.netbench(
-    columns=[
+    metrics=[
         "rps",
         "p99_ms",
         "errors_total",

@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from time import monotonic_ns
-from typing import Any, Protocol
+from typing import Protocol, Unpack
 
+from pytest_netbench._attempts import run_with_retries
 from pytest_netbench._engine.driver import run_share_async
 from pytest_netbench._engine.probe import ProbeProcess
 from pytest_netbench._engine.share import split_load
@@ -26,8 +27,9 @@ from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableErr
 from pytest_netbench._kernel import tcp_ext_counter
 from pytest_netbench._live import ProgressCallback, ProgressTracker, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
+from pytest_netbench._options import EchoOptions, HttpOptions
 from pytest_netbench._preflight import plan_load
-from pytest_netbench._spec import http_spec, tcp_spec
+from pytest_netbench._spec import echo_spec, http_spec
 from pytest_netbench._stats.merge import merge_outcomes
 from pytest_netbench._stats.probe import ProbeSample, summarize_probe
 from pytest_netbench._stats.recorder import WorkerOutcome
@@ -275,7 +277,7 @@ def _finish(
         sample = result.error_samples.get("connect", "")
         hint = "is the server running and listening on that address?"
         if "TLS" in sample or "certificate" in sample:
-            hint = "for a self-signed test server pass verify_tls=False (CLI: --insecure)"
+            hint = "for a self-signed test server pass verify_tls=False (CLI: --no-verify-tls)"
         raise TargetUnreachableError(
             f"no connection to {spec.url} succeeded ({connect_errors} attempts; {sample}): {hint}"
         )
@@ -289,17 +291,21 @@ def http_load(
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     cluster: object | None = None,
-    **options: Any,
+    retries: int = 0,
+    **options: Unpack[HttpOptions],
 ) -> LoadResult:
-    """Drive HTTP load at ``url`` and return what was measured (see :func:`http_spec`).
+    """Drive HTTP load at ``url`` and return what was measured (the options:
+    :data:`~pytest_netbench._options.LOAD_OPTIONS`, docs/api.md).
 
     ``progress``: called with a :class:`LoadProgress` about twice a second while the load
     runs (in the thread running it: keep it short); ``stop``: a :class:`StopSignal` that
     ends the load early, its result marked ``interrupted``; ``cluster``: a Dask scheduler
     address (``tcp://host:8786``) or ``distributed.Client`` whose workers run the
-    ``workers`` shares (one each; the ``distributed`` extra, docs/distributed.md)."""
+    ``workers`` shares (one each; the ``distributed`` extra, docs/distributed.md);
+    ``retries``: run the load again, up to this many times, while only the generator made
+    it invalid (its CPU, schedule or fds), and return the last run."""
     spec = http_spec(url, **options)
-    return run_spec(spec, server, progress=progress, stop=stop, cluster=cluster)
+    return _run_with_retries(spec, server, progress, stop, cluster, retries)
 
 
 def echo_load(
@@ -310,12 +316,28 @@ def echo_load(
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     cluster: object | None = None,
-    **options: Any,
+    retries: int = 0,
+    **options: Unpack[EchoOptions],
 ) -> LoadResult:
-    """Send payloads over raw TCP and read them back verified (see :func:`tcp_spec`;
-    ``progress``, ``stop`` and ``cluster`` as for :func:`http_load`)."""
-    spec = tcp_spec(host, port, **options)
-    return run_spec(spec, server, progress=progress, stop=stop, cluster=cluster)
+    """Send payloads over raw TCP and read them back verified (the options:
+    :data:`~pytest_netbench._options.LOAD_OPTIONS`; ``progress``, ``stop``, ``cluster``
+    and ``retries`` as for :func:`http_load`)."""
+    spec = echo_spec(host, port, **options)
+    return _run_with_retries(spec, server, progress, stop, cluster, retries)
+
+
+def _run_with_retries(
+    spec: LoadSpec,
+    server: Monitored | None,
+    progress: ProgressCallback | None,
+    stop: StopSignal | None,
+    cluster: object | None,
+    retries: int,
+) -> LoadResult:
+    def run(spec: LoadSpec) -> LoadResult:
+        return run_spec(spec, server, progress=progress, stop=stop, cluster=cluster)
+
+    return run_with_retries(spec, run, retries).kept
 
 
 async def http_load_async(
@@ -324,8 +346,9 @@ async def http_load_async(
     server: Monitored | None = None,
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
-    **options: Any,
+    **options: Unpack[HttpOptions],
 ) -> LoadResult:
+    """As :func:`http_load`, on the caller's running loop (more workers run in processes)."""
     return await run_spec_async(http_spec(url, **options), server, progress=progress, stop=stop)
 
 
@@ -336,7 +359,8 @@ async def echo_load_async(
     server: Monitored | None = None,
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
-    **options: Any,
+    **options: Unpack[EchoOptions],
 ) -> LoadResult:
-    spec = tcp_spec(host, port, **options)
+    """As :func:`echo_load`, on the caller's running loop (more workers run in processes)."""
+    spec = echo_spec(host, port, **options)
     return await run_spec_async(spec, server, progress=progress, stop=stop)

@@ -2,7 +2,7 @@
 
 A metric is named by its path in the result (``rps``, ``p99_ms``, ``server.cpu_s``,
 ``errors.reset``). Matrices mark the best value with it, the gate decides which way is
-worse with it, and the plugin checks ``--netbench-columns`` with it; so the meaning lives
+worse with it, and the plugin checks ``--netbench-metrics`` with it; so the meaning lives
 here, beside the model, and nowhere else.
 """
 

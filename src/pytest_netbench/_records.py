@@ -54,7 +54,7 @@ class Record:
     # blame (schedule lag, its CPU, its fds): shown, stored, never compared.
     discarded: tuple[LoadResult, ...] = ()
     # The test's own matrix columns (``@pytest.mark.netbench(columns=[...])``); empty: the
-    # session's (--netbench-columns).
+    # session's (--netbench-metrics).
     columns: tuple[str, ...] = ()
 
     @property

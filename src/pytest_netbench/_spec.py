@@ -10,57 +10,36 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from pytest_netbench._errors import SpecError
-from pytest_netbench._model import MIX_ORDERS, LoadSpec, MixOrder, Request
+from pytest_netbench._model import ARRIVALS, LOOPS, MIX_ORDERS, LoadSpec, MixOrder, Request
+from pytest_netbench._options import (
+    BY_NAME,
+    LOAD_OPTIONS,
+    EchoOptions,
+    HeadersArg,
+    HttpOptions,
+    with_defaults,
+)
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
 from pytest_netbench._target import guard_target, parse_http_url
 
 # A load given neither a duration nor a request count runs this long.
 DEFAULT_DURATION_S = 10.0
-LOOPS = ("auto", "uvloop", "asyncio", "trio")
 # Timeline rows finer than this cost more in folding than they show.
 FINEST_TIMELINE_RESOLUTION_S = 0.01
 # One period of a weighted mix is pre-computed; only the weights' ratios matter.
 MAX_MIX_PERIOD = 10_000
 
-HeadersArg = Mapping[str, str] | Sequence[tuple[str, str]] | None
+# The options that become LoadSpec fields of both kinds, checked by ``_checked_common``.
+_COMMON = tuple(option.name for option in LOAD_OPTIONS if option.loads == {"http", "echo"})
 
 
-def http_spec(
-    url: str,
-    *,
-    connections: int = 10,
-    duration: float | None = None,
-    requests: int | None = None,
-    rate: float | None = None,
-    arrival: str = "uniform",
-    max_connections: int | None = None,
-    keepalive: bool = True,
-    requests_per_connection: int = 0,
-    pipeline: int = 1,
-    warmup: float = 0.0,
-    timeout: float = 10.0,
-    connect_timeout: float = 5.0,
-    method: str = "GET",
-    headers: HeadersArg = None,
-    body: bytes | str = b"",
-    workers: int = 1,
-    loop: str = "auto",
-    verify_tls: bool = True,
-    proxy: str | None = None,
-    allow_remote: bool = False,
-    drain: bool = True,
-    timeline_resolution: float = 1.0,
-    mix: Sequence[Request] | None = None,
-    mix_order: str = "cycle",
-    connect_first: bool = False,
-    connect_rate: float | None = None,
-    probe_every: float | None = None,
-) -> LoadSpec:
-    """Check every argument and build the :class:`LoadSpec` of an HTTP load.
+def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
+    """Check every option (:data:`~pytest_netbench._options.LOAD_OPTIONS`) and build the
+    :class:`LoadSpec` of an HTTP load at ``url``.
 
     ``mix``: several :class:`Request` kinds sent in turn (``mix_order="cycle"``) or
     interleaved by their weights (``"weighted"``) instead of one request; the URL then
@@ -69,14 +48,18 @@ def http_spec(
     ``connect_rate`` a second. ``probe_every``: every this many seconds one more client
     connects, makes one request and disconnects; its latency is ``result.probe``.
     """
+    o = with_defaults("http", options)
     target = parse_http_url(url)
     proxy_addr = None
-    if proxy is not None:
+    allow_remote = bool(o["allow_remote"])
+    if o["proxy"] is not None:
+        proxy = str(o["proxy"])
         p = parse_http_url(proxy if "://" in proxy else f"http://{proxy}")
         guard_target(p.host, allow_remote=allow_remote)
         proxy_addr = (p.host, p.port)
     # A proxy would carry the load onwards, so the target itself must pass the guard too.
     guard_target(target.host, allow_remote=allow_remote)
+    method, body, mix = str(o["method"]), o["body"], o["mix"]
     spec = LoadSpec(
         kind="http",
         host=target.host,
@@ -84,107 +67,55 @@ def http_spec(
         scheme="https" if target.scheme == "https" else "http",
         target=target.target,
         method=method.upper(),
-        headers=_header_pairs(headers),
+        headers=_header_pairs(o["headers"]),
         body=body.encode() if isinstance(body, str) else bytes(body),
-        verify_tls=verify_tls,
+        verify_tls=bool(o["verify_tls"]),
         proxy=proxy_addr,
-        drain=drain,
-        mix=_checked_mix(mix, method=method, body=body, target=target.target, loop=loop),
-        mix_order=_checked_mix_order(mix_order, mix),
+        mix=_checked_mix(mix, method=method, body=body, target=target.target, loop=o["loop"]),
+        mix_order=_checked_mix_order(o["mix_order"], mix),
+        keepalive=bool(o["keepalive"]),
         **_checked_common(
-            connections=connections,
-            duration=duration,
-            requests=requests,
-            rate=rate,
-            arrival=arrival,
-            max_connections=max_connections,
-            keepalive=keepalive,
-            requests_per_connection=requests_per_connection,
-            pipeline=pipeline,
-            warmup=warmup,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            workers=workers,
-            loop=loop,
-            allow_remote=allow_remote,
-            timeline_resolution=timeline_resolution,
-            connect_first=connect_first,
-            connect_rate=connect_rate,
-            probe_every=probe_every,
+            {name: o[name] for name in _COMMON},
+            requests_per_connection=o["requests_per_connection"],
+            pipeline=o["pipeline"],
+            connect_first=bool(o["connect_first"]),
         ),
     )
     _check_renders(spec)
     return spec
 
 
-def tcp_spec(
-    host: str,
-    port: int,
-    *,
-    connections: int = 10,
-    duration: float | None = None,
-    requests: int | None = None,
-    payload: bytes | None = None,
-    payload_bytes: int = 512,
-    chunk: int | None = None,
-    framing: str = "echo",
-    rate: float | None = None,
-    arrival: str = "uniform",
-    max_connections: int | None = None,
-    warmup: float = 0.0,
-    timeout: float = 10.0,
-    connect_timeout: float = 5.0,
-    workers: int = 1,
-    loop: str = "auto",
-    allow_remote: bool = False,
-    drain: bool = True,
-    timeline_resolution: float = 1.0,
-    connect_first: bool | None = None,
-    connect_rate: float | None = None,
-    probe_every: float | None = None,
-) -> LoadSpec:
-    """Check every argument and build the :class:`LoadSpec` of a raw TCP load.
+def echo_spec(host: str, port: int, **options: Unpack[EchoOptions]) -> LoadSpec:
+    """Check every option (:data:`~pytest_netbench._options.LOAD_OPTIONS`) and build the
+    :class:`LoadSpec` of a raw TCP load at ``host``:``port``.
 
     ``connect_first`` (default: in closed loop) opens every connection before the window,
     at most ``connect_rate`` a second, so the window measures exchanges, not connecting.
     ``probe_every``: every this many seconds one more client connects, makes one exchange
     and disconnects; how long it waited is ``result.probe`` (seed 002's client delay).
     """
-    guard_target(host, allow_remote=allow_remote)
-    if not 0 < port < 65536:
-        raise SpecError(f"port must be 1..65535, got {port}")
+    o = with_defaults("echo", options)
+    guard_target(host, allow_remote=bool(o["allow_remote"]))
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        raise SpecError(f"port must be 1..65535, got {port!r}")
+    payload = o["payload"]
     if payload is None:
-        if payload_bytes <= 0:
-            raise SpecError(f"payload_bytes must be positive, got {payload_bytes}")
-        payload = bytes(i % 251 for i in range(payload_bytes))  # a pattern echo can verify
+        size = o["payload_bytes"]
+        if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+            raise SpecError(f"payload_bytes must be a positive whole number, got {size!r}")
+        payload = bytes(i % 251 for i in range(size))  # a pattern echo can verify
     spec = LoadSpec(
-        kind="tcp",
+        kind="echo",
         host=host,
         port=port,
         payload=payload,
-        chunk=chunk or 0,
-        framing=framing,
-        drain=drain,
+        chunk=o["chunk"] or 0,
+        framing=o["framing"],
         **_checked_common(
-            connections=connections,
-            duration=duration,
-            requests=requests,
-            rate=rate,
-            arrival=arrival,
-            max_connections=max_connections,
-            keepalive=True,
+            {name: o[name] for name in _COMMON},
             requests_per_connection=0,
             pipeline=1,
-            warmup=warmup,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            workers=workers,
-            loop=loop,
-            allow_remote=allow_remote,
-            timeline_resolution=timeline_resolution,
-            connect_first=_default_connect_first(connect_first, rate, loop),
-            connect_rate=connect_rate,
-            probe_every=probe_every,
+            connect_first=_default_connect_first(o["connect_first"], o["rate"], o["loop"]),
         ),
     )
     _check_renders(spec)
@@ -211,64 +142,46 @@ def scale_spec(spec: LoadSpec, factor: float) -> LoadSpec:
     return dataclasses.replace(spec, **changes)
 
 
-_SECONDS = frozenset({"duration", "warmup", "timeout", "connect_timeout", "probe_every"})
+# Numeric options that may be 0 (the rest must be > 0 when given).
+_MAY_BE_ZERO = frozenset({"warmup", "requests_per_connection"})
+# Numeric options with checks of their own.
+_CHECKED_APART = frozenset({"timeline_resolution", "payload_bytes", "chunk"})
+
+
+def _check_number(name: str, value: object) -> None:
+    """A numeric option: a number (not a bool), > 0 (or >= 0 where 0 means something)."""
+    if value is None:
+        return
+    # bool is an int to Python, but connections=True is a mistake, not 1.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        unit = " of seconds" if BY_NAME[name].kind == "seconds" else ""
+        raise SpecError(f"{name} must be a number{unit}, got {value!r}")
+    allow_zero = name in _MAY_BE_ZERO
+    if value < 0 or (value == 0 and not allow_zero):
+        raise SpecError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
 
 
 def _checked_common(
+    o: dict[str, Any],
     *,
-    connections: int,
-    duration: float | None,
-    requests: int | None,
-    rate: float | None,
-    arrival: str,
-    max_connections: int | None,
-    keepalive: bool,
     requests_per_connection: int,
     pipeline: int,
-    warmup: float,
-    timeout: float,
-    connect_timeout: float,
-    workers: int,
-    loop: str,
-    allow_remote: bool,
-    timeline_resolution: float,
     connect_first: bool,
-    connect_rate: float | None,
-    probe_every: float | None,
 ) -> dict[str, Any]:
     """The checks and defaults HTTP and raw TCP loads share, as LoadSpec fields."""
-
-    def positive(name: str, value: float | None, *, allow_zero: bool = False) -> None:
-        if value is None:
-            return
-        # bool is an int to Python, but connections=True is a mistake, not 1.
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            unit = " of seconds" if name in _SECONDS else ""
-            raise SpecError(f"{name} must be a number{unit}, got {value!r}")
-        if value < 0 or (value == 0 and not allow_zero):
-            raise SpecError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-
-    positive("connections", connections)
-    positive("duration", duration)
-    positive("requests", requests)
-    positive("rate", rate)
-    positive("max_connections", max_connections)
-    positive("requests_per_connection", requests_per_connection, allow_zero=True)
-    positive("pipeline", pipeline)
-    positive("warmup", warmup, allow_zero=True)
-    positive("timeout", timeout)
-    positive("connect_timeout", connect_timeout)
-    positive("workers", workers)
-    check_timeline_resolution(timeline_resolution, loop)
-    if arrival not in ("uniform", "poisson"):
-        raise SpecError(f"arrival must be 'uniform' or 'poisson', got {arrival!r}")
+    numbers = {**o, "requests_per_connection": requests_per_connection, "pipeline": pipeline}
+    for name, value in numbers.items():
+        if BY_NAME[name].kind in ("count", "seconds", "per_second") and name not in _CHECKED_APART:
+            _check_number(name, value)
+    rate, requests, workers, loop = o["rate"], o["requests"], o["workers"], o["loop"]
+    check_timeline_resolution(o["timeline_resolution"], loop)
+    if o["arrival"] not in ARRIVALS:
+        raise SpecError(f"arrival must be one of {', '.join(ARRIVALS)}, got {o['arrival']!r}")
     if rate is not None and pipeline != 1:
         raise SpecError("pipelining is for closed-loop runs: drop pipeline or rate")
     if requests is not None and requests < workers:
         raise SpecError(f"requests ({requests}) must be at least workers ({workers})")
     check_loop(loop)
-    positive("connect_rate", connect_rate)
-    positive("probe_every", probe_every)
     if connect_first and rate is not None:
         raise SpecError(
             "connect_first is for closed-loop runs (an open-loop pool grows as the server"
@@ -276,33 +189,38 @@ def _checked_common(
         )
     if connect_first and loop == "trio":
         raise SpecError("connect_first needs the asyncio/uvloop engine: use loop='auto'")
-    if connect_rate is not None and not connect_first:
+    if o["connect_rate"] is not None and not connect_first:
         raise SpecError(
             "connect_rate (--connect-rate) paces connect_first (--connect-first): turn that on too"
         )
+    duration = o["duration"]
     if duration is None and requests is None:
         duration = DEFAULT_DURATION_S
     return {
-        "connections": int(connections),
-        "duration_s": float(duration) if duration is not None else None,
+        "connections": int(o["connections"]),
+        "duration_s": _float_or_none(duration),
         "requests": int(requests) if requests is not None else None,
-        "rate": float(rate) if rate is not None else None,
-        "arrival": arrival,
-        "max_connections": max_connections,
-        "keepalive": keepalive,
+        "rate": _float_or_none(rate),
+        "arrival": o["arrival"],
+        "max_connections": o["max_connections"],
         "requests_per_connection": int(requests_per_connection),
         "pipeline": int(pipeline),
-        "warmup_s": float(warmup),
-        "timeout_s": float(timeout),
-        "connect_timeout_s": float(connect_timeout),
+        "warmup_s": float(o["warmup"]),
+        "timeout_s": float(o["timeout"]),
+        "connect_timeout_s": float(o["connect_timeout"]),
         "workers": int(workers),
         "loop": loop,
-        "allow_remote": allow_remote,
-        "timeline_resolution_s": float(timeline_resolution),
+        "allow_remote": bool(o["allow_remote"]),
+        "drain": bool(o["drain"]),
+        "timeline_resolution_s": float(o["timeline_resolution"]),
         "connect_first": bool(connect_first),
-        "connect_rate": float(connect_rate) if connect_rate is not None else None,
-        "probe_every_s": float(probe_every) if probe_every is not None else None,
+        "connect_rate": _float_or_none(o["connect_rate"]),
+        "probe_every_s": _float_or_none(o["probe_every"]),
     }
+
+
+def _float_or_none(value: float | None) -> float | None:
+    return float(value) if value is not None else None
 
 
 def check_timeline_resolution(seconds: float, loop: str) -> None:

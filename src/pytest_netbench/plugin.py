@@ -47,8 +47,8 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "netbench(columns=None): a performance test; skipped unless pytest runs with"
-        " --netbench; columns=[...] are its matrix's metrics (default: --netbench-columns)",
+        "netbench(metrics=None): a performance test; skipped unless pytest runs with"
+        " --netbench; metrics=[...] are its matrix's metrics (default: --netbench-metrics)",
     )
     session = NetbenchSession.from_config(config, read_settings(config))
     config.stash[SESSION_KEY] = session

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable
 
 from pytest_netbench._api import run_spec
-from pytest_netbench._experiment.running import run_with_retries
+from pytest_netbench._attempts import run_with_retries
 from pytest_netbench._model import LoadResult, LoadSpec
 from pytest_netbench._spec import http_spec
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 import pytest
 
 from pytest_netbench._api import run_spec
+from pytest_netbench._attempts import run_with_retries
 from pytest_netbench._errors import SpecError
-from pytest_netbench._experiment.running import run_with_retries
 from pytest_netbench._experiment.trials import (
     AbResult,
     Arm,

@@ -122,7 +122,7 @@ def test_echo_run_writes_the_result_json(fault_server: StartServer, tmp_path: Pa
         "20",
         "-c",
         "2",
-        "--bytes",
+        "--payload-bytes",
         "1k",
         "--chunk",
         "100",
@@ -149,7 +149,7 @@ def test_echo_run_writes_the_result_json(fault_server: StartServer, tmp_path: Pa
         (["http", "http://127.0.0.1:1/", "-n", "5", "-d", "1s"], "not allowed"),
         (["http", "http://127.0.0.1:1/", "--loop", "tokio"], "loop"),
         (["echo", "127.0.0.1"], "HOST:PORT"),
-        (["echo", "127.0.0.1:9", "--bytes", "lots"], "size"),
+        (["echo", "127.0.0.1:9", "--payload-bytes", "lots"], "size"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_message(args: list[str], fragment: str) -> None:

@@ -50,7 +50,7 @@ def test_sweep_prints_a_row_per_step_and_writes_the_steps(paced_url: str, tmp_pa
 def test_sweep_says_why_it_stopped_past_saturation(paced_url: str, tmp_path: Path) -> None:
     out = tmp_path / "sweep.json"
     done = netbench(
-        "sweep", paced_url, "--rates", "500,2000,3000", "-d", "1s", "--stop-p99", "100",
+        "sweep", paced_url, "--rates", "500,2000,3000", "-d", "1s", "--stop-p99-ms", "100",
         "--json", str(out),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

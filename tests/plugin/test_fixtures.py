@@ -158,3 +158,33 @@ def test_catalog_servers_by_name_and_skip_when_they_cannot_run(
             "*SKIPPED*server 'gevent' cannot run here:*/nonexistent/python3*",
         ]
     )
+
+
+def test_a_misspelt_option_fails_the_test_with_the_closest_name(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    pytester.makepyfile(
+        f"""
+        def test_http(netbench, netbench_server):
+            server = netbench_server({HELLO!r}, port_pattern={PORT_PATTERN!r})
+            netbench.http(server, requests=10, conections=2)
+
+        def test_echo_takes_a_server(netbench, netbench_server):
+            server = netbench_server({HELLO!r}, port_pattern={PORT_PATTERN!r})
+            netbench.echo(server, requests=10, framing="lines")
+
+        def test_sweep(netbench, netbench_server):
+            server = netbench_server({HELLO!r}, port_pattern={PORT_PATTERN!r})
+            netbench.sweep(server, rates="10", duration=0.2, stop_p99=5)
+        """
+    )
+    result = pytester.runpytest_subprocess("--netbench")
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*unknown option 'conections' for an HTTP load: did you mean 'connections'?*",
+            "*unknown framing*lines*",
+            "*unknown option 'stop_p99' for an HTTP load: did you mean 'stop_p99_ms'?*",
+        ],
+        consecutive=False,
+    )

@@ -42,7 +42,7 @@ def test_matrix_for_two_parameters_puts_one_on_each_axis(
     pytester: pytest.Pytester, hello_app: object
 ) -> None:
     pytester.makepyfile(_matrix_test({"size": ["small", "big"], "mode": ["x", "y", "z"]}))
-    result = pytester.runpytest_subprocess("--netbench", "--netbench-columns", "rps,errors_total")
+    result = pytester.runpytest_subprocess("--netbench", "--netbench-metrics", "rps,errors_total")
     result.assert_outcomes(passed=6)
     # Fewer values across: `size` (2 values) becomes the column axis, `mode` the rows.
     result.stdout.fnmatch_lines(
@@ -177,7 +177,7 @@ def test_a_test_names_its_own_matrix_columns_with_the_marker(
         """
 import pytest
 
-@pytest.mark.netbench(columns=["rps", "mean_ms", "max_ms", "mib_read_per_s"])
+@pytest.mark.netbench(metrics=["rps", "mean_ms", "max_ms", "mib_read_per_s"])
 @pytest.mark.parametrize("connections", [1, 2])
 def test_own(netbench, hello, connections):
     netbench.http(hello().url, requests=50, connections=connections)
@@ -186,7 +186,7 @@ def test_own(netbench, hello, connections):
 def test_default(netbench, hello, connections):
     netbench.http(hello().url, requests=50, connections=connections)
 
-@pytest.mark.netbench(columns=["no_such_metric"])
+@pytest.mark.netbench(metrics=["no_such_metric"])
 def test_bad(netbench, hello):
     netbench.http(hello().url, requests=5, connections=1)
 """
@@ -201,4 +201,4 @@ def test_bad(netbench, hello):
             "connections*rps*p99_ms*",
         ]
     )
-    result.stdout.fnmatch_lines(["*@pytest.mark.netbench(columns=...): unknown metric*"])
+    result.stdout.fnmatch_lines(["*@pytest.mark.netbench(metrics=...): unknown metric*"])

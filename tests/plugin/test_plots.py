@@ -79,7 +79,7 @@ def test_a_single_load_without_trials_is_named_without_one(
         """
     )
     result = pytester.runpytest_subprocess(
-        "--netbench", "--netbench-plot=plots", "--netbench-columns=rps,p50_ms,server.cpu_s"
+        "--netbench", "--netbench-plot=plots", "--netbench-metrics=rps,p50_ms,server.cpu_s"
     )
     result.assert_outcomes(passed=1)
     assert _pictures(pytester.path / "plots") == [

@@ -155,9 +155,9 @@ def test_bad_load_arguments_fail_clearly(pytester: pytest.Pytester, hello_app: o
 
 def test_bad_option_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_x():\n    pass\n")
-    result = pytester.runpytest_subprocess("--netbench", "--netbench-columns", "rps,nonsense")
+    result = pytester.runpytest_subprocess("--netbench", "--netbench-metrics", "rps,nonsense")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--netbench-columns*nonsense*"])
+    result.stderr.fnmatch_lines(["*--netbench-metrics*nonsense*"])
 
 
 def test_scale_and_trials_change_the_loads(pytester: pytest.Pytester, hello_app: object) -> None:

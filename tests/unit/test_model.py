@@ -169,7 +169,7 @@ def test_results_are_frozen() -> None:
 
 
 def test_spec_urls() -> None:
-    assert LoadSpec(kind="tcp", host="::1", port=9).url == "tcp://[::1]:9"
+    assert LoadSpec(kind="echo", host="::1", port=9).url == "tcp://[::1]:9"
     spec = LoadSpec(kind="http", host="127.0.0.1", port=443, scheme="https", target="/a?b=1")
     assert spec.url == "https://127.0.0.1:443/a?b=1"
     assert LoadSpec(kind="http", host="h", port=1, rate=5.0).mode == "open"

@@ -15,7 +15,7 @@ from pytest_netbench import ResourceLimitError
 from pytest_netbench._kernel import local_port_count, sysctl_int, tcp_ext_counter
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._preflight import plan_load
-from pytest_netbench._spec import tcp_spec
+from pytest_netbench._spec import echo_spec
 
 
 def run_with_nofile(soft: int, hard: int, body: str) -> subprocess.CompletedProcess[str]:
@@ -33,8 +33,8 @@ def test_a_share_too_big_for_one_process_is_spread_over_workers() -> None:
         700,
         """
         from pytest_netbench._preflight import plan_load
-        from pytest_netbench._spec import tcp_spec
-        spec, notes = plan_load(tcp_spec("127.0.0.1", 9, connections=1500, duration=1))
+        from pytest_netbench._spec import echo_spec
+        spec, notes = plan_load(echo_spec("127.0.0.1", 9, connections=1500, duration=1))
         print(spec.workers)
         print(notes[0])
         """,
@@ -53,9 +53,9 @@ def test_a_process_that_may_hold_almost_nothing_is_refused_not_spread() -> None:
         """
         from pytest_netbench import ResourceLimitError
         from pytest_netbench._preflight import plan_load
-        from pytest_netbench._spec import tcp_spec
+        from pytest_netbench._spec import echo_spec
         try:
-            plan_load(tcp_spec("127.0.0.1", 9, connections=1000, duration=1))
+            plan_load(echo_spec("127.0.0.1", 9, connections=1000, duration=1))
         except ResourceLimitError as exc:
             print("refused:", exc)
         """,
@@ -83,7 +83,7 @@ def server_with_few_files() -> Iterator[int]:
 def test_a_server_that_cannot_hold_the_connections_is_refused_naming_its_limit(
     server_with_few_files: int,
 ) -> None:
-    spec = tcp_spec("127.0.0.1", 9, connections=500, duration=1)
+    spec = echo_spec("127.0.0.1", 9, connections=500, duration=1)
     with pytest.raises(ResourceLimitError) as caught:
         plan_load(spec, server_pid=server_with_few_files)
     message = str(caught.value)
@@ -91,12 +91,12 @@ def test_a_server_that_cannot_hold_the_connections_is_refused_naming_its_limit(
     assert "at most 100 open files" in message
     assert "ulimit -n" in message
     plan_load(
-        tcp_spec("127.0.0.1", 9, connections=50, duration=1), server_pid=server_with_few_files
+        echo_spec("127.0.0.1", 9, connections=50, duration=1), server_pid=server_with_few_files
     )
 
 
 def test_a_load_that_fits_is_left_alone() -> None:
-    spec = tcp_spec("127.0.0.1", 9, connections=10, duration=1)
+    spec = echo_spec("127.0.0.1", 9, connections=10, duration=1)
     assert plan_load(spec) == (spec, ())
 
 
@@ -105,14 +105,14 @@ def test_more_connections_than_one_source_address_has_ports_are_spread_or_refuse
     if ports is None:
         pytest.skip("no /proc/sys/net/ipv4/ip_local_port_range here")
     many = ports + 10
-    # Built directly: the checks of tcp_spec are not what is under test here.
+    # Built directly: the checks of echo_spec are not what is under test here.
     spec, notes = plan_load(
-        LoadSpec(kind="tcp", host="127.0.0.1", port=9, connections=many, duration_s=1.0)
+        LoadSpec(kind="echo", host="127.0.0.1", port=9, connections=many, duration_s=1.0)
     )
     assert spec.source_addresses[:2] == ("127.0.0.1", "127.0.0.2")
     assert any("source addresses 127.0.0.1..127.0.0." in n for n in notes)
     with pytest.raises(ResourceLimitError, match="ip_local_port_range"):
-        plan_load(LoadSpec(kind="tcp", host="::1", port=9, connections=many, duration_s=1.0))
+        plan_load(LoadSpec(kind="echo", host="::1", port=9, connections=many, duration_s=1.0))
 
 
 def test_kernel_readers_see_this_linux_host() -> None:

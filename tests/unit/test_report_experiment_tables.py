@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from factories import make_result
 
+from pytest_netbench._attempts import Attempts
 from pytest_netbench._environment import collect_environment
 from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep
-from pytest_netbench._experiment.running import Attempts
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep
 from pytest_netbench._model import LoadResult
 from pytest_netbench._records import ExperimentRecord, Record, load_session_json, without_nan

@@ -8,9 +8,9 @@ import math
 
 from factories import make_result
 
+from pytest_netbench._attempts import Attempts
 from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep
 from pytest_netbench._experiment.cold_start import ColdStartResult
-from pytest_netbench._experiment.running import Attempts
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep
 from pytest_netbench._model import TimelineRow
 from pytest_netbench._report.experiments import (

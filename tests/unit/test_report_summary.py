@@ -185,7 +185,7 @@ def test_no_ok_responses_and_zero_duration_do_not_crash() -> None:
 
 
 def test_echo_results_count_exchanges_and_survive_a_json_round_trip() -> None:
-    spec = LoadSpec(kind="tcp", host="::1", port=9000, payload=b"x" * 512, chunk=128)
+    spec = LoadSpec(kind="echo", host="::1", port=9000, payload=b"x" * 512, chunk=128)
     result = _result(url=spec.url, spec=spec, status_codes={})
     text = format_result(result)
     assert "Target: tcp://[::1]:9000" in text

@@ -21,9 +21,9 @@ from pytest_netbench import (
     ResourceLimitError,
     SpecError,
     echo_load,
+    echo_spec,
     http_load,
     http_spec,
-    tcp_spec,
 )
 from pytest_netbench._preflight import ensure_fd_budget
 from pytest_netbench._target import (
@@ -247,7 +247,7 @@ def test_bad_tcp_options_are_spec_errors(
     port: int, options: dict[str, object], fragment: str, no_network: None
 ) -> None:
     with pytest.raises(SpecError, match=fragment):
-        tcp_spec("127.0.0.1", port, **options)  # type: ignore[arg-type]
+        echo_spec("127.0.0.1", port, **options)  # type: ignore[arg-type]
 
 
 def test_neither_duration_nor_requests_means_ten_seconds() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from pytest_netbench._cli.compare import add_compare_parser
 from pytest_netbench._errors import SpecError
-from pytest_netbench._spec import LOOPS
+from pytest_netbench._options import LoadKind, LoadOption, options_of
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -55,55 +55,93 @@ def parse_fraction(text: str) -> float:
     return value
 
 
-def _add_http_options(parser: argparse.ArgumentParser, *, pipelining: bool) -> None:
-    parser.add_argument("url", help="http:// or https:// URL on loopback")
-    parser.add_argument("-m", "--method", default="GET")
-    parser.add_argument("-H", "--header", type=parse_header, action="append", default=[])
-    parser.add_argument("--body", default="", help="request body (text), or @FILE")
-    parser.add_argument("--no-keepalive", action="store_true", help="new connection per request")
-    parser.add_argument("--rpc", type=int, help="requests per connection, then close")
-    if pipelining:
-        parser.add_argument("--pipeline", type=int, help="requests in flight per conn (1)")
-    parser.add_argument("--insecure", action="store_true", help="don't verify TLS certificates")
-    parser.add_argument("--proxy", help="send through this HTTP proxy (host:port)")
+# The subcommands' load flags, from the one option table (``_options.LOAD_OPTIONS``).
+_SWEEP_SKIP = frozenset({"rate", "pipeline"})  # each step sets the rate; steps are open loop
+_COLD_SKIP = frozenset(
+    {"requests", "rate", "arrival", "max_connections", "warmup", "timeline_resolution"}
+)
+# What wrk and ab can both be told, so the two tools run the same load.
+_CROSSCHECK_ONLY = frozenset(
+    {
+        "connections",
+        "duration",
+        "requests",
+        "timeout",
+        "workers",
+        "loop",
+        "allow_remote",
+        "keepalive",
+        "headers",
+    }
+)
+_PARSERS = {
+    "count": int,
+    "seconds": parse_duration,
+    "per_second": float,
+    "size": parse_size,
+    "headers": parse_header,
+}
+_METAVARS = {"count": "N", "seconds": "T", "per_second": "N", "size": "BYTES", "headers": "H"}
+_PER_STEP = frozenset({"duration", "requests", "warmup"})
 
 
-def _add_load_options(
-    parser: argparse.ArgumentParser, *, fixed_rate: bool, per: str = "run"
+def add_load_flags(
+    parser: argparse.ArgumentParser,
+    load: LoadKind,
+    *,
+    per: str = "run",
+    skip: frozenset[str] = frozenset(),
+    only: frozenset[str] | None = None,
 ) -> argparse._ArgumentGroup:
+    """One flag per option of ``load`` in the table (less ``skip``, or just ``only``); every
+    default is None, so the options left out take the library's defaults."""
     group = parser.add_argument_group("load")
-    group.add_argument("-c", "--connections", type=int, help="connections (10)")
-    stop = group.add_mutually_exclusive_group()
-    stop.add_argument(
-        "-d", "--duration", type=parse_duration, help=f"time per {per}, e.g. 5s (10s)"
-    )
-    stop.add_argument("-n", "--requests", type=int, help=f"requests per {per}, then stop")
-    if fixed_rate:
-        group.add_argument("--rate", type=float, help="open loop: fixed arrival rate (req/s)")
-    group.add_argument("--arrival", choices=("uniform", "poisson"), help="(uniform)")
-    group.add_argument("--max-connections", type=int, help="open loop: pool bound (1024)")
-    group.add_argument("--warmup", type=parse_duration, help=f"excluded time per {per} (0s)")
-    group.add_argument("--timeout", type=parse_duration, help="per request (10s)")
-    group.add_argument("--connect-timeout", type=parse_duration, help="(5s)")
-    group.add_argument("--workers", type=int, help="generator processes (1)")
-    group.add_argument(
-        "--connect-first",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="closed loop: open every connection before the window (echo: on; http: off)",
-    )
-    group.add_argument(
-        "--connect-rate", type=float, metavar="N", help="with --connect-first: N connects/s at most"
-    )
-    group.add_argument(
-        "--probe-every",
-        type=parse_duration,
-        metavar="T",
-        help="one more client connects, makes one exchange and leaves every T (e.g. 100ms)",
-    )
-    group.add_argument("--loop", choices=LOOPS, help="(auto: uvloop if installed)")
-    group.add_argument("--allow-remote", action="store_true", help="allow non-loopback targets")
+    stop_after = group.add_mutually_exclusive_group()
+    for option in options_of(load):
+        if not option.on_cli or option.name in skip or (only and option.name not in only):
+            continue
+        target = stop_after if option.name in ("duration", "requests") else group
+        names = [n for n in (option.short, option.cli_flag) if n]
+        target.add_argument(*names, dest=option.name, default=None, **_flag_kwargs(option, per))
     return group
+
+
+def _flag_kwargs(option: LoadOption, per: str) -> dict[str, Any]:
+    help_text = option.help
+    if per != "run" and option.name in _PER_STEP:
+        help_text += f" (each {per})"
+    if option.default not in (None, "", b"") and option.kind != "switch":
+        shown = f"{option.default:g}s" if option.kind == "seconds" else str(option.default)
+        help_text += f" [{shown}]"
+    help_text = help_text.replace("%", "%%")
+    if option.kind == "switch":
+        if option.default is None:
+            return {"action": argparse.BooleanOptionalAction, "help": help_text}
+        if option.default is True:
+            return {"action": "store_false", "help": option.off_help.replace("%", "%%")}
+        return {"action": "store_true", "help": help_text}
+    kwargs: dict[str, Any] = {"help": help_text}
+    if option.kind == "choice":
+        kwargs["choices"] = option.choices
+    else:
+        kwargs["type"] = _PARSERS.get(option.kind, str)
+        kwargs["metavar"] = option.metavar or _METAVARS.get(option.kind, option.name.upper())
+    if option.kind == "headers":
+        kwargs["action"] = "append"
+        kwargs["metavar"] = "'NAME: VALUE'"
+    return kwargs
+
+
+def _add_run_flags(group: argparse._ArgumentGroup, *, retries_default: str) -> None:
+    """How a load is run, besides what it sends: reruns and where its shares run."""
+    group.add_argument(
+        "--retries",
+        type=int,
+        metavar="N",
+        help="run a load again, up to N times, while only the generator made it invalid"
+        f" [{retries_default}]",
+    )
+    _add_cluster_option(group)
 
 
 def _add_cluster_option(group: argparse._ArgumentGroup) -> None:
@@ -151,21 +189,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     http = sub.add_parser("http", help="HTTP/1.1 load", description="HTTP/1.1 load at URL")
-    _add_http_options(http, pipelining=True)
-    _add_cluster_option(_add_load_options(http, fixed_rate=True))
+    http.add_argument("url", help="http:// or https:// URL on loopback")
+    _add_run_flags(add_load_flags(http, "http"), retries_default="0")
     _add_output_options(http, "LoadResult.to_dict()", pictures=True)
     http.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
 
     echo = sub.add_parser("echo", help="raw TCP echo load", description="TCP echo load")
     echo.add_argument("target", metavar="HOST:PORT")
-    echo.add_argument("--bytes", type=parse_size, default=512, help="payload per exchange")
-    echo.add_argument("--chunk", type=parse_size, default=None, help="write size")
-    echo.add_argument(
-        "--framing",
-        default="echo",
-        help="echo (verify bytes), fixed:N, line, length-prefixed:N",
-    )
-    _add_cluster_option(_add_load_options(echo, fixed_rate=True))
+    _add_run_flags(add_load_flags(echo, "echo"), retries_default="0")
     _add_output_options(echo, "LoadResult.to_dict()", pictures=True)
     echo.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
 
@@ -188,7 +219,7 @@ def _add_sweep(sub: Any) -> None:
         description="One open-loop load per rate, each printed as a row as it finishes"
         " (demanded and achieved rate, latency corrected and uncorrected, errors).",
     )
-    _add_http_options(sweep, pipelining=False)
+    sweep.add_argument("url", help="http:// or https:// URL on loopback")
     group = sweep.add_argument_group("sweep")
     group.add_argument(
         "--rates",
@@ -196,7 +227,7 @@ def _add_sweep(sub: Any) -> None:
         help="start:stop:step, the stop included (100:2000:100), or a list (100,500,1000)",
     )
     group.add_argument(
-        "--stop-p99", type=float, metavar="MS", help="stop after a step whose p99 passes MS"
+        "--stop-p99-ms", type=float, metavar="MS", help="stop after a step whose p99 passes MS"
     )
     group.add_argument(
         "--stop-error-rate",
@@ -204,8 +235,8 @@ def _add_sweep(sub: Any) -> None:
         metavar="F",
         help="stop after a step with more errors per request than F (e.g. 0.05 or 5%%)",
     )
-    group.add_argument("--retries", type=int, help="reruns of a step the generator spoiled (2)")
-    _add_cluster_option(_add_load_options(sweep, fixed_rate=False, per="step"))
+    load = add_load_flags(sweep, "http", per="step", skip=_SWEEP_SKIP)
+    _add_run_flags(load, retries_default="2")
     _add_output_options(sweep, "SweepResult.to_dict()", pictures=True)
     sweep.add_argument("--fail-invalid", action="store_true", help="exit 5 if a step is invalid")
 
@@ -217,7 +248,7 @@ def _add_capacity(sub: Any) -> None:
         description="Search for the highest open-loop rate at which the server meets the SLO"
         " (bracketing, then bisecting), printing each step as it goes.",
     )
-    _add_http_options(capacity, pipelining=False)
+    capacity.add_argument("url", help="http:// or https:// URL on loopback")
     group = capacity.add_argument_group("search")
     group.add_argument(
         "--slo",
@@ -244,8 +275,8 @@ def _add_capacity(sub: Any) -> None:
     group.add_argument("--min-rate", type=float, help="never try below this rate (1)")
     group.add_argument("--max-rate", type=float, help="never try above this rate")
     group.add_argument("--max-steps", type=int, help="a budget of steps (30)")
-    group.add_argument("--retries", type=int, help="reruns of a step the generator spoiled (2)")
-    _add_cluster_option(_add_load_options(capacity, fixed_rate=False, per="step"))
+    load = add_load_flags(capacity, "http", per="step", skip=_SWEEP_SKIP)
+    _add_run_flags(load, retries_default="2")
     _add_output_options(capacity, "CapacityResult.to_dict()", pictures=True)
 
 
@@ -257,7 +288,7 @@ def _add_cold_start(sub: Any) -> None:
         " warm-up, its timeline printed a row per --resolution: how a JIT or a cache warms"
         " up. Start the server fresh before each run.",
     )
-    _add_http_options(cold, pipelining=True)
+    cold.add_argument("url", help="http:// or https:// URL on loopback")
     group = cold.add_argument_group("cold start")
     group.add_argument(
         "--resolution", type=parse_duration, help="one timeline row per this long (100ms)"
@@ -273,16 +304,8 @@ def _add_cold_start(sub: Any) -> None:
         type=parse_duration,
         help="settling is judged over windows this long (1s, or a quarter of a shorter run)",
     )
-    group.add_argument("--retries", type=int, help="reruns of a spoiled run (0: it warms up)")
-    load = cold.add_argument_group("load")
-    load.add_argument("-c", "--connections", type=int, help="connections (10)")
-    load.add_argument("-d", "--duration", type=parse_duration, help="run time, e.g. 10s (10s)")
-    load.add_argument("--timeout", type=parse_duration, help="per request (10s)")
-    load.add_argument("--connect-timeout", type=parse_duration, help="(5s)")
-    load.add_argument("--workers", type=int, help="generator processes (1)")
-    load.add_argument("--loop", choices=LOOPS, help="(auto: uvloop if installed)")
-    load.add_argument("--allow-remote", action="store_true", help="allow non-loopback targets")
-    _add_cluster_option(load)
+    load = add_load_flags(cold, "http", skip=_COLD_SKIP)
+    _add_run_flags(load, retries_default="0: a rerun meets a warm server")
     _add_output_options(cold, "ColdStartResult.to_dict()", pictures=True)
     cold.add_argument("--fail-invalid", action="store_true", help="exit 5 if it is invalid")
 
@@ -297,22 +320,11 @@ def _add_crosscheck(sub: Any) -> None:
     )
     cross.add_argument("url", help="http:// URL on loopback")
     cross.add_argument("--tool", choices=("wrk", "ab"), default="wrk", help="the second tool (wrk)")
-    cross.add_argument("-H", "--header", type=parse_header, action="append", default=[])
-    cross.add_argument(
-        "--no-keepalive", action="store_true", help="new connection per request (ab only)"
+    # wrk runs whole seconds with keep-alive, a thread per worker; ab needs --requests.
+    load = add_load_flags(cross, "http", only=_CROSSCHECK_ONLY)
+    load.add_argument(
+        "--retries", type=int, metavar="N", help="reruns of a spoiled netbench run [2]"
     )
-    load = cross.add_argument_group("load")
-    load.add_argument("-c", "--connections", type=int, help="connections (10)")
-    stop = load.add_mutually_exclusive_group()
-    stop.add_argument(
-        "-d", "--duration", type=parse_duration, help="wrk: whole seconds, e.g. 10s (10s)"
-    )
-    stop.add_argument("-n", "--requests", type=int, help="ab: requests to send (required)")
-    load.add_argument("--timeout", type=parse_duration, help="per request (10s)")
-    load.add_argument("--workers", type=int, help="netbench processes, and as many wrk threads (1)")
-    load.add_argument("--loop", choices=LOOPS, help="netbench's loop (auto: uvloop if installed)")
-    load.add_argument("--retries", type=int, help="reruns of a spoiled netbench run (2)")
-    load.add_argument("--allow-remote", action="store_true", help="allow non-loopback targets")
     out = cross.add_argument_group("output")
     out.add_argument(
         "--json", type=Path, metavar="PATH", help="write CrosscheckResult.to_dict() here"
@@ -325,45 +337,18 @@ def given(**options: Any) -> dict[str, Any]:
     return {name: value for name, value in options.items() if value is not None}
 
 
-def load_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The load options every subcommand that drives load has."""
-    return given(
-        connections=args.connections,
-        duration=args.duration,
-        requests=getattr(args, "requests", None),
-        rate=getattr(args, "rate", None),
-        arrival=getattr(args, "arrival", None),
-        max_connections=getattr(args, "max_connections", None),
-        warmup=getattr(args, "warmup", None),
-        timeout=args.timeout,
-        connect_timeout=args.connect_timeout,
-        workers=args.workers,
-        loop=args.loop,
-        allow_remote=args.allow_remote,
-        connect_first=getattr(args, "connect_first", None),
-        connect_rate=getattr(args, "connect_rate", None),
-        probe_every=getattr(args, "probe_every", None),
-    )
-
-
-def http_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """``http_spec``'s arguments from an HTTP subcommand's options (the URL aside)."""
-    body: bytes = args.body.encode()
-    if args.body.startswith("@"):
-        try:
-            body = Path(args.body[1:]).read_bytes()
-        except OSError as exc:
-            raise SpecError(f"cannot read the body file {args.body[1:]!r}: {exc}") from None
-    return {
-        "method": args.method,
-        "headers": args.header,
-        "body": body,
-        "keepalive": not args.no_keepalive,
-        "verify_tls": not args.insecure,
-        "proxy": args.proxy,
-        **given(
-            requests_per_connection=args.rpc,
-            pipeline=getattr(args, "pipeline", None),
-        ),
-        **load_kwargs(args),
+def load_options(args: argparse.Namespace, load: LoadKind) -> dict[str, Any]:
+    """The options of ``load`` the user gave on the command line, as the library takes
+    them; the rest take the library's defaults."""
+    values = {
+        option.name: getattr(args, option.name)
+        for option in options_of(load)
+        if getattr(args, option.name, None) is not None
     }
+    body = values.get("body")
+    if isinstance(body, str) and body.startswith("@"):
+        try:
+            values["body"] = Path(body[1:]).read_bytes()
+        except OSError as exc:
+            raise SpecError(f"cannot read the body file {body[1:]!r}: {exc}") from None
+    return values

@@ -11,15 +11,11 @@ that holds every load it ran.
 
 from __future__ import annotations
 
+from pytest_netbench._attempts import Attempts, Runner, run_with_retries
 from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep, capacity
 from pytest_netbench._experiment.cold_start import ColdStartResult, cold_start
 from pytest_netbench._experiment.crosscheck import CrosscheckResult, crosscheck
-from pytest_netbench._experiment.running import (
-    Attempts,
-    Runner,
-    default_runner,
-    run_with_retries,
-)
+from pytest_netbench._experiment.running import default_runner
 from pytest_netbench._experiment.slo import Slo, SloVerdict, TermCheck, parse_slo
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep, parse_rates, sweep
 from pytest_netbench._experiment.trials import (

@@ -20,23 +20,23 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from pytest_netbench._api import Monitored
-from pytest_netbench._errors import SpecError
-from pytest_netbench._experiment.live import ExperimentLive
-from pytest_netbench._experiment.running import (
+from pytest_netbench._attempts import (
     DEFAULT_RETRIES,
     Attempts,
     Runner,
-    base_spec,
     check_retries,
-    open_loop_spec,
     run_with_retries,
 )
+from pytest_netbench._errors import SpecError
+from pytest_netbench._experiment.live import ExperimentLive
+from pytest_netbench._experiment.running import base_spec, open_loop_spec, own_options
 from pytest_netbench._experiment.slo import Slo, SloTerm, TermCheck, parse_slo
 from pytest_netbench._live import ProgressCallback, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec
+from pytest_netbench._options import HttpOptions
 
 Phase = Literal["estimate", "bracket", "bisect", "repeat", "confirm"]
 Verdict = Literal["pass", "fail", "unusable", "estimate"]
@@ -168,7 +168,7 @@ class CapacityResult:
 
 
 def capacity(
-    target: LoadSpec | str,
+    url: str | LoadSpec,
     *,
     slo: str | Slo = "p99_ms < 50",
     max_error_rate: float | None = 0.001,
@@ -186,10 +186,10 @@ def capacity(
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     on_step: Callable[[CapacityStep], None] | None = None,
-    **options: Any,
+    **options: Unpack[HttpOptions],
 ) -> CapacityResult:
-    """The highest open-loop rate at ``target`` (a LoadSpec, or a URL with ``http_load``'s
-    options: ``duration`` is each step's length) that meets ``slo`` with at most
+    """The highest open-loop rate at ``url`` (with ``http_load``'s options, ``duration``
+    being each step's length, or a checked LoadSpec) that meets ``slo`` with at most
     ``max_error_rate`` errors per request, to within ``precision`` (a fraction).
 
     ``start_rate``: the first step's rate (default: 3/4 of one closed-loop run's req/s);
@@ -209,7 +209,7 @@ def capacity(
         goal = goal.with_term(SloTerm("error_rate", "<=", max_error_rate))
     _check_search(precision, start_rate, growth, min_rate, max_rate, margin, max_steps)
     check_retries(retries)
-    spec = base_spec(target, options)
+    spec = base_spec(url, options, also=_OWN)
     open_loop_spec(spec, min_rate)  # a spec that cannot take a rate fails before any load
     live = ExperimentLive(progress, stop, None)
     runner = live.runner(runner, server, cluster)
@@ -464,3 +464,7 @@ def _check_search(
         raise SpecError(f"margin must be in [0, 1), got {margin!r}")
     if max_steps < 1:
         raise SpecError(f"max_steps must be >= 1, got {max_steps!r}")
+
+
+# Its own options, offered beside the loads' when an option is misspelt.
+_OWN = own_options(capacity)

@@ -26,19 +26,16 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 from pytest_netbench._api import Monitored
+from pytest_netbench._attempts import Attempts, Runner, check_retries, run_with_retries
 from pytest_netbench._errors import SpecError
-from pytest_netbench._experiment.running import (
-    Attempts,
-    Runner,
-    base_spec,
-    check_retries,
-    default_runner,
-    run_with_retries,
-)
+from pytest_netbench._experiment.live import ExperimentLive
+from pytest_netbench._experiment.running import base_spec, own_options
+from pytest_netbench._live import ProgressCallback, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec, TimelineRow
+from pytest_netbench._options import HttpOptions
 from pytest_netbench._spec import DEFAULT_DURATION_S, check_timeline_resolution
 
 DEFAULT_RESOLUTION_S = 0.1
@@ -189,9 +186,8 @@ class ColdStartResult:
 
 
 def cold_start(
-    target: LoadSpec | str,
+    url: str | LoadSpec,
     *,
-    duration: float | None = None,
     resolution: float = DEFAULT_RESOLUTION_S,
     settle_tolerance: float = DEFAULT_SETTLE_TOLERANCE,
     settle_window: float | None = None,
@@ -199,10 +195,12 @@ def cold_start(
     runner: Runner | None = None,
     server: Monitored | None = None,
     cluster: object | None = None,
-    **options: Any,
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+    **options: Unpack[HttpOptions],
 ) -> ColdStartResult:
-    """One closed-loop run at ``target`` (a LoadSpec, or a URL with ``http_load``'s options
-    such as ``connections``) from its very first request, with no warm-up, its timeline
+    """One closed-loop run at ``url`` (with ``http_load``'s options such as
+    ``connections``, or a checked LoadSpec) from its very first request, with no warm-up, its timeline
     kept at ``resolution`` seconds; ``duration`` defaults to the spec's own, or 10 s.
     ``settle_tolerance`` and ``settle_window`` (seconds; default 1 s, or a quarter of a
     shorter run) say what counts as settled (see the module's doc).
@@ -210,27 +208,24 @@ def cold_start(
     Run it against a server that has served nothing yet (a fresh ``server=``), or the
     first seconds measure a server that is already warm.
     """
+    given: dict[str, Any] = dict(options)
+    duration = given.pop("duration", None)
     for name, why in _NOT_COLD.items():
-        if name in options and options[name] not in (None, 0, 0.0):
-            raise SpecError(f"{name}={options[name]!r}: {why}")
+        if name in given and given[name] not in (None, 0, 0.0):
+            raise SpecError(f"{name}={given[name]!r}: {why}")
     check_retries(retries)
     if not 0 < settle_tolerance < 1:
         raise SpecError(f"settle_tolerance must be a fraction in (0, 1), got {settle_tolerance!r}")
-    if isinstance(target, LoadSpec):
-        spec = base_spec(target, options)
+    if isinstance(url, LoadSpec):
+        spec = base_spec(url, given, also=_OWN)
         length = duration if duration is not None else spec.duration_s or DEFAULT_DURATION_S
     else:
         length = duration if duration is not None else DEFAULT_DURATION_S
-        spec = base_spec(target, {**options, "duration": length})
+        spec = base_spec(url, {**given, "duration": length}, also=_OWN)
     spec = _cold(spec, length, resolution)
     window = _checked_window(settle_window, float(length), resolution)
-    if runner is None:
-        runner = default_runner(server, cluster)
-    elif server is not None:
-        raise SpecError("pass either runner or server: a runner samples its own server")
-    elif cluster is not None:
-        raise SpecError("pass either runner or cluster: a runner runs its loads where it likes")
-    attempts = run_with_retries(spec, runner, retries)
+    live = ExperimentLive(progress, stop, 1)
+    attempts = run_with_retries(spec, live.runner(runner, server, cluster), retries)
     return ColdStartResult(attempts, float(length), resolution, settle_tolerance, window)
 
 
@@ -286,3 +281,7 @@ def _median(values: Sequence[float]) -> float:
 
 def _json_float(value: float) -> float | None:
     return None if math.isnan(value) or math.isinf(value) else value
+
+
+# Its own options, offered beside the loads' when an option is misspelt.
+_OWN = own_options(cold_start)

@@ -20,21 +20,18 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 from pytest_netbench._api import Monitored
+from pytest_netbench._attempts import DEFAULT_RETRIES, Attempts, Runner, run_with_retries
 from pytest_netbench._errors import SpecError
-from pytest_netbench._experiment.running import (
-    DEFAULT_RETRIES,
-    Attempts,
-    Runner,
-    base_spec,
-    default_runner,
-    run_with_retries,
-)
+from pytest_netbench._experiment.live import ExperimentLive
+from pytest_netbench._experiment.running import base_spec, own_options
 from pytest_netbench._experiment.tool_output import ToolFigures
 from pytest_netbench._experiment.tool_runs import TOOLS, check_comparable, require, run_tool
+from pytest_netbench._live import ProgressCallback, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec
+from pytest_netbench._options import HttpOptions
 from pytest_netbench._spec import DEFAULT_DURATION_S
 
 # The figures both tools report, in the order tables show them.
@@ -114,15 +111,17 @@ class CrosscheckResult:
 
 
 def crosscheck(
-    target: LoadSpec | str,
+    url: str | LoadSpec,
     *,
     tool: str = "wrk",
     retries: int = DEFAULT_RETRIES,
     runner: Runner | None = None,
     server: Monitored | None = None,
-    **options: Any,
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+    **options: Unpack[HttpOptions],
 ) -> CrosscheckResult:
-    """Measure one load at ``target`` (a LoadSpec, or a URL with ``http_load``'s options)
+    """Measure one load at ``url`` (with ``http_load``'s options, or a checked LoadSpec)
     with netbench, then with ``tool`` (``"wrk"`` or ``"ab"``), and compare.
 
     wrk runs for a duration (whole seconds; 10 s by default) with keep-alive, one thread
@@ -133,18 +132,16 @@ def crosscheck(
     """
     if tool not in TOOLS:
         raise SpecError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
-    if isinstance(target, str) and tool == "wrk" and options.get("requests") is None:
-        options = {**options, "duration": options.get("duration") or DEFAULT_DURATION_S}
-    spec = base_spec(target, options)
+    given: dict[str, Any] = dict(options)
+    if isinstance(url, str) and tool == "wrk" and given.get("requests") is None:
+        given["duration"] = given.get("duration") or DEFAULT_DURATION_S
+    spec = base_spec(url, given, also=_OWN)
     if tool == "wrk" and spec.duration_s is None and spec.requests is None:
         spec = dataclasses.replace(spec, duration_s=DEFAULT_DURATION_S)
     check_comparable(tool, spec)
     require(tool)
-    if runner is None:
-        runner = default_runner(server)
-    elif server is not None:
-        raise SpecError("pass either runner or server: a runner samples its own server")
-    attempts = run_with_retries(spec, runner, retries)
+    live = ExperimentLive(progress, stop, 1)
+    attempts = run_with_retries(spec, live.runner(runner, server), retries)
     return CrosscheckResult(tool, attempts, run_tool(tool, spec))
 
 
@@ -156,3 +153,7 @@ def _checked(metric: str) -> str:
 
 def _json_float(value: float) -> float | None:
     return None if math.isnan(value) or math.isinf(value) else value
+
+
+# Its own options, offered beside the loads' when an option is misspelt.
+_OWN = own_options(crosscheck)

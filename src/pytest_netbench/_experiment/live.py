@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pytest_netbench._api import Monitored, run_spec
+from pytest_netbench._attempts import Runner
 from pytest_netbench._errors import SpecError
-from pytest_netbench._experiment.running import Runner
 from pytest_netbench._live import LoadProgress, ProgressCallback, StopSignal, labelled
 from pytest_netbench._model import LoadResult, LoadSpec
 

@@ -10,20 +10,19 @@ experiment knowing either. The default runner is the library's own ``run_spec``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+import inspect
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from pytest_netbench._api import Monitored, run_spec
+from pytest_netbench._attempts import (
+    Runner,
+)
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import LoadResult, LoadSpec
+from pytest_netbench._options import check_names
 from pytest_netbench._records import discard_counts
 from pytest_netbench._spec import http_spec
-
-Runner = Callable[[LoadSpec], LoadResult]
-
-# A trial invalid for generator-side causes only is run again this many times by default.
-DEFAULT_RETRIES = 2
 
 
 def default_runner(server: Monitored | None = None, cluster: object | None = None) -> Runner:
@@ -37,17 +36,30 @@ def default_runner(server: Monitored | None = None, cluster: object | None = Non
     return run
 
 
-def base_spec(target: LoadSpec | str, options: Mapping[str, Any]) -> LoadSpec:
-    """The load an experiment starts from: a checked spec as given, or an HTTP URL with
-    ``http_load``'s options (checked here, before any traffic)."""
-    if isinstance(target, LoadSpec):
+def base_spec(
+    url: str | LoadSpec, options: Mapping[str, Any], *, also: Collection[str] = ()
+) -> LoadSpec:
+    """The load an experiment starts from: an HTTP URL with ``http_load``'s options
+    (checked here, before any traffic), or a checked spec as given. ``also``: the
+    experiment's own option names, offered when an option is misspelt."""
+    if isinstance(url, LoadSpec):
         if options:
             raise SpecError(
                 f"options ({', '.join(sorted(options))}) go with a URL; for a LoadSpec, set"
                 " them on the spec (dataclasses.replace)"
             )
-        return target
-    return http_spec(target, **options)
+        return url
+    check_names("http", options, also=also)
+    return http_spec(url, **options)
+
+
+def own_options(function: Callable[..., object]) -> frozenset[str]:
+    """The keyword options an experiment takes itself (the rest are its loads')."""
+    return frozenset(
+        name
+        for name, parameter in inspect.signature(function).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    )
 
 
 def open_loop_spec(spec: LoadSpec, rate: float) -> LoadSpec:
@@ -59,58 +71,6 @@ def open_loop_spec(spec: LoadSpec, rate: float) -> LoadSpec:
     if not rate > 0:
         raise SpecError(f"a rate must be > 0, got {rate!r}")
     return dataclasses.replace(spec, rate=float(rate))
-
-
-@dataclass(frozen=True, slots=True)
-class Attempts:
-    """One load as asked for: the result kept, and the runs thrown away before it because
-    only the generator was to blame (its CPU, its schedule, its file descriptors)."""
-
-    kept: LoadResult
-    discarded: tuple[LoadResult, ...] = ()
-
-    @property
-    def runs(self) -> int:
-        return len(self.discarded) + 1
-
-    @property
-    def generator_limited(self) -> bool:
-        """Every attempt was invalid for generator-side causes only: the load could not be
-        produced, so nothing can be concluded about the server from it."""
-        return self.kept.invalid_by_generator_only
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kept": self.kept.to_dict(),
-            "discarded": [r.to_dict() for r in self.discarded],
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Attempts:
-        return cls(
-            kept=LoadResult.from_dict(data["kept"]),
-            discarded=tuple(LoadResult.from_dict(r) for r in data.get("discarded", ())),
-        )
-
-
-def run_with_retries(spec: LoadSpec, runner: Runner, retries: int = DEFAULT_RETRIES) -> Attempts:
-    """Run ``spec``; while the result is invalid only because of the generator, run it
-    again, at most ``retries`` more times. A result invalid for any server-side cause
-    (the server died, the pool filled up while it held requests) is kept at once: running
-    it again would only repeat what the server did. An interrupted load (Ctrl-C) is never
-    run again."""
-    check_retries(retries)
-    discarded: list[LoadResult] = []
-    result = runner(spec)
-    while result.invalid_by_generator_only and not result.interrupted and len(discarded) < retries:
-        discarded.append(result)
-        result = runner(spec)
-    return Attempts(result, tuple(discarded))
-
-
-def check_retries(retries: int) -> None:
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise SpecError(f"retries must be a whole number >= 0, got {retries!r}")
 
 
 def discard_causes(discarded: Iterable[LoadResult]) -> dict[str, int]:

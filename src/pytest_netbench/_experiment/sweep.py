@@ -12,23 +12,23 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 from pytest_netbench._api import Monitored
-from pytest_netbench._errors import SpecError
-from pytest_netbench._experiment.live import ExperimentLive
-from pytest_netbench._experiment.running import (
+from pytest_netbench._attempts import (
     DEFAULT_RETRIES,
     Attempts,
     Runner,
-    base_spec,
     check_retries,
-    open_loop_spec,
     run_with_retries,
 )
+from pytest_netbench._errors import SpecError
+from pytest_netbench._experiment.live import ExperimentLive
+from pytest_netbench._experiment.running import base_spec, open_loop_spec, own_options
 from pytest_netbench._experiment.slo import error_rate
 from pytest_netbench._live import ProgressCallback, StopSignal
 from pytest_netbench._model import ERROR_KINDS, LoadResult, LoadSpec
+from pytest_netbench._options import HttpOptions
 
 # More steps than this is almost surely a typo in the step ("1:100000:1").
 MAX_STEPS = 1000
@@ -203,7 +203,7 @@ class SweepResult:
 
 
 def sweep(
-    target: LoadSpec | str,
+    url: str | LoadSpec,
     *,
     rates: Any,
     stop_p99_ms: float | None = None,
@@ -215,10 +215,10 @@ def sweep(
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     on_step: Callable[[SweepStep], None] | None = None,
-    **options: Any,
+    **options: Unpack[HttpOptions],
 ) -> SweepResult:
     """One open-loop load per rate in ``rates`` (a list, or text for :func:`parse_rates`),
-    at ``target`` (a LoadSpec, or a URL with ``http_load``'s options such as ``duration``).
+    at ``url`` (with ``http_load``'s options such as ``duration``, or a checked LoadSpec).
 
     ``stop_p99_ms`` / ``stop_error_rate``: stop after a step whose p99 (ms) or error rate
     (errors per request sent) is past this bound, a step far beyond saturation, so the
@@ -233,7 +233,7 @@ def sweep(
     for name, bound in (("stop_p99_ms", stop_p99_ms), ("stop_error_rate", stop_error_rate)):
         if bound is not None and not bound >= 0:
             raise SpecError(f"{name} must be >= 0, got {bound!r}")
-    spec = base_spec(target, options)
+    spec = base_spec(url, options, also=_OWN)
     specs = [open_loop_spec(spec, rate) for rate in steps_to_run]  # check all before any load
     live = ExperimentLive(progress, stop, len(steps_to_run))
     runner = live.runner(runner, server, cluster)
@@ -281,3 +281,7 @@ def _past_bound(
 
 def _json_float(value: float) -> float | None:
     return None if math.isnan(value) else value
+
+
+# Its own options, offered beside the loads' when an option is misspelt.
+_OWN = own_options(sweep)

@@ -6,9 +6,11 @@ stored and rendered by layers that know nothing about sockets. The package split
 concern (the words, the spec, a result's sections, the result); import from here.
 """
 
+from pytest_netbench._model.kinds import ARRIVALS as ARRIVALS
 from pytest_netbench._model.kinds import ERROR_KINDS as ERROR_KINDS
 from pytest_netbench._model.kinds import GENERATOR_CAUSES as GENERATOR_CAUSES
 from pytest_netbench._model.kinds import INVALID_CAUSES as INVALID_CAUSES
+from pytest_netbench._model.kinds import LOOPS as LOOPS
 from pytest_netbench._model.kinds import MIX_ORDERS as MIX_ORDERS
 from pytest_netbench._model.kinds import PERCENTILE_FIELDS as PERCENTILE_FIELDS
 from pytest_netbench._model.kinds import Arrival as Arrival

@@ -10,7 +10,9 @@ ERROR_KINDS: tuple[ErrorKind, ...] = ("connect", "reset", "timeout", "protocol",
 
 Mode = Literal["closed", "open"]
 Arrival = Literal["uniform", "poisson"]
+ARRIVALS: tuple[Arrival, ...] = ("uniform", "poisson")
 LoopName = Literal["auto", "uvloop", "asyncio", "trio"]
+LOOPS: tuple[LoopName, ...] = ("auto", "uvloop", "asyncio", "trio")
 # How a request mix picks the next request: each in turn, or interleaved by weight.
 MixOrder = Literal["cycle", "weighted"]
 MIX_ORDERS: tuple[MixOrder, ...] = ("cycle", "weighted")

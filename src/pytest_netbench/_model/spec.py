@@ -55,7 +55,7 @@ class Request:
 class LoadSpec:
     """What to send, how hard, and for how long (shared by HTTP and raw TCP)."""
 
-    kind: Literal["http", "tcp"]
+    kind: Literal["http", "echo"]
     host: str
     port: int
     connections: int = 10
@@ -116,7 +116,7 @@ class LoadSpec:
 
     @property
     def url(self) -> str:
-        if self.kind == "tcp":
+        if self.kind == "echo":
             return f"tcp://{_host_for_url(self.host)}:{self.port}"
         return f"{self.scheme}://{_host_for_url(self.host)}:{self.port}{self.target}"
 

@@ -11,8 +11,8 @@ records it adds to the test.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import pytest
 
@@ -27,13 +27,15 @@ from pytest_netbench._plugin.test_state import (
 )
 
 if TYPE_CHECKING:
+    from pytest_netbench._attempts import Attempts, Runner
     from pytest_netbench._experiment.capacity import CapacityResult
     from pytest_netbench._experiment.cold_start import ColdStartResult
     from pytest_netbench._experiment.crosscheck import CrosscheckResult
-    from pytest_netbench._experiment.running import Attempts, Runner
+    from pytest_netbench._experiment.slo import Slo
     from pytest_netbench._experiment.sweep import SweepResult
     from pytest_netbench._experiment.trials import AbResult, TrialsResult
     from pytest_netbench._model import LoadResult, LoadSpec
+    from pytest_netbench._options import EchoOptions, HttpOptions
     from pytest_netbench._records import ExperimentKind
     from pytest_netbench._servers.launcher import Server
 
@@ -64,148 +66,186 @@ class NetbenchFixture:
         label: str = "",
         allow_invalid: bool = False,
         retries: int | None = None,
-        **options: Any,
+        cluster: object | None = None,
+        **options: Unpack[HttpOptions],
     ) -> LoadResult:
-        """Drive HTTP load at ``url`` (a URL, or a server the test started; options as
-        ``http_load``, ``cluster=`` included) and record the result."""
+        """Drive HTTP load at ``url`` (a URL, or a server the test started; the options
+        as ``http_load``'s) and record the result."""
         from pytest_netbench._spec import http_spec
 
-        cluster = options.pop("cluster", None)
         target, server = self._target(url, server)
         spec = self._checked(lambda: http_spec(target, **options))
         return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
 
     def echo(
         self,
-        host: str,
-        port: int,
+        host: str | Server,
+        port: int | None = None,
         *,
         server: Server | None = None,
         label: str = "",
         allow_invalid: bool = False,
         retries: int | None = None,
-        **options: Any,
+        cluster: object | None = None,
+        **options: Unpack[EchoOptions],
     ) -> LoadResult:
-        """Raw TCP echo load (options as ``echo_load``), recorded like :meth:`http`."""
-        from pytest_netbench._spec import tcp_spec
+        """Raw TCP echo load at ``host``, ``port`` (or a server the test started; the
+        options as ``echo_load``'s), recorded like :meth:`http`."""
+        from pytest_netbench._spec import echo_spec
 
-        cluster = options.pop("cluster", None)
-        spec = self._checked(lambda: tcp_spec(host, port, **options))
+        host, port, server = self._address(host, port, server)
+        spec = self._checked(lambda: echo_spec(host, port, **options))
         return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
 
     # -- experiments ---------------------------------------------------------------------------
+    # Each takes its experiment's own options by name (a test holds them to the library's
+    # signatures) and the load's as ``http_load``'s.
     def sweep(
         self,
-        target: str | Server,
+        url: str | Server,
         *,
-        rates: Any,
+        rates: str | Sequence[float],
+        stop_p99_ms: float | None = None,
+        stop_error_rate: float | None = None,
         server: Server | None = None,
         label: str = "",
         allow_invalid: bool = False,
         retries: int | None = None,
-        **options: Any,
+        **options: Unpack[HttpOptions],
     ) -> SweepResult:
         """One open-loop load per rate in ``rates`` (``"100:2000:100"``, ``"100,200"`` or a
-        list) at ``target``; ``stop_p99_ms``/``stop_error_rate`` end it past saturation, the
+        list) at ``url``; ``stop_p99_ms``/``stop_error_rate`` end it past saturation, the
         rest are ``http_load``'s options (``duration`` is each step's, scaled)."""
         from pytest_netbench._experiment.sweep import sweep
 
-        own, load = _split_options(sweep, options)
         return self._experiment(
             "sweep",
             lambda spec, tries, runner: sweep(
-                spec, rates=rates, retries=tries, runner=runner, **own
+                spec,
+                rates=rates,
+                stop_p99_ms=stop_p99_ms,
+                stop_error_rate=stop_error_rate,
+                retries=tries,
+                runner=runner,
             ),
-            target,
-            load,
+            url,
+            dict(options),
             server=server,
             label=label,
             allow_invalid=allow_invalid,
             retries=retries,
+            own=sweep,
         )
 
     def capacity(
         self,
-        target: str | Server,
+        url: str | Server,
         *,
-        slo: str = "p99_ms < 50",
+        slo: str | Slo = "p99_ms < 50",
+        max_error_rate: float | None = 0.001,
+        precision: float = 0.05,
+        start_rate: float | None = None,
+        growth: float = 2.0,
+        min_rate: float = 1.0,
+        max_rate: float | None = None,
+        margin: float = 0.2,
+        max_steps: int = 30,
         server: Server | None = None,
         label: str = "",
         allow_invalid: bool = False,
         retries: int | None = None,
-        **options: Any,
+        **options: Unpack[HttpOptions],
     ) -> CapacityResult:
-        """The highest open-loop rate at ``target`` that meets ``slo``: the search's own
-        options (``precision``, ``max_error_rate``, ``start_rate``, ``max_rate`` ...) and
-        ``http_load``'s (``duration`` is each probe's, scaled)."""
+        """The highest open-loop rate at ``url`` that meets ``slo``: the search's own
+        options (as ``capacity``'s) and ``http_load``'s (``duration`` is each step's,
+        scaled)."""
         from pytest_netbench._experiment.capacity import capacity
 
-        own, load = _split_options(capacity, options)
         return self._experiment(
             "capacity",
             lambda spec, tries, runner: capacity(
-                spec, slo=slo, retries=tries, runner=runner, **own
+                spec,
+                slo=slo,
+                max_error_rate=max_error_rate,
+                precision=precision,
+                start_rate=start_rate,
+                growth=growth,
+                min_rate=min_rate,
+                max_rate=max_rate,
+                margin=margin,
+                max_steps=max_steps,
+                retries=tries,
+                runner=runner,
             ),
-            target,
-            load,
+            url,
+            dict(options),
             server=server,
             label=label,
             allow_invalid=allow_invalid,
             retries=retries,
+            own=capacity,
         )
 
     def cold_start(
         self,
-        target: str | Server,
+        url: str | Server,
         *,
+        resolution: float = 0.1,
+        settle_tolerance: float = 0.1,
+        settle_window: float | None = None,
         server: Server | None = None,
         label: str = "",
         allow_invalid: bool = False,
         retries: int | None = None,
-        **options: Any,
+        **options: Unpack[HttpOptions],
     ) -> ColdStartResult:
         """One closed-loop run from the server's very first request, no warm-up, its
         timeline at ``resolution`` (0.1 s): the first second's rate against the steady one,
         and when it settled. Give it a server no load has warmed yet. ``duration`` (default
         10 s, scaled) and ``http_load``'s options; no reruns unless ``retries=`` says so (a
         rerun meets the server the first run warmed)."""
-        from pytest_netbench._experiment.cold_start import DEFAULT_RESOLUTION_S, cold_start
+        from pytest_netbench._experiment.cold_start import cold_start
 
-        own, load = _split_options(cold_start, options)
-        if "duration" in own:
-            load["duration"] = own.pop("duration")  # a load option, so the scale applies
+        load: dict[str, Any] = dict(options)
         for name, instead in (("requests", "duration="), ("timeline_resolution", "resolution=")):
             if name in load:
                 fail_test(f"netbench: a cold start takes no {name}=: use {instead}")
-        resolution = own.get("resolution", DEFAULT_RESOLUTION_S)
         scaled = self._session.settings.scale != 1.0
 
         def run(spec: LoadSpec, tries: int, runner: Runner) -> ColdStartResult:
             if scaled:
                 spec = _on_grid(spec, resolution)
-            return cold_start(spec, retries=tries, runner=runner, **own)
+            return cold_start(
+                spec,
+                resolution=resolution,
+                settle_tolerance=settle_tolerance,
+                settle_window=settle_window,
+                retries=tries,
+                runner=runner,
+            )
 
         return self._experiment(
             "cold_start",
             run,
-            target,
+            url,
             load,
             server=server,
             label=label,
             allow_invalid=allow_invalid,
             retries=0 if retries is None else retries,
+            own=cold_start,
         )
 
     def crosscheck(
         self,
-        target: str | Server,
+        url: str | Server,
         *,
         tool: str = "wrk",
         server: Server | None = None,
         label: str = "",
         allow_invalid: bool = False,
         retries: int | None = None,
-        **options: Any,
+        **options: Unpack[HttpOptions],
     ) -> CrosscheckResult:
         """The same closed-loop load measured by netbench, then by ``tool`` (``"wrk"``:
         ``duration`` in whole seconds, 10 s by default; ``"ab"``: ``requests=``), recorded
@@ -222,8 +262,9 @@ class NetbenchFixture:
             pytest.skip(f"netbench crosscheck: {exc}")
         except ValueError as exc:
             fail_test(f"netbench: {exc}")
-        if tool == "wrk" and options.get("requests") is None:
-            options.setdefault("duration", DEFAULT_DURATION_S)
+        load: dict[str, Any] = dict(options)
+        if tool == "wrk" and load.get("requests") is None:
+            load.setdefault("duration", DEFAULT_DURATION_S)
 
         def run(spec: LoadSpec, tries: int, runner: Runner) -> CrosscheckResult:
             return crosscheck(fitted(tool, spec), tool=tool, retries=tries, runner=runner)
@@ -231,12 +272,13 @@ class NetbenchFixture:
         return self._experiment(
             "crosscheck",
             run,
-            target,
-            options,
+            url,
+            load,
             server=server,
             label=label,
             allow_invalid=allow_invalid,
             retries=retries,
+            own=crosscheck,
         )
 
     # -- steps ---------------------------------------------------------------------------------
@@ -255,6 +297,22 @@ class NetbenchFixture:
             )
         return target, server
 
+    def _address(
+        self, host: str | Server, port: int | None, server: Server | None
+    ) -> tuple[str, int, Server | None]:
+        """A host, a port and the managed server behind them, from either."""
+        from pytest_netbench._servers.launcher import Server
+
+        if isinstance(host, Server):
+            if port is not None:
+                fail_test("netbench: give a server, or a host and a port, not both")
+            if server is not None and server is not host:
+                fail_test("netbench: give the server once: as the target or as server=, not both")
+            return host.host, int(host.port or 0), host
+        if port is None:
+            fail_test("netbench: echo(host, port) needs a port (or pass a server)")
+        return host, port, server
+
     def _checked(self, build: Callable[[], LoadSpec]) -> LoadSpec:
         from pytest_netbench._errors import NetbenchError
         from pytest_netbench._spec import scale_spec
@@ -267,8 +325,8 @@ class NetbenchFixture:
         fail_test(problem)
 
     def _retries(self, retries: int | None) -> int:
+        from pytest_netbench._attempts import DEFAULT_RETRIES, check_retries
         from pytest_netbench._errors import SpecError
-        from pytest_netbench._experiment.running import DEFAULT_RETRIES, check_retries
 
         chosen = retries if retries is not None else self._session.settings.retries
         if chosen is None:
@@ -380,12 +438,21 @@ class NetbenchFixture:
         label: str,
         allow_invalid: bool,
         retries: int | None,
+        own: Callable[..., object],
     ) -> Experiment:
-        """``run(spec, retries, runner)`` once (once per arm in A/B mode), recorded."""
+        """``run(spec, retries, runner)`` once (once per arm in A/B mode), recorded; a
+        misspelt option is offered the closest of the load's and ``own``'s options."""
+        from pytest_netbench._experiment.running import own_options
+        from pytest_netbench._options import check_names
         from pytest_netbench._spec import http_spec
 
         url, server = self._target(target, server)
-        spec = self._checked(lambda: http_spec(url, **load))
+
+        def build() -> LoadSpec:
+            check_names("http", load, also=own_options(own))
+            return http_spec(url, **load)
+
+        spec = self._checked(build)
         tries = self._retries(retries)
         _pair, arms = self._arms(spec, server)
         done: list[Experiment] = []
@@ -414,21 +481,6 @@ class NetbenchFixture:
 
 
 # -- helpers -----------------------------------------------------------------------------------
-def _split_options(
-    function: Callable[..., Any], options: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The experiment's own keyword arguments, and the load's (``http_load``'s)."""
-    import inspect
-
-    own_names = {
-        name
-        for name, parameter in inspect.signature(function).parameters.items()
-        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
-    } - {"runner", "server", "retries"}
-    own = {k: v for k, v in options.items() if k in own_names}
-    return own, {k: v for k, v in options.items() if k not in own_names}
-
-
 def _in_run_order(ab: AbResult) -> list[tuple[str | None, int, Attempts]]:
     """(arm, trial, attempts) in the order the loads ran (ABBA)."""
     sides = {ab.names[0]: ab.a, ab.names[1]: ab.b}

@@ -91,7 +91,7 @@ def add_options(parser: pytest.Parser) -> None:
         "(schedule lag, generator CPU or fds); default 2, or ini netbench_retries.",
     )
     group.addoption(
-        "--netbench-columns",
+        "--netbench-metrics",
         default=",".join(DEFAULT_COLUMNS),
         metavar="LIST",
         help="metrics shown in each matrix cell, e.g. rps,p99_ms,errors_total.",
@@ -224,7 +224,7 @@ def read_settings(config: pytest.Config) -> Settings:
     trials = int(opt("--netbench-trials"))
     if trials < 1:
         raise pytest.UsageError(f"--netbench-trials must be at least 1 (got {trials})")
-    columns = _parse_columns(str(opt("--netbench-columns")))
+    columns = _parse_columns(str(opt("--netbench-metrics")))
     compare_fail = opt("--netbench-compare-fail")
     compare_name = opt("--netbench-compare")
     ab = opt("--netbench-ab")
@@ -352,7 +352,7 @@ def _parse_columns(text: str) -> tuple[str, ...]:
     try:
         return check_metrics(text.split(","))
     except SpecError as exc:
-        raise pytest.UsageError(f"--netbench-columns {text!r}: {exc}") from None
+        raise pytest.UsageError(f"--netbench-metrics {text!r}: {exc}") from None
 
 
 def _check_thresholds(text: str) -> None:

@@ -23,7 +23,7 @@ from pytest_netbench._plugin.session import (
 )
 
 if TYPE_CHECKING:
-    from pytest_netbench._experiment.running import Attempts
+    from pytest_netbench._attempts import Attempts
     from pytest_netbench._model import LoadResult, LoadSpec
     from pytest_netbench._records import ExperimentKind, ExperimentRecord, Record
     from pytest_netbench._servers.launcher import Server
@@ -75,12 +75,12 @@ def params_of(item: pytest.Item, arm: str | None) -> dict[str, str]:
 
 
 def columns_of(item: pytest.Item) -> tuple[str, ...]:
-    """The matrix columns the test asks for: ``@pytest.mark.netbench(columns=[...])``."""
+    """The matrix columns the test asks for: ``@pytest.mark.netbench(metrics=[...])``."""
     from pytest_netbench._errors import SpecError
     from pytest_netbench._metrics import check_metrics
 
     marker = item.get_closest_marker("netbench")
-    wanted = marker.kwargs.get("columns") if marker is not None else None
+    wanted = marker.kwargs.get("metrics") if marker is not None else None
     if not wanted:
         return ()
     if isinstance(wanted, str):
@@ -88,7 +88,7 @@ def columns_of(item: pytest.Item) -> tuple[str, ...]:
     try:
         return check_metrics(str(c) for c in wanted)
     except SpecError as exc:
-        raise SpecError(f"@pytest.mark.netbench(columns=...): {exc}") from None
+        raise SpecError(f"@pytest.mark.netbench(metrics=...): {exc}") from None
 
 
 def record_load(

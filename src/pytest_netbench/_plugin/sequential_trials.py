@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pytest_netbench._attempts import Attempts, Runner
     from pytest_netbench._compare.family import GateRule
     from pytest_netbench._compare.sequential import Decision, SequentialDesign
     from pytest_netbench._compare.thresholds import Threshold
-    from pytest_netbench._experiment.running import Attempts, Runner
     from pytest_netbench._experiment.trials import AbResult, Arm, TrialsResult
     from pytest_netbench._model import LoadResult, LoadSpec
     from pytest_netbench._plugin.options import Settings

@@ -83,7 +83,7 @@ def format_count(value: float) -> str:
 
 def _unit_name(result: LoadResult) -> str:
     is_tcp = result.url.startswith("tcp://") or (
-        result.spec is not None and result.spec.kind == "tcp"
+        result.spec is not None and result.spec.kind == "echo"
     )
     return "exchanges" if is_tcp else "requests"
 

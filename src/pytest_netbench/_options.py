@@ -1,0 +1,274 @@
+"""Every option of a load, declared once: name, default, unit, help and the loads it applies to.
+
+The library's signatures (``**options: Unpack[HttpOptions]``), the checks of
+:mod:`pytest_netbench._spec`, the ``netbench`` command's flags and the docs' option table
+are all read from :data:`LOAD_OPTIONS`; a test holds the ``TypedDict`` classes below, every
+public entry point's signature and every subcommand's flags to it, so a new option is one
+row here and one line in the ``TypedDict``, never a fourth copy.
+
+Naming rules (docs/architecture.md): an option's CLI flag is its name with dashes
+(``requests_per_connection`` -> ``--requests-per-connection``); a boolean that defaults to
+on is turned off with ``--no-NAME``; an argument in seconds carries no unit suffix
+(``duration``, ``warmup``), a figure in any other unit carries it (``stop_p99_ms``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
+
+from pytest_netbench._errors import SpecError
+from pytest_netbench._model import ARRIVALS, LOOPS, MIX_ORDERS, Request
+
+LoadKind = Literal["http", "echo"]
+# How a value is written on the command line (and what its unit is in the docs).
+ValueKind = Literal[
+    "count", "seconds", "per_second", "switch", "choice", "text", "size", "headers", "body"
+]
+HeadersArg = Mapping[str, str] | Sequence[tuple[str, str]] | None
+
+_BOTH: frozenset[LoadKind] = frozenset({"http", "echo"})
+_HTTP: frozenset[LoadKind] = frozenset({"http"})
+_ECHO: frozenset[LoadKind] = frozenset({"echo"})
+
+
+@dataclass(frozen=True, slots=True)
+class LoadOption:
+    """One option of a load: what the library takes, the CLI offers and the docs list."""
+
+    name: str
+    default: object
+    kind: ValueKind
+    help: str
+    loads: frozenset[LoadKind] = _BOTH
+    choices: tuple[str, ...] = ()
+    short: str = ""
+    # The long flag when it is not ``--`` + the name with dashes (a documented exception).
+    flag: str = ""
+    # False: a Python value with no command-line form (a list of Request objects).
+    on_cli: bool = True
+    # What ``--no-NAME`` does, for a switch that defaults to on.
+    off_help: str = ""
+    metavar: str = ""
+
+    @property
+    def unit(self) -> str:
+        return {"seconds": "s", "per_second": "/s", "size": "bytes"}.get(self.kind, "")
+
+    @property
+    def cli_flag(self) -> str:
+        """The long flag: ``--name``, or ``--no-name`` for a switch that defaults to on."""
+        if self.flag:
+            return self.flag
+        dashed = self.name.replace("_", "-")
+        return f"--no-{dashed}" if self.default is True else f"--{dashed}"
+
+
+LOAD_OPTIONS: tuple[LoadOption, ...] = (
+    LoadOption("connections", 10, "count", "connections held open (closed loop)", short="-c"),
+    LoadOption(
+        "duration",
+        None,
+        "seconds",
+        "measured time, warm-up excluded (10 s when neither duration nor requests is given)",
+        short="-d",
+    ),
+    LoadOption("requests", None, "count", "stop after this many requests", short="-n"),
+    LoadOption("rate", None, "per_second", "open loop: a fixed arrival rate, requests a second"),
+    LoadOption("arrival", "uniform", "choice", "open loop: spacing of sends", choices=ARRIVALS),
+    LoadOption(
+        "max_connections",
+        None,
+        "count",
+        "open loop: the most connections the pool grows to (connections, at least 1,024)",
+    ),
+    LoadOption("warmup", 0.0, "seconds", "time before the measured window, not counted"),
+    LoadOption("timeout", 10.0, "seconds", "a request not answered by then is a timeout error"),
+    LoadOption("connect_timeout", 5.0, "seconds", "a connect not done by then is an error"),
+    LoadOption("workers", 1, "count", "generator processes (or Dask workers), a share each"),
+    LoadOption("loop", "auto", "choice", "event loop (auto: uvloop if installed)", choices=LOOPS),
+    LoadOption("allow_remote", False, "switch", "allow a target outside loopback"),
+    LoadOption(
+        "drain",
+        True,
+        "switch",
+        "after the window, wait for the requests in flight (up to timeout)",
+        off_help="end at the window's close; requests still out count as in flight",
+    ),
+    LoadOption("timeline_resolution", 1.0, "seconds", "the span of one timeline row"),
+    LoadOption(
+        "connect_first",
+        None,
+        "switch",
+        "closed loop: open every connection before the window (default: on for echo, off for http)",
+    ),
+    LoadOption("connect_rate", None, "per_second", "connects a second at most, with connect_first"),
+    LoadOption(
+        "probe_every",
+        None,
+        "seconds",
+        "every this long one more client connects, makes one exchange and leaves (its wait"
+        " is result.probe)",
+    ),
+    # HTTP
+    LoadOption("method", "GET", "text", "request method", loads=_HTTP, short="-m"),
+    LoadOption(
+        "headers",
+        None,
+        "headers",
+        "request headers (CLI: 'Name: value', repeated)",
+        loads=_HTTP,
+        short="-H",
+        flag="--header",  # one header a flag, repeated, as curl's
+    ),
+    LoadOption(
+        "body", b"", "body", "request body (CLI: text, or @FILE)", _HTTP, metavar="TEXT|@FILE"
+    ),
+    LoadOption(
+        "keepalive",
+        True,
+        "switch",
+        "reuse connections (off: one per request)",
+        loads=_HTTP,
+        off_help="a new connection per request (ab without -k)",
+    ),
+    LoadOption(
+        "requests_per_connection",
+        0,
+        "count",
+        "close a connection after this many requests (0: never)",
+        loads=_HTTP,
+    ),
+    LoadOption("pipeline", 1, "count", "closed loop: requests in flight a connection", _HTTP),
+    LoadOption(
+        "verify_tls",
+        True,
+        "switch",
+        "check the server's TLS certificate",
+        loads=_HTTP,
+        off_help="don't check the server's TLS certificate (a self-signed test server)",
+    ),
+    LoadOption("proxy", None, "text", "send through this HTTP proxy", _HTTP, metavar="HOST:PORT"),
+    LoadOption(
+        "mix",
+        None,
+        "text",
+        "several Request(...) kinds instead of one request; the URL names the server only",
+        loads=_HTTP,
+        on_cli=False,
+    ),
+    LoadOption(
+        "mix_order",
+        "cycle",
+        "choice",
+        "a mix's order: each in turn, or interleaved by weight",
+        loads=_HTTP,
+        choices=MIX_ORDERS,
+        on_cli=False,
+    ),
+    # raw TCP (echo)
+    LoadOption(
+        "payload",
+        None,
+        "text",
+        "the bytes of one exchange (default: payload_bytes of a verifiable pattern)",
+        loads=_ECHO,
+        on_cli=False,
+    ),
+    LoadOption("payload_bytes", 512, "size", "size of the generated payload", loads=_ECHO),
+    LoadOption("chunk", None, "size", "write size (default: the whole payload)", loads=_ECHO),
+    LoadOption(
+        "framing",
+        "echo",
+        "text",
+        "echo (verify the bytes), fixed:N, line, length-prefixed:N",
+        loads=_ECHO,
+        metavar="FRAMING",
+    ),
+)
+
+BY_NAME: dict[str, LoadOption] = {option.name: option for option in LOAD_OPTIONS}
+
+
+class CommonOptions(TypedDict, total=False):
+    """The options HTTP and echo loads share (see :data:`LOAD_OPTIONS` for each's meaning)."""
+
+    connections: int
+    duration: float | None
+    requests: int | None
+    rate: float | None
+    arrival: str
+    max_connections: int | None
+    warmup: float
+    timeout: float
+    connect_timeout: float
+    workers: int
+    loop: str
+    allow_remote: bool
+    drain: bool
+    timeline_resolution: float
+    connect_first: bool | None
+    connect_rate: float | None
+    probe_every: float | None
+
+
+class HttpOptions(CommonOptions, total=False):
+    """The options of an HTTP load: ``http_load(url, **options)``, ``netbench.http``,
+    ``netbench http`` and every experiment that takes a URL."""
+
+    method: str
+    headers: HeadersArg
+    body: bytes | str
+    keepalive: bool
+    requests_per_connection: int
+    pipeline: int
+    verify_tls: bool
+    proxy: str | None
+    mix: Sequence[Request] | None
+    mix_order: str
+
+
+class EchoOptions(CommonOptions, total=False):
+    """The options of a raw TCP load: ``echo_load(host, port, **options)``, ``netbench.echo``
+    and ``netbench echo``."""
+
+    payload: bytes | None
+    payload_bytes: int
+    chunk: int | None
+    framing: str
+
+
+def options_of(load: LoadKind) -> tuple[LoadOption, ...]:
+    return tuple(option for option in LOAD_OPTIONS if load in option.loads)
+
+
+def with_defaults(
+    load: LoadKind, given: Mapping[str, Any], *, also: Collection[str] = ()
+) -> dict[str, Any]:
+    """Every option of ``load``, the given ones over the defaults; an unknown name is a
+    :class:`SpecError` naming the closest valid one. ``also``: names the caller takes
+    besides (an experiment's own), offered as suggestions too."""
+    check_names(load, given, also=also)
+    values = {option.name: option.default for option in options_of(load)}
+    values.update(given)
+    return values
+
+
+def check_names(load: LoadKind, given: Collection[str], *, also: Collection[str] = ()) -> None:
+    known = {option.name for option in options_of(load)}
+    for name in given:
+        if name not in known:
+            raise SpecError(unknown_option_message(name, load, [*known, *also]))
+
+
+def unknown_option_message(name: str, load: LoadKind, known: Collection[str]) -> str:
+    what = "an HTTP load" if load == "http" else "an echo (raw TCP) load"
+    option = BY_NAME.get(name)
+    if option is not None and load not in option.loads:
+        other = "echo (raw TCP)" if "echo" in option.loads else "HTTP"
+        return f"{name!r} is an option of {other} loads, not of {what}"
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}?" if close else "see docs/api.md for every option"
+    return f"unknown option {name!r} for {what}: {hint}"

@@ -1,0 +1,234 @@
+"""Every load option is declared once (``_options.LOAD_OPTIONS``): the library's signatures,
+the fixture's, the CLI's flags and the plugin's session flags are held to it here."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+from collections.abc import Callable
+from typing import Any, get_type_hints
+
+import pytest
+
+import pytest_netbench
+from pytest_netbench import SpecError
+from pytest_netbench._cli.options import build_parser
+from pytest_netbench._options import (
+    LOAD_OPTIONS,
+    EchoOptions,
+    HttpOptions,
+    LoadKind,
+    options_of,
+)
+from pytest_netbench._plugin.loads import NetbenchFixture
+
+# Options an experiment takes that only the library's callers can give (the fixture runs
+# its own runner, on its own server and cluster, with its own progress and reruns).
+LIBRARY_ONLY = {"runner", "server", "cluster", "progress", "stop", "on_step", "retries"}
+FIXTURE_ONLY = {"server", "label", "allow_invalid", "retries", "cluster"}
+
+
+def names_of(load: LoadKind) -> set[str]:
+    return {option.name for option in options_of(load)}
+
+
+def test_the_typed_dicts_are_the_table() -> None:
+    assert set(get_type_hints(HttpOptions)) == names_of("http")
+    assert set(get_type_hints(EchoOptions)) == names_of("echo")
+    assert len({option.name for option in LOAD_OPTIONS}) == len(LOAD_OPTIONS)
+
+
+def load_entry_points() -> list[tuple[str, Callable[..., Any], str]]:
+    nb = pytest_netbench
+    http = "Unpack[HttpOptions]"
+    echo = "Unpack[EchoOptions]"
+    return [
+        ("http_spec", nb.http_spec, http),
+        ("echo_spec", nb.echo_spec, echo),
+        ("http_load", nb.http_load, http),
+        ("http_load_async", nb.http_load_async, http),
+        ("echo_load", nb.echo_load, echo),
+        ("echo_load_async", nb.echo_load_async, echo),
+        ("sweep", nb.sweep, http),
+        ("capacity", nb.capacity, http),
+        ("cold_start", nb.cold_start, http),
+        ("crosscheck", nb.crosscheck, http),
+        ("fixture.http", NetbenchFixture.http, http),
+        ("fixture.echo", NetbenchFixture.echo, echo),
+        ("fixture.sweep", NetbenchFixture.sweep, http),
+        ("fixture.capacity", NetbenchFixture.capacity, http),
+        ("fixture.cold_start", NetbenchFixture.cold_start, http),
+        ("fixture.crosscheck", NetbenchFixture.crosscheck, http),
+    ]
+
+
+@pytest.mark.parametrize(("name", "function", "annotation"), load_entry_points())
+def test_every_entry_point_takes_the_load_options_from_the_table(
+    name: str, function: Callable[..., Any], annotation: str
+) -> None:
+    parameters = inspect.signature(function).parameters.values()
+    variadic = [p for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD]
+    assert [str(p.annotation) for p in variadic] == [annotation], name
+    # None of its own keywords shadows a load option (it would take the option's place).
+    own = {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    assert not own & {o.name for o in LOAD_OPTIONS}, name
+
+
+@pytest.mark.parametrize("experiment", ["sweep", "capacity", "cold_start", "crosscheck"])
+def test_the_fixture_takes_each_experiment_option_with_the_librarys_default(
+    experiment: str,
+) -> None:
+    library = inspect.signature(getattr(pytest_netbench, experiment)).parameters
+    fixture = inspect.signature(getattr(NetbenchFixture, experiment)).parameters
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    own = {n: p for n, p in library.items() if p.kind is keyword and n not in LIBRARY_ONLY}
+    mine = {n: p for n, p in fixture.items() if p.kind is keyword and n not in FIXTURE_ONLY}
+    assert set(mine) == set(own)
+    for name, parameter in own.items():
+        assert mine[name].default == parameter.default, name
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("no subcommands")
+
+
+# What each subcommand leaves out of its load's options, and why (see _cli/options.py).
+LEFT_OUT: dict[str, tuple[LoadKind, set[str]]] = {
+    "http": ("http", set()),
+    "echo": ("echo", set()),
+    "sweep": ("http", {"rate", "pipeline"}),
+    "capacity": ("http", {"rate", "pipeline"}),
+    "cold-start": (
+        "http",
+        {"requests", "rate", "arrival", "max_connections", "warmup", "timeline_resolution"},
+    ),
+    "crosscheck": (
+        "http",
+        names_of("http")
+        - {
+            "connections",
+            "duration",
+            "requests",
+            "timeout",
+            "workers",
+            "loop",
+            "allow_remote",
+            "keepalive",
+            "headers",
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("command", sorted(LEFT_OUT))
+def test_every_cli_load_flag_is_a_row_of_the_table(command: str) -> None:
+    load, left_out = LEFT_OUT[command]
+    parser = subcommands()[command]
+    flags = {a.dest: a for a in parser._actions if a.dest in {o.name for o in LOAD_OPTIONS}}
+    expected = {o.name for o in options_of(load) if o.on_cli} - left_out
+    assert set(flags) == expected
+    for option in options_of(load):
+        if option.name in flags:
+            action = flags[option.name]
+            assert option.cli_flag in action.option_strings, option.name
+            assert action.default is None, option.name  # the library's default applies
+
+
+def test_a_flag_is_the_option_name_with_dashes() -> None:
+    for option in LOAD_OPTIONS:
+        dashed = option.name.replace("_", "-")
+        if option.name == "headers":
+            assert option.cli_flag == "--header"  # one header a flag, as curl's
+        elif option.default is True:
+            assert option.cli_flag == f"--no-{dashed}"
+        else:
+            assert option.cli_flag == f"--{dashed}"
+
+
+def plugin_flags() -> set[str]:
+    parser = pytest.Parser(_ispytest=True)
+    from pytest_netbench._plugin.options import add_options
+
+    add_options(parser)
+    return {name for opt in parser.getgroup("netbench").options for name in opt.names()}
+
+
+# Flags the CLI and the plugin share: the plugin's is ``--netbench-`` + the CLI's; the
+# ``compare`` subcommand's are the plugin's ``--netbench-compare-`` ones where the plugin
+# names them after the comparison.
+SHARED = {
+    ("http", "--json"): "--netbench-json",
+    ("http", "--plot"): "--netbench-plot",
+    ("http", "--html"): "--netbench-html",
+    ("http", "--cluster"): "--netbench-cluster",
+    ("http", "--retries"): "--netbench-retries",
+    ("compare", "--metrics"): "--netbench-metrics",
+    ("compare", "--fail"): "--netbench-compare-fail",
+    ("compare", "--alpha"): "--netbench-alpha",
+}
+
+
+@pytest.mark.parametrize(("cli", "plugin"), sorted(SHARED.items()))
+def test_plugin_flags_are_the_cli_flags_prefixed(cli: tuple[str, str], plugin: str) -> None:
+    command, flag = cli
+    parser = subcommands()[command]
+    assert flag in {s for a in parser._actions for s in a.option_strings}
+    assert plugin in plugin_flags()
+
+
+@pytest.mark.parametrize(
+    ("call", "suggestion"),
+    [
+        (lambda: pytest_netbench.http_load("http://127.0.0.1:9/", conections=5), "connections"),
+        (lambda: pytest_netbench.http_spec("http://127.0.0.1:9/", keep_alive=False), "keepalive"),
+        (lambda: pytest_netbench.echo_load("127.0.0.1", 9, payload_byte=64), "payload_bytes"),
+        (
+            lambda: pytest_netbench.sweep("http://127.0.0.1:9/", rates="1", stop_p99=5),
+            "stop_p99_ms",
+        ),
+        (lambda: pytest_netbench.capacity("http://127.0.0.1:9/", max_step=3), "max_steps"),
+    ],
+)
+def test_a_misspelt_option_is_answered_with_the_closest_name_before_any_socket(
+    call: Callable[[], object], suggestion: str
+) -> None:
+    # Port 9 on loopback: nothing listens, and the check comes before any socket anyway.
+    with pytest.raises(SpecError, match=f"did you mean '{suggestion}'"):
+        call()
+
+
+def test_an_option_of_the_other_load_kind_says_so() -> None:
+    with pytest.raises(
+        SpecError, match="'framing' is an option of echo \\(raw TCP\\) loads, not of an HTTP load"
+    ):
+        pytest_netbench.http_spec("http://127.0.0.1:9/", framing="line")  # type: ignore[call-arg]
+
+
+def test_a_switch_that_defaults_to_on_says_what_turning_it_off_does() -> None:
+    for option in LOAD_OPTIONS:
+        assert (option.default is True) == bool(option.off_help), option.name
+
+
+def test_the_docs_list_every_option_with_its_flag() -> None:
+    from pathlib import Path
+
+    page = Path(__file__).parents[2] / "docs" / "options.md"
+    rows = {}
+    for line in page.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = cells
+    assert set(rows) == {o.name for o in LOAD_OPTIONS}
+    for option in LOAD_OPTIONS:
+        flags = rows[option.name][1]
+        if option.on_cli:
+            assert f"`{option.cli_flag}`" in flags, option.name
+        else:
+            assert flags == "(Python only)", option.name
+        assert rows[option.name][4] == " and ".join(
+            k for k in ("http", "echo") if k in option.loads
+        )
