@@ -200,8 +200,8 @@ def cold_start(
     **options: Unpack[HttpOptions],
 ) -> ColdStartResult:
     """One closed-loop run at ``url`` (with ``http_load``'s options such as
-    ``connections``, or a checked LoadSpec) from its very first request, with no warm-up, its timeline
-    kept at ``resolution`` seconds; ``duration`` defaults to the spec's own, or 10 s.
+    ``connections``, or a checked LoadSpec) from its very first request, with no warm-up,
+    its timeline kept at ``resolution`` seconds; ``duration`` defaults to the spec's own, or 10 s.
     ``settle_tolerance`` and ``settle_window`` (seconds; default 1 s, or a quarter of a
     shorter run) say what counts as settled (see the module's doc).
 
