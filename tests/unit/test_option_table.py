@@ -13,6 +13,10 @@ import pytest
 import pytest_netbench
 from pytest_netbench import SpecError
 from pytest_netbench._cli.options import build_parser
+from pytest_netbench._experiment.capacity import CapacityOptions, CapacitySearch
+from pytest_netbench._experiment.cold_start import ColdStartOptions, Settling
+from pytest_netbench._experiment.crosscheck import CrosscheckOptions, SecondTool
+from pytest_netbench._experiment.sweep import SweepBounds, SweepOptions
 from pytest_netbench._options import (
     LOAD_OPTIONS,
     EchoOptions,
@@ -55,10 +59,10 @@ def load_entry_points() -> list[tuple[str, Callable[..., Any], str]]:
         ("crosscheck", nb.crosscheck, http),
         ("fixture.http", NetbenchFixture.http, http),
         ("fixture.echo", NetbenchFixture.echo, echo),
-        ("fixture.sweep", NetbenchFixture.sweep, http),
-        ("fixture.capacity", NetbenchFixture.capacity, http),
-        ("fixture.cold_start", NetbenchFixture.cold_start, http),
-        ("fixture.crosscheck", NetbenchFixture.crosscheck, http),
+        ("fixture.sweep", NetbenchFixture.sweep, "Unpack[SweepOptions]"),
+        ("fixture.capacity", NetbenchFixture.capacity, "Unpack[CapacityOptions]"),
+        ("fixture.cold_start", NetbenchFixture.cold_start, "Unpack[ColdStartOptions]"),
+        ("fixture.crosscheck", NetbenchFixture.crosscheck, "Unpack[CrosscheckOptions]"),
     ]
 
 
@@ -74,18 +78,25 @@ def test_every_entry_point_takes_the_load_options_from_the_table(
     assert not own & {o.name for o in LOAD_OPTIONS}, name
 
 
-@pytest.mark.parametrize("experiment", ["sweep", "capacity", "cold_start", "crosscheck"])
-def test_the_fixture_takes_each_experiment_option_with_the_librarys_default(
-    experiment: str,
-) -> None:
+EXPERIMENT_OPTIONS = {
+    "sweep": (SweepBounds, SweepOptions, {"rates"}),
+    "capacity": (CapacitySearch, CapacityOptions, set()),
+    "cold_start": (Settling, ColdStartOptions, set()),
+    "crosscheck": (SecondTool, CrosscheckOptions, set()),
+}
+
+
+@pytest.mark.parametrize("experiment", sorted(EXPERIMENT_OPTIONS))
+def test_the_fixture_takes_each_experiment_option_by_its_typed_dict(experiment: str) -> None:
+    own, combined, named = EXPERIMENT_OPTIONS[experiment]
     library = inspect.signature(getattr(pytest_netbench, experiment)).parameters
-    fixture = inspect.signature(getattr(NetbenchFixture, experiment)).parameters
     keyword = inspect.Parameter.KEYWORD_ONLY
-    own = {n: p for n, p in library.items() if p.kind is keyword and n not in LIBRARY_ONLY}
-    mine = {n: p for n, p in fixture.items() if p.kind is keyword and n not in FIXTURE_ONLY}
-    assert set(mine) == set(own)
-    for name, parameter in own.items():
-        assert mine[name].default == parameter.default, name
+    takes = {n for n, p in library.items() if p.kind is keyword} - LIBRARY_ONLY - named
+    assert set(get_type_hints(own)) == takes
+    assert set(get_type_hints(combined)) == takes | names_of("http")
+    # The fixture types no default of its own: the library's apply.
+    fixture = inspect.signature(getattr(NetbenchFixture, experiment)).parameters
+    assert {n for n, p in fixture.items() if p.kind is keyword} - FIXTURE_ONLY == named
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:

@@ -7,7 +7,9 @@ for the CLI as for Python callers.
 from __future__ import annotations
 
 import argparse
+import inspect
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +134,15 @@ def _flag_kwargs(option: LoadOption, per: str) -> dict[str, Any]:
     return kwargs
 
 
+def _defaults_of(function: Callable[..., object]) -> dict[str, Any]:
+    """An experiment's keyword defaults, as its signature gives them."""
+    return {
+        name: parameter.default
+        for name, parameter in inspect.signature(function).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+
+
 def _add_run_flags(group: argparse._ArgumentGroup, *, retries_default: str) -> None:
     """How a load is run, besides what it sends: reruns and where its shares run."""
     group.add_argument(
@@ -250,31 +261,45 @@ def _add_capacity(sub: Any) -> None:
     )
     capacity.add_argument("url", help="http:// or https:// URL on loopback")
     group = capacity.add_argument_group("search")
+    # The defaults shown are read from the library's signature, never typed again here.
+    from pytest_netbench._experiment.capacity import capacity as search
+
+    default = _defaults_of(search)
     group.add_argument(
         "--slo",
-        default="p99_ms < 50",
-        help="terms joined by 'and': <metric> <op> <number> ('p99_ms < 50')",
+        default=default["slo"],
+        help="terms joined by 'and': <metric> <op> <number> [%(default)s]",
     )
     group.add_argument(
         "--max-error-rate",
         type=parse_fraction,
-        default=0.001,
+        default=default["max_error_rate"],
         metavar="F",
-        help="errors per request allowed at a passing rate (0.001)",
+        help="errors per request allowed at a passing rate [%(default)s]",
     )
     group.add_argument(
         "--precision",
         type=parse_fraction,
-        default=0.05,
+        default=default["precision"],
         metavar="F",
-        help="how close the bounds must come (0.05 = 5%%)",
+        help="how close the bounds must come, a fraction or a percentage [%(default)s]",
     )
     group.add_argument(
-        "--start-rate", type=float, help="first rate tried (3/4 of a closed-loop run)"
+        "--start-rate",
+        type=float,
+        metavar="N",
+        help="first rate tried [3/4 of a closed-loop run's req/s]",
     )
-    group.add_argument("--min-rate", type=float, help="never try below this rate (1)")
-    group.add_argument("--max-rate", type=float, help="never try above this rate")
-    group.add_argument("--max-steps", type=int, help="a budget of steps (30)")
+    group.add_argument(
+        "--min-rate",
+        type=float,
+        metavar="N",
+        help=f"never try below this rate [{default['min_rate']:g}]",
+    )
+    group.add_argument("--max-rate", type=float, metavar="N", help="never try above this rate")
+    group.add_argument(
+        "--max-steps", type=int, metavar="N", help=f"a budget of steps [{default['max_steps']}]"
+    )
     load = add_load_flags(capacity, "http", per="step", skip=_SWEEP_SKIP)
     _add_run_flags(load, retries_default="2")
     _add_output_options(capacity, "CapacityResult.to_dict()", pictures=True)
@@ -290,18 +315,26 @@ def _add_cold_start(sub: Any) -> None:
     )
     cold.add_argument("url", help="http:// or https:// URL on loopback")
     group = cold.add_argument_group("cold start")
+    from pytest_netbench._experiment.cold_start import cold_start
+
+    default = _defaults_of(cold_start)
     group.add_argument(
-        "--resolution", type=parse_duration, help="one timeline row per this long (100ms)"
+        "--resolution",
+        type=parse_duration,
+        metavar="T",
+        help=f"one timeline row per this long [{default['resolution']:g}s]",
     )
     group.add_argument(
         "--settle-tolerance",
         type=parse_fraction,
         metavar="F",
-        help="settled: req/s within F of the steady rate to the end (0.1 = 10%%)",
+        help="settled: req/s within F of the steady rate to the end"
+        f" [{default['settle_tolerance']:g}]",
     )
     group.add_argument(
         "--settle-window",
         type=parse_duration,
+        metavar="T",
         help="settling is judged over windows this long (1s, or a quarter of a shorter run)",
     )
     load = add_load_flags(cold, "http", skip=_COLD_SKIP)

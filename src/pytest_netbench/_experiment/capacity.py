@@ -20,7 +20,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Unpack
+from typing import Any, Literal, TypedDict, Unpack
 
 from pytest_netbench._api import Monitored
 from pytest_netbench._attempts import (
@@ -37,6 +37,7 @@ from pytest_netbench._experiment.slo import Slo, SloTerm, TermCheck, parse_slo
 from pytest_netbench._live import ProgressCallback, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec
 from pytest_netbench._options import HttpOptions
+from pytest_netbench._public import publish
 
 Phase = Literal["estimate", "bracket", "bisect", "repeat", "confirm"]
 Verdict = Literal["pass", "fail", "unusable", "estimate"]
@@ -165,6 +166,25 @@ class CapacityResult:
             interrupted=bool(data.get("interrupted", False)),
             estimate=CapacityStep.from_dict(data["estimate"]) if data.get("estimate") else None,
         )
+
+
+class CapacitySearch(TypedDict, total=False):
+    """The search's own options (:func:`capacity` says what each means)."""
+
+    slo: str | Slo
+    max_error_rate: float | None
+    precision: float
+    start_rate: float | None
+    growth: float
+    min_rate: float
+    max_rate: float | None
+    margin: float
+    max_steps: int
+
+
+class CapacityOptions(CapacitySearch, HttpOptions, total=False):
+    """What ``netbench.capacity(url, **options)`` takes: the search's options and the
+    load's."""
 
 
 def capacity(
@@ -468,3 +488,6 @@ def _check_search(
 
 # Its own options, offered beside the loads' when an option is misspelt.
 _OWN = own_options(capacity)
+
+
+publish(globals())

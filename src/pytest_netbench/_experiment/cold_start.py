@@ -26,7 +26,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Unpack
+from typing import Any, TypedDict, Unpack
 
 from pytest_netbench._api import Monitored
 from pytest_netbench._attempts import Attempts, Runner, check_retries, run_with_retries
@@ -36,6 +36,7 @@ from pytest_netbench._experiment.running import base_spec, own_options
 from pytest_netbench._live import ProgressCallback, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec, TimelineRow
 from pytest_netbench._options import HttpOptions
+from pytest_netbench._public import publish
 from pytest_netbench._spec import DEFAULT_DURATION_S, check_timeline_resolution
 
 DEFAULT_RESOLUTION_S = 0.1
@@ -185,6 +186,18 @@ class ColdStartResult:
         )
 
 
+class Settling(TypedDict, total=False):
+    """How a cold start's timeline is read (:func:`cold_start` says what each means)."""
+
+    resolution: float
+    settle_tolerance: float
+    settle_window: float | None
+
+
+class ColdStartOptions(Settling, HttpOptions, total=False):
+    """What ``netbench.cold_start(url, **options)`` takes."""
+
+
 def cold_start(
     url: str | LoadSpec,
     *,
@@ -285,3 +298,6 @@ def _json_float(value: float) -> float | None:
 
 # Its own options, offered beside the loads' when an option is misspelt.
 _OWN = own_options(cold_start)
+
+
+publish(globals())

@@ -20,7 +20,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Unpack
+from typing import Any, TypedDict, Unpack
 
 from pytest_netbench._api import Monitored
 from pytest_netbench._attempts import DEFAULT_RETRIES, Attempts, Runner, run_with_retries
@@ -32,6 +32,7 @@ from pytest_netbench._experiment.tool_runs import TOOLS, check_comparable, requi
 from pytest_netbench._live import ProgressCallback, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec
 from pytest_netbench._options import HttpOptions
+from pytest_netbench._public import publish
 from pytest_netbench._spec import DEFAULT_DURATION_S
 
 # The figures both tools report, in the order tables show them.
@@ -110,10 +111,24 @@ class CrosscheckResult:
         return cls(str(data["tool"]), attempts, ToolFigures.from_dict(data["other"]))
 
 
+class SecondTool(TypedDict, total=False):
+    """Which tool measures the load again (``"wrk"`` or ``"ab"``)."""
+
+    tool: str
+
+
+class CrosscheckOptions(SecondTool, HttpOptions, total=False):
+    """What ``netbench.crosscheck(url, **options)`` takes."""
+
+
+# The second tool when none is named.
+DEFAULT_TOOL = "wrk"
+
+
 def crosscheck(
     url: str | LoadSpec,
     *,
-    tool: str = "wrk",
+    tool: str = DEFAULT_TOOL,
     retries: int = DEFAULT_RETRIES,
     runner: Runner | None = None,
     server: Monitored | None = None,
@@ -157,3 +172,6 @@ def _json_float(value: float) -> float | None:
 
 # Its own options, offered beside the loads' when an option is misspelt.
 _OWN = own_options(crosscheck)
+
+
+publish(globals())

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Unpack
+from typing import Any, TypedDict, Unpack
 
 from pytest_netbench._api import Monitored
 from pytest_netbench._attempts import (
@@ -29,6 +29,7 @@ from pytest_netbench._experiment.slo import error_rate
 from pytest_netbench._live import ProgressCallback, StopSignal
 from pytest_netbench._model import ERROR_KINDS, LoadResult, LoadSpec
 from pytest_netbench._options import HttpOptions
+from pytest_netbench._public import publish
 
 # More steps than this is almost surely a typo in the step ("1:100000:1").
 MAX_STEPS = 1000
@@ -202,6 +203,17 @@ class SweepResult:
         )
 
 
+class SweepBounds(TypedDict, total=False):
+    """Where a sweep stops early (:func:`sweep` says what each means)."""
+
+    stop_p99_ms: float | None
+    stop_error_rate: float | None
+
+
+class SweepOptions(SweepBounds, HttpOptions, total=False):
+    """What ``netbench.sweep(url, rates=..., **options)`` takes besides the rates."""
+
+
 def sweep(
     url: str | LoadSpec,
     *,
@@ -285,3 +297,6 @@ def _json_float(value: float) -> float | None:
 
 # Its own options, offered beside the loads' when an option is misspelt.
 _OWN = own_options(sweep)
+
+
+publish(globals())

@@ -11,7 +11,7 @@ records it adds to the test.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import pytest
@@ -28,11 +28,10 @@ from pytest_netbench._plugin.test_state import (
 
 if TYPE_CHECKING:
     from pytest_netbench._attempts import Attempts, Runner
-    from pytest_netbench._experiment.capacity import CapacityResult
-    from pytest_netbench._experiment.cold_start import ColdStartResult
-    from pytest_netbench._experiment.crosscheck import CrosscheckResult
-    from pytest_netbench._experiment.slo import Slo
-    from pytest_netbench._experiment.sweep import SweepResult
+    from pytest_netbench._experiment.capacity import CapacityOptions, CapacityResult
+    from pytest_netbench._experiment.cold_start import ColdStartOptions, ColdStartResult
+    from pytest_netbench._experiment.crosscheck import CrosscheckOptions, CrosscheckResult
+    from pytest_netbench._experiment.sweep import SweepOptions, SweepResult
     from pytest_netbench._experiment.trials import AbResult, TrialsResult
     from pytest_netbench._model import LoadResult, LoadSpec
     from pytest_netbench._options import EchoOptions, HttpOptions
@@ -98,38 +97,32 @@ class NetbenchFixture:
         return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
 
     # -- experiments ---------------------------------------------------------------------------
-    # Each takes its experiment's own options by name (a test holds them to the library's
-    # signatures) and the load's as ``http_load``'s.
+    # Each takes its experiment's own options and the load's in one TypedDict of the
+    # experiment's module; what is not given takes the library's default.
     def sweep(
         self,
         url: str | Server,
         *,
         rates: str | Sequence[float],
-        stop_p99_ms: float | None = None,
-        stop_error_rate: float | None = None,
         server: Server | None = None,
         label: str = "",
         allow_invalid: bool = False,
         retries: int | None = None,
-        **options: Unpack[HttpOptions],
+        **options: Unpack[SweepOptions],
     ) -> SweepResult:
         """One open-loop load per rate in ``rates`` (``"100:2000:100"``, ``"100,200"`` or a
         list) at ``url``; ``stop_p99_ms``/``stop_error_rate`` end it past saturation, the
         rest are ``http_load``'s options (``duration`` is each step's, scaled)."""
-        from pytest_netbench._experiment.sweep import sweep
+        from pytest_netbench._experiment.sweep import SweepBounds, sweep
 
+        own, load = _split(options, SweepBounds)
         return self._experiment(
             "sweep",
             lambda spec, tries, runner: sweep(
-                spec,
-                rates=rates,
-                stop_p99_ms=stop_p99_ms,
-                stop_error_rate=stop_error_rate,
-                retries=tries,
-                runner=runner,
+                spec, rates=rates, retries=tries, runner=runner, **own
             ),
             url,
-            dict(options),
+            load,
             server=server,
             label=label,
             allow_invalid=allow_invalid,
@@ -141,44 +134,23 @@ class NetbenchFixture:
         self,
         url: str | Server,
         *,
-        slo: str | Slo = "p99_ms < 50",
-        max_error_rate: float | None = 0.001,
-        precision: float = 0.05,
-        start_rate: float | None = None,
-        growth: float = 2.0,
-        min_rate: float = 1.0,
-        max_rate: float | None = None,
-        margin: float = 0.2,
-        max_steps: int = 30,
         server: Server | None = None,
         label: str = "",
         allow_invalid: bool = False,
         retries: int | None = None,
-        **options: Unpack[HttpOptions],
+        **options: Unpack[CapacityOptions],
     ) -> CapacityResult:
         """The highest open-loop rate at ``url`` that meets ``slo``: the search's own
         options (as ``capacity``'s) and ``http_load``'s (``duration`` is each step's,
         scaled)."""
-        from pytest_netbench._experiment.capacity import capacity
+        from pytest_netbench._experiment.capacity import CapacitySearch, capacity
 
+        own, load = _split(options, CapacitySearch)
         return self._experiment(
             "capacity",
-            lambda spec, tries, runner: capacity(
-                spec,
-                slo=slo,
-                max_error_rate=max_error_rate,
-                precision=precision,
-                start_rate=start_rate,
-                growth=growth,
-                min_rate=min_rate,
-                max_rate=max_rate,
-                margin=margin,
-                max_steps=max_steps,
-                retries=tries,
-                runner=runner,
-            ),
+            lambda spec, tries, runner: capacity(spec, retries=tries, runner=runner, **own),
             url,
-            dict(options),
+            load,
             server=server,
             label=label,
             allow_invalid=allow_invalid,
@@ -190,39 +162,34 @@ class NetbenchFixture:
         self,
         url: str | Server,
         *,
-        resolution: float = 0.1,
-        settle_tolerance: float = 0.1,
-        settle_window: float | None = None,
         server: Server | None = None,
         label: str = "",
         allow_invalid: bool = False,
         retries: int | None = None,
-        **options: Unpack[HttpOptions],
+        **options: Unpack[ColdStartOptions],
     ) -> ColdStartResult:
         """One closed-loop run from the server's very first request, no warm-up, its
         timeline at ``resolution`` (0.1 s): the first second's rate against the steady one,
         and when it settled. Give it a server no load has warmed yet. ``duration`` (default
         10 s, scaled) and ``http_load``'s options; no reruns unless ``retries=`` says so (a
         rerun meets the server the first run warmed)."""
-        from pytest_netbench._experiment.cold_start import cold_start
+        from pytest_netbench._experiment.cold_start import (
+            DEFAULT_RESOLUTION_S,
+            Settling,
+            cold_start,
+        )
 
-        load: dict[str, Any] = dict(options)
+        own, load = _split(options, Settling)
         for name, instead in (("requests", "duration="), ("timeline_resolution", "resolution=")):
             if name in load:
                 fail_test(f"netbench: a cold start takes no {name}=: use {instead}")
+        resolution = own.get("resolution", DEFAULT_RESOLUTION_S)
         scaled = self._session.settings.scale != 1.0
 
         def run(spec: LoadSpec, tries: int, runner: Runner) -> ColdStartResult:
             if scaled:
                 spec = _on_grid(spec, resolution)
-            return cold_start(
-                spec,
-                resolution=resolution,
-                settle_tolerance=settle_tolerance,
-                settle_window=settle_window,
-                retries=tries,
-                runner=runner,
-            )
+            return cold_start(spec, retries=tries, runner=runner, **own)
 
         return self._experiment(
             "cold_start",
@@ -240,29 +207,29 @@ class NetbenchFixture:
         self,
         url: str | Server,
         *,
-        tool: str = "wrk",
         server: Server | None = None,
         label: str = "",
         allow_invalid: bool = False,
         retries: int | None = None,
-        **options: Unpack[HttpOptions],
+        **options: Unpack[CrosscheckOptions],
     ) -> CrosscheckResult:
         """The same closed-loop load measured by netbench, then by ``tool`` (``"wrk"``:
         ``duration`` in whole seconds, 10 s by default; ``"ab"``: ``requests=``), recorded
         with both tools' figures and their ratio. Skips the test when the tool is not
         installed; ``http_load``'s options otherwise (scaled, then rounded for the tool)."""
         from pytest_netbench._errors import ToolNotInstalled
-        from pytest_netbench._experiment.crosscheck import crosscheck
+        from pytest_netbench._experiment.crosscheck import DEFAULT_TOOL, SecondTool, crosscheck
         from pytest_netbench._experiment.tool_runs import fitted, require
         from pytest_netbench._spec import DEFAULT_DURATION_S
 
+        own, load = _split(options, SecondTool)
+        tool = str(own.get("tool", DEFAULT_TOOL))
         try:
             require(tool)
         except ToolNotInstalled as exc:
             pytest.skip(f"netbench crosscheck: {exc}")
         except ValueError as exc:
             fail_test(f"netbench: {exc}")
-        load: dict[str, Any] = dict(options)
         if tool == "wrk" and load.get("requests") is None:
             load.setdefault("duration", DEFAULT_DURATION_S)
 
@@ -481,6 +448,13 @@ class NetbenchFixture:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+def _split(options: Mapping[str, Any], own: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The experiment's own options (the keys of the TypedDict ``own``), and the load's."""
+    names = own.__required_keys__ | own.__optional_keys__
+    mine = {k: v for k, v in options.items() if k in names}
+    return mine, {k: v for k, v in options.items() if k not in names}
+
+
 def _in_run_order(ab: AbResult) -> list[tuple[str | None, int, Attempts]]:
     """(arm, trial, attempts) in the order the loads ran (ABBA)."""
     sides = {ab.names[0]: ab.a, ab.names[1]: ab.b}
