@@ -7,14 +7,12 @@ the looks that took them when the run was sequential (``--netbench-sequential``,
 the file). Each metric's noise floor comes from the runs stored for this machine under
 ``--storage`` when there are some.
 
-Exit status (also in ``netbench compare --help``):
-
-- 0: the gate passed (every gated metric ok or improved)
-- 1: a gated metric regressed
-- 2: bad input: a malformed threshold or option, a file that cannot be read or is not a
-  session file
-- 7: unclear: no regression, but a gated metric needs more trials to decide, or the two
-  files have no test in common
+Exit status (:class:`~pytest_netbench._cli.exit_codes.ExitCode`, also in
+``netbench compare --help``): ``OK`` (0) the gate passed, every gated metric ok or improved;
+``REGRESSION`` (1) a gated metric regressed; ``USAGE`` (2) a malformed threshold or option,
+a file that cannot be read or written or is not a session file; ``UNCLEAR`` (7) no
+regression, but a gated metric needs more trials to decide, or the two files have no test
+in common.
 """
 
 from __future__ import annotations
@@ -25,19 +23,17 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_netbench._cli.exit_codes import ExitCode, exit_status_help
+from pytest_netbench._cli.outputs import write_files
+
 if TYPE_CHECKING:
     from pytest_netbench._compare.sequential import SequentialDesign
 
-EXIT_PASSED = 0
-EXIT_REGRESSION = 1
-EXIT_BAD_INPUT = 2
-EXIT_UNCLEAR = 7
-
-_EPILOG = """\
-exit status: 0 passed; 1 a gated metric regressed; 2 bad input (threshold, option,
-unreadable or foreign file); 7 unclear (a gated metric needs more trials, or no test in
-common). Example: netbench compare base.json head.json --fail "p99_ms:10%,rps:5%"
-"""
+_STATUSES = (ExitCode.OK, ExitCode.REGRESSION, ExitCode.USAGE, ExitCode.UNCLEAR)
+_EPILOG = (
+    'example: netbench compare base.json head.json --fail "p99_ms:10%,rps:5%"\n\n'
+    + exit_status_help(_STATUSES)
+)
 
 
 def add_compare_parser(subparsers: Any) -> None:
@@ -86,7 +82,7 @@ def add_compare_parser(subparsers: Any) -> None:
     )
 
 
-def run_compare(args: argparse.Namespace) -> int:
+def run_compare(args: argparse.Namespace) -> ExitCode:
     """Judge HEAD against BASE and print the table; the exit status says the verdict."""
     from pytest_netbench._compare.family import GateRule
     from pytest_netbench._compare.gate import DEFAULT_COMPARE_METRICS, compare_runs
@@ -95,11 +91,7 @@ def run_compare(args: argparse.Namespace) -> int:
     from pytest_netbench._errors import NetbenchError
     from pytest_netbench._metrics import check_metrics
     from pytest_netbench._records import load_session_json
-    from pytest_netbench._report.comparison import (
-        comparison_to_dict,
-        render_comparison_markdown,
-        render_comparison_text,
-    )
+    from pytest_netbench._report.comparison import render_comparison_text
 
     try:
         thresholds = parse_thresholds(args.fail) if args.fail is not None else []
@@ -113,7 +105,7 @@ def run_compare(args: argparse.Namespace) -> int:
         head = load_session_json(args.head)
     except (NetbenchError, ValueError) as exc:
         print(f"netbench compare: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return ExitCode.USAGE
     noise = stored_noise(args.storage, [*metrics, *(t.metric for t in thresholds)])
     comparison = compare_runs(
         head.records,
@@ -127,22 +119,16 @@ def run_compare(args: argparse.Namespace) -> int:
         noise=noise,
     )
     print(render_comparison_text(comparison), end="")
-    try:
-        if args.markdown:
-            Path(args.markdown).write_text(render_comparison_markdown(comparison), "utf-8")
-        if args.json_path:
-            document = json.dumps(comparison_to_dict(comparison), indent=2, allow_nan=False)
-            Path(args.json_path).write_text(document + "\n", "utf-8")
-    except OSError as exc:
-        print(f"netbench compare: error: cannot write: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    unwritten = write_files(args, comparison)  # --markdown, --json
+    if unwritten is not None:
+        return unwritten
     if comparison.failed:
-        return EXIT_REGRESSION
+        return ExitCode.REGRESSION
     if not comparison.items or (thresholds and comparison.unclear):
         if not comparison.items:
             print("netbench compare: the two files have no test in common", file=sys.stderr)
-        return EXIT_UNCLEAR
-    return EXIT_PASSED
+        return ExitCode.UNCLEAR
+    return ExitCode.OK
 
 
 def _alpha_of(path: str) -> float:

@@ -4,35 +4,23 @@ ab, printed side by side with the ratio of each figure."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from pytest_netbench._cli.loads import write_json
-from pytest_netbench._cli.options import given
+from pytest_netbench._cli.exit_codes import ExitCode
+from pytest_netbench._cli.options import given, load_options
+from pytest_netbench._cli.outputs import write_files
 
 
-def run_crosscheck(args: argparse.Namespace) -> int:
+def run_crosscheck(args: argparse.Namespace) -> ExitCode:
     from pytest_netbench._experiment.crosscheck import crosscheck
     from pytest_netbench._report.crosscheck import format_crosscheck
 
-    options: dict[str, Any] = given(
-        connections=args.connections,
-        duration=args.duration,
-        requests=args.requests,
-        timeout=args.timeout,
-        workers=args.workers,
-        loop=args.loop,
-        retries=args.retries,
-    )
     result = crosscheck(
         args.url,
         tool=args.tool,
-        headers=args.header,
-        keepalive=not args.no_keepalive,
-        allow_remote=args.allow_remote,
-        **options,
+        **given(retries=args.retries),
+        **load_options(args, "http"),
     )
-    if args.json is not None:
-        write_json(args.json, result.to_dict())
+    unwritten = write_files(args, result)
     if not args.quiet:
         print(format_crosscheck(result), end="")
-    return 0
+    return unwritten if unwritten is not None else ExitCode.OK

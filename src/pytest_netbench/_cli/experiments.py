@@ -12,30 +12,20 @@ from __future__ import annotations
 
 import argparse
 
+from pytest_netbench._cli.exit_codes import ExitCode
 from pytest_netbench._cli.live import CommandLive
-from pytest_netbench._cli.loads import (
-    EXIT_INTERRUPTED,
-    EXIT_INVALID,
-    check_plot,
-    interrupted_banner,
-    write_html,
-    write_json,
-    write_plots,
-)
-from pytest_netbench._cli.options import given, http_kwargs
-
-# Capacity: the search ended without a number (the generator could not produce the rates,
-# no rate met the SLO, every rate up to --max-rate did, or the step budget ran out).
-EXIT_UNKNOWN = 6
+from pytest_netbench._cli.loads import check_plot, interrupted_banner
+from pytest_netbench._cli.options import given, load_options
+from pytest_netbench._cli.outputs import write_files
 
 
-def run_sweep(args: argparse.Namespace) -> int:
+def run_sweep(args: argparse.Namespace) -> ExitCode:
     from pytest_netbench._experiment.sweep import SweepStep, parse_rates, sweep
     from pytest_netbench._report.experiments import sweep_closing, sweep_heading, sweep_row
     from pytest_netbench._spec import http_spec
 
     rates = parse_rates(args.rates)
-    spec = http_spec(args.url, **http_kwargs(args))  # checked before any load
+    spec = http_spec(args.url, **load_options(args, "http"))  # checked before any load
     check_plot(args)
     with CommandLive(progress=args.progress, quiet=args.quiet) as live:
         live.say(*sweep_heading(spec, rates))
@@ -46,7 +36,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         result = sweep(
             spec,
             rates=rates,
-            stop_p99_ms=args.stop_p99,
+            stop_p99_ms=args.stop_p99_ms,
             stop_error_rate=args.stop_error_rate,
             cluster=args.cluster,
             progress=live.progress,
@@ -55,18 +45,17 @@ def run_sweep(args: argparse.Namespace) -> int:
             **given(retries=args.retries),
         )
         live.say(*sweep_closing(result))
-    if args.json is not None:
-        write_json(args.json, result.to_dict())
-    write_plots(args, result)
-    write_html(args, result)
+    unwritten = write_files(args, result)
+    if unwritten is not None:
+        return unwritten
     if result.interrupted:
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED
     if args.fail_invalid and not result.valid:
-        return EXIT_INVALID
-    return 0
+        return ExitCode.INVALID
+    return ExitCode.OK
 
 
-def run_capacity(args: argparse.Namespace) -> int:
+def run_capacity(args: argparse.Namespace) -> ExitCode:
     from pytest_netbench._experiment.capacity import CapacityStep, capacity
     from pytest_netbench._experiment.slo import SloTerm, parse_slo
     from pytest_netbench._report.experiments import (
@@ -77,7 +66,7 @@ def run_capacity(args: argparse.Namespace) -> int:
     from pytest_netbench._spec import http_spec
 
     goal = parse_slo(args.slo)
-    spec = http_spec(args.url, **http_kwargs(args))  # checked before any load
+    spec = http_spec(args.url, **load_options(args, "http"))  # checked before any load
     check_plot(args)
     shown = goal
     if args.max_error_rate is not None:
@@ -109,16 +98,17 @@ def run_capacity(args: argparse.Namespace) -> int:
             ),
         )
         live.say(*capacity_answer(result))
-    if args.json is not None:
-        write_json(args.json, result.to_dict())
-    write_plots(args, result)
-    write_html(args, result)
+    unwritten = write_files(args, result)
+    if unwritten is not None:
+        return unwritten
     if result.interrupted:
-        return EXIT_INTERRUPTED
-    return 0 if result.known else EXIT_UNKNOWN
+        return ExitCode.INTERRUPTED
+    # Unknown: the generator could not produce the rates, no rate met the SLO, every rate
+    # up to --max-rate did, or the step budget ran out.
+    return ExitCode.OK if result.known else ExitCode.UNKNOWN_CAPACITY
 
 
-def run_cold_start(args: argparse.Namespace) -> int:
+def run_cold_start(args: argparse.Namespace) -> ExitCode:
     from pytest_netbench._api import run_spec
     from pytest_netbench._experiment.cold_start import DEFAULT_RESOLUTION_S, cold_start
     from pytest_netbench._model import LoadResult, LoadSpec
@@ -126,7 +116,7 @@ def run_cold_start(args: argparse.Namespace) -> int:
     from pytest_netbench._spec import http_spec
 
     resolution = args.resolution if args.resolution is not None else DEFAULT_RESOLUTION_S
-    spec = http_spec(args.url, **http_kwargs(args))  # checked before any load
+    spec = http_spec(args.url, **load_options(args, "http"))  # checked before any load
     check_plot(args)
     with CommandLive(progress=args.progress, quiet=args.quiet) as live:
         live.say(*cold_start_heading(spec, resolution))
@@ -148,12 +138,11 @@ def run_cold_start(args: argparse.Namespace) -> int:
         if kept.interrupted:
             live.say(interrupted_banner(kept))
         live.say(*cold_start_lines(result))
-    if args.json is not None:
-        write_json(args.json, result.to_dict())
-    write_plots(args, result)
-    write_html(args, result)
+    unwritten = write_files(args, result)
+    if unwritten is not None:
+        return unwritten
     if kept.interrupted:
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED
     if args.fail_invalid and not result.valid:
-        return EXIT_INVALID
-    return 0
+        return ExitCode.INVALID
+    return ExitCode.OK
