@@ -25,6 +25,7 @@ from pytest_netbench._options import (
     options_of,
 )
 from pytest_netbench._plugin.loads import NetbenchFixture
+from pytest_netbench._shared_flags import SHARED_FLAGS, SharedFlag
 
 # Options an experiment takes that only the library's callers can give (the fixture runs
 # its own runner, on its own server and cluster, with its own progress and reruns).
@@ -168,26 +169,31 @@ def plugin_flags() -> set[str]:
     return {name for opt in parser.getgroup("netbench").options for name in opt.names()}
 
 
-# Flags the CLI and the plugin share: the plugin's is ``--netbench-`` + the CLI's; the
-# ``compare`` subcommand's are the plugin's ``--netbench-compare-`` ones where the plugin
-# names them after the comparison.
-SHARED = {
-    ("http", "--json"): "--netbench-json",
-    ("http", "--plot"): "--netbench-plot",
-    ("http", "--html"): "--netbench-html",
-    ("http", "--cluster"): "--netbench-cluster",
-    ("http", "--retries"): "--netbench-retries",
-    ("compare", "--metrics"): "--netbench-metrics",
-    ("compare", "--fail"): "--netbench-compare-fail",
-    ("compare", "--alpha"): "--netbench-alpha",
+# The subcommand each shared flag is checked on (every loading subcommand has it).
+SHARED_ON = {"json": "http", "plot": "http", "html": "http", "cluster": "http", "retries": "http"}
+
+
+@pytest.mark.parametrize("flag", SHARED_FLAGS, ids=lambda f: f.name)
+def test_a_shared_flag_is_built_from_its_row_on_both_faces(flag: SharedFlag) -> None:
+    parser = subcommands()[SHARED_ON[flag.name]]
+    cli = {s: a for a in parser._actions for s in a.option_strings}
+    assert cli[flag.cli_flag].metavar == flag.metavar
+    assert flag.plugin_flag in plugin_flags()
+
+
+# The ``compare`` subcommand's flags are the plugin's ``--netbench-compare-...`` ones, or
+# ``--netbench-`` + the same name where the plugin uses it outside comparisons too.
+COMPARE = {
+    "--metrics": "--netbench-metrics",
+    "--fail": "--netbench-compare-fail",
+    "--alpha": "--netbench-alpha",
 }
 
 
-@pytest.mark.parametrize(("cli", "plugin"), sorted(SHARED.items()))
-def test_plugin_flags_are_the_cli_flags_prefixed(cli: tuple[str, str], plugin: str) -> None:
-    command, flag = cli
-    parser = subcommands()[command]
-    assert flag in {s for a in parser._actions for s in a.option_strings}
+@pytest.mark.parametrize(("cli", "plugin"), sorted(COMPARE.items()))
+def test_compare_flags_match_the_plugins(cli: str, plugin: str) -> None:
+    parser = subcommands()["compare"]
+    assert cli in {s for a in parser._actions for s in a.option_strings}
     assert plugin in plugin_flags()
 
 

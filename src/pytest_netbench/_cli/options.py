@@ -16,6 +16,7 @@ from typing import Any
 from pytest_netbench._cli.compare import add_compare_parser
 from pytest_netbench._errors import SpecError
 from pytest_netbench._options import LoadKind, LoadOption, options_of
+from pytest_netbench._shared_flags import SHARED_BY_NAME, shared_help
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -145,43 +146,31 @@ def _defaults_of(function: Callable[..., object]) -> dict[str, Any]:
 
 def _add_run_flags(group: argparse._ArgumentGroup, *, retries_default: str) -> None:
     """How a load is run, besides what it sends: reruns and where its shares run."""
+    flag = SHARED_BY_NAME["retries"]
     group.add_argument(
-        "--retries",
+        flag.cli_flag,
         type=int,
-        metavar="N",
-        help="run a load again, up to N times, while only the generator made it invalid"
-        f" [{retries_default}]",
+        metavar=flag.metavar,
+        help=shared_help("retries", default=retries_default),
     )
     _add_cluster_option(group)
 
 
 def _add_cluster_option(group: argparse._ArgumentGroup) -> None:
-    group.add_argument(
-        "--cluster",
-        metavar="ADDRESS",
-        help="run the --workers shares on this Dask scheduler's workers, one each"
-        " (tcp://host:8786; needs pytest-netbench[distributed])",
-    )
+    flag = SHARED_BY_NAME["cluster"]
+    group.add_argument(flag.cli_flag, metavar=flag.metavar, help=shared_help("cluster"))
 
 
 def _add_output_options(
-    parser: argparse.ArgumentParser, what: str, *, pictures: bool = False
+    parser: argparse.ArgumentParser, what: str, schema: str, *, pictures: bool = False
 ) -> None:
+    """``--json`` (``schema`` is what it writes), with ``pictures`` ``--plot`` and
+    ``--html`` too, of ``what`` ("the result", "the sweep" ...); ``--quiet``, ``--progress``."""
     out = parser.add_argument_group("output")
-    out.add_argument("--json", type=Path, metavar="PATH", help=f"write {what} here")
-    if pictures:
-        out.add_argument(
-            "--plot",
-            type=Path,
-            metavar="DIR",
-            help="draw PNG pictures of the result into DIR (needs matplotlib; docs/plots.md)",
-        )
-        out.add_argument(
-            "--html",
-            type=Path,
-            metavar="PATH",
-            help="write one self-contained HTML report here (docs/html-report.md)",
-        )
+    for name in ("json", "plot", "html") if pictures else ("json",):
+        flag = SHARED_BY_NAME[name]
+        text = shared_help(name, what=what) + (f" ({schema})" if name == "json" else "")
+        out.add_argument(flag.cli_flag, type=Path, metavar=flag.metavar, help=text)
     out.add_argument("--quiet", action="store_true", help="no text report")
     out.add_argument(
         "--progress",
@@ -202,13 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
     http = sub.add_parser("http", help="HTTP/1.1 load", description="HTTP/1.1 load at URL")
     http.add_argument("url", help="http:// or https:// URL on loopback")
     _add_run_flags(add_load_flags(http, "http"), retries_default="0")
-    _add_output_options(http, "LoadResult.to_dict()", pictures=True)
+    _add_output_options(http, "the result", "LoadResult.to_dict()", pictures=True)
     http.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
 
     echo = sub.add_parser("echo", help="raw TCP echo load", description="TCP echo load")
     echo.add_argument("target", metavar="HOST:PORT")
     _add_run_flags(add_load_flags(echo, "echo"), retries_default="0")
-    _add_output_options(echo, "LoadResult.to_dict()", pictures=True)
+    _add_output_options(echo, "the result", "LoadResult.to_dict()", pictures=True)
     echo.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
 
     _add_sweep(sub)
@@ -248,7 +237,7 @@ def _add_sweep(sub: Any) -> None:
     )
     load = add_load_flags(sweep, "http", per="step", skip=_SWEEP_SKIP)
     _add_run_flags(load, retries_default="2")
-    _add_output_options(sweep, "SweepResult.to_dict()", pictures=True)
+    _add_output_options(sweep, "the sweep", "SweepResult.to_dict()", pictures=True)
     sweep.add_argument("--fail-invalid", action="store_true", help="exit 5 if a step is invalid")
 
 
@@ -302,7 +291,7 @@ def _add_capacity(sub: Any) -> None:
     )
     load = add_load_flags(capacity, "http", per="step", skip=_SWEEP_SKIP)
     _add_run_flags(load, retries_default="2")
-    _add_output_options(capacity, "CapacityResult.to_dict()", pictures=True)
+    _add_output_options(capacity, "the search", "CapacityResult.to_dict()", pictures=True)
 
 
 def _add_cold_start(sub: Any) -> None:
@@ -339,7 +328,7 @@ def _add_cold_start(sub: Any) -> None:
     )
     load = add_load_flags(cold, "http", skip=_COLD_SKIP)
     _add_run_flags(load, retries_default="0: a rerun meets a warm server")
-    _add_output_options(cold, "ColdStartResult.to_dict()", pictures=True)
+    _add_output_options(cold, "the cold start", "ColdStartResult.to_dict()", pictures=True)
     cold.add_argument("--fail-invalid", action="store_true", help="exit 5 if it is invalid")
 
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
+from pytest_netbench._shared_flags import SHARED_BY_NAME, shared_help
+
 if TYPE_CHECKING:
     from pytest_netbench._servers.interpreter_names import NamedInterpreter
 
@@ -60,6 +62,29 @@ class Settings:
         return self.compare_name is not None
 
 
+# How the plugin words the flags it shares with ``netbench`` (``_options.SHARED_FLAGS``).
+_SHARED_WHAT = {
+    "json": "every result",
+    "plot": "the session",
+    "html": "the session: environment, matrices, experiment tables, invalid results and"
+    " comparison verdicts",
+    "cluster": "",
+    "retries": "",
+}
+
+
+def _add_shared(group: pytest.OptionGroup, name: str) -> None:
+    """A flag the CLI has as ``--NAME``, here ``--netbench-NAME``, from the one row."""
+    flag = SHARED_BY_NAME[name]
+    group.addoption(
+        flag.plugin_flag,
+        type=int if flag.kind == "count" else str,
+        default=None,
+        metavar=flag.metavar,
+        help=shared_help(name, what=_SHARED_WHAT[name], default="2, or ini netbench_retries"),
+    )
+
+
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("netbench", "performance tests of network servers (pytest-netbench)")
     group.addoption(
@@ -82,14 +107,7 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="N",
         help="repeat each load N times; the test gets the median trial (default 1).",
     )
-    group.addoption(
-        "--netbench-retries",
-        type=int,
-        default=None,
-        metavar="N",
-        help="run a load again, up to N times, when only the generator made it invalid "
-        "(schedule lag, generator CPU or fds); default 2, or ini netbench_retries.",
-    )
+    _add_shared(group, "retries")
     group.addoption(
         "--netbench-metrics",
         default=",".join(DEFAULT_COLUMNS),
@@ -102,7 +120,7 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="VALUE",
         help="parameter value whose column (or row) the matrix ratios are relative to.",
     )
-    group.addoption("--netbench-json", default=None, metavar="PATH", help="write results as JSON.")
+    _add_shared(group, "json")
     group.addoption(
         "--netbench-markdown",
         default=None,
@@ -115,27 +133,9 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="write results in pytest-benchmark's JSON format.",
     )
-    group.addoption(
-        "--netbench-plot",
-        default=None,
-        metavar="DIR",
-        help="draw PNG pictures into DIR: each load's latency spectrum and timeline, sweeps,"
-        " cold starts, a bar chart per matrix and metric (needs matplotlib).",
-    )
-    group.addoption(
-        "--netbench-html",
-        default=None,
-        metavar="PATH",
-        help="write one self-contained HTML report: environment, matrices, experiment tables,"
-        " invalid results, comparison verdicts and, with matplotlib, every picture.",
-    )
-    group.addoption(
-        "--netbench-cluster",
-        default=None,
-        metavar="ADDRESS",
-        help="run each load's worker shares on this Dask scheduler's workers, one share per"
-        " worker (tcp://host:8786; needs pytest-netbench[distributed]; docs/distributed.md)",
-    )
+    _add_shared(group, "plot")
+    _add_shared(group, "html")
+    _add_shared(group, "cluster")
     group.addoption(
         "--netbench-save",
         default=None,

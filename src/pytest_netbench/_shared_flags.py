@@ -1,0 +1,66 @@
+"""The flags ``netbench`` and the pytest plugin share, declared once: ``--NAME`` on the
+command line is ``--netbench-NAME`` in pytest, with the same metavar and meaning.
+
+Imported by the plugin at start-up, so it imports nothing of the package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class SharedFlag:
+    """A flag both faces have: ``--NAME`` on ``netbench`` and ``--netbench-NAME`` in pytest.
+    ``help`` says ``{what}`` where each face names what it writes or runs."""
+
+    name: str
+    metavar: str
+    help: str
+    # "path": a file or folder; "count": a whole number; "text": as typed.
+    kind: Literal["path", "count", "text"] = "path"
+
+    @property
+    def cli_flag(self) -> str:
+        return f"--{self.name}"
+
+    @property
+    def plugin_flag(self) -> str:
+        return f"--netbench-{self.name}"
+
+
+SHARED_FLAGS: tuple[SharedFlag, ...] = (
+    SharedFlag("json", "PATH", "write {what} as JSON here"),
+    SharedFlag(
+        "plot",
+        "DIR",
+        "draw PNG pictures of {what} into DIR: each load's latency spectrum and timeline,"
+        " sweeps, cold starts, matrices (needs matplotlib; docs/plots.md)",
+    ),
+    SharedFlag(
+        "html",
+        "PATH",
+        "write one self-contained HTML report of {what} here (docs/html-report.md)",
+    ),
+    SharedFlag(
+        "cluster",
+        "ADDRESS",
+        "run each load's worker shares on this Dask scheduler's workers, one share per"
+        " worker (tcp://host:8786; needs pytest-netbench[distributed]; docs/distributed.md)",
+        kind="text",
+    ),
+    SharedFlag(
+        "retries",
+        "N",
+        "run a load again, up to N times, while only the generator made it invalid (its"
+        " CPU, schedule or fds) [{default}]",
+        kind="count",
+    ),
+)
+SHARED_BY_NAME: dict[str, SharedFlag] = {flag.name: flag for flag in SHARED_FLAGS}
+
+
+def shared_help(name: str, *, what: str = "", default: object = None) -> str:
+    """A shared flag's help as one face words it."""
+    return SHARED_BY_NAME[name].help.format(what=what, default=default).replace("%", "%%")
