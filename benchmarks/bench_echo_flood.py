@@ -2,12 +2,12 @@
 
 The server is the catalog's Go echo (a 32 KiB read/write loop per connection, GOMAXPROCS=1)
 pinned to one core; each generator runs alone, pinned to the other. Every exchange writes
-``--bytes`` in ``--chunk`` writes and reads it back, and both clients check every byte.
+``--payload-bytes`` in ``--chunk`` writes and reads it back, and both clients check every byte.
 Each trial runs the Go client and netbench back to back (order alternating) at each
 connection count and prints the ratio of verified exchanges per second measured in that trial.
 
     python benchmarks/bench_echo_flood.py [--trials 3] [--duration 8] [--connections 100,1000]
-                                          [--bytes 524288] [--chunk 32768]
+                                          [--payload-bytes 524288] [--chunk 32768]
 
 The Go client (``servers/flood_go/``) opens its connections before its window, as netbench
 does, and counts exchanges completed inside the window.
@@ -67,14 +67,14 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--duration", type=float, default=8.0, help="seconds per run")
     parser.add_argument("--connections", default="100,1000", help="comma-separated counts")
-    parser.add_argument("--bytes", type=int, default=512 * 1024, help="payload per exchange")
+    parser.add_argument("--payload-bytes", type=int, default=512 * 1024, help="payload per exchange")
     parser.add_argument("--chunk", type=int, default=32 * 1024, help="write size")
     args = parser.parse_args()
     counts = [int(c) for c in args.connections.split(",")]
     server_cpu, gen_cpu = cpus_for_pinning()
     print(
         header(
-            f"netbench echo vs a Go flood client, {args.bytes:,} bytes in {args.chunk:,}-byte "
+            f"netbench echo vs a Go flood client, {args.payload_bytes:,} bytes in {args.chunk:,}-byte "
             "writes, every byte checked",
             f"Go echo server (GOMAXPROCS=1) on cpu {server_cpu}, generator on cpu "
             f"{gen_cpu}, {args.duration:g} s per run, {args.trials} trials",
@@ -86,7 +86,7 @@ def main() -> None:
     with PinnedServer(cpu=server_cpu, server="go-echo") as server:
         for trial in range(args.trials):
             for count in counts:
-                load = (server.port, gen_cpu, count, args.bytes, args.chunk, args.duration)
+                load = (server.port, gen_cpu, count, args.payload_bytes, args.chunk, args.duration)
                 if trial % 2 == 0:
                     go = go_flood(*load)
                     nb, share = netbench_flood(*load)

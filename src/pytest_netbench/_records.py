@@ -53,7 +53,7 @@ class Record:
     # Runs of the same load thrown away before ``result`` because only the generator was to
     # blame (schedule lag, its CPU, its fds): shown, stored, never compared.
     discarded: tuple[LoadResult, ...] = ()
-    # The test's own matrix columns (``@pytest.mark.netbench(columns=[...])``); empty: the
+    # The test's own matrix columns (``@pytest.mark.netbench(metrics=[...])``); empty: the
     # session's (--netbench-metrics).
     columns: tuple[str, ...] = ()
 
