@@ -67,15 +67,17 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--duration", type=float, default=8.0, help="seconds per run")
     parser.add_argument("--connections", default="100,1000", help="comma-separated counts")
-    parser.add_argument("--payload-bytes", type=int, default=512 * 1024, help="payload per exchange")
+    parser.add_argument(
+        "--payload-bytes", type=int, default=512 * 1024, help="payload per exchange"
+    )
     parser.add_argument("--chunk", type=int, default=32 * 1024, help="write size")
     args = parser.parse_args()
     counts = [int(c) for c in args.connections.split(",")]
     server_cpu, gen_cpu = cpus_for_pinning()
     print(
         header(
-            f"netbench echo vs a Go flood client, {args.payload_bytes:,} bytes in {args.chunk:,}-byte "
-            "writes, every byte checked",
+            f"netbench echo vs a Go flood client, {args.payload_bytes:,} bytes in"
+            f" {args.chunk:,}-byte writes, every byte checked",
             f"Go echo server (GOMAXPROCS=1) on cpu {server_cpu}, generator on cpu "
             f"{gen_cpu}, {args.duration:g} s per run, {args.trials} trials",
         )
