@@ -29,6 +29,7 @@ from pytest_netbench._live import ProgressCallback, ProgressTracker, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
 from pytest_netbench._options import EchoOptions, HttpOptions
 from pytest_netbench._preflight import plan_load
+from pytest_netbench._public import publish
 from pytest_netbench._spec import echo_spec, http_spec
 from pytest_netbench._stats.merge import merge_outcomes
 from pytest_netbench._stats.probe import ProbeSample, summarize_probe
@@ -364,3 +365,6 @@ async def echo_load_async(
     """As :func:`echo_load`, on the caller's running loop (more workers run in processes)."""
     spec = echo_spec(host, port, **options)
     return await run_spec_async(spec, server, progress=progress, stop=stop)
+
+
+publish(globals())

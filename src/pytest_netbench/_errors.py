@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pytest_netbench._public import publish
+
 
 class NetbenchError(Exception):
     """Base of every deliberate pytest-netbench error."""
@@ -65,3 +67,6 @@ class ToolNotInstalled(SecondToolError):
 
 class ToolFailed(SecondToolError):
     """The second tool exited with an error, or printed output that cannot be read."""
+
+
+publish(globals())

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from time import monotonic_ns
 
+from pytest_netbench._public import publish
+
 _NS_PER_S = 1_000_000_000
 # The req/s shown is over this much of the recent past: steadier than the last report alone.
 _RATE_WINDOW_NS = 2 * _NS_PER_S
@@ -209,3 +211,6 @@ class StopSignal:
     @property
     def requested(self) -> bool:
         return self._requested
+
+
+publish(globals())

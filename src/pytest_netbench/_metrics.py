@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import LatencySummary, LoadResult, ServerStats
+from pytest_netbench._public import publish
 
 DEFAULT_METRICS: tuple[str, ...] = ("rps", "p99_ms")
 # Figures of an experiment rather than of one load: metric -> (experiment kind, field of
@@ -118,3 +119,6 @@ _PROBE_RESULT = LoadResult(
     latency=LatencySummary(),
     server=ServerStats(pid=0),  # present so typos in "server.<name>" are caught
 )
+
+
+publish(globals())

@@ -24,6 +24,7 @@ from pytest_netbench._options import (
 )
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
+from pytest_netbench._public import publish
 from pytest_netbench._target import guard_target, parse_http_url
 
 # A load given neither a duration nor a request count runs this long.
@@ -359,3 +360,6 @@ def _header_pairs(headers: HeadersArg) -> tuple[tuple[str, str], ...]:
         return ()
     items = headers.items() if isinstance(headers, Mapping) else headers
     return tuple((str(k), str(v)) for k, v in items)
+
+
+publish(globals())

@@ -27,6 +27,7 @@ from pytest_netbench._compare.noise import MetricNoise, measure_noise
 from pytest_netbench._compare.sequential import SequentialDesign
 from pytest_netbench._compare.significance import mann_whitney_u
 from pytest_netbench._compare.thresholds import Threshold
+from pytest_netbench._public import publish
 
 Verdict = Literal["ok", "regression", "improvement", "unclear"]
 DEFAULT_RULE = GateRule()
@@ -249,3 +250,6 @@ def trials_for_level(level: float) -> int:
     while n < 1000 and 1 / math.comb(2 * n, n) > level:
         n += 1
     return n
+
+
+publish(globals())

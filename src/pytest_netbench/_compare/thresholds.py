@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from pytest_netbench._errors import SpecError
 from pytest_netbench._metrics import check_gate_metric, higher_is_better
+from pytest_netbench._public import publish
 
 _THRESHOLD_RE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*:\s*([0-9]*\.?[0-9]+)\s*(%|ms)?\s*$")
 
@@ -84,3 +85,6 @@ def parse_thresholds(text: str) -> list[Threshold]:
     if duplicates:
         raise SpecError(f"threshold given twice for {', '.join(duplicates)}; give each once")
     return thresholds
+
+
+publish(globals())

@@ -21,6 +21,7 @@ from typing import Any
 from pytest_netbench._errors import SpecError
 from pytest_netbench._metrics import check_metrics, metric_value
 from pytest_netbench._model import LoadResult
+from pytest_netbench._public import publish
 
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
@@ -176,3 +177,6 @@ def _number(value: float) -> str:
     if math.isnan(value):
         return "n/a"
     return f"{value:g}" if abs(value) < 1e6 else f"{value:,.0f}"
+
+
+publish(globals())

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_netbench._errors import ToolFailed
+from pytest_netbench._public import publish
 
 _UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
 _TIME = r"(\d+(?:\.\d+)?)(us|ms|s|m|h)"
@@ -178,3 +179,6 @@ def _required(pattern: re.Pattern[str], text: str, tool: str, what: str) -> floa
 def _after(text: str, marker: str) -> str:
     index = text.find(marker)
     return text[index:] if index >= 0 else ""
+
+
+publish(globals())

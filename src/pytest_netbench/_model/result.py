@@ -30,6 +30,7 @@ from pytest_netbench._model.sections import (
     summary_from,
 )
 from pytest_netbench._model.spec import LoadSpec
+from pytest_netbench._public import publish
 
 # A timeline row ends "inside" the window if it ends at most this much after it (the tick
 # and the deadline fire at the same instant, a little apart).
@@ -274,3 +275,6 @@ def _generator_fields(stored: Mapping[str, Any], names: set[str]) -> dict[str, A
     fields = {k: tuple(v) if isinstance(v, list) else v for k, v in stored.items() if k in names}
     fields["shares"] = tuple(ShareStats(**share) for share in stored.get("shares") or ())
     return fields
+
+
+publish(globals())

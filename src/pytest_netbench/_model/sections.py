@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_netbench._model.kinds import ERROR_KINDS
+from pytest_netbench._public import publish
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,3 +304,6 @@ def stats_dict(stats: ServerStats) -> dict[str, Any]:
     }
     out["cpu_s"] = stats.cpu_s
     return out
+
+
+publish(globals())

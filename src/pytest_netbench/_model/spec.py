@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_netbench._model.kinds import Arrival, LoopName, MixOrder, Mode
+from pytest_netbench._public import publish
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,3 +134,6 @@ class LoadSpec:
 
 def _host_for_url(host: str) -> str:
     return f"[{host}]" if ":" in host else host
+
+
+publish(globals())

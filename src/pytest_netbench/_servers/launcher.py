@@ -31,6 +31,7 @@ from pytest_netbench._errors import (
     ServerStartupError,
     SpecError,
 )
+from pytest_netbench._public import publish
 from pytest_netbench._servers import logdirs, ports, reaper
 from pytest_netbench._servers.command_line import (
     check_command,
@@ -466,3 +467,6 @@ class Server:
         if self._reservation is not None:
             self._reservation.release()
             self._reservation = None
+
+
+publish(globals())

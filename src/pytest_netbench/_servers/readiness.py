@@ -18,6 +18,7 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass
 
 from pytest_netbench._errors import SpecError
+from pytest_netbench._public import publish
 
 _CONNECT_TIMEOUT_S = 1.0
 _MAX_KEPT_LINES = 20_000
@@ -295,3 +296,6 @@ def as_check(ready: ReadySpec) -> ReadinessCheck:
         f"ready must be a readiness check (TcpReady(), HttpReady('/'), LogReady('regex'), "
         f"CallableReady(fn), AllReady(...)) or a callable(host, port), got {ready!r}"
     )
+
+
+publish(globals())

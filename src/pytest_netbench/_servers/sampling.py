@@ -29,6 +29,7 @@ import psutil
 
 from pytest_netbench._kernel import tcp_socket_counts
 from pytest_netbench._model import ServerStats
+from pytest_netbench._public import publish
 
 _MIB = 1024 * 1024
 _TREE_REFRESH_EVERY = 5
@@ -416,3 +417,6 @@ def _read_dump(nl: socket.socket, counts: dict[int, int]) -> None:
             offset += (length + 3) & ~3
             if length == 0:
                 return
+
+
+publish(globals())

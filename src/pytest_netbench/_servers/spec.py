@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pytest_netbench._public import publish
+
 AppKind = Literal["hello", "echo"]
 
 
@@ -30,3 +32,6 @@ class ServerSpec:
     python: str | None = None
     startup_timeout_s: float = 30.0
     description: str = ""
+
+
+publish(globals())
