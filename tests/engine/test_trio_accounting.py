@@ -33,7 +33,7 @@ def test_a_failure_after_stop_is_not_counted_twice(rate: float | None) -> None:
         slot.intended.append(now)
         run.slots.add(slot)
         run.stop()
-        run.fail(slot, "connect", "connect failed: connection refused", 111)
+        run.fail(slot, "connect", ConnectionRefusedError(111, "Connection refused"))
         rec = run.recorder
         return rec.sent, len(rec.latencies), sum(rec.errors.values()), run.in_flight
 

@@ -7,9 +7,11 @@ the same on every loop: a request counts as sent when it starts inside the windo
 write, or the connect it needed), and a ``requests=N`` run hands out exactly N permits.
 The open-loop additions (schedule, waiting requests, drain) are in ``open_rules``.
 
-The asyncio hot paths (``Connection.on_response``, ``FusedHttpConnection``) inline
-:meth:`RunAccounting.take` and :meth:`RunAccounting.record` for speed and say so where
-they do; the conformance suite runs the same loads on both kinds of loop.
+The asyncio hot paths (``Connection.on_response``, the steady states of ``fused_http``)
+inline :meth:`RunAccounting.take`, :meth:`RunAccounting.record` and the mix's
+:meth:`RunAccounting.record_kind` for speed and say so where they do;
+``tests/engine/test_rule_copies.py`` runs real loads through each of them beside a copy of
+these rules fed the same events, and requires the same counts.
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ class RunAccounting:
         self.completed = 0  # measured requests finished, ok or not
         self.in_flight = 0  # set when the run stops
         self.stopping = False
+        self.draining = False  # only an open-loop run drains (see open_rules)
         self.end_ns = 0
         self.opened = 0
         self.peak = 0

@@ -82,6 +82,9 @@ class BaseRun(RunAccounting):
         self.without_exchange: int | None = None
         # When the timeline's current second ends (at the default resolution).
         self.next_tick_ns = _NEVER_NS
+        # Due times of the requests waiting for a connection: open loop only, but the fused
+        # path's steady-state guard reads it on every run (a closed run's stays empty).
+        self.backlog: deque[int] = deque()
 
     # -- connection lifecycle --
     def open_connection(self, start: int, intended: int) -> Connection:
@@ -339,7 +342,6 @@ class OpenRun(BaseRun, OpenAccounting):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.idle: list[Connection] = []
-        self.backlog: deque[int] = deque()  # due times of the requests waiting
         self.queued_at: deque[int] = deque()  # when each of them began to wait
         self.grow_timer: asyncio.TimerHandle | None = None
         self.timer: asyncio.TimerHandle | None = None
@@ -369,18 +371,12 @@ class OpenRun(BaseRun, OpenAccounting):
         due_times = self.collect_due(now, now + EARLY_SEND_NS)
         idle = self.idle
         if self.connection_class is FusedOpenConnection and len(due_times) <= len(idle):
-            # The steady state: each due request has a free connection. _dispatch and
-            # count_sent inlined, the counting done once per wake-up.
+            # The steady state: each due request has a free connection. _dispatch inlined,
+            # the counting done once per wake-up.
             for due in due_times:
                 idle.pop().write_due(now, due)  # type: ignore[attr-defined]
-            if due_times:
-                measure = self.measure_start_ns
-                rec = self.recorder
-                if due_times[0] >= measure:
-                    rec.sent += len(due_times)
-                else:
-                    rec.sent += sum(1 for due in due_times if due >= measure)
-                rec.bytes_written += len(due_times) * self.exchange.size
+            self.count_all_sent(due_times)
+            self.recorder.bytes_written += len(due_times) * self.exchange.size
         else:
             for intended in due_times:
                 self._dispatch(intended, now)

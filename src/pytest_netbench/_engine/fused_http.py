@@ -7,7 +7,8 @@ common case (closed loop, keep-alive, one write per request, any method but HEAD
 connection itself is the httptools parser's callback object. httptools (llhttp, in C)
 finds where each response ends, exactly as inside ``ResponseFramer``; the Python run per
 response is ``data_received``, a one-line ``on_message_begin`` and ``on_message_complete``,
-which records the response and writes the next request.
+which records the response and writes the next request (a mix, and open loop, do that in
+one more call, ``_steady_response``, behind the same guard).
 
 It stays exact by one rule: this path only ever handles whole responses ending with a
 read. The first read that ends inside a response (a large body, a slow or dribbling
@@ -46,8 +47,6 @@ class OpenConnectionOwner(ConnectionOwner, Protocol):
     """What the open-loop steady state needs of its run (``asyncio_engine.OpenRun``)."""
 
     idle: list[Connection]  # free connections, the last freed taken first
-    backlog: deque[int]  # due times of requests waiting for a connection
-    draining: bool
 
 
 class FusedHttpConnection(Connection):
@@ -59,6 +58,12 @@ class FusedHttpConnection(Connection):
         self._keep_alive = parser.should_keep_alive
         self._inside = False  # a response has begun and not ended
         self._streak = 0  # measured 200s each followed by a measured send (settle_counts)
+        # When each outstanding request counts from, for the window: its start in closed
+        # loop, its due time in open loop (FusedOpenConnection).
+        self._due: deque[int] = self.pending
+        # Closed loop, one request: the steady state's work is inline in on_message_complete;
+        # the other fused connections do theirs in _steady_response.
+        self._plain = True
         return parser.feed_data
 
     def data_received(self, data: bytes) -> None:
@@ -89,26 +94,40 @@ class FusedHttpConnection(Connection):
     def on_message_complete(self) -> None:
         now = monotonic_ns()
         self._inside = False
-        pending = self.pending
+        due = self._due
         run = self.run
+        # The steady state of a duration run, for every fused connection (this guard is
+        # written nowhere else): a measured 200 on a connection that stays open, the run
+        # neither stopping nor (open loop) draining, and no request waiting for a
+        # connection; draining and waiting requests need the general path's check_finished.
         if (
             self._status() == 200
-            and pending
-            and pending[0] >= self._measure
+            and due
+            and due[0] >= self._measure
             and run.budget is None
             and not run.stopping
             and not self.broken
             and self._keep_alive()
         ):
-            # The steady state of a duration run: a measured 200 on a connection that stays
-            # open, and the next request sent at once. RunAccounting.record and .take
-            # inlined; one counter stands for the four they move (see settle_counts).
-            self._record(now - pending.popleft())
-            self._streak += 1
-            self._write(self._request)  # type: ignore[misc]
-            pending.append(now)
-            return
+            if self._plain:
+                # Closed loop: the next request sent at once (``due`` is ``pending`` here).
+                # Inlined copies of RunAccounting.record and .take; one counter stands for
+                # the four they move (see settle_counts). tests/engine/test_rule_copies.py
+                # holds them to the rules.
+                self._record(now - due.popleft())
+                self._streak += 1
+                self._write(self._request)  # type: ignore[misc]
+                due.append(now)
+                return
+            if not run.draining and not run.backlog:  # a closed run has neither
+                self._steady_response(now)
+                return
         self._other_response(self._status())
+
+    def _steady_response(self, now: int) -> None:
+        """The steady state's work on a fused connection that is not plain (see the
+        subclasses); the plain one does its own inline, saving the call."""
+        raise NotImplementedError
 
     def settle_counts(self) -> None:
         """Move the steady-state streak into the run's counters. Only a duration run has a
@@ -150,37 +169,25 @@ class FusedMixConnection(FusedHttpConnection, MixConnection):
         # Per kind, not yet settled: measured 200s answered, and measured requests sent.
         self._answered = [0] * len(counters)
         self._written = [0] * len(counters)
+        self._plain = False
 
-    def on_message_complete(self) -> None:
-        now = monotonic_ns()
-        self._inside = False
-        pending = self.pending
+    def _steady_response(self, now: int) -> None:
+        # Inlined copies of RunAccounting.record_kind, .take and .next_request_kind, settled
+        # in settle_counts; tests/engine/test_rule_copies.py holds them to the rules.
         run = self.run
-        if (
-            self._status() == 200
-            and pending
-            and pending[0] >= self._measure
-            and run.budget is None
-            and not run.stopping
-            and not self.broken
-            and self._keep_alive()
-        ):
-            # As FusedHttpConnection's steady state, per kind: RunAccounting.record_kind,
-            # .take and .next_request_kind inlined, settled in settle_counts.
-            kind = self.kinds.popleft()
-            self._kind_records[kind](now - pending.popleft())
-            self._answered[kind] += 1
-            position = run.mix_position
-            sequence = run.mix_sequence
-            following = sequence[position]
-            position += 1
-            run.mix_position = 0 if position == len(sequence) else position
-            self._write(self._requests[following])  # type: ignore[misc]
-            self._written[following] += 1
-            pending.append(now)
-            self.kinds.append(following)
-            return
-        self._other_response(self._status())
+        pending = self.pending
+        kind = self.kinds.popleft()
+        self._kind_records[kind](now - pending.popleft())
+        self._answered[kind] += 1
+        position = run.mix_position
+        sequence = run.mix_sequence
+        following = sequence[position]
+        position += 1
+        run.mix_position = 0 if position == len(sequence) else position
+        self._write(self._requests[following])  # type: ignore[misc]
+        self._written[following] += 1
+        pending.append(now)
+        self.kinds.append(following)
 
     def settle_counts(self) -> None:
         """Move the per-kind streaks into the run's counters (see FusedHttpConnection)."""
@@ -213,33 +220,18 @@ class FusedOpenConnection(FusedHttpConnection):
         super().__init__(run)
         self._open_run = run
         self._uncorrected = run.recorder.uncorrected.append
+        self._due = self.intended
+        self._plain = False
 
-    def on_message_complete(self) -> None:
-        now = monotonic_ns()
-        self._inside = False
-        pending = self.pending
-        intended = self.intended
-        run = self._open_run
-        if (
-            self._status() == 200
-            and pending
-            and intended[0] >= self._measure
-            and run.budget is None
-            and not run.stopping
-            and not run.draining
-            and not run.backlog
-            and not self.broken
-            and self._keep_alive()
-        ):
-            # RunAccounting.record (open loop) and OpenRun._free inlined.
-            start = pending.popleft()
-            due = intended.popleft()
-            self._record(now - (due if due < start else start))
-            self._uncorrected(now - start)
-            self._streak += 1
-            run.idle.append(self)
-            return
-        self._other_response(self._status())
+    def _steady_response(self, now: int) -> None:
+        # Inlined copies of RunAccounting.record (open loop) and of OpenRun._free;
+        # tests/engine/test_rule_copies.py holds the first to the rule.
+        start = self.pending.popleft()
+        due = self.intended.popleft()
+        self._record(now - (due if due < start else start))
+        self._uncorrected(now - start)
+        self._streak += 1
+        self._open_run.idle.append(self)
 
     def write_due(self, now: int, due: int) -> None:
         """Write the request due at ``due`` now; the run counts it (``send`` without the

@@ -24,6 +24,7 @@ pool from the start, for a server that should see that concurrency).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from time import monotonic_ns
 
 from pytest_netbench._engine.accounting import RunAccounting
@@ -62,7 +63,6 @@ class OpenAccounting(RunAccounting):
         self.scheduled = 0  # measured requests that fell due
         self.waiting_measured = 0  # measured requests due but not sent yet
         self.late_sends = 0
-        self.draining = False
         # The most connections at once: the share of the pool bound, never below the
         # connections the run opens up front.
         self.pool_limit = max(share.max_connections, share.connections)
@@ -129,6 +129,12 @@ class OpenAccounting(RunAccounting):
         """A due request leaves at once (or a connection is opened for it)."""
         if intended >= self.measure_start_ns:
             self.recorder.sent += 1
+
+    def count_all_sent(self, due_times: list[int]) -> None:
+        """:meth:`count_sent` for each of one wake-up's ``due_times`` (oldest first, as
+        :meth:`collect_due` gives them), all of which left at once."""
+        if due_times:
+            self.recorder.sent += len(due_times) - bisect_left(due_times, self.measure_start_ns)
 
     def queue_waiting(self, intended: int) -> None:
         """A due request found no connection to take it: it waits, unsent."""

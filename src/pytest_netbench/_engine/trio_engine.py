@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from time import monotonic_ns
+from typing import Literal
 
 import trio
 
@@ -33,6 +34,9 @@ _READ_SIZE = 256 * 1024
 # window (see schedule.EARLY_SEND_NS): at 3,000-5,000 req/s this keeps the CPU of the old
 # millisecond loop timer while the corrected p50 falls from ~0.7 ms to ~0.23 ms.
 _EARLY_SEND_NS = 3 * EARLY_SEND_NS
+
+# How a connection failed what it had outstanding (see TrioRun.fail, which words each).
+Failure = Literal["connect", "timeout", "closed", "protocol", "reset"]
 
 
 class _Slot:
@@ -100,7 +104,31 @@ class TrioRun(OpenAccounting):
             self.waiting_measured -= started
             self.cancel_scope.cancel()
 
-    def fail(self, slot: _Slot, kind: str, detail: str, err_no: int | None = None) -> None:
+    def fail(self, slot: _Slot, failure: Failure, exc: BaseException | None = None) -> None:
+        """Every measured request outstanding on ``slot`` fails (``fail_outstanding``) for
+        ``failure``; the one place this engine says under which error kind, and in which
+        words. ``connect``: ``exc`` is what connecting raised (trio's ``TooSlowError``: the
+        connect timeout); ``timeout``: no complete response in time; ``closed``: the server
+        closed, or said it would, with requests outstanding; ``protocol``: ``slot.broken``
+        says why; ``reset``: ``exc`` is what the stream raised."""
+        err_no: int | None = None
+        if failure == "connect":
+            kind = "connect"
+            if isinstance(exc, trio.TooSlowError) or exc is None:
+                detail = "connect failed: connect timeout"
+            else:
+                root = informative_cause(exc)
+                err_no = root.errno if isinstance(root, OSError) else None
+                detail = f"connect failed: {describe_connect_error(root)}"
+        elif failure == "timeout":
+            kind, detail = "timeout", f"no complete response within {self.spec.timeout_s}s"
+        elif failure == "closed":
+            kind, detail = "reset", "server closed the connection before responding"
+        elif failure == "protocol":
+            kind, detail = "protocol", slot.broken
+        else:
+            text = str(exc.__cause__ or exc) if exc is not None else ""
+            kind, detail = "reset", f"connection reset: {text}" if text else "connection reset"
         self.fail_outstanding(slot, kind, detail, err_no)
 
     def on_response(self, slot: _Slot, code: int, keep_alive: bool) -> None:
@@ -133,12 +161,8 @@ class TrioRun(OpenAccounting):
                         raise
                     stream = tls
             return stream
-        except trio.TooSlowError:
-            self.fail(slot, "connect", "connect failed: connect timeout")
-        except (OSError, trio.BrokenResourceError) as exc:
-            root = informative_cause(exc)
-            err = root.errno if isinstance(root, OSError) else None
-            self.fail(slot, "connect", f"connect failed: {describe_connect_error(root)}", err)
+        except (trio.TooSlowError, OSError, trio.BrokenResourceError) as exc:
+            self.fail(slot, "connect", exc)
         self.slots.discard(slot)
         return None
 
@@ -159,33 +183,30 @@ class TrioRun(OpenAccounting):
                 with trio.move_on_after(max(deadline, 0)) as scope:
                     data = await stream.receive_some(_READ_SIZE)
                 if scope.cancelled_caught:
-                    self.fail(
-                        slot, "timeout", f"no complete response within {self.spec.timeout_s}s"
-                    )
+                    self.fail(slot, "timeout")
                     break
                 if not data:
                     framer.feed_eof()  # may complete a close-delimited response
                     if slot.pending:
-                        self.fail(slot, "reset", "server closed the connection before responding")
+                        self.fail(slot, "closed")
                     self.check_finished()
                     break
                 rec.bytes_read += len(data)
                 done_before = slot.served
                 framer.feed(data)  # type: ignore[arg-type]  # bytearray from TLS works too
                 if slot.broken:
-                    self.fail(slot, "protocol", slot.broken)
+                    self.fail(slot, "protocol")
                     break
                 if slot.served > done_before:
                     self.check_finished()
                     if not slot.keep_alive:
                         if slot.pending:
-                            self.fail(slot, "reset", "server closed the connection")
+                            self.fail(slot, "closed")
                         break
                     for start, intended in next_request.more(slot, slot.served - done_before):
                         await self._send(slot, stream, start, intended)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-            text = str(exc.__cause__ or exc)
-            self.fail(slot, "reset", f"connection reset: {text}" if text else "connection reset")
+            self.fail(slot, "reset", exc)
         finally:
             self.slots.discard(slot)
             with trio.CancelScope(shield=True):
@@ -302,24 +323,24 @@ async def _one_open_exchange(
             with trio.move_on_after(max(wait, 0)) as scope:
                 data = await stream.receive_some(_READ_SIZE)
             if scope.cancelled_caught:
-                run.fail(slot, "timeout", f"no complete response within {run.spec.timeout_s}s")
+                run.fail(slot, "timeout")
                 slot.broken = "timeout"
                 return
             if not data:
                 framer.feed_eof()  # may complete a close-delimited response
                 if slot.pending:
-                    run.fail(slot, "reset", "server closed the connection before responding")
+                    run.fail(slot, "closed")
                 slot.broken = slot.broken or "closed"
                 run.check_finished()
                 return
             run.recorder.bytes_read += len(data)
             framer.feed(data)  # type: ignore[arg-type]  # bytearray from TLS works too
             if slot.broken:
-                run.fail(slot, "protocol", slot.broken)
+                run.fail(slot, "protocol")
                 return
         run.check_finished()
     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-        run.fail(slot, "reset", f"connection reset: {exc}")
+        run.fail(slot, "reset", exc)
         slot.broken = "reset"
 
 

@@ -1,0 +1,392 @@
+"""Every inlined copy of the run rules, held to the rules on real loads.
+
+The asyncio hot paths write some of the run rules (``_engine/accounting.py``) out in place,
+because a call per response costs more than the rest of the response's work:
+
+- ``Connection.on_response``: ``RunAccounting.record`` for an ok response, and
+  ``RunAccounting.take`` on the closed-loop keep-alive fast path (the connection of HEAD
+  loads, of loads without keep-alive, and, through ``EchoConnection``, of echo loads);
+- the fused steady state (``FusedHttpConnection.on_message_complete``): ``record`` and
+  ``take`` in closed loop, ``record_kind``, ``take`` and ``next_request_kind`` for a mix,
+  ``record`` in open loop.
+
+Each test runs one real load through one of those paths against a loopback server that
+answers with numbered faults (status errors, broken status lines, resets, stalls), and
+feeds a second ``RunAccounting``, the *shadow*, every event the load saw: each call the
+engine made into the rules, and for each response a copy handled, what the copy had to go
+on (the status, when the request started and was due, the clock reading the copy took).
+The load's outcome must be the shadow's, figure for figure: sent, in flight, errors by kind
+and their samples, status codes, and every latency sample. A copy edited without the rule
+(or the rule without its copies) makes the two differ. The trio engine, which calls the
+rules and copies none, runs the same loads, as a check of its own counting and of this
+harness. Each load also has to show that it went through the copy it is there for.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from time import monotonic_ns
+from typing import Any
+
+import pytest
+from servers import EchoApp, EchoOptions, HttpApp, HttpOptions, ServerThread
+
+from pytest_netbench._engine import connection as connection_module
+from pytest_netbench._engine import fused_http
+from pytest_netbench._engine.accounting import Outstanding, RunAccounting
+from pytest_netbench._engine.asyncio_engine import BaseRun
+from pytest_netbench._engine.connection import Connection
+from pytest_netbench._engine.driver import run_share
+from pytest_netbench._engine.fused_http import FusedHttpConnection
+from pytest_netbench._engine.open_rules import OpenAccounting
+from pytest_netbench._engine.share import split_load
+from pytest_netbench._model import LoadSpec, Request
+from pytest_netbench._spec import echo_spec, http_spec
+from pytest_netbench._stats.recorder import WorkerOutcome
+
+# Every 6th request answered with the status below, every 8th with a broken status line;
+# every 5th connection reset after reading its request, every 7th never answered.
+HTTP_FAULTS = {"status_every": 6, "malformed_every": 8, "reset_every": 5, "stall_every": 7}
+TIMEOUT_S = 0.15
+# (spec options, server options) of each scenario. The window has a warm-up to leave out,
+# a steady state and requests in flight at its end; 400 is the first status the rule calls
+# an error. The count hands out a budget and meets each kind of failure; 399 is still ok.
+SCENARIOS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "window": ({"duration": 0.4, "warmup": 0.15}, {"status": 400}),
+    "count": ({"requests": 100}, {"status": 399}),
+}
+MIX = [Request("GET", "/a", name="a"), Request("GET", "/b", name="b", weight=2)]
+# The asyncio paths with copies of their own, and the spec options that select each.
+PATHS: dict[str, dict[str, Any]] = {
+    "connection": {"method": "HEAD"},  # Connection (closed loop: its fast path too)
+    "connection-open": {"method": "HEAD", "rate": 1000.0},
+    "fused": {},  # FusedHttpConnection
+    "fused-open": {"rate": 1000.0},  # FusedOpenConnection, and OpenRun._tick's counting
+    "fused-mix": {"mix": MIX, "mix_order": "weighted"},  # FusedMixConnection
+    "echo": {},  # EchoConnection, through Connection.on_response
+}
+ASYNCIO_LOOPS = ("uvloop", "asyncio")
+TRIO_PATHS = {"trio": {}, "trio-open": {"rate": 1000.0}}
+
+
+class _Snapshot:
+    """A connection's outstanding requests as they were: the rules clear the originals."""
+
+    def __init__(self, requests: Outstanding) -> None:
+        self.pending = deque(requests.pending)
+        self.intended = deque(requests.intended)
+        self.kinds: deque[int] = deque(getattr(requests, "kinds", ()))
+
+
+class Shadow(OpenAccounting):
+    """The rules alone, fed what the run under test saw. It stops when that run stops
+    (its ``stop_counting`` is mirrored), never on its own."""
+
+    def stop(self) -> None:
+        pass
+
+
+@dataclass
+class Harness:
+    """Watches one run: mirrors its events into the shadow and counts what it saw."""
+
+    run: RunAccounting | None = None
+    shadow: Shadow | None = None
+    depth: int = 0  # rule calls in progress: only the outermost is the engine's own
+    records: int = 0  # responses handed to the shadow
+    takes: int = 0  # rule takes mirrored
+    armed: tuple[int, int, int] | None = None  # a Connection copy waiting for its clock
+    copy_active: bool = False
+    copy_now: int = 0
+    fused_active: bool = False
+    fused_now: int = 0
+    seen: dict[str, int] = field(default_factory=dict)  # what went through which path
+    mismatches: list[str] = field(default_factory=list)
+
+    def note(self, what: str) -> None:
+        self.seen[what] = self.seen.get(what, 0) + 1
+
+    def shadow_record(self, code: int, start: int, intended: int, now: int, *kind: int) -> None:
+        """The shadow records a response (of the mix's ``kind``, if given)."""
+        assert self.shadow is not None
+        self.records += 1
+        if intended < self.shadow.measure_start_ns:
+            self.note("warm-up")
+        if kind:
+            self.shadow.record_kind(code, start, intended, now, *kind)
+        else:
+            self.shadow.record(code, start, intended, now)
+
+    def shadow_take(self, now: int, where: str) -> None:
+        assert self.shadow is not None
+        if not self.shadow.take(now):
+            self.mismatches.append(f"{where} sent a request the rule refuses at {now}")
+
+    # -- the clock the copies read (the real one, watched) --
+    def connection_clock(self) -> int:
+        now = monotonic_ns()
+        if self.armed is not None:
+            code, start, intended = self.armed
+            self.armed = None
+            self.copy_now = now
+            self.shadow_record(code, start, intended, now)
+        return now
+
+    def fused_clock(self) -> int:
+        now = monotonic_ns()
+        if self.fused_active and not self.fused_now:
+            self.fused_now = now
+        return now
+
+    # -- the copies --
+    def on_response(self, original: Callable[..., None]) -> Callable[..., None]:
+        """``Connection.on_response``: the shadow records the response at the instant
+        the copy reads the clock, and takes when the copy wrote the next request itself."""
+
+        def tapped(conn: Connection, code: int, keep_alive: bool) -> None:
+            if conn.run is not self.run or self.copy_active or not conn.pending:
+                original(conn, code, keep_alive)
+                return
+            start = conn.pending[0]
+            intended = conn.intended[0] if conn.run.open_loop else start
+            outstanding, takes = len(conn.pending), self.takes
+            self.armed, self.copy_active, self.copy_now = (code, start, intended), True, 0
+            try:
+                original(conn, code, keep_alive)
+            finally:
+                self.armed, self.copy_active = None, False
+            self.note("Connection copy")
+            wrote = len(conn.pending) == outstanding and conn.pending[-1] == self.copy_now
+            if wrote and self.takes == takes:  # the fast path: take inlined
+                self.note("inline take")
+                self.shadow_take(self.copy_now, "Connection's fast path")
+
+        return tapped
+
+    def on_message_complete(self, original: Callable[..., None]) -> Callable[..., None]:
+        """The fused steady state: a final response the general path did not see was the
+        copy's; the shadow records it, and in closed loop takes the next request (and, for
+        a mix, picks its kind) as the rules would."""
+
+        def tapped(conn: FusedHttpConnection) -> None:
+            run = conn.run
+            if run is not self.run or self.fused_active:
+                original(conn)
+                return
+            assert self.shadow is not None
+            status, broken = conn._status(), conn.broken
+            pending, intended = list(conn.pending), list(conn.intended)
+            kinds = list(getattr(conn, "kinds", ()))
+            records = self.records
+            self.fused_active, self.fused_now = True, 0
+            try:
+                original(conn)
+            finally:
+                self.fused_active = False
+            if self.records != records or status < 200 or broken or not pending:
+                return  # the general path had it, or it was no final response
+            self.note("steady state")
+            now, start = self.fused_now, pending[0]
+            due = intended[0] if run.open_loop else start
+            self.shadow_record(status, start, due, now, *kinds[:1])
+            if not run.open_loop:
+                self.shadow_take(now, "the fused steady state")
+                if self.shadow.mix:
+                    kind, written = self.shadow.next_request_kind(now), getattr(conn, "kinds", [])
+                    if written[-1] != kind:
+                        self.mismatches.append(
+                            f"the fused mix wrote kind {written[-1]}, not {kind}"
+                        )
+
+        return tapped
+
+    # -- the rules --
+    def rule(self, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        """A rule method of the run under test: the engine's own calls (not those the
+        rules make of each other, which the shadow makes itself) go to the shadow too."""
+
+        def mirrored(run: RunAccounting, *args: Any, **kwargs: Any) -> Any:
+            shadow = self.shadow
+            if run is not self.run or shadow is None:
+                return original(run, *args, **kwargs)
+            outermost = self.depth == 0
+            self.depth += 1
+            try:
+                expected: Any = None
+                if name == "stop_counting":  # mirrored however it came about
+                    args = (list(args[0]),)
+                    shadow.stop_counting([_Snapshot(r) for r in args[0]])
+                elif not outermost:
+                    pass
+                elif name == "record":
+                    if not self.copy_active:  # else the copy's tap has recorded it
+                        self.shadow_record(*args)
+                elif name == "record_kind":
+                    self.shadow_record(*args)
+                elif name == "fail_outstanding":
+                    self.note(f"error {args[1]}")
+                    shadow.fail_outstanding(_Snapshot(args[0]), *args[1:], **kwargs)
+                elif name == "count_all_sent":
+                    shadow.count_all_sent(list(args[0]))
+                else:  # take, next_request_kind, count_sent, queue_waiting, leave_waiting
+                    expected = getattr(shadow, name)(*args, **kwargs)
+                    self.takes += name == "take"
+                got = original(run, *args, **kwargs)
+                if outermost and name in ("take", "next_request_kind") and got != expected:
+                    self.mismatches.append(f"{name}{args}: the run said {got}, the rule {expected}")
+                return got
+            finally:
+                self.depth -= 1
+
+        return mirrored
+
+    def window_moved(self, original: Callable[..., None]) -> Callable[..., None]:
+        def moved(run: BaseRun, start_ns: int) -> None:
+            original(run, start_ns)
+            if run is self.run and self.shadow is not None:
+                self.shadow.measure_start_ns = run.measure_start_ns
+                self.shadow.recorder.measure_start_ns = run.measure_start_ns
+
+        return moved
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        init = RunAccounting.__init__
+
+        def construct(run: RunAccounting, *args: Any) -> None:
+            init(run, *args)
+            if not isinstance(run, Shadow):
+                assert self.run is None, "one run per test"
+                self.run, self.shadow = run, Shadow(*args)
+
+        monkeypatch.setattr(RunAccounting, "__init__", construct)
+        for cls, names in (
+            (RunAccounting, ("take", "record", "record_kind", "next_request_kind")),
+            (RunAccounting, ("fail_outstanding", "stop_counting")),
+            (OpenAccounting, ("count_sent", "count_all_sent", "queue_waiting", "leave_waiting")),
+        ):
+            for name in names:
+                monkeypatch.setattr(cls, name, self.rule(name, cls.__dict__[name]))
+        monkeypatch.setattr(BaseRun, "move_window", self.window_moved(BaseRun.move_window))
+        monkeypatch.setattr(Connection, "on_response", self.on_response(Connection.on_response))
+        for cls in [*FusedHttpConnection.__subclasses__(), FusedHttpConnection]:
+            if "on_message_complete" in cls.__dict__:
+                tapped = self.on_message_complete(cls.__dict__["on_message_complete"])
+                monkeypatch.setattr(cls, "on_message_complete", tapped)
+        monkeypatch.setattr(connection_module, "monotonic_ns", self.connection_clock)
+        monkeypatch.setattr(fused_http, "monotonic_ns", self.fused_clock)
+
+
+def figures(outcome: WorkerOutcome) -> dict[str, object]:
+    """What the rules decide, as one outcome holds it."""
+    return {
+        "sent": outcome.sent,
+        "in_flight": outcome.in_flight,
+        "errors": dict(outcome.errors),
+        "error_samples": dict(outcome.error_samples),
+        "status_codes": dict(outcome.status_codes),
+        "generator_faults": outcome.generator_faults,
+        "latency_counts": dict(outcome.latency_counts),
+        "uncorrected_counts": dict(outcome.uncorrected_counts),
+        "by_request": [
+            (k.sent, k.in_flight, dict(k.errors), dict(k.status_codes), dict(k.latency_counts))
+            for k in outcome.by_request
+        ],
+    }
+
+
+def run_watched(
+    monkeypatch: pytest.MonkeyPatch, spec: LoadSpec
+) -> tuple[WorkerOutcome, WorkerOutcome, Harness]:
+    """Run ``spec`` (one worker, in this thread) with the harness watching: the outcome,
+    the shadow's, and what the harness saw."""
+    harness = Harness()
+    with monkeypatch.context() as patched:
+        harness.install(patched)
+        outcome = run_share(spec, split_load(spec)[0], monotonic_ns())
+    assert harness.shadow is not None
+    return outcome, harness.shadow.finish("shadow"), harness
+
+
+def assert_counted_as_the_rules_do(
+    outcome: WorkerOutcome, shadow: WorkerOutcome, harness: Harness, *, exact_sends: bool = True
+) -> None:
+    assert harness.mismatches == []
+    ours, rules = figures(outcome), figures(shadow)
+    if not exact_sends:
+        # trio's stop() also counts requests handed to a connection still taking them;
+        # those are its own, not a rule's: the invariant below still covers them.
+        for key in ("sent", "in_flight"):
+            del ours[key], rules[key]
+    assert ours == rules
+    ok = sum(outcome.latency_counts.values())
+    assert outcome.sent == ok + sum(outcome.errors.values()) + outcome.in_flight
+
+
+def _start_server(kind: str, server_options: dict[str, Any]) -> ServerThread:
+    if kind == "echo":
+        return ServerThread(EchoApp(EchoOptions(corrupt_every=7, payload_size=64, mute_first=1)))
+    return ServerThread(HttpApp(HttpOptions(**HTTP_FAULTS, **server_options)))
+
+
+def _spec(path: str, loop: str, url: str, port: int, options: dict[str, Any]) -> LoadSpec:
+    common = {"loop": loop, "connections": 3, "timeout": TIMEOUT_S, **options}
+    if path == "echo":
+        return echo_spec("127.0.0.1", port, payload=b"e" * 64, **common)
+    return http_spec(url + "/", **PATHS.get(path, TRIO_PATHS.get(path, {})), **common)
+
+
+def _run_scenario(
+    monkeypatch: pytest.MonkeyPatch, path: str, loop: str, scenario: str
+) -> tuple[WorkerOutcome, Harness]:
+    spec_options, server_options = SCENARIOS[scenario]
+    with _start_server(path, server_options) as server:
+        spec = _spec(path, loop, server.url, server.port, spec_options)
+        outcome, shadow, harness = run_watched(monkeypatch, spec)
+    exact = not (loop == "trio" and spec.rate is not None)
+    assert_counted_as_the_rules_do(outcome, shadow, harness, exact_sends=exact)
+    return outcome, harness
+
+
+def _went_through(harness: Harness, outcome: WorkerOutcome, path: str, scenario: str) -> None:
+    """The load met what its path and scenario are there for."""
+    seen = harness.seen
+    if path in ("connection", "connection-open", "echo"):
+        assert seen.get("Connection copy", 0) > 0, seen
+    if path in ("connection", "echo"):
+        assert seen.get("inline take", 0) > 0, seen
+    if path.startswith("fused") and scenario == "window":
+        assert seen.get("steady state", 0) > 0, seen
+    if scenario == "window":
+        assert seen.get("warm-up", 0) > 0, seen
+        assert outcome.errors["verify" if path == "echo" else "status"] > 0
+        if "open" not in path:
+            assert outcome.in_flight > 0
+    elif path == "echo":
+        assert outcome.errors["verify"] > 0 and outcome.errors["timeout"] > 0
+    else:
+        assert all(outcome.errors[kind] > 0 for kind in ("reset", "timeout", "protocol"))
+        assert outcome.status_codes.get(399, 0) > 0
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("loop", ASYNCIO_LOOPS)
+@pytest.mark.parametrize("path", PATHS)
+def test_each_inlined_copy_counts_as_the_rules_do(
+    monkeypatch: pytest.MonkeyPatch, path: str, loop: str, scenario: str
+) -> None:
+    if loop == "uvloop":
+        pytest.importorskip("uvloop")
+    outcome, harness = _run_scenario(monkeypatch, path, loop, scenario)
+    _went_through(harness, outcome, path, scenario)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("path", TRIO_PATHS)
+def test_the_trio_engine_counts_as_the_rules_do(
+    monkeypatch: pytest.MonkeyPatch, path: str, scenario: str
+) -> None:
+    outcome, harness = _run_scenario(monkeypatch, path, "trio", scenario)
+    assert "Connection copy" not in harness.seen  # it has no copies: the rules count
+    _went_through(harness, outcome, path, scenario)
