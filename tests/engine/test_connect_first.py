@@ -11,7 +11,7 @@ from servers import StartEcho, StartHttp
 
 from pytest_netbench import LoadResult, SpecError, echo_load, http_load
 from pytest_netbench._api import run_spec
-from pytest_netbench._spec import tcp_spec
+from pytest_netbench._spec import echo_spec
 
 Check = Callable[[LoadResult], LoadResult]
 
@@ -75,7 +75,7 @@ def test_http_opens_first_when_asked(http_server: StartHttp, consistent: Check) 
 
 def test_connections_come_from_the_source_addresses_given(echo_server: StartEcho) -> None:
     server, app = echo_server(payload_size=512)
-    spec = tcp_spec("127.0.0.1", server.port, connections=12, requests=120)
+    spec = echo_spec("127.0.0.1", server.port, connections=12, requests=120)
     r = run_spec(dataclasses.replace(spec, source_addresses=("127.0.0.2", "127.0.0.3")))
     assert (r.ok, r.errors_total) == (120, 0)
     assert sorted(set(app.seen.peers)) == ["127.0.0.2", "127.0.0.3"]

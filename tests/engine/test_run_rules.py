@@ -23,7 +23,7 @@ from pytest_netbench._engine.exchange import build_exchange
 from pytest_netbench._engine.open_rules import OpenAccounting
 from pytest_netbench._engine.share import split_load
 from pytest_netbench._model import LoadSpec
-from pytest_netbench._spec import http_spec, tcp_spec
+from pytest_netbench._spec import echo_spec, http_spec
 from pytest_netbench._stats.recorder import Recorder
 
 START = 10 * NS_PER_S  # a start instant long past, so every response is "now"
@@ -57,7 +57,7 @@ class _Rules(OpenAccounting):
 def _spec(kind: str, rate: float | None) -> LoadSpec:
     if kind == "http":
         return http_spec("http://127.0.0.1:9/", rate=rate, warmup=WARMUP_S)
-    return tcp_spec("127.0.0.1", 9, payload=b"ping", rate=rate, warmup=WARMUP_S)
+    return echo_spec("127.0.0.1", 9, payload=b"ping", rate=rate, warmup=WARMUP_S)
 
 
 def _summary(rec: Recorder, completed: int) -> tuple[object, ...]:
