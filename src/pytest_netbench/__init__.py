@@ -69,6 +69,8 @@ if TYPE_CHECKING:
     from pytest_netbench._model.sections import TimelineRow as TimelineRow
     from pytest_netbench._model.spec import LoadSpec as LoadSpec
     from pytest_netbench._model.spec import Request as Request
+    from pytest_netbench._options import EchoOptions as EchoOptions
+    from pytest_netbench._options import HttpOptions as HttpOptions
     from pytest_netbench._servers import catalog as catalog
     from pytest_netbench._servers.launcher import Server as Server
     from pytest_netbench._servers.readiness import AllReady as AllReady

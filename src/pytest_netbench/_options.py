@@ -21,6 +21,7 @@ from typing import Any, Literal, TypedDict
 
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import ARRIVALS, LOOPS, MIX_ORDERS, Request
+from pytest_netbench._public import publish
 
 LoadKind = Literal["http", "echo"]
 # How a value is written on the command line (and what its unit is in the docs).
@@ -272,3 +273,6 @@ def unknown_option_message(name: str, load: LoadKind, known: Collection[str]) ->
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}?" if close else "see docs/api.md for every option"
     return f"unknown option {name!r} for {what}: {hint}"
+
+
+publish(globals())

@@ -31,6 +31,8 @@ PUBLIC: dict[str, str] = {
     "run_spec": "pytest_netbench._api",
     "http_spec": "pytest_netbench._spec",
     "echo_spec": "pytest_netbench._spec",
+    "HttpOptions": "pytest_netbench._options",
+    "EchoOptions": "pytest_netbench._options",
     "LoadSpec": "pytest_netbench._model.spec",
     "Request": "pytest_netbench._model.spec",
     # its result

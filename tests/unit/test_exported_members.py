@@ -20,7 +20,8 @@ EXPECTED = {
     "__version__",
     # one load and its result
     "http_load", "http_load_async", "echo_load", "echo_load_async", "run_spec", "http_spec",
-    "echo_spec", "LoadSpec", "Request", "LoadResult", "LatencySummary", "GeneratorStats",
+    "echo_spec", "HttpOptions", "EchoOptions", "LoadSpec", "Request", "LoadResult",
+    "LatencySummary", "GeneratorStats",
     "ServerStats", "TimelineRow", "ERROR_KINDS", "metric_value",
     # a running load: live progress out, a stop request in
     "LoadProgress", "HostProgress", "StopSignal",
