@@ -73,9 +73,11 @@ def test_capacity_finds_what_the_server_can_serve(paced_server: StartPaced, serv
             assert step.rate >= result.failed_above_rate
 
 
-def test_a_step_the_generator_cannot_produce_makes_the_answer_unknown(
+def test_past_what_the_generator_can_send_the_search_bisects_below_it(
     paced_server: StartPaced,
 ) -> None:
+    """Doubling jumps from a rate the generator sends to one it cannot: the search narrows
+    below that rate instead of giving up, and says the answer lies above the generator."""
     url = paced_server(5000)
     calls: list[LoadSpec] = []
     lagging = invalid_from(
@@ -86,15 +88,37 @@ def test_a_step_the_generator_cannot_produce_makes_the_answer_unknown(
     )
 
     assert result.rate is None and not result.known
-    assert result.at_least == 200.0
-    assert result.reason.startswith("unknown: the generator could not produce 400 req/s")
-    assert "met the SLO up to 200 req/s" in result.reason
-    last = result.all_steps[-1]
-    assert last.verdict == "unusable" and last.rate == 400.0
-    # Tried once more (retries=1) before giving up; never counted against the server.
-    assert last.attempts.runs == 2 and len(last.attempts.discarded) == 1
-    assert [s.rate for s in calls] == [100.0, 200.0, 400.0, 400.0]
+    # Bisected between 200 (passed) and 400 (unusable) until the bounds met.
+    assert result.at_least is not None and 350 / (1 + PRECISION) <= result.at_least < 350
+    assert result.reason.startswith("unknown: the generator could not produce")
+    assert "beyond the generator" in result.reason
+    assert f"met the SLO up to {result.at_least:,.6g} req/s" in result.reason
+    unusable = [p for p in result.all_steps if p.verdict == "unusable"]
+    assert unusable and all(p.rate >= 350 for p in unusable)
+    # Each unusable rate was tried once more (retries=1), never counted against the server.
+    assert all(p.attempts.runs == 2 for p in unusable)
+    assert [s.rate for s in calls][:4] == [100.0, 200.0, 400.0, 400.0]
+    assert "bisect" in [p.phase for p in result.all_steps]
     assert not any(p.decision == "fail" for p in result.all_steps)
+    assert len(calls) <= 2 * 12
+
+
+def test_a_server_below_the_generators_ceiling_is_found_past_an_unusable_step(
+    paced_server: StartPaced,
+) -> None:
+    """The case of a doubling past the generator while the server's own limit lies below
+    it: the answer is found, not "unknown"."""
+    served = 500.0
+    url = paced_server(served)
+    lagging = invalid_from(700, "schedule_lag", "generator fell behind its schedule")
+    result = capacity(
+        url, slo="p99_ms<50", start_rate=400, precision=PRECISION, duration=1.0, runner=lagging
+    )
+
+    assert result.known and result.rate is not None, result.reason
+    assert 0.90 * served <= result.rate <= 1.05 * served, result.reason
+    assert any(p.verdict == "unusable" and p.rate == 800 for p in result.all_steps)
+    assert result.failed_above_rate is not None and result.failed_above_rate < 700
 
 
 def test_a_server_side_invalid_step_fails_and_the_search_narrows_on_it(

@@ -241,6 +241,10 @@ class _Stop(Exception):
     """The search cannot go on (the generator fell short, or the step budget ran out)."""
 
 
+class _GeneratorLimited(Exception):
+    """The generator could not produce the rate just tried: not a verdict on the server."""
+
+
 @dataclass
 class _Search:
     spec: LoadSpec
@@ -255,6 +259,7 @@ class _Search:
     ran: list[CapacityStep] = dataclasses.field(default_factory=list)
     decided: dict[float, CapacityStep] = dataclasses.field(default_factory=dict)
     interrupted: bool = False
+    unusable: CapacityStep | None = None  # the last step the generator could not produce
 
     def run(
         self,
@@ -266,6 +271,9 @@ class _Search:
         precision = self.precision
         lo: float | None = None  # highest rate that passed
         hi: float | None = None  # lowest rate that failed
+        # Lowest rate the generator could not produce: the search bisects below it (a
+        # doubling can jump past what one worker sends) and never tries it again.
+        ceiling: float | None = None
         confirmed = False
         try:
             rate = _rounded(start_rate) if start_rate is not None else self._estimate(min_rate)
@@ -273,23 +281,33 @@ class _Search:
                 rate = min(rate, max_rate)
             while True:
                 phase: Phase = "bracket"
-                if lo is not None and hi is not None:
-                    if hi <= lo * (1 + precision):
+                top = min((b for b in (hi, ceiling) if b is not None), default=None)
+                if lo is not None and top is not None:
+                    if top <= lo * (1 + precision):
+                        if top != hi:
+                            raise _Stop(self._reason_ceiling())
                         if confirmed:
                             break
                         rate, phase = lo, "confirm"
                     else:
-                        rate, phase = _rounded(math.sqrt(lo * hi)), "bisect"
+                        rate, phase = _rounded(math.sqrt(lo * top)), "bisect"
                 elif lo is not None:
                     if max_rate is not None and lo >= max_rate:
                         return self._result(None, _reason_all_passed(lo), lo)
                     rate = _rounded(lo * growth)
                     rate = min(rate, max_rate) if max_rate is not None else rate
-                elif hi is not None:
-                    if hi <= min_rate:
-                        return self._result(None, self._reason_none_passed(hi), None, hi)
-                    rate = max(_rounded(hi / growth), min_rate)
-                if self._judge(rate, phase) == "pass":
+                elif top is not None:
+                    if top <= min_rate:
+                        if top != hi:
+                            raise _Stop(self._reason_ceiling())
+                        return self._result(None, self._reason_none_passed(top), None, top)
+                    rate = max(_rounded(top / growth), min_rate)
+                try:
+                    decision = self._judge(rate, phase)
+                except _GeneratorLimited:
+                    ceiling = rate if ceiling is None else min(ceiling, rate)
+                    continue
+                if decision == "pass":
                     lo, confirmed = rate, phase == "confirm"
                 else:
                     hi = rate
@@ -354,7 +372,8 @@ class _Search:
         if attempts.generator_limited:
             step = CapacityStep(rate, phase, "unusable", _unusable(rate, attempts), attempts)
             self._emit(step)
-            raise _Stop(self._reason_unknown(step))
+            self.unusable = step
+            raise _GeneratorLimited
         if not result.valid:
             why = "invalid for a server-side cause: " + "; ".join(result.invalid_reasons)
             step = CapacityStep(rate, phase, "fail", why, attempts, verdict.checks)
@@ -421,8 +440,13 @@ class _Search:
             estimate=next((p for p in self.ran if p.phase == "estimate"), None),
         )
 
-    def _reason_unknown(self, step: CapacityStep) -> str:
-        return self._reason_unknown_after(step.why)
+    def _reason_ceiling(self) -> str:
+        """Unknown: the answer lies above the highest rate this generator can send."""
+        why = self.unusable.why if self.unusable is not None else "the generator fell short"
+        return self._reason_unknown_after(
+            f"{why}; every rate the search could still try was beyond the generator (add"
+            " workers, cores or a cluster, or set max_connections)"
+        )
 
     def _reason_unknown_after(self, why: str) -> str:
         verified = [r for r, p in self.decided.items() if _passed(p)]
