@@ -68,7 +68,13 @@ class LoadOption:
 
 
 LOAD_OPTIONS: tuple[LoadOption, ...] = (
-    LoadOption("connections", 10, "count", "connections held open (closed loop)", short="-c"),
+    LoadOption(
+        "connections",
+        10,
+        "count",
+        "connections held open (closed loop), or the pool to start with (open loop)",
+        short="-c",
+    ),
     LoadOption(
         "duration",
         None,

@@ -112,8 +112,8 @@ def subcommands() -> dict[str, argparse.ArgumentParser]:
 LEFT_OUT: dict[str, tuple[LoadKind, set[str]]] = {
     "http": ("http", set()),
     "echo": ("echo", set()),
-    "sweep": ("http", {"rate", "pipeline"}),
-    "capacity": ("http", {"rate", "pipeline"}),
+    "sweep": ("http", {"rate", "pipeline", "connect_first", "connect_rate"}),
+    "capacity": ("http", {"rate", "pipeline", "connect_first", "connect_rate"}),
     "cold-start": (
         "http",
         {"requests", "rate", "arrival", "max_connections", "warmup", "timeline_resolution"},
@@ -249,3 +249,5 @@ def test_the_docs_list_every_option_with_its_flag() -> None:
         assert rows[option.name][4] == " and ".join(
             k for k in ("http", "echo") if k in option.loads
         )
+        assert rows[option.name][5] == option.help, option.name
+        assert rows[option.name][3] == (option.unit or "—"), option.name

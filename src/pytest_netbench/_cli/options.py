@@ -59,7 +59,8 @@ def parse_fraction(text: str) -> float:
 
 
 # The subcommands' load flags, from the one option table (``_options.LOAD_OPTIONS``).
-_SWEEP_SKIP = frozenset({"rate", "pipeline"})  # each step sets the rate; steps are open loop
+# Each step sets the rate, and steps are open loop (no pipelining, no connections first).
+_SWEEP_SKIP = frozenset({"rate", "pipeline", "connect_first", "connect_rate"})
 _COLD_SKIP = frozenset(
     {"requests", "rate", "arrival", "max_connections", "warmup", "timeline_resolution"}
 )
@@ -193,12 +194,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_flags(add_load_flags(http, "http"), retries_default="0")
     _add_output_options(http, "the result", "LoadResult.to_dict()", pictures=True)
     http.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
+    add_threshold_option(http)
 
     echo = sub.add_parser("echo", help="raw TCP echo load", description="TCP echo load")
     echo.add_argument("target", metavar="HOST:PORT")
     _add_run_flags(add_load_flags(echo, "echo"), retries_default="0")
     _add_output_options(echo, "the result", "LoadResult.to_dict()", pictures=True)
     echo.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
+    add_threshold_option(echo)
 
     _add_sweep(sub)
     _add_capacity(sub)
@@ -210,6 +213,18 @@ def build_parser() -> argparse.ArgumentParser:
     servers = sub.add_parser("servers", help="list the catalog of reference servers")
     servers.add_argument("--app", choices=("hello", "echo"), default=None)
     return parser
+
+
+def add_threshold_option(parser: argparse.ArgumentParser) -> None:
+    """``--threshold EXPR``: terms the result must meet, read as capacity's ``--slo`` is."""
+    parser.add_argument(
+        "--threshold",
+        action="append",
+        metavar="EXPR",
+        help="terms the result must meet, as k6's thresholds: <metric> <op> <number> joined"
+        " by 'and' or ',' (e.g. 'p99_ms<50,error_rate<0.01'); repeatable; each is printed"
+        " with its value, and exit 9 if one fails",
+    )
 
 
 def _add_sweep(sub: Any) -> None:
@@ -330,6 +345,7 @@ def _add_cold_start(sub: Any) -> None:
     _add_run_flags(load, retries_default="0: a rerun meets a warm server")
     _add_output_options(cold, "the cold start", "ColdStartResult.to_dict()", pictures=True)
     cold.add_argument("--fail-invalid", action="store_true", help="exit 5 if it is invalid")
+    add_threshold_option(cold)
 
 
 def _add_crosscheck(sub: Any) -> None:
