@@ -96,9 +96,12 @@ def check_metrics(metrics: Iterable[str]) -> tuple[str, ...]:
     for name in names:
         try:
             metric_value(_PROBE_RESULT, name)
-        except AttributeError:
+        except AttributeError as exc:
+            # LoadResult's own message may end "; did you mean 'p99_ms'?".
+            _, _, advice = str(exc).partition("; ")
+            hint = f" ({advice})" if advice else ""
             raise SpecError(
-                f"unknown metric {name!r}; use a LoadResult attribute such as rps, p50_ms, "
+                f"unknown metric {name!r}{hint}; use a LoadResult attribute such as rps, p50_ms, "
                 "p99_ms, p999_ms, max_ms, mean_ms, errors_total, in_flight, rps_stdev, "
                 "server.cpu_ms_per_request or errors.<kind>"
             ) from None

@@ -113,6 +113,52 @@ def test_server_crash_during_load_shows_log_tail(
     result.stdout.fnmatch_lines(["*netbench server log:*", "*crashing on purpose after 50*"])
 
 
+def test_an_http_failure_shows_http_fields_and_invalid_reasons_keep_their_lines(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    # Issue 20, item 8: an HTTP load's failure showed `framing='echo'`, and the INVALID
+    # banner ran a dead server's log tail into one paragraph.
+    pytester.makepyfile(
+        """
+        def test_asserted(netbench, hello):
+            srv = hello("--crash-after", "50")
+            r = netbench.http(srv.url, requests=300, connections=2, allow_invalid=True)
+            assert r.errors_total == 0
+
+        def test_refused(netbench, hello):
+            srv = hello("--crash-after", "50")
+            netbench.http(srv.url, requests=300, connections=2)
+        """
+    )
+    result = pytester.runpytest_subprocess("--netbench")
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    assert "+  where" in out and "LoadResult(" in out
+    for echo_only in ("framing=", "payload=", "chunk="):
+        assert echo_only not in out
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_asserted _*",
+            "INVALID: server died during the load: server * exited with code 3 after",
+            "    it became ready -- these figures cannot be trusted",
+            "*  command: * hello_app.py *",
+            "    --- last lines of the log ---",
+            "    hello_app: crashing on purpose after 50 requests",
+            "",
+            "Throughput",
+            "*INVALID: server died during the load: *",
+            "    it became ready -- these figures cannot be trusted (details above)",
+            "*_ test_refused _*",
+            "*is INVALID (a server-side cause: not run again), its figures cannot be trusted:",
+            "  - server died during the load: server * exited with code 3 after it became ready",
+            "      command: * hello_app.py *",
+            "    --- last lines of the log ---",
+            "    hello_app: crashing on purpose after 50 requests",
+            "(pass allow_invalid=True to assert on it anyway)",
+        ]
+    )
+
+
 def test_invalid_result_fails_with_reasons(pytester: pytest.Pytester, hello_app: object) -> None:
     # One connection to a server that takes 20 ms per request cannot carry 2000 req/s:
     # the engine marks the result invalid ("rate not achieved"), which must fail the test

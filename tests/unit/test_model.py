@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
+import pickle
 import random
 from typing import Any
 
@@ -166,6 +168,71 @@ def test_results_are_frozen() -> None:
     result = built_result()
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.ok = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("name", "suggestion"),
+    [
+        ("p99", "p99_ms"),
+        ("max", "max_ms"),
+        ("errors_count", "errors_total"),
+        ("p99_9_ms", "p999_ms"),
+        ("status_code", "status_codes"),
+    ],
+)
+def test_a_misspelt_attribute_names_the_closest(name: str, suggestion: str) -> None:
+    # Issue 20, item 8: `r.p99` was a bare AttributeError.
+    result = built_result()
+    with pytest.raises(AttributeError) as raised:
+        getattr(result, name)
+    assert str(raised.value) == (
+        f"'LoadResult' object has no attribute {name!r}; did you mean {suggestion!r}?"
+    )
+
+
+def test_an_attribute_like_nothing_gets_no_suggestion_and_probes_stay_plain() -> None:
+    result = built_result()
+    with pytest.raises(AttributeError, match=r"^'LoadResult' object has no attribute 'zzz'$"):
+        result.zzz  # type: ignore[attr-defined]  # noqa: B018
+    assert not hasattr(result, "__array__")
+    assert getattr(result, "_repr_html_", None) is None
+
+
+def test_results_still_pickle_copy_and_replace() -> None:
+    result = built_result(open_loop=True, server=SERVER)
+    for again in (pickle.loads(pickle.dumps(result)), copy.copy(result), copy.deepcopy(result)):
+        assert again.to_dict() == result.to_dict()
+        assert again.p99_ms == result.p99_ms
+    assert dataclasses.replace(result, ok=1).ok == 1
+
+
+def test_fields_and_properties_are_read_without_the_hook() -> None:
+    # __getattr__ runs only after ordinary lookup failed; __getattribute__ (which would run
+    # on every read) is object's own, so a field read is still a plain slot read.
+    assert LoadResult.__getattribute__ is object.__getattribute__
+    assert "__getattr__" in vars(LoadResult)
+    assert type(vars(LoadResult)["ok"]).__name__ == "member_descriptor"  # a slot
+
+
+def test_a_spec_shows_only_the_fields_of_its_kind() -> None:
+    # Issue 20, item 8: an HTTP load's failure showed `framing='echo'`. The option table
+    # says which options belong to one kind; a spec's repr agrees with it.
+    from pytest_netbench._options import LOAD_OPTIONS
+
+    http = repr(LoadSpec(kind="http", host="127.0.0.1", port=80))
+    echo = repr(LoadSpec(kind="echo", host="127.0.0.1", port=7, payload=b"x"))
+    fields = {f.name for f in dataclasses.fields(LoadSpec)}
+    for option in LOAD_OPTIONS:
+        if option.name not in fields:
+            continue
+        if option.loads == {"http"}:
+            assert f" {option.name}=" in http and f" {option.name}=" not in echo, option.name
+        elif option.loads == {"echo"}:
+            assert f" {option.name}=" in echo and f" {option.name}=" not in http, option.name
+        else:
+            assert f" {option.name}=" in http and f" {option.name}=" in echo, option.name
+    assert http.startswith("LoadSpec(kind='http', host='127.0.0.1', port=80, ")
+    assert "framing=" not in http and "method=" not in echo and "scheme=" not in echo
 
 
 def test_spec_urls() -> None:

@@ -211,3 +211,26 @@ def test_narrow_width_still_wraps_free_text() -> None:
     text = format_result(result, width=50)
     invalid_block = [line for line in text.splitlines() if "long reason" in line]
     assert all(len(line) <= 50 for line in invalid_block)
+
+
+def test_an_invalid_reason_of_several_lines_keeps_them() -> None:
+    # Issue 20, item 8: a dead server's command and log tail were run into one paragraph.
+    reason = (
+        "server died during the load: server 'app' exited with code 3 after it became ready\n"
+        "  command: python app.py --port 0\n"
+        "--- last lines of the log ---\n"
+        "app: crashing on purpose"
+    )
+    result = _result(valid=False, invalid_reasons=(reason, "fds"))
+    lines = format_result(result).splitlines()
+    top = lines.index(next(line for line in lines if line.startswith("INVALID: ")))
+    assert lines[top : top + 6] == [
+        "INVALID: server died during the load: server 'app' exited with code 3 after it",
+        "    became ready; fds -- these figures cannot be trusted",
+        "      command: python app.py --port 0",
+        "    --- last lines of the log ---",
+        "    app: crashing on purpose",
+        "",
+    ]
+    # The repeat at the end is the paragraph alone, so the report still ends with it.
+    assert lines[-1] == "    became ready; fds -- these figures cannot be trusted (details above)"

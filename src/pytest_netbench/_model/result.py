@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_netbench._model.kinds import (
     ERROR_KINDS,
@@ -156,6 +157,12 @@ class LoadResult:
         """Any latency percentile (0 < q <= 100) of ok responses, in milliseconds."""
         return percentile_of(self.latency_histogram, q)
 
+    if not TYPE_CHECKING:  # at run time only: a type checker still flags ``r.p99``
+
+        def __getattr__(self, name: str) -> Any:
+            # Called only when ordinary lookup failed: fields and properties cost nothing.
+            raise AttributeError(_no_such_attribute(type(self), name))
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (what ``netbench --json`` writes)."""
         out: dict[str, Any] = {
@@ -261,6 +268,18 @@ class LoadResult:
             },
             probe=ProbeStats.from_dict(data["probe"]) if data.get("probe") else None,
         )
+
+
+def _no_such_attribute(cls: type, name: str) -> str:
+    """``'LoadResult' object has no attribute 'p99'; did you mean 'p99_ms'?``"""
+    text = f"{cls.__name__!r} object has no attribute {name!r}"
+    if name.startswith("__") and name.endswith("__"):
+        return text  # a protocol probe (copy, pickle, pytest): no advice needed
+    names = [n for n in dir(cls) if not n.startswith("_")]
+    if f"{name}_ms" in names:  # p99 -> p99_ms, max -> max_ms
+        return f"{text}; did you mean {name + '_ms'!r}?"
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return f"{text}; did you mean {close[0]!r}?" if close else text
 
 
 def _server_stats_from(stored: Mapping[str, Any], names: set[str]) -> ServerStats:

@@ -102,6 +102,16 @@ class LoadSpec:
     chunk: int = 0
     framing: str = "echo"
 
+    def __repr__(self) -> str:
+        # Only the fields of its kind: an HTTP load has no framing, an echo load no method.
+        other = _ECHO_ONLY if self.kind == "http" else _HTTP_ONLY
+        shown = ", ".join(
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in dataclasses.fields(self)
+            if f.name not in other
+        )
+        return f"LoadSpec({shown})"
+
     @property
     def mode(self) -> Mode:
         return "open" if self.rate is not None else "closed"
@@ -130,6 +140,27 @@ class LoadSpec:
         out["mode"] = self.mode
         out["url"] = self.url
         return out
+
+
+# The fields that belong to one kind of load (the option table's ``loads`` column says the
+# same of the options; a test holds the two together).
+_HTTP_ONLY = frozenset(
+    {
+        "keepalive",
+        "requests_per_connection",
+        "pipeline",
+        "scheme",
+        "method",
+        "target",
+        "headers",
+        "body",
+        "verify_tls",
+        "proxy",
+        "mix",
+        "mix_order",
+    }
+)
+_ECHO_ONLY = frozenset({"payload", "chunk", "framing"})
 
 
 def _host_for_url(host: str) -> str:

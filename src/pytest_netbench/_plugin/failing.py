@@ -23,7 +23,9 @@ def fail_if_invalid(attempts: Attempts) -> None:
     result = attempts.kept
     if result.valid:
         return
-    reasons = "\n  - ".join(result.invalid_reasons) or "(no reason given)"
+    # A reason's own lines (a dead server's log tail) stay lines, under its bullet.
+    reasons = "\n  - ".join(r.replace("\n", "\n    ") for r in result.invalid_reasons)
+    reasons = reasons or "(no reason given)"
     if attempts.discarded:
         runs = f" on each of its {attempts.runs} runs (the generator spoiled every one)"
     elif result.invalid_by_generator_only:

@@ -43,7 +43,7 @@ def format_result(result: LoadResult, *, width: int = 80) -> str:
     lines += _generator(result, width)
     if not result.valid:
         # Repeated at the end: the last line is the one people read after a long report.
-        lines += _invalid(result, width)
+        lines += _invalid(result, width, details=False)
     return "\n".join(lines) + "\n"
 
 
@@ -117,10 +117,23 @@ def _header(result: LoadResult, width: int) -> list[str]:
     return lines
 
 
-def _invalid(result: LoadResult, width: int) -> list[str]:
-    reasons = "; ".join(result.invalid_reasons) or "no reason recorded"
+def _invalid(result: LoadResult, width: int, *, details: bool = True) -> list[str]:
+    """``INVALID: reasons -- these figures cannot be trusted``, one paragraph of each
+    reason's first line; the further lines of a reason (a dead server's command and log
+    tail) follow as lines, never run together. ``details=False``: the paragraph only."""
+    firsts = [reason.split("\n", 1)[0] for reason in result.invalid_reasons]
+    reasons = "; ".join(firsts) or "no reason recorded"
     text = f"INVALID: {reasons} -- these figures cannot be trusted"
-    return ["", *textwrap.wrap(text, width, subsequent_indent="    ")]
+    lines = ["", *textwrap.wrap(text, width, subsequent_indent="    ")]
+    more = [line for reason in result.invalid_reasons for line in reason.splitlines()[1:]]
+    if more and not details:
+        lines[-1] += " (details above)"
+    elif more:
+        for line in more:
+            lines += textwrap.wrap(
+                line, width, initial_indent="    ", subsequent_indent="      "
+            ) or [""]
+    return lines
 
 
 def _throughput(result: LoadResult) -> list[str]:
