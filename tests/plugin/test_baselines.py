@@ -29,11 +29,19 @@ def test_save_then_compare_prints_the_change(pytester: pytest.Pytester, hello_ap
     assert len(stored) == 1
     assert _load_json(stored[0])["records"][0]["nodeid"].endswith("::test_hello")
 
-    second = pytester.runpytest_subprocess("--netbench", "--netbench-compare")
+    second = pytester.runpytest_subprocess(
+        "--netbench", "--netbench-compare", "--netbench-html=report.html"
+    )
     second.assert_outcomes(passed=1)
     assert second.ret == 0
     second.stdout.fnmatch_lines(["*Comparison with baseline 0001_base.json*", "*test_hello*"])
-    second.stdout.fnmatch_lines(["*p99_ms*", "*Gate passed*"])
+    # No thresholds, no gate: nothing passed, nothing could fail, and no badge says so.
+    second.stdout.fnmatch_lines(["*p99_ms*", "No gate: report only (no thresholds given)*"])
+    second.stdout.no_fnmatch_line("*Gate passed*")
+    page = (pytester.path / "report.html").read_text()
+    assert "<b>gate</b>" not in page
+    assert "Gate passed" not in page and 'class="gate good"' not in page
+    assert "No gate: report only" in page
 
 
 def test_compare_fail_fails_the_session_on_a_real_regression(

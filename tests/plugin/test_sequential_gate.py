@@ -5,6 +5,8 @@ mode and against a stored run; the header says what the gate will do before any 
 from __future__ import annotations
 
 import json
+import math
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -65,6 +67,96 @@ def test_ab_sequential_stops_at_the_look_that_decides(
     assert (p50["verdict"], p50["trials"], compared["failed"]) == ("regression", 6, True)
     lines = [line for line in result.stdout.lines if line.strip().startswith("p50_ms")]
     assert "REGRESSION" in lines[-1] and "  6  " in lines[-1]
+
+
+def test_a_decided_gate_says_no_more_trials_are_needed(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    """A server 10 % slower (11 ms against 10 ms a request) fails the gate at an early
+    look. The metrics shown beside it, not gated, hold no trials back: they are judged at
+    the trials there are, and no note calls the decided run undecided."""
+    pytester.makepyfile(AB_TEST)
+    app = f"{sys.executable} hello_app.py --host {{host}} --port {{port}}"
+    result = pytester.runpytest_subprocess(
+        "--netbench",
+        "--netbench-ab",
+        f"{app} --delay-ms 10",
+        f"{app} --delay-ms 11",
+        "--netbench-sequential=3:9",
+        "--netbench-compare-fail=p50_ms:5%",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*Gate FAILED: 1 regression(s)*"])
+    result.stdout.no_fnmatch_line("*more trials needed*")
+    result.stdout.no_fnmatch_line("*undecided*")
+
+
+def test_a_gate_that_decided_early_prints_the_figures_it_read(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    """A baseline of 5 stored trials, compared sequentially: the gate lets both gated
+    metrics go as ok at an early look. Each ok row shows the interval that rules a
+    worsening past the limit out, n says both sides' trials, and no note says the metrics
+    are undecided."""
+    pytester.makepyfile(DELAYED_TEST)
+    base = pytester.runpytest_subprocess("--netbench", "--netbench-trials=5", "--netbench-save=b")
+    base.assert_outcomes(passed=1)
+    head = pytester.runpytest_subprocess(
+        "--netbench",
+        "--netbench-compare=b",
+        "--netbench-sequential",
+        "--netbench-compare-fail=p50_ms:50%,rps:50%",
+        "--netbench-json=head.json",
+    )
+    assert head.ret == pytest.ExitCode.OK, head.stdout.str()
+    head.stdout.fnmatch_lines(["*Gate passed: 0 regression(s), 0 unclear, 0 improved, 2 ok*"])
+    head.stdout.no_fnmatch_line("*more trials needed*")
+    head.stdout.no_fnmatch_line("*undecided*")
+    trials = len(_records(pytester.path / "head.json"))
+    (compared,) = json.loads((pytester.path / "head.json").read_text())["comparisons"]
+    gated = {i["metric"]: i for i in compared["items"] if i["gated"]}
+    assert {m: i["verdict"] for m, i in gated.items()} == {"p50_ms": "ok", "rps": "ok"}
+    for item in gated.values():
+        if item.get("by_estimate"):  # the budget spent: read from the estimate, and said so
+            assert abs(item["change"]) <= 0.5
+            continue
+        low, high = item["change_interval"]
+        if item["metric"] == "p50_ms":  # a rise past 50 % is ruled out
+            assert high is not None and high <= 0.5 + 1e-9, item
+        else:  # a drop past 50 % is ruled out
+            assert low is not None and low >= -0.5 - 1e-9, item
+    rows = [line.split() for line in head.stdout.lines if line.startswith("  p50_ms ")]
+    assert rows and rows[-1][6:8] == [f"{trials}/5", "ok"], rows
+
+
+def test_ab_change_column_is_the_estimate_the_verdict_read(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    """The verdict reads the Hodges-Lehmann estimate of the shift (the median of the
+    trial-against-trial changes), so the change column and the JSON's change are that
+    figure, not the change of the two medians."""
+    pytester.makepyfile(AB_TEST)
+    app = f"{sys.executable} hello_app.py --host {{host}} --port {{port}}"
+    result = pytester.runpytest_subprocess(
+        "--netbench",
+        "--netbench-ab",
+        app,
+        f"{app} --delay-ms 1",
+        "--netbench-trials=6",
+        "--netbench-compare-fail=p50_ms:5%",
+        "--netbench-json=ab.json",
+    )
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    (compared,) = json.loads((pytester.path / "ab.json").read_text())["comparisons"]
+    (p50,) = [item for item in compared["items"] if item["metric"] == "p50_ms"]
+    cur, base = p50["current_values"], p50["baseline_values"]
+    estimate = math.expm1(statistics.median(math.log(c / b) for c in cur for b in base))
+    assert p50["change"] == pytest.approx(estimate, rel=1e-9, abs=1e-12)
+    rows = [line.split() for line in result.stdout.lines if line.startswith("  p50_ms ")]
+    percent = estimate * 100
+    assert rows[-1][3] == (f"{percent:+.1f}%" if abs(percent) < 1000 else f"{percent:+.0f}%")
+    words = " ".join(result.stdout.str().split())
+    assert "change: the estimate the verdict read (Hodges-Lehmann" in words
 
 
 def test_sequential_against_a_stored_run_and_netbench_compare_agree(

@@ -22,7 +22,8 @@ from pytest_netbench._compare.thresholds import Threshold
 @dataclass(frozen=True, slots=True)
 class Measured:
     """One metric's evidence at one look, and the change as people read it: relative
-    (``+0.12`` = 12 % higher than the baseline) or absolute, with its interval."""
+    (``+0.12`` = 12 % higher than the baseline) or absolute, with its interval at the
+    regression level and at the level of an "ok" stop."""
 
     evidence: Evidence
     limit: float  # in the same worsening units as the evidence
@@ -30,6 +31,8 @@ class Measured:
     change_low: float
     change_high: float
     relative: bool
+    ok_low: float = math.nan
+    ok_high: float = math.nan
 
 
 def measure_change(
@@ -47,13 +50,14 @@ def measure_change(
         cur = [math.log(v) for v in current]
         base = [math.log(v) for v in baseline]
         limit = _log_limit(threshold)
-        scale = 1.0
+        scale, relative = 1.0, True
     else:
         cur, base = list(current), list(baseline)
         middle = abs(statistics.median(baseline))
         # A relative limit on figures that touch zero: a fraction of the baseline median
         # (from a zero median, any worsening is past it, as Threshold.worsening says).
-        scale = middle if threshold.relative and middle > 0 else 1.0
+        relative = threshold.relative and middle > 0
+        scale = middle if relative else 1.0
         limit = threshold.limit if not threshold.relative or middle > 0 else 0.0
     # Worsening is the shift for a metric where higher is worse, its negation otherwise;
     # the "ok" bound is the upper worsening bound, at its own level.
@@ -64,15 +68,15 @@ def measure_change(
     else:
         bounds = (-shift.estimate, -shift.high, -shift.low, -at_ok_level.low)
     worsening = Evidence(*(x / scale for x in bounds))
-    # Shown: the interval the verdicts "regression" and "improvement" are read from.
-    display = shift
-    if logs:
-        change, low, high = (_expm1(x) for x in (display.estimate, display.low, display.high))
-    elif threshold.relative and scale != 1.0:
-        change, low, high = (x / scale for x in (display.estimate, display.low, display.high))
-    else:
-        change, low, high = display.estimate, display.low, display.high
-    return Measured(worsening, limit, change, low, high, relative=logs or scale != 1.0)
+
+    # Shown: the estimate, and the intervals a verdict may be read from (the regression
+    # level's, an "ok" stop's), as a relative change or in the metric's unit.
+    def shown(x: float) -> float:
+        return _expm1(x) if logs else x / scale
+
+    change, low, high = (shown(x) for x in (shift.estimate, shift.low, shift.high))
+    ok_low, ok_high = shown(at_ok_level.low), shown(at_ok_level.high)
+    return Measured(worsening, limit, change, low, high, relative, ok_low, ok_high)
 
 
 def _log_limit(threshold: Threshold) -> float:

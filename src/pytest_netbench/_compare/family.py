@@ -78,6 +78,15 @@ class Judgement:
     level: float  # the one-sided level the regression bound was taken at
     share: float  # this metric's part of the family's alpha
     final: bool  # the design's last look (budget spent)
+    ok_level: float = 0.0  # the one-sided level of the "ok" stop's bound
+
+    @property
+    def ok_by_bound(self) -> bool:
+        """An "ok" read from the interval: it rules out a worsening past the limit. (At the
+        last look an "ok" may also come from the estimate alone, the interval reaching past
+        the limit: the budget is spent and the estimate is within it.)"""
+        evidence = self.measured.evidence
+        return self.decision == "ok" and evidence.ok_high <= self.measured.limit
 
 
 def judge(sample: Sample, share: float, rule: GateRule) -> Judgement:
@@ -92,7 +101,7 @@ def judge(sample: Sample, share: float, rule: GateRule) -> Judgement:
     ok_level = ok_design.nominal_level(rule.miss_rate, n_cur, n_base)
     measured = measure_change(sample.current, sample.baseline, sample.threshold, level, ok_level)
     decision = decide(measured.evidence, measured.limit, final=final)
-    return Judgement(decision, measured, level, share, final)
+    return Judgement(decision, measured, level, share, final, ok_level)
 
 
 def judge_family(samples: Sequence[Sample], rule: GateRule) -> list[Judgement]:

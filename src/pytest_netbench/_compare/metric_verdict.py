@@ -3,8 +3,14 @@
 The figures of each side (nan dropped) go to the family and sequential rules
 (:mod:`~pytest_netbench._compare.family`); a single trial on a side has nothing to test,
 so the threshold alone decides and the verdict says it is low confidence. The result
-carries what the report shows: both medians, the change and its interval, the level it
-was read at, the trials that decided it, and the metric's noise.
+carries what the report shows, each figure the one the verdict read: the change (the
+Hodges-Lehmann estimate of the shift, not the change of the medians), the interval and
+the level the verdict was read at (the regression bound's, or an "ok" stop's), the trials
+of each side, and the metric's noise; the medians beside them are for reading.
+
+A metric shown without a threshold stops no trials, so it is judged once, at the trials
+there are and at the whole ``alpha``, whatever the design: it gets ``worse``/``better``
+marks from a finite interval, never "more trials needed".
 """
 
 from __future__ import annotations
@@ -49,17 +55,26 @@ class MetricComparison:
     note: str = ""
     # An experiment without an answer on a side (an unknown capacity): not compared at all.
     unknown: bool = False
-    # The interval of the change the verdict was read from, in the unit of ``change`` for a
-    # relative threshold (+0.05 = 5 % higher) or of the metric for an absolute one.
+    # The change the verdict read: the Hodges-Lehmann estimate of the shift (one trial on a
+    # side: the change of the medians, which the threshold alone judged); relative
+    # (+0.05 = 5 % higher) when ``change_relative``, else in the metric's unit; nan when
+    # there is none.
+    change: float = math.nan
+    # The interval of the change the verdict was read from, in the unit of ``change``.
     change_ci: tuple[float, float] | None = None
     change_relative: bool = True
-    # One-sided level of that interval (the family's share, spent over the looks).
+    # One-sided level of each bound of that interval: the regression bound's (the family's
+    # share, spent over the looks) or, for an "ok" read from the interval, the ok stop's.
     level: float | None = None
-    # Trials a side the verdict was decided with, and the look's place in the design.
+    # Trials a side the verdict was decided with (the smaller side), and the look's place
+    # in the design.
     trials: int = 0
     final_look: bool = True
     # Relative change of the median that A/A noise exceeds 5 % of the time at these trials.
     noise: MetricNoise | None = None
+    # An "ok" read from the estimate alone: the trial budget is spent, the estimate is
+    # within the limit, and the interval still reaches past it.
+    by_estimate: bool = False
 
     @property
     def current_median(self) -> float:
@@ -68,16 +83,6 @@ class MetricComparison:
     @property
     def baseline_median(self) -> float:
         return _median(self.baseline)
-
-    @property
-    def change(self) -> float:
-        """Relative change of the median (+0.12 means 12 % higher), nan when undefined."""
-        base, cur = self.baseline_median, self.current_median
-        if math.isnan(base) or math.isnan(cur):
-            return math.nan
-        if base == 0:
-            return 0.0 if cur == 0 else math.inf
-        return (cur - base) / abs(base)
 
     @property
     def noise_floor(self) -> float | None:
@@ -143,16 +148,20 @@ def compare_metrics(
             level = share if threshold is not None else rule.alpha
             items[name] = _threshold_only(key, name, cur, base, threshold, level, known)
         elif threshold is None:
+            # Shown, not gated: it stops no trials, so it is judged once at what there is.
+            once = GateRule(alpha=rule.alpha, miss_rate=rule.miss_rate)
             sample = Sample(cur, base, Threshold(name, 0.0, relative=True))
-            items[name] = _from_judgement(
-                key, name, sample, None, judge(sample, rule.alpha, rule), known
-            )
+            judgement = judge(sample, rule.alpha, once)
+            items[name] = _from_judgement(key, name, sample, None, judgement, known, rule)
         else:
             family.append((name, Sample(cur, base, threshold)))
     judgements = judge_family([sample for _name, sample in family], rule)
+    stopped = any(j.decision == "regression" for j in judgements)
     for (name, sample), judgement in zip(family, judgements, strict=True):
         known = (noise or {}).get(name) or _own_noise(name, sample.current, sample.baseline)
-        items[name] = _from_judgement(key, name, sample, sample.threshold, judgement, known)
+        items[name] = _from_judgement(
+            key, name, sample, sample.threshold, judgement, known, rule, stopped=stopped
+        )
     return [items[name] for name in cleaned]
 
 
@@ -193,9 +202,21 @@ def _threshold_only(
         verdict,
         low_confidence=True,
         note=note,
+        change=_median_change(cur_median, base_median, limit.relative),
+        change_relative=limit.relative,
         trials=min(len(cur), len(base)),
         noise=noise,
     )
+
+
+def _median_change(current: float, baseline: float, relative: bool) -> float:
+    """What a threshold alone reads: the change of the medians (relative: +0.12 is 12 %
+    higher; from a zero baseline, infinite unless unchanged)."""
+    if not relative:
+        return current - baseline
+    if baseline == 0:
+        return 0.0 if current == 0 else math.copysign(math.inf, current)
+    return (current - baseline) / abs(baseline)
 
 
 def _from_judgement(
@@ -205,26 +226,26 @@ def _from_judgement(
     threshold: Threshold | None,
     judgement: Judgement,
     noise: MetricNoise | None,
+    rule: GateRule,
+    *,
+    stopped: bool = False,
 ) -> MetricComparison:
+    """``stopped``: another gated metric of the test regressed, which ends its trials."""
     cur, base = tuple(sample.current), tuple(sample.baseline)
     n = min(len(cur), len(base))
     measured = judgement.measured
-    ci = (measured.change_low, measured.change_high)
-    ratio = (1 + ci[0], 1 + ci[1]) if measured.relative and all(map(math.isfinite, ci)) else None
     decision = judgement.decision
     verdict: Verdict = "unclear" if decision == "continue" else decision
+    if judgement.ok_by_bound:
+        # Shown: the interval that rules the worsening out, at the ok stop's level.
+        ci, level = (measured.ok_low, measured.ok_high), judgement.ok_level
+    else:
+        ci, level = (measured.change_low, measured.change_high), judgement.level
+    ratio = (1 + ci[0], 1 + ci[1]) if measured.relative and all(map(math.isfinite, ci)) else None
     note = ""
     if verdict == "unclear":
-        needed = trials_for_level(judgement.level)
-        if decision == "continue":
-            note = f"more trials needed: undecided after {n} trials a side (not the last look)"
-        elif needed > n:
-            note = (
-                f"more trials needed: {len(cur)} vs {len(base)} trials cannot reach the "
-                f"one-sided level {judgement.level:.2g}; run at least {needed} trials a side"
-            )
-        else:
-            note = "more trials needed: past the limit but not significant"
+        gated = threshold is not None
+        note = _unclear_note(judgement, len(cur), len(base), gated, rule, stopped)
     return MetricComparison(
         key,
         metric,
@@ -235,13 +256,37 @@ def _from_judgement(
         p_value=mann_whitney_u(cur, base).p_value,
         ratio_ci=ratio,
         note=note,
+        change=measured.change,
         change_ci=ci,
         change_relative=measured.relative,
-        level=judgement.level,
+        level=level,
         trials=n,
         final_look=judgement.final,
         noise=noise,
+        by_estimate=threshold is not None and decision == "ok" and not judgement.ok_by_bound,
     )
+
+
+def _unclear_note(
+    judgement: Judgement, cur: int, base: int, gated: bool, rule: GateRule, stopped: bool
+) -> str:
+    """Why a metric is undecided. A metric shown, not gated, is judged once (it holds no
+    trials back), so it gets a note only when its trials could never show a change."""
+    if judgement.decision == "continue":
+        if stopped:
+            return "undecided when its trials stopped: another gated metric of the test regressed"
+        budget = rule.design_for(cur, base).budget
+        return (
+            f"more trials needed: undecided after {cur} vs {base} trials, before the design's"
+            f" last look ({budget} a side)"
+        )
+    needed = trials_for_level(judgement.level)
+    if needed > min(cur, base):
+        return (
+            f"more trials needed: {cur} vs {base} trials cannot reach the one-sided level "
+            f"{judgement.level:.2g}; run at least {needed} trials a side"
+        )
+    return "more trials needed: past the limit but not significant" if gated else ""
 
 
 def trials_for_level(level: float) -> int:

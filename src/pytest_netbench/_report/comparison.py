@@ -1,7 +1,7 @@
 """A comparison with a baseline as text, Markdown and JSON: for each test and metric the
-baseline and current medians, the change with the interval its verdict was read from, the
-metric's noise floor, the verdict and how many trials a side decided it; then the gate's
-overall result.
+baseline and current medians, the change and the interval its verdict was read from, the
+metric's noise floor, the verdict and the trials of each side; then the gate's overall
+result, or that there was no gate.
 
 The verdicts themselves are data from :mod:`pytest_netbench._compare.gate`; this module
 only words and lays them out, the text table and the Markdown one from the same rows.
@@ -28,7 +28,7 @@ COMPARISON_HEADERS = (
     "n",
     "verdict",
 )
-_WIDTHS = (14, 9, 9, 8, 14, 7, 4, 0)
+_WIDTHS = (14, 8, 8, 8, 14, 7, 6, 0)
 # Names too long for the table's first column.
 _SHORT_NAMES: Mapping[str, str] = {"server.cpu_ms_per_request": "cpu_ms/req"}
 _VERDICT_WORDS: Mapping[str, str] = {
@@ -40,12 +40,15 @@ _VERDICT_WORDS: Mapping[str, str] = {
 
 
 def _change_text(item: MetricComparison) -> str:
+    """The change the verdict read, as a percentage or in the metric's unit."""
     change = item.change
     if math.isnan(change):
         return "-"
-    if math.isinf(change):
+    if not item.change_relative:
+        return _signed(change)
+    if math.isinf(change):  # from a zero baseline: no percentage says it
         return abbreviate_signed(item.current_median - item.baseline_median)
-    return f"{change * 100:+.1f}%"
+    return f"{change * 100:+.1f}%" if abs(change) < 10 else f"{change * 100:+.0f}%"
 
 
 def abbreviate_signed(value: float) -> str:
@@ -58,8 +61,19 @@ def _verdict_text(item: MetricComparison) -> str:
     if item.threshold is None:  # reported, not gated: say which way it moved, if it did
         moved = {"regression": "worse", "improvement": "better"}.get(item.verdict, "-")
         return moved + ("?" if item.low_confidence and moved != "-" else "")
+    if item.by_estimate:
+        return "ok (est.)"
     word = _VERDICT_WORDS[item.verdict]
     return word + ("?" if item.low_confidence and item.verdict != "ok" else "")
+
+
+def _trials_text(item: MetricComparison) -> str:
+    """Trials a side; current/baseline when the sides differ (a stored run of 5 against 9
+    sequential trials reads 9/5)."""
+    if not item.trials:
+        return "-"
+    cur, base = len(item.current), len(item.baseline)
+    return str(cur) if cur == base else f"{cur}/{base}"
 
 
 def _percent(value: float) -> str:
@@ -102,7 +116,7 @@ def comparison_rows(comparison: Comparison) -> list[tuple[str, list[str]]]:
             _change_text(item),
             _interval_text(item),
             _noise_text(item),
-            str(item.trials) if item.trials else "-",
+            _trials_text(item),
             _verdict_text(item),
         ]
         rows.append((item.key, cells))
@@ -129,12 +143,7 @@ def _footer_lines(comparison: Comparison, width: int) -> list[str]:
             lines += textwrap.wrap(
                 f"{title}: {', '.join(keys)}", width, initial_indent="  ", subsequent_indent="    "
             )
-    counts = summary_counts(comparison)
-    verdict = "FAILED" if comparison.failed else "passed"
-    lines.append(
-        f"Gate {verdict}: {counts['regression']} regression(s), {counts['unclear']} unclear, "
-        f"{counts['improvement']} improved, {counts['ok']} ok"
-    )
+    lines.append(gate_result_line(comparison))
     for item in comparison.regressions:
         assert item.threshold is not None
         lines += textwrap.wrap(
@@ -144,15 +153,33 @@ def _footer_lines(comparison: Comparison, width: int) -> list[str]:
             subsequent_indent="    ",
         )
     lines += textwrap.wrap(
-        "(change: of the medians; interval: of the change, at the level the verdict was "
-        "read at; noise: the change A/A noise exceeds 1 time in 20 at n trials a side, "
-        "from stored runs of this machine, * from these trials; ? = single trial, "
-        "threshold only; worse/better = metric not gated)",
-        width,
-        initial_indent="  ",
-        subsequent_indent="   ",
+        f"({LEGEND})", width, initial_indent="  ", subsequent_indent="   ", break_on_hyphens=False
     )
     return lines
+
+
+# What each column and mark means; the same words under the text, Markdown and HTML tables.
+LEGEND = (
+    "baseline, current: medians; change: the estimate the verdict read (Hodges-Lehmann, "
+    "trial against trial); interval: of the change, at the level the verdict read it at; "
+    "noise: the change A/A noise exceeds 1 time in 20 at n trials a side (* from these "
+    "trials, else stored runs of this machine); n: trials a side, current/baseline when "
+    "they differ; ok (est.): budget spent, the estimate within the limit, the interval "
+    "past it; ? = single trial, threshold only; worse/better = metric not gated"
+)
+
+
+def gate_result_line(comparison: Comparison, *, failed_word: str = "FAILED") -> str:
+    """The gate's result: its counts, or that no gate ran (no thresholds: nothing can
+    fail, and nothing passed either)."""
+    if not comparison.thresholds:
+        return "No gate: report only (no thresholds given), nothing can fail"
+    counts = summary_counts(comparison)
+    verdict = failed_word if comparison.failed else "passed"
+    return (
+        f"Gate {verdict}: {counts['regression']} regression(s), {counts['unclear']} unclear, "
+        f"{counts['improvement']} improved, {counts['ok']} ok"
+    )
 
 
 def render_comparison_text(comparison: Comparison, *, width: int = 80) -> str:
@@ -176,28 +203,21 @@ def _table_line(cells: Sequence[str]) -> str:
         elif width == 0:
             parts.append("  " + text)  # the last column takes what is left
         else:
-            parts.append(text.rjust(width))
+            parts.append(text.rjust(width) if len(text) < width else " " + text)
     return "  " + "".join(parts)
 
 
 def render_comparison_markdown(comparison: Comparison) -> str:
     """The same rows as one Markdown table, the gate's result and the notes below it."""
     rows = [[f"`{key}`", *cells] for key, cells in comparison_rows(comparison)]
-    counts = summary_counts(comparison)
-    verdict = "**FAILED**" if comparison.failed else "passed"
-    summary = (
-        f"Gate {verdict}: {counts['regression']} regression(s), {counts['unclear']} unclear, "
-        f"{counts['improvement']} improved, {counts['ok']} ok"
-    )
-    notes = "".join(
-        f"\n- {note}" for note in dict.fromkeys(i.note for i in comparison.items if i.note)
-    )
+    summary = gate_result_line(comparison, failed_word="**FAILED**")
+    notes = [*dict.fromkeys(i.note for i in comparison.items if i.note), LEGEND]
     return (
         f"### {_header_line(comparison)}\n\n"
         + render_table_markdown(("test", *COMPARISON_HEADERS), rows)
         + f"\n{summary}\n"
-        + notes
-        + ("\n" if notes else "")
+        + "".join(f"\n- {note}" for note in notes)
+        + "\n"
     )
 
 
@@ -232,6 +252,7 @@ def _item_to_dict(item: MetricComparison) -> dict[str, Any]:
         else [_number(item.change_ci[0]), _number(item.change_ci[1])],
         "change_relative": item.change_relative,
         "level": item.level,
+        "by_estimate": item.by_estimate,
         "trials": item.trials,
         "final_look": item.final_look,
         "noise_floor": None if floor is None else _number(floor),

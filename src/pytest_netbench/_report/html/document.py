@@ -19,9 +19,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from pytest_netbench._compare.gate import Comparison, summary_counts
+from pytest_netbench._compare.gate import Comparison
 from pytest_netbench._environment import Environment, collect_environment
 from pytest_netbench._records import ExperimentRecord, Record
+from pytest_netbench._report.comparison import LEGEND, gate_result_line
 from pytest_netbench._report.discards import discard_notes
 from pytest_netbench._report.experiment_tables import build_experiment_tables
 from pytest_netbench._report.html.invalid import InvalidFinding, invalid_findings
@@ -187,6 +188,8 @@ def _summary(
     else:
         items.append('<li class="good"><b>0</b>invalid results</li>')
     for comparison in comparisons:
+        if not comparison.thresholds:
+            continue  # compared, not gated: no gate ran, so no badge says it passed
         failed = comparison.failed
         word = "FAILED" if failed else "passed"
         items.append(f'<li class="{"bad" if failed else "good"}"><b>gate</b>{word}</li>')
@@ -213,15 +216,12 @@ def _toc(sections: Sequence[tuple[str, str, str]], tests: Sequence[tuple[str, st
 def _comparison_section(comparison: Comparison) -> str:
     name = comparison.baseline_name or "the stored baseline"
     gate = ", ".join(t.describe() for t in comparison.thresholds) or "none (report only)"
-    counts = summary_counts(comparison)
-    verdict = "FAILED" if comparison.failed else "passed"
+    result = "" if not comparison.thresholds else " bad" if comparison.failed else " good"
     parts = [
         f"<h3>Against {escape(name)}</h3>",
         f'<p class="note">Gate: {escape(gate)}</p>',
         comparison_html(comparison),
-        f'<p class="gate {"bad" if comparison.failed else "good"}">Gate {verdict}: '
-        f"{counts['regression']} regression(s), {counts['unclear']} unclear, "
-        f"{counts['improvement']} improved, {counts['ok']} ok</p>",
+        f'<p class="gate{result}">{escape(gate_result_line(comparison))}</p>',
     ]
     notes = list(dict.fromkeys(i.note for i in comparison.items if i.note))
     for title, keys in (
@@ -230,8 +230,7 @@ def _comparison_section(comparison: Comparison) -> str:
     ):
         if keys:
             notes.append(f"{title}: {', '.join(keys)}")
-    # The columns are read as in the terminal's table; only the marks need a word here.
-    notes.append("? = low confidence (threshold only); worse/better = a metric not gated")
+    notes.append(LEGEND)  # the columns and marks, in the terminal's words
     parts.append('<ul class="notes">' + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     return "".join(parts)
 
