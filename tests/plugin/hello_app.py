@@ -1,4 +1,5 @@
-"""hello_app.py [--delay-ms N] [--crash-after N] -- a keep-alive HTTP/1.1 hello server.
+"""hello_app.py [--delay-ms N] [--crash-after N] [--status N] -- a keep-alive HTTP/1.1 hello
+server (``--status 404``: every answer has that status).
 
 Copied into each pytester directory by the ``hello_app`` fixture and run there as a script.
 """
@@ -18,7 +19,9 @@ async def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--delay-ms", type=float, default=0.0)
     parser.add_argument("--crash-after", type=int, default=0)
+    parser.add_argument("--status", type=int, default=200)
     args = parser.parse_args()
+    response = RESPONSE.replace(b"200 OK", f"{args.status} Status".encode(), 1)
     served = 0
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -34,7 +37,7 @@ async def main() -> None:
                     os._exit(3)
                 if args.delay_ms:
                     await asyncio.sleep(args.delay_ms / 1000.0)
-                writer.write(RESPONSE)
+                writer.write(response)
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 LOAD = "requests=300, connections=4"
@@ -95,6 +97,40 @@ def test_failing_assertion_shows_summary_and_server_log(
             "*hello_app: serving on 127.0.0.1*",
         ]
     )
+
+
+def test_a_latency_assertion_where_nothing_succeeded_says_why(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    # Issue 20, item 4: it failed as `assert nan < 50`.
+    pytester.makepyfile(
+        """
+        def test_missing(netbench, hello):
+            srv = hello("--status", "404")
+            r = netbench.http(srv.url, requests=50, connections=2)
+            assert r.p99_ms < 50
+
+        def test_nothing_asserted(netbench, hello):
+            srv = hello("--status", "404")
+            netbench.http(srv.url, requests=10, connections=1)
+        """
+    )
+    result = pytester.runpytest_subprocess("--netbench", "-rP")
+    result.assert_outcomes(failed=1, passed=1)
+    why = "no request succeeded: 50 of 50 requests were status errors, e.g. HTTP 404"
+    result.stdout.fnmatch_lines(
+        [
+            f"E * assert nan ({why}) < 50",
+            "*netbench result: http://127.0.0.1:*",
+            f"{why.upper().split(':')[0]}:{why.split(':', 1)[1]}",
+            "*netbench server log:*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        ["http://127.0.0.1:*/: 0 req/s, no latency (no ok response), 0 ok, 10 errors"]
+    )
+    # Every nan shown says why: none stands bare in the message, the report or the matrix.
+    assert re.search(r"\bnan\b(?! \(no request succeeded)", result.stdout.str()) is None
 
 
 def test_server_crash_during_load_shows_log_tail(

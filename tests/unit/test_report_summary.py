@@ -213,6 +213,54 @@ def test_narrow_width_still_wraps_free_text() -> None:
     assert all(len(line) <= 50 for line in invalid_block)
 
 
+def test_a_load_where_nothing_succeeded_ends_saying_so_with_kinds_and_a_sample() -> None:
+    result = _result(
+        ok=0,
+        sent=50,
+        in_flight=0,
+        errors={"status": 50},
+        status_codes={404: 50},
+        error_samples={"status": "HTTP 404"},
+        latency=LatencySummary(),
+        latency_histogram="",
+    )
+    lines = format_result(result).splitlines()
+    assert lines[-1] == "NO REQUEST SUCCEEDED: 50 of 50 requests were status errors, e.g. HTTP 404"
+    assert "nan" not in "\n".join(lines)
+    assert "NO REQUEST SUCCEEDED" not in format_result(_result())
+
+
+def test_thresholds_show_every_term_with_its_value_and_a_closing_count() -> None:
+    from pytest_netbench._experiment.slo import parse_slo
+
+    result = _result(ok=990, errors={"reset": 10}, in_flight=10)
+    verdict = parse_slo("p99_ms < 50, error_rate < 0.001", what="threshold").evaluate(result)
+    lines = format_result(result, thresholds=verdict).splitlines()
+    block = lines[lines.index("Thresholds") :]
+    assert block[1].split() == ["ok", "p99_ms", "<", "50", "p99_ms", "=", format_g(result.p99_ms)]
+    assert block[2].split()[:4] == ["FAILED", "error_rate", "<", "0.001"]
+    assert block[2].endswith(f"error_rate = {10 / 1010:g}")  # 10 resets of 1,010 sent
+    assert lines[-1] == "THRESHOLDS FAILED: 1 of 2 (error_rate < 0.001)"
+    passed = parse_slo("p99_ms < 50").evaluate(result)
+    assert format_result(result, thresholds=passed).splitlines()[-1] == "Thresholds passed: 1 of 1"
+
+
+def test_a_latency_threshold_of_a_load_with_no_ok_response_reads_no_ok_response() -> None:
+    from pytest_netbench._experiment.slo import parse_slo
+
+    result = _result(
+        ok=0, sent=3, in_flight=0, errors={"reset": 3}, latency=LatencySummary(), status_codes={}
+    )
+    verdict = parse_slo("p99_ms < 50").evaluate(result)
+    lines = format_result(result, thresholds=verdict).splitlines()
+    assert "  FAILED  p99_ms < 50  p99_ms = n/a (no ok response)" in lines
+    assert lines[-1].startswith("NO REQUEST SUCCEEDED: 3 of 3 requests were reset errors")
+
+
+def format_g(value: float) -> str:
+    return f"{value:g}"
+
+
 def test_an_invalid_reason_of_several_lines_keeps_them() -> None:
     # Issue 20, item 8: a dead server's command and log tail were run into one paragraph.
     reason = (

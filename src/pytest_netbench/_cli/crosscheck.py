@@ -13,6 +13,7 @@ from pytest_netbench._cli.outputs import write_files
 def run_crosscheck(args: argparse.Namespace) -> ExitCode:
     from pytest_netbench._experiment.crosscheck import crosscheck
     from pytest_netbench._report.crosscheck import format_crosscheck
+    from pytest_netbench._report.summary import no_success_line
 
     result = crosscheck(
         args.url,
@@ -21,6 +22,11 @@ def run_crosscheck(args: argparse.Namespace) -> ExitCode:
         **load_options(args, "http"),
     )
     unwritten = write_files(args, result)
+    nothing = result.netbench.ok == 0
     if not args.quiet:
         print(format_crosscheck(result), end="")
-    return unwritten if unwritten is not None else ExitCode.OK
+        if nothing:
+            print(f"\n{no_success_line(result.netbench)} (netbench's run)")
+    if unwritten is not None:
+        return unwritten
+    return ExitCode.NO_SUCCESS if nothing else ExitCode.OK

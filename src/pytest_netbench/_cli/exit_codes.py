@@ -28,6 +28,8 @@ class ExitCode(enum.IntEnum):
     INVALID = 5
     UNKNOWN_CAPACITY = 6
     UNCLEAR = 7
+    NO_SUCCESS = 8
+    THRESHOLD_FAILED = 9
     INTERRUPTED = 130
 
     @property
@@ -37,8 +39,8 @@ class ExitCode(enum.IntEnum):
 
 
 _MEANINGS: dict[ExitCode, str] = {
-    ExitCode.OK: "done: the load ran (whatever the server answered), a capacity was found,"
-    " or the gate passed",
+    ExitCode.OK: "done: the load ran and at least one request succeeded (and every"
+    " --threshold held), a capacity was found, or the gate passed",
     ExitCode.REGRESSION: "compare: a gated metric regressed",
     ExitCode.USAGE: "bad arguments or input: an option or value that cannot work, a file"
     " that cannot be read or written, or is not a session file",
@@ -50,6 +52,10 @@ _MEANINGS: dict[ExitCode, str] = {
     " reason is printed)",
     ExitCode.UNCLEAR: "compare: no regression, but a gated metric needs more trials, or the"
     " two files have no test in common",
+    ExitCode.NO_SUCCESS: "http, echo, cold-start, crosscheck, sweep: not one request (echo:"
+    " exchange) succeeded; the last line says what the answers were, with a sample",
+    ExitCode.THRESHOLD_FAILED: "http, echo, cold-start: a --threshold term did not hold (each"
+    " term is printed with its value)",
     ExitCode.INTERRUPTED: "interrupted by Ctrl-C: what was measured until then is printed"
     " and written, marked interrupted",
 }

@@ -14,9 +14,10 @@ import argparse
 
 from pytest_netbench._cli.exit_codes import ExitCode
 from pytest_netbench._cli.live import CommandLive
-from pytest_netbench._cli.loads import check_plot, interrupted_banner
+from pytest_netbench._cli.loads import check_plot, interrupted_banner, load_status, read_thresholds
 from pytest_netbench._cli.options import given, load_options
 from pytest_netbench._cli.outputs import write_files
+from pytest_netbench._model import LoadResult, why_no_latency
 
 
 def run_sweep(args: argparse.Namespace) -> ExitCode:
@@ -45,14 +46,25 @@ def run_sweep(args: argparse.Namespace) -> ExitCode:
             **given(retries=args.retries),
         )
         live.say(*sweep_closing(result))
+        nothing = bool(result.steps) and all(step.result.ok == 0 for step in result.steps)
+        if nothing:
+            live.say("", _no_success_anywhere(result.steps[-1].result, len(result.steps)))
     unwritten = write_files(args, result)
     if unwritten is not None:
         return unwritten
     if result.interrupted:
         return ExitCode.INTERRUPTED
+    if nothing:
+        return ExitCode.NO_SUCCESS
     if args.fail_invalid and not result.valid:
         return ExitCode.INVALID
     return ExitCode.OK
+
+
+def _no_success_anywhere(last: LoadResult, steps: int) -> str:
+    """The closing line of a sweep in which no step had an ok response."""
+    _, _, detail = why_no_latency(last).partition(": ")
+    return f"NO REQUEST SUCCEEDED at any of the {steps} rate(s); at the last: {detail}"
 
 
 def run_capacity(args: argparse.Namespace) -> ExitCode:
@@ -111,10 +123,12 @@ def run_capacity(args: argparse.Namespace) -> ExitCode:
 def run_cold_start(args: argparse.Namespace) -> ExitCode:
     from pytest_netbench._api import run_spec
     from pytest_netbench._experiment.cold_start import DEFAULT_RESOLUTION_S, cold_start
-    from pytest_netbench._model import LoadResult, LoadSpec
+    from pytest_netbench._model import LoadSpec
     from pytest_netbench._report.experiments import cold_start_heading, cold_start_lines
+    from pytest_netbench._report.summary import no_success_line, threshold_lines
     from pytest_netbench._spec import http_spec
 
+    thresholds = read_thresholds(args)
     resolution = args.resolution if args.resolution is not None else DEFAULT_RESOLUTION_S
     spec = http_spec(args.url, **load_options(args, "http"))  # checked before any load
     check_plot(args)
@@ -138,11 +152,12 @@ def run_cold_start(args: argparse.Namespace) -> ExitCode:
         if kept.interrupted:
             live.say(interrupted_banner(kept))
         live.say(*cold_start_lines(result))
+        verdict = thresholds.evaluate(kept) if thresholds is not None else None
+        if verdict is not None:
+            live.say(*threshold_lines(verdict, kept))
+        if kept.ok == 0:
+            live.say("", no_success_line(kept))
     unwritten = write_files(args, result)
     if unwritten is not None:
         return unwritten
-    if kept.interrupted:
-        return ExitCode.INTERRUPTED
-    if args.fail_invalid and not result.valid:
-        return ExitCode.INVALID
-    return ExitCode.OK
+    return load_status(kept, verdict, fail_invalid=args.fail_invalid)

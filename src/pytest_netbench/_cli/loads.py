@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from pytest_netbench._cli.exit_codes import ExitCode
 from pytest_netbench._cli.live import CommandLive
@@ -10,27 +11,54 @@ from pytest_netbench._cli.options import load_options
 from pytest_netbench._cli.outputs import write_files
 from pytest_netbench._model import LoadResult
 
+if TYPE_CHECKING:
+    from pytest_netbench._experiment.slo import Slo, SloVerdict
+
 
 def run_load(args: argparse.Namespace) -> ExitCode:
     """Run the load the arguments ask for; print, write, and say how it ended."""
+    thresholds = read_thresholds(args)  # a term that cannot be read stops us before any load
     check_plot(args)
     with CommandLive(progress=args.progress, quiet=args.quiet) as live:
         result = _run_http(args, live) if args.command == "http" else _run_echo(args, live)
         live.clear()
+    verdict = thresholds.evaluate(result) if thresholds is not None else None
     unwritten = write_files(args, result, stem=args.command)
     if not args.quiet:
         from pytest_netbench._report.summary import format_result
 
-        text = format_result(result)
+        text = format_result(result, thresholds=verdict)
         if result.interrupted:
             text = f"{interrupted_banner(result)}\n{text}{interrupted_banner(result)}\n"
         print(text, end="")
     if unwritten is not None:
         return unwritten
+    return load_status(result, verdict, fail_invalid=args.fail_invalid)
+
+
+def read_thresholds(args: argparse.Namespace) -> Slo | None:
+    """``--threshold`` (repeatable; each terms joined by 'and' or ','), read as an SLO; a
+    misspelt metric is a usage error naming the valid ones. None when not given."""
+    given: list[str] | None = getattr(args, "threshold", None)
+    if not given:
+        return None
+    from pytest_netbench._experiment.slo import parse_slo
+
+    return parse_slo(" and ".join(given), what="threshold")
+
+
+def load_status(result: LoadResult, verdict: SloVerdict | None, *, fail_invalid: bool) -> ExitCode:
+    """How a command about one load ended. A stop by Ctrl-C first; then a load in which
+    nothing succeeded (its figures are no figures); then an invalid result, when asked
+    (figures that cannot be trusted make no verdict on the server); then the thresholds."""
     if result.interrupted:
         return ExitCode.INTERRUPTED
-    if args.fail_invalid and not result.valid:
+    if result.ok == 0:
+        return ExitCode.NO_SUCCESS
+    if fail_invalid and not result.valid:
         return ExitCode.INVALID
+    if verdict is not None and not verdict.passed:
+        return ExitCode.THRESHOLD_FAILED
     return ExitCode.OK
 
 

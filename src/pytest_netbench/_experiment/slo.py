@@ -85,10 +85,15 @@ class TermCheck:
             return False
         return abs(self.value - self.term.bound) <= margin * abs(self.term.bound)
 
+    @property
+    def value_text(self) -> str:
+        """The value as the checks print it (``n/a`` for nan: no figure)."""
+        return _number(self.value)
+
     def describe(self) -> str:
         mark = "ok" if self.passed else "FAILED"
         needs = f"{self.term.op} {_number(self.term.bound)}"
-        return f"{self.term.metric} = {_number(self.value)} (needs {needs}): {mark}"
+        return f"{self.term.metric} = {self.value_text} (needs {needs}): {mark}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,34 +147,37 @@ class Slo:
         return Slo((*self.terms, term))
 
 
-def parse_slo(text: str | Slo) -> Slo:
-    """Read an SLO expression; raise SpecError naming the part that cannot be read."""
+def parse_slo(text: str | Slo, *, what: str = "SLO") -> Slo:
+    """Read an SLO expression; raise SpecError naming the part that cannot be read.
+    ``what`` names the expression in those messages (the CLI's ``--threshold``: "threshold")."""
     if isinstance(text, Slo):
         return text
     if not isinstance(text, str) or not text.strip():
-        raise SpecError(f"the SLO is empty: {_HOW}")
+        raise SpecError(f"the {what} is empty: {_HOW}")
     if re.search(r"\bor\b", text, re.IGNORECASE):
         raise SpecError(
-            f"SLO {text!r}: terms can only all hold; join them with 'and' or ',', not 'or'"
+            f"{what} {text!r}: terms can only all hold; join them with 'and' or ',', not 'or'"
         )
     terms = []
     for part in _JOINER.split(text.strip()):
         if not part.strip():
-            raise SpecError(f"SLO {text!r} has an empty term (a stray 'and' or ','): {_HOW}")
-        terms.append(_parse_term(part, text))
+            raise SpecError(f"{what} {text!r} has an empty term (a stray 'and' or ','): {_HOW}")
+        terms.append(_parse_term(part, text, what))
     return Slo(tuple(terms))
 
 
-def _parse_term(part: str, whole: str) -> SloTerm:
+def _parse_term(part: str, whole: str, what: str) -> SloTerm:
     match = _TERM.match(part)
     if match is None:
-        raise SpecError(f"cannot read SLO term {part.strip()!r} in {whole!r}: {_HOW}")
+        raise SpecError(f"cannot read {what} term {part.strip()!r} in {whole!r}: {_HOW}")
     metric = match["metric"]
     if metric not in _DERIVED:
         try:
             check_metrics([metric])
         except SpecError as exc:
-            raise SpecError(f"SLO term {part.strip()!r}: {exc}") from None
+            raise SpecError(
+                f"{what} term {part.strip()!r}: {exc}; or error_rate (errors per request sent)"
+            ) from None
     return SloTerm(metric, match["op"], float(match["bound"]))
 
 

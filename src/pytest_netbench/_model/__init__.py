@@ -20,7 +20,9 @@ from pytest_netbench._model.kinds import LoopName as LoopName
 from pytest_netbench._model.kinds import MixOrder as MixOrder
 from pytest_netbench._model.kinds import Mode as Mode
 from pytest_netbench._model.kinds import cause_of_reason as cause_of_reason
+from pytest_netbench._model.no_latency import NoLatency as NoLatency
 from pytest_netbench._model.result import LoadResult as LoadResult
+from pytest_netbench._model.result import why_no_latency as why_no_latency
 from pytest_netbench._model.sections import GeneratorStats as GeneratorStats
 from pytest_netbench._model.sections import LatencySummary as LatencySummary
 from pytest_netbench._model.sections import ProbeStats as ProbeStats

@@ -16,6 +16,7 @@ from pytest_netbench._model.kinds import (
     Mode,
     cause_of_reason,
 )
+from pytest_netbench._model.no_latency import NoLatency, no_success_reason
 from pytest_netbench._model.sections import (
     GeneratorStats,
     LatencySummary,
@@ -96,39 +97,39 @@ class LoadResult:
 
     @property
     def p50_ms(self) -> float:
-        return self.latency.p50_ms
+        return self._latency_figure(self.latency.p50_ms)
 
     @property
     def p75_ms(self) -> float:
-        return self.latency.p75_ms
+        return self._latency_figure(self.latency.p75_ms)
 
     @property
     def p90_ms(self) -> float:
-        return self.latency.p90_ms
+        return self._latency_figure(self.latency.p90_ms)
 
     @property
     def p95_ms(self) -> float:
-        return self.latency.p95_ms
+        return self._latency_figure(self.latency.p95_ms)
 
     @property
     def p99_ms(self) -> float:
-        return self.latency.p99_ms
+        return self._latency_figure(self.latency.p99_ms)
 
     @property
     def p999_ms(self) -> float:
-        return self.latency.p999_ms
+        return self._latency_figure(self.latency.p999_ms)
 
     @property
     def max_ms(self) -> float:
-        return self.latency.max_ms
+        return self._latency_figure(self.latency.max_ms)
 
     @property
     def mean_ms(self) -> float:
-        return self.latency.mean_ms
+        return self._latency_figure(self.latency.mean_ms)
 
     @property
     def stdev_ms(self) -> float:
-        return self.latency.stdev_ms
+        return self._latency_figure(self.latency.stdev_ms)
 
     @property
     def invalid_by_generator_only(self) -> bool:
@@ -155,7 +156,14 @@ class LoadResult:
 
     def percentile(self, q: float) -> float:
         """Any latency percentile (0 < q <= 100) of ok responses, in milliseconds."""
-        return percentile_of(self.latency_histogram, q)
+        return self._latency_figure(percentile_of(self.latency_histogram, q))
+
+    def _latency_figure(self, value: float) -> float:
+        """The figure itself; where there is none (no ok response), a :class:`NoLatency`:
+        nan whose repr says why (``nan (no request succeeded: ...)``)."""
+        if value == value:  # not nan: the usual case costs one comparison
+            return value
+        return NoLatency(why_no_latency(self))
 
     if not TYPE_CHECKING:  # at run time only: a type checker still flags ``r.p99``
 
@@ -268,6 +276,19 @@ class LoadResult:
             },
             probe=ProbeStats.from_dict(data["probe"]) if data.get("probe") else None,
         )
+
+
+def why_no_latency(result: LoadResult) -> str:
+    """Why ``result`` has no latency figures: ``no request succeeded: 50 of 50 requests
+    were status errors, e.g. HTTP 404`` (echo: ``no exchange succeeded: ...``)."""
+    return no_success_reason(
+        echo=result.url.startswith("tcp://"),
+        sent=result.sent,
+        ok=result.ok,
+        errors=result.errors,
+        in_flight=result.in_flight,
+        samples=result.error_samples,
+    )
 
 
 def _no_such_attribute(cls: type, name: str) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_netbench._model.kinds import ERROR_KINDS
+from pytest_netbench._model.no_latency import NoLatency, no_success_reason
 from pytest_netbench._public import publish
 
 
@@ -111,6 +112,12 @@ class GeneratorStats:
     send_lag_max_ms: float | None = None
     late_sends: int = 0
     unsent: int = 0
+    # Open loop, the drain: requests still waiting for a connection when the window closed
+    # and sent after it (late sends too; not in achieved_rate). And the corrected latency
+    # samples that are lower bounds: requests unanswered when the run stopped (no drain, a
+    # drain cut short by its guard, an interrupted run), each at (stop - due time).
+    sent_after_window: int = 0
+    lower_bounds: int = 0
     # connect_first: what opening the connections before the window took. ``connect_s`` is
     # the longest any worker took; latencies are of every connect made then.
     connect_first: bool = False
@@ -163,27 +170,40 @@ class RequestStats:
 
     @property
     def p50_ms(self) -> float:
-        return self.latency.p50_ms
+        return self._latency_figure(self.latency.p50_ms)
 
     @property
     def p90_ms(self) -> float:
-        return self.latency.p90_ms
+        return self._latency_figure(self.latency.p90_ms)
 
     @property
     def p99_ms(self) -> float:
-        return self.latency.p99_ms
+        return self._latency_figure(self.latency.p99_ms)
 
     @property
     def max_ms(self) -> float:
-        return self.latency.max_ms
+        return self._latency_figure(self.latency.max_ms)
 
     @property
     def mean_ms(self) -> float:
-        return self.latency.mean_ms
+        return self._latency_figure(self.latency.mean_ms)
 
     def percentile(self, q: float) -> float:
         """Any latency percentile (0 < q <= 100) of this kind's ok responses, in ms."""
-        return percentile_of(self.latency_histogram, q)
+        return self._latency_figure(percentile_of(self.latency_histogram, q))
+
+    def _latency_figure(self, value: float) -> float:
+        if value == value:  # not nan
+            return value
+        why = no_success_reason(
+            echo=False,
+            sent=self.sent,
+            ok=self.ok,
+            errors=self.errors,
+            in_flight=self.in_flight,
+            samples={},
+        )
+        return NoLatency(f"{self.name}: {why}")
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -52,10 +52,14 @@ def _discarded_note(shown: ShownLoad) -> str:
 def _one_line(shown: ShownLoad) -> str:
     result = shown.result
     flag = "" if result.valid else "  INVALID"
+    latency = (
+        f"p50 {result.p50_ms:.3f} ms, p99 {result.p99_ms:.3f} ms"
+        if result.ok
+        else "no latency (no ok response)"
+    )
     return (
-        f"{shown.title}: {result.rps:,.0f} req/s, p50 {result.p50_ms:.3f} ms, p99"
-        f" {result.p99_ms:.3f} ms, {result.ok} ok, {result.errors_total} errors{flag}"
-        + _discarded_note(shown)
+        f"{shown.title}: {result.rps:,.0f} req/s, {latency}, {result.ok} ok,"
+        f" {result.errors_total} errors{flag}" + _discarded_note(shown)
     )
 
 

@@ -9,8 +9,18 @@ from __future__ import annotations
 
 import math
 import textwrap
+from typing import TYPE_CHECKING
 
-from pytest_netbench._model import ERROR_KINDS, LatencySummary, LoadResult, ServerStats
+from pytest_netbench._model import (
+    ERROR_KINDS,
+    LatencySummary,
+    LoadResult,
+    ServerStats,
+    why_no_latency,
+)
+
+if TYPE_CHECKING:
+    from pytest_netbench._experiment.slo import SloVerdict, TermCheck
 
 _LATENCY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("p50", "p50_ms"),
@@ -28,8 +38,12 @@ _CELL_WIDTH = 7
 _SAMPLE_CHARS = 120  # error samples are hints, not logs: keep each to a line or two
 
 
-def format_result(result: LoadResult, *, width: int = 80) -> str:
-    """The full text report of one load: throughput, latency table, errors, server, generator."""
+def format_result(
+    result: LoadResult, *, width: int = 80, thresholds: SloVerdict | None = None
+) -> str:
+    """The full text report of one load: throughput, latency table, errors, server,
+    generator; ``thresholds`` (the CLI's ``--threshold``), each term with its value. A load
+    in which nothing succeeded ends saying so, with the error kinds and a sample."""
     width = max(width, 40)
     lines: list[str] = []
     lines += _header(result, width)
@@ -41,10 +55,45 @@ def format_result(result: LoadResult, *, width: int = 80) -> str:
     lines += _status_codes(result, width)
     lines += _server(result, width)
     lines += _generator(result, width)
+    if thresholds is not None:
+        lines += threshold_lines(thresholds, result)
     if not result.valid:
         # Repeated at the end: the last line is the one people read after a long report.
         lines += _invalid(result, width, details=False)
+    if result.ok == 0:
+        lines += ["", no_success_line(result)]
     return "\n".join(lines) + "\n"
+
+
+def no_success_line(result: LoadResult) -> str:
+    """``NO REQUEST SUCCEEDED: 50 of 50 requests were status errors, e.g. HTTP 404``: one
+    line, never wrapped, so the last line of a report says it whole."""
+    head, _, detail = why_no_latency(result).partition(": ")
+    return f"{head.upper()}: {detail}"
+
+
+def threshold_lines(verdict: SloVerdict, result: LoadResult) -> list[str]:
+    """Every term with its value and whether it held, as k6 prints its thresholds, then a
+    line saying how many failed."""
+    width = max(len(check.term.text) for check in verdict.checks)
+    lines = ["", "Thresholds"]
+    for check in verdict.checks:
+        mark = "ok" if check.passed else "FAILED"
+        value = f"{check.term.metric} = {_threshold_value(check, result)}"
+        lines.append(f"  {mark:<6}  {check.term.text:<{width}}  {value}")
+    failed = verdict.failed
+    if failed:
+        names = ", ".join(check.term.text for check in failed)
+        lines.append(f"THRESHOLDS FAILED: {len(failed)} of {len(verdict.checks)} ({names})")
+    else:
+        lines.append(f"Thresholds passed: {len(verdict.checks)} of {len(verdict.checks)}")
+    return lines
+
+
+def _threshold_value(check: TermCheck, result: LoadResult) -> str:
+    if math.isnan(check.value) and result.ok == 0:
+        return "n/a (no ok response)"
+    return check.value_text
 
 
 def format_ms(value: float) -> str:
@@ -169,7 +218,10 @@ def _latency_row(label: str, summary: LatencySummary) -> str:
 
 def _latency(result: LoadResult) -> list[str]:
     heading = "".join(name.rjust(_CELL_WIDTH) for name, _ in _LATENCY_COLUMNS)
-    title = f"Latency (ms) of {result.latency.count:,} ok responses"
+    lower_bounds = result.generator.lower_bounds  # open loop: see GeneratorStats
+    title = f"Latency (ms) of {result.latency.count - lower_bounds:,} ok responses"
+    if lower_bounds:
+        title += f" and {lower_bounds:,} lower bounds"
     lines = ["", title, "".ljust(_LABEL_WIDTH) + heading]
     if result.latency.count == 0:
         lines.append("  (no ok responses: no latency figures)")
@@ -178,6 +230,15 @@ def _latency(result: LoadResult) -> list[str]:
         lines.append(_latency_row("corrected", result.latency))
         lines.append(_latency_row("uncorrected", result.uncorrected))
         lines.append("  (corrected = from the intended send time; the pXX_ms fields use it)")
+        if lower_bounds:
+            lines += textwrap.wrap(
+                f"({lower_bounds:,} corrected samples are lower bounds: requests still"
+                " unanswered when the run ended, in flight or never sent, each counted from"
+                " its intended send to that end; the true percentiles can only be higher)",
+                78,
+                initial_indent="  ",
+                subsequent_indent="   ",
+            )
     else:
         lines.append(_latency_row("all", result.latency))
     probe = result.probe
@@ -273,6 +334,8 @@ def _generator(result: LoadResult, width: int) -> list[str]:
             f"open loop: intended {intended}, achieved {achieved}, send lag p99 {lag_p99}, "
             f"max {lag_max}, late sends {gen.late_sends:,}, unsent {gen.unsent:,}"
         )
+        if gen.sent_after_window:
+            open_text += f", sent after the window {gen.sent_after_window:,}"
         lines += textwrap.wrap(open_text, width, initial_indent="  ", subsequent_indent="    ")
     for text in (*_connect_phase(result), *_shares(result), *gen.notes):
         lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ")
