@@ -59,6 +59,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not session.settings.enabled:
         return
     config.pluginmanager.register(SessionHooks(config, session), "netbench-session")
+    if not session.is_worker:
+        config.pluginmanager.register(FinalLine(config, session), "netbench-final-line")
     if not session.is_worker and config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistController(), "netbench-xdist")
 
@@ -162,6 +164,24 @@ class SessionHooks:
             return
         terminalreporter.write_sep("=", "netbench")
         terminalreporter.write(self.nb.summary_text)
+
+
+class FinalLine:
+    """After pytest's last line (``1 passed in 2.1s``, over exit status 1), the line a CI
+    log ends with: a failed gate, or a session the netbench step failed, says so. Its
+    wrapper is the outermost (tryfirst), so it finishes after the terminal's own."""
+
+    def __init__(self, config: pytest.Config, session: NetbenchSession) -> None:
+        self.config = config
+        self.nb = session
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self) -> Generator[None, object, object]:
+        result = yield
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.nb.final_line and reporter is not None:
+            reporter.write_sep("=", self.nb.final_line, red=True, bold=True)
+        return result
 
 
 class XdistController:

@@ -59,17 +59,45 @@ def test_compare_fail_fails_the_session_on_a_real_regression(
     slow.assert_outcomes(passed=1)  # every test passed; the gate fails the session
     assert slow.ret == pytest.ExitCode.TESTS_FAILED
     slow.stdout.fnmatch_lines(["*REGRESSION*", "*Gate FAILED: 1 regression(s)*"])
+    # The last line a CI log shows says why the status is 1, below pytest's "1 passed".
+    last, before = [line for line in slow.stdout.lines if line.strip()][-1:-3:-1]
+    assert "1 passed" in before
+    assert "netbench: Gate FAILED: 1 regression(s)" in last
+
+
+# Leaves a mark when the test runs at all.
+MARKED_TEST = """
+from pathlib import Path
+
+def test_hello(netbench, hello):
+    Path("ran").touch()
+    netbench.http(hello().url, requests=60, connections=2)
+"""
+
+
+def test_a_stored_run_that_does_not_exist_stops_the_session_before_any_load(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    pytester.makepyfile(MARKED_TEST)
+    pytester.runpytest_subprocess("--netbench", "--netbench-save", "main").assert_outcomes(passed=1)
+    (pytester.path / "ran").unlink()
+    result = pytester.runpytest_subprocess("--netbench", "--netbench-compare", "mian")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--netbench-compare mian: no stored run 'mian' under *; available: 0001_main*"]
+    )
+    assert not (pytester.path / "ran").exists()  # no test, no load ran
 
 
 def test_compare_without_a_stored_run_says_what_to_do(
     pytester: pytest.Pytester, hello_app: object
 ) -> None:
-    pytester.makepyfile(DELAYED_TEST)
+    pytester.makepyfile(MARKED_TEST)
     result = pytester.runpytest_subprocess("--netbench", "--netbench-compare")
-    result.assert_outcomes(passed=1)
-    assert result.ret != 0
-    result.stdout.fnmatch_lines(["*no stored runs for this machine*--netbench-save NAME*"])
-    result.stdout.no_fnmatch_line("*Traceback*")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*no stored runs for this machine*--netbench-save NAME*"])
+    result.stderr.no_fnmatch_line("*Traceback*")
+    assert not (pytester.path / "ran").exists()
 
 
 def test_compare_fail_needs_something_to_compare_with(pytester: pytest.Pytester) -> None:

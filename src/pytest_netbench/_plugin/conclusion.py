@@ -74,18 +74,25 @@ def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
         parts.append(render_discards_text(discard_notes(nb.records, nb.experiments), width=width))
         comparisons = _comparisons(nb)
         if comparisons:
-            from pytest_netbench._report.comparison import render_comparison_text
+            from pytest_netbench._report.comparison import (
+                gate_result_line,
+                render_comparison_text,
+            )
 
             if settings.ab_refs is not None:
                 parts.append(_describe_ab(settings.ab_refs))
             parts += [render_comparison_text(c, width=width) for c in comparisons]
-            nb.gate_failed = any(c.failed for c in comparisons)
+            failed = [c for c in comparisons if c.failed]
+            nb.gate_failed = bool(failed)
+            if failed:
+                nb.final_line = "netbench: " + "; ".join(gate_result_line(c) for c in failed)
         parts += _write_files(config, nb, matrices, comparisons)
     except (NetbenchError, OSError, ValueError) as exc:
         # A missing baseline or an unwritable path: say so and fail the session, but do
         # not bury the matrices already rendered under a traceback.
         parts.append(f"netbench: {exc}")
         nb.gate_failed = True
+        nb.final_line = f"netbench FAILED the session: {exc}"
     nb.summary_text = "\n".join(p.rstrip("\n") for p in parts if p) + "\n"
 
 

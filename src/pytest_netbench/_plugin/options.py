@@ -244,6 +244,9 @@ def read_settings(config: pytest.Config) -> Settings:
             f"netbench_server_scope = {scope!r} is not a pytest scope;"
             f" use one of {', '.join(SERVER_SCOPES)}"
         )
+    storage_dir = str(opt("--netbench-storage"))
+    if opt("--netbench") and compare_name is not None and not hasattr(config, "workerinput"):
+        _check_baseline(storage_dir, str(compare_name))
     return Settings(
         enabled=bool(opt("--netbench")),
         scale=scale,
@@ -262,7 +265,7 @@ def read_settings(config: pytest.Config) -> Settings:
         sequential=sequential,
         alpha=alpha,
         ab_refs=_parse_ab(ab),
-        storage_dir=str(opt("--netbench-storage")),
+        storage_dir=storage_dir,
         server_scope=scope,
         retries=retries,
         pythons=_read_pythons(config),
@@ -362,6 +365,20 @@ def _check_thresholds(text: str) -> None:
         parse_thresholds(text)
     except ValueError as exc:
         raise pytest.UsageError(f"--netbench-compare-fail {text!r}: {exc}") from None
+
+
+def _check_baseline(storage_dir: str, ref: str) -> None:
+    """The stored run to compare with must exist before the first load, not after the
+    last: a CI job with a misspelt name would run every load for nothing. (An xdist
+    worker leaves this to the controller, which stops before any worker starts.)"""
+    from pytest_netbench._compare.storage import Storage
+    from pytest_netbench._errors import NetbenchError
+
+    flag = f"--netbench-compare {ref}" if ref else "--netbench-compare"
+    try:
+        Storage(storage_dir).load(ref or None)
+    except (NetbenchError, OSError, ValueError) as exc:
+        raise pytest.UsageError(f"{flag}: {exc}") from None
 
 
 def _read_sequential(

@@ -91,9 +91,11 @@ class NetbenchSession:
     is_worker: bool = False
     records: list[Record] = field(default_factory=list)
     experiments: list[ExperimentRecord] = field(default_factory=list)
-    # Set by the end-of-session step, printed by the terminal summary.
+    # Set by the end-of-session step, printed by the terminal summary; and, when the gate
+    # (or the step itself) failed the session, the line printed after pytest's own last one.
     summary_text: str = ""
     gate_failed: bool = False
+    final_line: str = ""
     # id(base server) -> its A/B pair, so `netbench.http(server.url)` knows to interleave.
     ab_pairs: dict[int, AbPair] = field(default_factory=dict)
 
