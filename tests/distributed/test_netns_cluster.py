@@ -7,10 +7,16 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import socket
+from collections.abc import Callable
 from pathlib import Path
 
 import netns
+import pytest
 from conftest import NetnsCluster
+
+from pytest_netbench import LoadResult, RemoteTargetError, http_load
+
+Check = Callable[[LoadResult], LoadResult]
 
 
 def test_the_topology_gives_each_host_its_own_name_address_and_only_the_subnet(
@@ -47,3 +53,59 @@ def test_what_a_killed_run_left_is_removed_by_the_next_and_a_live_runs_is_not(
             f"netns {mine}ns",
         ]
     assert netns.leftovers(mine) == []
+
+
+def test_a_load_at_the_servers_namespace_address_runs_from_the_workers_on_purpose(
+    netns_cluster: NetnsCluster, consistent: Check
+) -> None:
+    """With allow_remote, the shares on the two worker hosts load the server host over the
+    bridge: exact counts, and every packet stayed between the namespaces."""
+    topology = netns_cluster.topology
+    server_link = topology.hosts["srv"].host_link
+    outside = netns.default_route_links()
+    before = {link: netns.link_counters(link) for link in (server_link, *outside)}
+    r = consistent(
+        http_load(
+            netns_cluster.server.url,
+            connections=8,
+            requests=20_000,
+            workers=2,
+            cluster=netns_cluster.scheduler,
+            allow_remote=True,
+        )
+    )
+    after = {link: netns.link_counters(link) for link in before}
+    assert (r.sent, r.ok, r.errors_total, r.in_flight) == (20_000, 20_000, 0, 0)
+    assert [(s.host, s.worker) for s in r.generator.shares] == [
+        (topology.hosts[role].hostname, netns_cluster.workers[role]) for role in ("w1", "w2")
+    ]
+    assert sum(s.sent for s in r.generator.shares) == r.sent
+    # At least a packet a request went over the server's link into its namespace; the
+    # machine's way out carried fewer packets than that while the load ran (so not the
+    # load's), and no namespace has a route to anywhere but the test subnet.
+    into_server = after[server_link].tx_packets - before[server_link].tx_packets
+    assert into_server >= r.sent
+    for link in outside:
+        sent_out = after[link].tx_packets - before[link].tx_packets
+        print(f"{into_server} packets into the server's namespace, {sent_out} out of {link}")
+        assert sent_out < into_server, (link, sent_out, into_server)
+    for role in topology.hosts:
+        assert topology.routes(role) == [str(topology.subnet)], role
+
+
+def test_without_allow_remote_the_namespace_address_is_refused_before_any_socket(
+    netns_cluster: NetnsCluster,
+) -> None:
+    """The loopback guard is unchanged: an address that is not loopback needs allow_remote,
+    whoever sends the traffic; the server's namespace saw not one TCP segment."""
+    before = netns_cluster.topology.tcp_counters("srv")
+    with pytest.raises(RemoteTargetError, match="allow_remote"):
+        http_load(
+            netns_cluster.server.url,
+            connections=2,
+            requests=20,
+            workers=2,
+            cluster=netns_cluster.scheduler,
+        )
+    after = netns_cluster.topology.tcp_counters("srv")
+    assert (after["InSegs"], after["PassiveOpens"]) == (before["InSegs"], before["PassiveOpens"])
