@@ -55,16 +55,89 @@ def metric_value(result: LoadResult, metric: str) -> float:
     Raises AttributeError for a name the result does not have and SpecError for one that
     is not a number.
     """
-    value: object = result
-    for part in metric.split("."):
-        if value is None:
-            return math.nan
-        value = value.get(part, 0) if isinstance(value, Mapping) else getattr(value, part)
+    value = _walk(result, metric)
     if value is None:
         return math.nan
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise SpecError(f"metric {metric!r} is not a number (got {type(value).__name__})")
     return float(value)
+
+
+def _walk(result: LoadResult, metric: str) -> object:
+    """The part of a result a metric names, whatever it is (None past a missing part)."""
+    value: object = result
+    for part in metric.split("."):
+        if value is None:
+            return None
+        value = value.get(part, 0) if isinstance(value, Mapping) else getattr(value, part)
+    return value
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def is_count(metric: str) -> bool:
+    """Whether a load's metric counts things (``errors_total``, ``errors.timeout``,
+    ``in_flight``, ``server.fds_peak``): a whole number, so a limit on it needs no unit."""
+    if metric in EXPERIMENT_METRICS:
+        return False
+    try:
+        value = _walk(_PROBE_RESULT, metric)
+    except AttributeError:
+        return False
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _not_a_number(name: str) -> str:
+    """What to name instead of a part of the result that is no number: the figures in it
+    (``latency`` -> ``latency.p99_ms``, and ``p99_ms`` when the result has it too)."""
+    value = _walk(_PROBE_RESULT, name)
+    kind = type(value).__name__
+    if isinstance(value, Mapping):
+        totals = [a for a in _numbers(_PROBE_RESULT) if a.startswith(f"{name}_")]
+        example = _MAPPING_EXAMPLES.get(name, f"{name}.KEY")
+        also = f", or {' or '.join(totals)}" if totals else ""
+        return (
+            f"metric {name!r} is not a number but a mapping ({kind}): name one entry,"
+            f" e.g. {example}{also}"
+        )
+    inside = _numbers(value)
+    if not inside or isinstance(value, str | tuple | list):
+        return (
+            f"metric {name!r} is not a number ({kind}); numeric metrics include rps, p50_ms,"
+            " p99_ms, errors_total, server.cpu_ms_per_request"
+        )
+    same = [a for a in inside if a in set(_numbers(_PROBE_RESULT))]
+    first = next((a for a in same if a == "p99_ms"), (same or inside)[0])
+    example = f"{name}.{first} or {first}" if first in same else f"{name}.{first}"
+    return (
+        f"metric {name!r} is not a number but a group of figures ({kind}): name one, e.g."
+        f" {example}; it holds {', '.join(f'{name}.{a}' for a in inside)}"
+    )
+
+
+# How to name one entry of a mapping in a result.
+_MAPPING_EXAMPLES: Mapping[str, str] = {
+    "errors": "errors.timeout",
+    "by_request": "by_request.NAME.p99_ms",
+}
+
+
+def _numbers(value: object) -> list[str]:
+    """The public numeric attributes of an object (none of a number or a string)."""
+    if value is None or _is_number(value) or isinstance(value, str):
+        return []
+    names = []
+    for attribute in dir(value):
+        if attribute.startswith("_"):
+            continue
+        try:
+            if _is_number(getattr(value, attribute)):
+                names.append(attribute)
+        except (AttributeError, TypeError, ValueError):
+            continue
+    return names
 
 
 def experiment_metric_value(kind: str, data: Mapping[str, object], metric: str) -> float:
@@ -85,6 +158,8 @@ def check_gate_metric(name: str) -> str:
     try:
         return check_metrics([name])[0]
     except SpecError as exc:
+        if not str(exc).startswith("unknown metric"):
+            raise  # a part of a load's result, not a number: the message says what to name
         raise SpecError(f"{exc}; or an experiment's: {', '.join(EXPERIMENT_METRICS)}") from None
 
 
@@ -105,6 +180,8 @@ def check_metrics(metrics: Iterable[str]) -> tuple[str, ...]:
                 "p99_ms, p999_ms, max_ms, mean_ms, errors_total, in_flight, rps_stdev, "
                 "server.cpu_ms_per_request or errors.<kind>"
             ) from None
+        except SpecError:
+            raise SpecError(_not_a_number(name)) from None
     return names
 
 

@@ -107,13 +107,23 @@ def test_compare_fail_needs_something_to_compare_with(pytester: pytest.Pytester)
     result.stderr.fnmatch_lines(["*--netbench-compare-fail needs*--netbench-compare*"])
 
 
-def test_bad_threshold_is_a_usage_error(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("p99_ms=10", "*cannot read threshold*METRIC:LIMIT*"),
+        # A part of the result that is no number: what to name in it.
+        ("latency:10%", "*'latency' is not a number*e.g. latency.p99_ms or p99_ms*"),
+        # No unit: 10 ms or 10 %? Refused, with both spellings.
+        ("p99_ms:10", "*'p99_ms:10': *write p99_ms:10% (10 % of the baseline) or p99_ms:10ms*"),
+    ],
+)
+def test_bad_threshold_is_a_usage_error(pytester: pytest.Pytester, spec: str, message: str) -> None:
     pytester.makepyfile("def test_x():\n    pass\n")
     result = pytester.runpytest_subprocess(
-        "--netbench", "--netbench-compare", "--netbench-compare-fail", "p99_ms=10"
+        "--netbench", "--netbench-compare", "--netbench-compare-fail", spec
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*cannot read threshold*METRIC:LIMIT*"])
+    result.stderr.fnmatch_lines([message])
 
 
 def test_ab_mode_interleaves_trials_and_gates_head_against_base(

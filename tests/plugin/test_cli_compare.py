@@ -99,6 +99,8 @@ def test_compare_with_too_few_trials_is_unclear_and_exits_7(
     [
         (["--fail", "p50_ms=10"], "cannot read threshold"),
         (["--fail", "p51_ms:10%"], "unknown metric"),
+        (["--fail", "latency:10%"], "e.g. latency.p99_ms or p99_ms"),
+        (["--fail", "p99_ms:10"], "write p99_ms:10% (10 % of the baseline) or p99_ms:10ms"),
         (["--alpha", "0.7"], "--alpha must be between 0 and 0.5"),
     ],
 )

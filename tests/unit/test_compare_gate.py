@@ -44,6 +44,10 @@ def test_parse_thresholds_relative_and_absolute() -> None:
     assert p50 == Threshold("p50_ms", 2.0, relative=False)
     assert p99.describe() == "p99_ms rise > 10%"
     assert rps.describe() == "rps drop > 5%"
+    assert p50.describe() == "p50_ms rise > 2ms"
+    assert errors.describe() == "errors_total rise > 0"
+    (cpu, settle) = parse_thresholds("server.cpu_ms_per_request:0.01ms,settle_s:0.5s")
+    assert (cpu.relative, cpu.limit, settle.relative, settle.limit) == (False, 0.01, False, 0.5)
 
 
 @pytest.mark.parametrize(
@@ -52,7 +56,13 @@ def test_parse_thresholds_relative_and_absolute() -> None:
         ("p99_ms", "write METRIC:LIMIT"),
         ("p99_ms:ten%", "write METRIC:LIMIT"),
         ("p99:10%", "unknown metric 'p99'"),
-        ("rps:5ms", "'ms' only fits latency"),
+        ("rps:5ms", "'ms' fits only figures in milliseconds; write rps:5%"),
+        ("p99_ms:10", r"needs its unit: write p99_ms:10% \(10 % of the baseline\) or p99_ms:10ms"),
+        ("settle_s:2", "write settle_s:2% .* or settle_s:2s"),
+        ("rps:500", "rps takes a relative limit"),
+        ("latency:10%", r"'latency' is not a number .* e\.g\. latency\.p99_ms or p99_ms"),
+        ("server:5%", r"e\.g\. server\.cpu_ms_per_request; it holds"),
+        ("errors:1", r"name one entry, e\.g\. errors\.timeout, or errors_total"),
         ("rps:5%,rps:6%", "given twice for rps"),
         (" , ", "no thresholds"),
     ],
