@@ -7,14 +7,19 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import socket
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+import distributed
 import netns
 import pytest
 from conftest import NetnsCluster
 
 from pytest_netbench import LoadResult, RemoteTargetError, http_load
+from pytest_netbench._engine.dask_transport import silence_bound_s
+from pytest_netbench._report.summary import format_result
 
 Check = Callable[[LoadResult], LoadResult]
 
@@ -109,3 +114,129 @@ def test_without_allow_remote_the_namespace_address_is_refused_before_any_socket
         )
     after = netns_cluster.topology.tcp_counters("srv")
     assert (after["InSegs"], after["PassiveOpens"]) == (before["InSegs"], before["PassiveOpens"])
+
+
+def _cut_during(topology: netns.Topology, role: str, after_s: float) -> threading.Timer:
+    cut = threading.Timer(after_s, topology.cut, (role,))
+    cut.start()
+    return cut
+
+
+def _heard_from_all(netns_cluster: NetnsCluster, within_s: float) -> None:
+    """Wait until every worker answers through the scheduler again (a link mended)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            answers = netns_cluster.client.run(
+                socket.gethostname, workers=list(netns_cluster.workers.values()), on_error="return"
+            )
+        except (OSError, TimeoutError, distributed.comm.CommClosedError):
+            answers = {}
+        if all(isinstance(answers.get(a), str) for a in netns_cluster.workers.values()):
+            return
+        assert time.monotonic() < deadline, f"workers still unheard of: {answers}"
+        time.sleep(0.5)
+
+
+def test_a_worker_cut_off_mid_run_is_named_lost_and_the_rest_is_kept(
+    netns_cluster: NetnsCluster, consistent: Check
+) -> None:
+    """w1's cable pulled a second into the load: its share is lost (host and address),
+    w2's figures are the result's, the load ends by its duration + timeout + the silence
+    bound (plus slack), and the cluster runs the next loads."""
+    topology = netns_cluster.topology
+    duration, timeout = 4.0, 2.0
+    cut = _cut_during(topology, "w1", 1.0)
+    began = time.monotonic()
+    try:
+        r = consistent(
+            http_load(
+                netns_cluster.server.url,
+                connections=8,
+                duration=duration,
+                timeout=timeout,
+                connect_timeout=1.0,
+                workers=2,
+                cluster=netns_cluster.scheduler,
+                allow_remote=True,
+            )
+        )
+        took = time.monotonic() - began
+        print(format_result(r))
+        assert took < duration + timeout + silence_bound_s(2) + 8.0, took
+        assert not r.valid and "worker_lost" in r.invalid_causes
+        lost, kept = r.generator.shares
+        assert (lost.host, lost.worker) == ("nb-w1", netns_cluster.workers["w1"])
+        assert lost.lost.startswith(f"Dask worker {netns_cluster.workers['w1']} on nb-w1: ")
+        assert "has not heard from it" in lost.lost
+        assert any(lost.lost in reason for reason in r.invalid_reasons)
+        assert (kept.host, kept.lost) == ("nb-w2", "")
+        assert kept.sent == r.sent > 0 and r.ok > 0
+
+        # While w1 is still cut off, a load goes to the worker the scheduler hears from.
+        one = consistent(
+            http_load(
+                netns_cluster.server.url,
+                connections=4,
+                requests=2000,
+                workers=1,
+                cluster=netns_cluster.scheduler,
+                allow_remote=True,
+            )
+        )
+        assert (one.sent, one.ok) == (2000, 2000)
+        assert [s.host for s in one.generator.shares] == ["nb-w2"]
+    finally:
+        cut.cancel()
+        topology.mend("w1")
+    _heard_from_all(netns_cluster, within_s=30.0)
+    both = consistent(
+        http_load(
+            netns_cluster.server.url,
+            connections=4,
+            requests=4000,
+            workers=2,
+            cluster=netns_cluster.scheduler,
+            allow_remote=True,
+        )
+    )
+    assert both.valid and (both.sent, both.ok) == (4000, 4000)
+    assert [s.host for s in both.generator.shares] == ["nb-w1", "nb-w2"]
+
+
+def test_the_server_cut_off_mid_run_gives_every_share_connect_or_timeout_errors(
+    netns_cluster: NetnsCluster, consistent: Check
+) -> None:
+    topology = netns_cluster.topology
+    cut = _cut_during(topology, "srv", 1.0)
+    try:
+        r = consistent(
+            http_load(
+                netns_cluster.server.url,
+                connections=8,
+                duration=4.0,
+                timeout=1.0,
+                connect_timeout=1.0,
+                workers=2,
+                cluster=netns_cluster.scheduler,
+                allow_remote=True,
+            )
+        )
+    finally:
+        cut.cancel()
+        topology.mend("srv")
+    print(format_result(r))
+    assert r.ok > 0
+    assert {kind for kind, n in r.errors.items() if n} <= {"connect", "timeout"}
+    assert r.errors["connect"] + r.errors["timeout"] > 0
+    again = consistent(
+        http_load(
+            netns_cluster.server.url,
+            connections=4,
+            requests=1000,
+            workers=2,
+            cluster=netns_cluster.scheduler,
+            allow_remote=True,
+        )
+    )
+    assert again.valid and (again.sent, again.ok) == (1000, 1000)

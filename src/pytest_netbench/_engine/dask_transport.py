@@ -10,10 +10,14 @@ more after every share's connections are open). Events cross the scheduler, so s
 different hosts start a few milliseconds apart; each share records the wall-clock instant
 its window opened, and the spread is in ``generator.start_spread_ms``.
 
-A worker that disappears mid-run (killed, its machine gone) is noticed through the
-scheduler: its share comes back as a *lost* outcome naming the worker, the result is
-invalid saying so, and the figures are those of the shares that came back. A worker whose
-pytest-netbench or Python version differs from the caller's is refused before any load.
+A worker that disappears mid-run is noticed through the scheduler: at once when it left
+the cluster (killed: its connections closed), or once the scheduler has not heard its
+heartbeat for ``_SILENT_S`` (its link or its host went down: nothing closes, packets just
+stop). Its share comes back as a *lost* outcome naming the worker and its host, the result
+is invalid saying so, and the figures are those of the shares that came back; the load
+does not wait for it. Workers the scheduler has stopped hearing from are not given shares.
+A worker whose pytest-netbench or Python version differs from the caller's is refused
+before any load.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from time import monotonic_ns
 from typing import Any
 
 from distributed import Client, Event, Variable
+from distributed.scheduler import heartbeat_interval
 
 from pytest_netbench._engine.driver import run_share
 from pytest_netbench._engine.share import WorkerShare
@@ -46,6 +51,10 @@ _ARRIVAL_S = 60.0
 _START_MARGIN_NS = 50_000_000
 _POLL_S = 0.25
 _GRACE_S = 30.0
+# A worker the scheduler has not heard from for this long (or for five of the heartbeat
+# intervals it asks for, on a large cluster) has lost its link or its host: its share is
+# lost. Dask itself waits for its worker-ttl (5 minutes) or a dead TCP connection (30 s).
+_SILENT_S = 10.0
 
 
 class ClusterError(NetbenchError):
@@ -68,6 +77,61 @@ def versions() -> tuple[str, str]:
     from pytest_netbench._version import VERSION  # read at call time: this process's own
 
     return VERSION, ".".join(str(v) for v in sys.version_info[:3])
+
+
+def _identity() -> tuple[str, str, str]:
+    """:func:`versions` and the host name, as a worker answers before a load."""
+    return (*versions(), socket.gethostname())
+
+
+def silence_bound_s(workers: int) -> float:
+    """How long the scheduler may not hear from a worker before its share is lost."""
+    return max(_SILENT_S, 5 * heartbeat_interval(workers))
+
+
+class _Heartbeats:
+    """Which workers the scheduler still hears from: each worker's ``last_seen`` (the
+    scheduler's clock) and when this process saw it change (this one's), so no two hosts'
+    clocks are ever compared."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.workers: dict[str, Any] = {}
+        self.bound_s = _SILENT_S
+        self._changed: dict[str, tuple[float, float]] = {}
+        self._next = 0.0
+
+    def look(self) -> None:
+        """Ask the scheduler (at most every ``_POLL_S``)."""
+        now = time.monotonic()
+        if now < self._next:
+            return
+        self._next = now + _POLL_S
+        self.workers = dict(self.client.scheduler_info()["workers"])
+        self.bound_s = silence_bound_s(len(self.workers))
+        for address, info in self.workers.items():
+            seen = float(info.get("last_seen", 0.0))
+            if self._changed.get(address, (None, 0.0))[0] != seen:
+                self._changed[address] = (seen, now)
+
+    def why_lost(self, address: str) -> str | None:
+        """Why ``address``'s share is lost, or None while the scheduler hears from it."""
+        if address not in self.workers:
+            return "it left the cluster mid-run"
+        silent_s = time.monotonic() - self._changed[address][1]
+        if silent_s > self.bound_s:
+            return (
+                f"the scheduler has not heard from it for {silent_s:.0f} s mid-run"
+                " (its link or its host is down)"
+            )
+        return None
+
+    def silent(self) -> dict[str, float]:
+        """Workers the scheduler last heard from more than the bound before the freshest
+        one (all on the scheduler's clock), and for how long."""
+        seen = {a: float(info.get("last_seen", 0.0)) for a, info in self.workers.items()}
+        newest = max(seen.values(), default=0.0)
+        return {a: newest - t for a, t in seen.items() if newest - t > self.bound_s}
 
 
 class DaskWorkers:
@@ -110,6 +174,8 @@ class _Run:
         self.watch = watch
         self.run_id = uuid.uuid4().hex
         self.caller_offset_ns = time.time_ns() - monotonic_ns()
+        self.heartbeats = _Heartbeats(client)
+        self.hosts: dict[str, str] = {}  # worker address -> its host name
 
     def event(self, name: str) -> Event:
         return Event(f"netbench-{self.run_id}-{name}", client=self.client)
@@ -139,15 +205,24 @@ class _Run:
             return self._collect(workers, futures)
         finally:
             with contextlib.suppress(Exception):
+                # A lost share that still runs (its link came back) stops once it hears.
+                self.event("stop").set()
+            with contextlib.suppress(Exception):
                 self.client.cancel(futures)
 
     # -- before the load --
     def _pick_workers(self) -> list[str]:
-        available = sorted(self.client.scheduler_info()["workers"])
+        self.heartbeats.look()
+        silent = self.heartbeats.silent()
+        available = sorted(a for a in self.heartbeats.workers if a not in silent)
         if len(available) < len(self.shares):
+            also = "".join(
+                f"; not counted: {address}, not heard from for {seconds:.0f} s"
+                for address, seconds in sorted(silent.items())
+            )
             raise ClusterError(
                 f"the cluster has {len(available)} worker(s) and the load asks for"
-                f" {len(self.shares)} (one share per worker): start more `dask worker`"
+                f" {len(self.shares)} (one share per worker){also}: start more `dask worker`"
                 " processes or ask for fewer workers"
             )
         return available[: len(self.shares)]
@@ -155,14 +230,15 @@ class _Run:
     def _check_versions(self, workers: list[str]) -> None:
         mine = versions()
         try:
-            theirs = self.client.run(versions, workers=workers)
+            theirs = self.client.run(_identity, workers=workers)
         except Exception as exc:  # a worker without pytest-netbench fails to unpickle it
             raise ClusterError(
                 f"could not ask the Dask workers for their pytest-netbench version ({exc!r}):"
                 " install pytest-netbench on every worker"
             ) from exc
         for address, found in sorted(theirs.items()):
-            if tuple(found) != mine:
+            self.hosts[address] = found[2]
+            if tuple(found[:2]) != mine:
                 raise ClusterError(
                     f"Dask worker {address} runs pytest-netbench {found[0]} on Python"
                     f" {found[1]}; this process runs pytest-netbench {mine[0]} on Python"
@@ -175,10 +251,11 @@ class _Run:
         deadline = time.monotonic() + _ARRIVAL_S + connect_phase_bound_s(self.spec)
         pending = set(range(len(self.shares)))
         while pending:
+            self.heartbeats.look()
             for index in list(pending):
                 if self.event(f"{reached}-{index}").is_set():
                     pending.discard(index)
-                elif futures[index].done() or not self._alive(workers[index]):
+                elif futures[index].done() or self.heartbeats.why_lost(workers[index]):
                     pending.discard(index)  # finished early (failed) or lost: collected later
             if pending and time.monotonic() > deadline:
                 raise WorkerFailed(
@@ -190,10 +267,10 @@ class _Run:
         self.event(then).set()
 
     # -- while it runs --
-    def _alive(self, address: str) -> bool:
-        return address in self.client.scheduler_info()["workers"]
-
     def _collect(self, workers: list[str], futures: list[Any]) -> list[WorkerOutcome]:
+        """Every share's outcome, or why it is lost. A load with a duration is over by its
+        end plus the timeout and ``_GRACE_S``; one of a request count has no end known in
+        advance, and its shares are lost only when their workers are."""
         limit_s = (
             self.spec.warmup_s
             + (self.spec.duration_s or 0)
@@ -201,27 +278,28 @@ class _Run:
             + connect_phase_bound_s(self.spec)
             + _GRACE_S
         )
-        deadline = time.monotonic() + limit_s
+        deadline = time.monotonic() + limit_s if self.spec.duration_s is not None else None
         outcomes: dict[int, WorkerOutcome] = {}
         told_to_stop = False
         while len(outcomes) < len(futures):
+            self.heartbeats.look()
             for index, future in enumerate(futures):
                 if index in outcomes:
                     continue
                 if future.done():
                     outcomes[index] = self._outcome_of(future, workers[index])
-                elif not self._alive(workers[index]):
-                    outcomes[index] = _lost(workers[index], "it left the cluster mid-run")
+                elif why := self.heartbeats.why_lost(workers[index]):
+                    outcomes[index] = self._lost(workers[index], why)
             self._pass_progress(outcomes)
             stop = self.watch.stop_requested if self.watch is not None else None
             if not told_to_stop and stop is not None and stop():
                 told_to_stop = True
                 self.event("stop").set()
-            if time.monotonic() > deadline:
+            if deadline is not None and time.monotonic() > deadline:
                 for index in range(len(futures)):
-                    outcomes.setdefault(
-                        index, _lost(workers[index], f"no outcome within {limit_s:.0f} s")
-                    )
+                    if index not in outcomes:
+                        why = f"no outcome within {limit_s:.0f} s"
+                        outcomes[index] = self._lost(workers[index], why)
             if len(outcomes) < len(futures):
                 time.sleep(_POLL_S)
         return [outcomes[i] for i in range(len(futures))]
@@ -231,9 +309,9 @@ class _Run:
             exc = future.exception()
             if isinstance(exc, NetbenchError):
                 raise WorkerFailed(f"load share on Dask worker {address} failed: {exc}") from exc
-            return _lost(address, f"its task failed: {exc!r}")
+            return self._lost(address, f"its task failed: {exc!r}")
         if future.status != "finished":
-            return _lost(address, f"its task ended as {future.status!r}")
+            return self._lost(address, f"its task ended as {future.status!r}")
         report: _ShareReport = future.result()
         outcome = report.outcome
         # Onto the caller's monotonic clock (identical on one host, shifted across hosts).
@@ -243,6 +321,12 @@ class _Run:
         outcome.host = report.host
         outcome.worker = address
         return outcome
+
+    def _lost(self, address: str, why: str) -> WorkerOutcome:
+        """The outcome of a share that never came back, naming its worker and host."""
+        host = self.hosts.get(address, "")
+        on = f" on {host}" if host else ""
+        return WorkerOutcome(lost=f"Dask worker {address}{on}: {why}", worker=address, host=host)
 
     def _pass_progress(self, finished: dict[int, WorkerOutcome]) -> None:
         """Each running share's latest snapshot (a Dask ``Variable`` it keeps) to the watch."""
@@ -265,10 +349,6 @@ def _publisher(progress: Variable, host: str) -> Callable[[ShareSnapshot], None]
         progress.set(dataclasses.replace(snapshot, host=host))
 
     return publish
-
-
-def _lost(address: str, why: str) -> WorkerOutcome:
-    return WorkerOutcome(lost=f"Dask worker {address}: {why}", worker=address)
 
 
 # -- on the worker --
