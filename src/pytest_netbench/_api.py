@@ -18,6 +18,7 @@ from time import monotonic_ns
 from typing import Protocol, Unpack
 
 from pytest_netbench._attempts import run_with_retries
+from pytest_netbench._engine.connecting import unreachable_message
 from pytest_netbench._engine.driver import run_share_async
 from pytest_netbench._engine.probe import ProbeProcess
 from pytest_netbench._engine.share import split_load
@@ -276,12 +277,7 @@ def _finish(
     if connect_errors and result.ok == 0 and result.errors_total == connect_errors and not server:
         # Nothing ever got through (connects still pending at a deadline are in flight).
         sample = result.error_samples.get("connect", "")
-        hint = "is the server running and listening on that address?"
-        if "TLS" in sample or "certificate" in sample:
-            hint = "for a self-signed test server pass verify_tls=False (CLI: --no-verify-tls)"
-        raise TargetUnreachableError(
-            f"no connection to {spec.url} succeeded ({connect_errors} attempts; {sample}): {hint}"
-        )
+        raise TargetUnreachableError(unreachable_message(spec, connect_errors, sample))
     return result
 
 

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pytest_netbench.cli import ExitCode
 
 StartServer = Callable[..., Any]  # the fault_server fixture (tests/integration/conftest.py)
 
@@ -167,6 +171,22 @@ def test_unreachable_target_exits_3() -> None:
     assert done.returncode == 3
     assert "refused" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_nothing_listening_ends_a_timed_load_at_once_in_one_line() -> None:
+    """``-d 2s`` against a closed port made 110,450 connection attempts before asking."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    began = time.monotonic()
+    done = netbench("http", f"http://127.0.0.1:{port}/", "-d", "5s")
+    assert time.monotonic() - began < 5.0  # the window asked for was never waited out
+    assert done.returncode == ExitCode.UNREACHABLE
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert "connection refused" in line and "is the server running" in line
+    match = re.search(r"\(([\d,]+) attempts", line)
+    assert match is not None and int(match.group(1).replace(",", "")) < 1000
 
 
 def test_remote_target_is_refused_without_allow_remote() -> None:

@@ -24,7 +24,13 @@ from typing import Any
 from pytest_netbench._engine.accounting import RunAccounting
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.connect_phase import ConnectPhase
-from pytest_netbench._engine.connecting import connect_from, describe_connect_error
+from pytest_netbench._engine.connecting import (
+    RETRY_UNREACHED_S,
+    FirstContact,
+    connect_from,
+    describe_connect_error,
+    informative_cause,
+)
 from pytest_netbench._engine.connection import Connection, MixConnection
 from pytest_netbench._engine.echo_connection import EchoConnection
 from pytest_netbench._engine.exchange import Exchange
@@ -78,6 +84,8 @@ class BaseRun(RunAccounting):
         self.bucket_timer: asyncio.TimerHandle | None = None
         # Set while a closed-loop share opens its connections before the window.
         self.phase: ConnectPhase | None = None
+        # Whether a connect has succeeded yet; ends a load against nothing listening.
+        self.contact = FirstContact()
         # Echo: connections open at the end that completed no exchange (None: not counted).
         self.without_exchange: int | None = None
         # When the timeline's current second ends (at the default resolution).
@@ -119,12 +127,14 @@ class BaseRun(RunAccounting):
 
     def _connect_done(self, conn: Connection, task: asyncio.Task[Any]) -> None:
         conn.connect_task = None
+        exc: BaseException | None = None
         if task.cancelled():
             failure = "connect timeout"
             err_no: int | None = None
         else:
             exc = task.exception()
             if exc is None:
+                self.contact.reached = True
                 return
             err_no = getattr(exc, "errno", None)
             failure = describe_connect_error(exc)
@@ -133,9 +143,12 @@ class BaseRun(RunAccounting):
             return
         if self.phase is not None:
             self.phase.failed(f"connect failed: {failure}")
-            return
-        self.fail_outstanding(conn, "connect", f"connect failed: {failure}", err_no)
-        self.after_connect_failure(conn)
+        else:
+            self.fail_outstanding(conn, "connect", f"connect failed: {failure}", err_no)
+        if exc is not None and self.contact.failed(informative_cause(exc), monotonic_ns()):
+            self.stop()  # nothing listens there: the driver raises (see FirstContact)
+        elif self.phase is None:
+            self.after_connect_failure(conn)
 
     def begin(self) -> None:
         """Open the first connections (and, in open loop, start the schedule)."""
@@ -314,7 +327,12 @@ class ClosedRun(BaseRun):
         self.check_finished()
 
     def after_connect_failure(self, conn: Connection) -> None:
-        self._reopen()
+        if self.contact.reached:
+            self._reopen()
+        else:
+            # No connect has succeeded yet: trying again at once would only hammer a port
+            # where nothing may listen (see FirstContact).
+            self.loop.call_later(RETRY_UNREACHED_S, self._reopen)
 
     def after_lost(self, conn: Connection) -> None:
         if self.phase is not None:

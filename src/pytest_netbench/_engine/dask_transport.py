@@ -40,7 +40,7 @@ from pytest_netbench._engine.driver import run_share
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch
 from pytest_netbench._engine.workers import WorkerFailed, connect_phase_bound_s
-from pytest_netbench._errors import NetbenchError
+from pytest_netbench._errors import NetbenchError, TargetUnreachableError
 from pytest_netbench._live import ShareSnapshot
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
@@ -307,6 +307,8 @@ class _Run:
     def _outcome_of(self, future: Any, address: str) -> WorkerOutcome:
         if future.status == "error":
             exc = future.exception()
+            if isinstance(exc, TargetUnreachableError):
+                raise exc  # the share found nothing listening: the target's fault, not Dask's
             if isinstance(exc, NetbenchError):
                 raise WorkerFailed(f"load share on Dask worker {address} failed: {exc}") from exc
             return self._lost(address, f"its task failed: {exc!r}")

@@ -118,6 +118,8 @@ async def run_share_async(
             f"the load engine failed inside a connection callback ({faults[0]!r}); this is a"
             " bug in pytest-netbench, not a fault of the server: please report it"
         ) from faults[0]
+    if run.contact.gave_up:
+        raise run.contact.error(spec)
     outcome = run.finish(loop_name)
     outcome.connections_without_exchange = run.without_exchange
     if phase is not None:

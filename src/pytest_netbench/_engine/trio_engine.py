@@ -16,6 +16,8 @@ import trio
 
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.connecting import (
+    RETRY_UNREACHED_S,
+    FirstContact,
     describe_connect_error,
     informative_cause,
     make_ssl_context,
@@ -71,6 +73,8 @@ class TrioRun(OpenAccounting):
         self.scheduler_scope = trio.CancelScope()
         self.pool_size = 0
         self.nursery: trio.Nursery | None = None
+        # Whether a connect has succeeded yet; ends a load against nothing listening.
+        self.contact = FirstContact()
 
     def end_window(self) -> bool:
         """The deadline passed (``close_window``); True while draining."""
@@ -160,10 +164,17 @@ class TrioRun(OpenAccounting):
                             await trio.aclose_forcefully(stream)
                         raise
                     stream = tls
+            self.contact.reached = True
             return stream
         except (trio.TooSlowError, OSError, trio.BrokenResourceError) as exc:
             self.fail(slot, "connect", exc)
+            if self.contact.failed(informative_cause(exc), monotonic_ns()):
+                self.stop()  # nothing listens there: _run raises (see FirstContact)
         self.slots.discard(slot)
+        if not self.contact.reached:
+            # No connect has succeeded yet: trying again at once would only hammer a port
+            # where nothing may listen (see FirstContact).
+            await trio.sleep(RETRY_UNREACHED_S)
         return None
 
     async def converse(self, slot: _Slot, stream: trio.abc.Stream, next_request: _Next) -> None:
@@ -458,6 +469,8 @@ async def _run(
                     nursery.start_soon(_closed_slot, run)
     if not run.stopping:
         run.stop()
+    if run.contact.gave_up:
+        raise run.contact.error(spec)
     return run.finish("trio")
 
 

@@ -30,12 +30,14 @@ from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.driver import run_share
 from pytest_netbench._engine.share import WorkerShare, split_load
 from pytest_netbench._engine.watch import ShareWatch
-from pytest_netbench._errors import NetbenchError
+from pytest_netbench._errors import NetbenchError, TargetUnreachableError
 from pytest_netbench._live import ShareSnapshot
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 _GRACE_S = 30.0
+# A worker's failure that is the target's (TargetUnreachableError), not the worker's.
+_UNREACHABLE = "unreachable: "
 # Shares that open their connections first start their windows this long after the last
 # one is ready, so that every worker process is awake by then.
 _WINDOW_MARGIN_NS = 20_000_000
@@ -141,6 +143,9 @@ class LocalProcesses:
                     proc.kill()
                     proc.join()
                 pipe.close()
+        unreachable = [f.removeprefix(_UNREACHABLE) for f in failures if f.startswith(_UNREACHABLE)]
+        if unreachable:
+            raise TargetUnreachableError(unreachable[0])  # a share found nothing listening
         if failures:
             raise WorkerFailed("load worker failed: " + "\n".join(failures))
         return [outcomes[i] for i in range(len(procs))]
@@ -268,6 +273,8 @@ def _worker_main(
         )
     try:
         pipe.send(("ok", run_share(spec, share, released_ns, watch)))
+    except TargetUnreachableError as exc:
+        pipe.send(("error", f"{_UNREACHABLE}{exc}"))
     except NetbenchError as exc:
         pipe.send(("error", str(exc)))
     except BaseException:

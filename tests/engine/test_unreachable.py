@@ -1,0 +1,130 @@
+"""A target nothing can reach: the load ends within a fraction of a second with one clear
+error instead of refusing connects for its whole duration; on every loop, in closed and
+open loop, with one worker or several. A server that starts listening late, or a load
+where connects succeed, is never stopped by that rule."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+from servers import HOST, HttpApp, HttpOptions
+
+from pytest_netbench import LoadResult, TargetUnreachableError, echo_load, http_load
+
+Check = Callable[[LoadResult], LoadResult]
+WINDOW_S = 5.0
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, its number read, closed)."""
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def attempts_in(error: pytest.ExceptionInfo[TargetUnreachableError]) -> int:
+    match = re.search(r"\(([\d,]+) attempts", str(error.value))
+    assert match is not None, str(error.value)
+    return int(match.group(1).replace(",", ""))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"connections": 10}, {"rate": 1000.0}, {"connections": 10, "connect_first": True}],
+    ids=["closed", "open", "connect-first"],
+)
+def test_nothing_listening_ends_the_load_at_once(loop: str, options: dict[str, object]) -> None:
+    """A closed loop of 10 connections made 110,450 attempts in a 2 s window before
+    asking; now the question comes within a fraction of the window."""
+    if options.get("connect_first") and loop == "trio":
+        pytest.skip("connect_first runs on the asyncio loops")
+    url = f"http://{HOST}:{closed_port()}/"
+    began = time.monotonic()
+    with pytest.raises(TargetUnreachableError, match="is the server running") as error:
+        http_load(url, loop=loop, duration=WINDOW_S, **options)  # type: ignore[arg-type]
+    assert time.monotonic() - began < WINDOW_S / 2
+    assert "connection refused" in str(error.value)
+    assert 0 < attempts_in(error) < 1000
+
+
+def test_nothing_listening_ends_an_echo_load_of_two_workers() -> None:
+    began = time.monotonic()
+    with pytest.raises(TargetUnreachableError, match="is the server running") as error:
+        echo_load(HOST, closed_port(), connections=10, duration=WINDOW_S, workers=2)
+    assert "\n" not in str(error.value)  # the share's own error, not a worker failure
+    assert time.monotonic() - began < WINDOW_S
+    assert 0 < attempts_in(error) < 1000
+
+
+class LateListener:
+    """A port that refuses connects (bound, not listening) until ``after_s``, then serves
+    ``app``; from a daemon thread with its own loop."""
+
+    def __init__(self, app: HttpApp, after_s: float) -> None:
+        self.app = app
+        self.after_s = after_s
+        self.sock = socket.socket()
+        self.sock.bind((HOST, 0))
+        self.port: int = self.sock.getsockname()[1]
+        self.listening = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),), daemon=True)
+
+    def __enter__(self) -> LateListener:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self.sock.close()
+
+    async def _serve(self) -> None:
+        await asyncio.sleep(self.after_s)
+        server = await asyncio.start_server(self._client, sock=self.sock, backlog=128)
+        self.listening.set()
+        while not self._stop.is_set():
+            await asyncio.sleep(0.01)
+        server.close()
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await self.app(reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+
+def test_a_server_that_starts_listening_late_is_measured(loop: str, consistent: Check) -> None:
+    """Refused for its first 0.1 s: the load goes on, and those refusals count as errors."""
+    with LateListener(HttpApp(HttpOptions()), after_s=0.1) as server:
+        r = consistent(http_load(f"http://{HOST}:{server.port}/", loop=loop, duration=0.6))
+        assert server.listening.is_set()
+    assert r.ok > 0
+    assert r.errors["connect"] > 0
+    assert "refused" in r.error_samples["connect"]
+
+
+def test_refusals_after_a_connect_succeeded_never_stop_the_load(loop: str) -> None:
+    """The server goes away mid-load: every later connect is refused, yet the load runs
+    its window (the rule is for a target never reached)."""
+    with LateListener(HttpApp(HttpOptions(framing="connection-close")), after_s=0) as server:
+        server.listening.wait(5)
+        stopper = threading.Timer(0.2, server.__exit__)
+        stopper.start()
+        try:
+            began = time.monotonic()
+            r = http_load(f"http://{HOST}:{server.port}/", loop=loop, duration=1.0)
+        finally:
+            stopper.cancel()
+    assert time.monotonic() - began >= 1.0
+    assert r.ok > 0
+    assert r.errors["connect"] > 0
