@@ -169,10 +169,16 @@ def test_the_cli_runs_its_shares_on_the_cluster(
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert "Shares, one per Dask worker" in done.stdout
     assert "the shares' windows opened within" in done.stdout
     data = json.loads(out.read_text())
     assert (data["sent"], data["ok"]) == (400, 400)
-    assert [s["index"] for s in data["generator"]["shares"]] == [0, 1]
+    shares = data["generator"]["shares"]
+    assert [s["index"] for s in shares] == [0, 1]
+    assert sum(s["ok"] for s in shares) == 400 and sum(s["errors_total"] for s in shares) == 0
+    assert all(s["latency"]["count"] == s["ok"] and s["latency"]["p99_ms"] > 0 for s in shares)
+    for share in shares:
+        assert f"share {share['index']} on {share['host']} ({share['worker']})" in done.stdout
 
 
 def test_the_cli_experiments_run_their_loads_on_the_cluster(

@@ -12,7 +12,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import distributed
 import netns
 import pytest
 from conftest import NetnsCluster
@@ -20,6 +19,7 @@ from conftest import NetnsCluster
 from pytest_netbench import LoadResult, RemoteTargetError, http_load
 from pytest_netbench._engine.dask_transport import silence_bound_s
 from pytest_netbench._report.summary import format_result
+from pytest_netbench._stats.histogram import decode_histogram, new_histogram
 
 Check = Callable[[LoadResult], LoadResult]
 
@@ -84,7 +84,10 @@ def test_a_load_at_the_servers_namespace_address_runs_from_the_workers_on_purpos
     assert [(s.host, s.worker) for s in r.generator.shares] == [
         (topology.hosts[role].hostname, netns_cluster.workers[role]) for role in ("w1", "w2")
     ]
-    assert sum(s.sent for s in r.generator.shares) == r.sent
+    assert_shares_add_up(r)
+    assert all(s.ok > 0 and s.errors_total == 0 for s in r.generator.shares)
+    assert r.generator.start_spread_ms is not None
+    assert [s.start_offset_ms for s in r.generator.shares].count(0.0) >= 1
     # At least a packet a request went over the server's link into its namespace; the
     # machine's way out carried fewer packets than that while the load ran (so not the
     # load's), and no namespace has a route to anywhere but the test subnet.
@@ -116,26 +119,45 @@ def test_without_allow_remote_the_namespace_address_is_refused_before_any_socket
     assert (after["InSegs"], after["PassiveOpens"]) == (before["InSegs"], before["PassiveOpens"])
 
 
+def assert_shares_add_up(r: LoadResult) -> None:
+    """Each share's figures hold the invariant and add up to the load's; the shares'
+    latency histograms merged are the load's, count for count (the merge is lossless)."""
+    shares = r.generator.shares
+    for share in shares:
+        assert share.sent == share.ok + share.errors_total + share.in_flight, share
+    assert sum(s.sent for s in shares) == r.sent
+    assert sum(s.ok for s in shares) == r.ok
+    assert sum(s.in_flight for s in shares) == r.in_flight
+    assert {k: sum(s.errors.get(k, 0) for s in shares) for k in r.errors} == dict(r.errors)
+    merged = new_histogram()
+    for share in shares:
+        if not share.lost:
+            assert share.latency.count == decode_histogram(share.latency_histogram).total_count
+            merged.add(decode_histogram(share.latency_histogram))
+    assert list(merged.counts) == list(decode_histogram(r.latency_histogram).counts)
+
+
 def _cut_during(topology: netns.Topology, role: str, after_s: float) -> threading.Timer:
     cut = threading.Timer(after_s, topology.cut, (role,))
     cut.start()
     return cut
 
 
-def _heard_from_all(netns_cluster: NetnsCluster, within_s: float) -> None:
-    """Wait until every worker answers through the scheduler again (a link mended)."""
+def _heard_from_again(netns_cluster: NetnsCluster, since: float, within_s: float) -> None:
+    """Wait until the scheduler has had a heartbeat from every worker since ``since`` (a
+    link mended; one machine, one clock)."""
     deadline = time.monotonic() + within_s
     while True:
-        try:
-            answers = netns_cluster.client.run(
-                socket.gethostname, workers=list(netns_cluster.workers.values()), on_error="return"
-            )
-        except (OSError, TimeoutError, distributed.comm.CommClosedError):
-            answers = {}
-        if all(isinstance(answers.get(a), str) for a in netns_cluster.workers.values()):
+        seen = netns_cluster.client.scheduler_info()["workers"]
+        late = {
+            a: since - seen[a]["last_seen"] if a in seen else "gone"
+            for a in netns_cluster.workers.values()
+            if a not in seen or seen[a]["last_seen"] < since
+        }
+        if not late:
             return
-        assert time.monotonic() < deadline, f"workers still unheard of: {answers}"
-        time.sleep(0.5)
+        assert time.monotonic() < deadline, f"no heartbeat since the link came back: {late}"
+        time.sleep(0.25)
 
 
 def test_a_worker_cut_off_mid_run_is_named_lost_and_the_rest_is_kept(
@@ -172,6 +194,8 @@ def test_a_worker_cut_off_mid_run_is_named_lost_and_the_rest_is_kept(
         assert any(lost.lost in reason for reason in r.invalid_reasons)
         assert (kept.host, kept.lost) == ("nb-w2", "")
         assert kept.sent == r.sent > 0 and r.ok > 0
+        assert_shares_add_up(r)
+        assert (lost.sent, lost.ok, lost.errors_total, lost.latency.count) == (0, 0, 0, 0)
 
         # While w1 is still cut off, a load goes to the worker the scheduler hears from.
         one = consistent(
@@ -189,7 +213,7 @@ def test_a_worker_cut_off_mid_run_is_named_lost_and_the_rest_is_kept(
     finally:
         cut.cancel()
         topology.mend("w1")
-    _heard_from_all(netns_cluster, within_s=30.0)
+    _heard_from_again(netns_cluster, time.time(), within_s=40.0)
     both = consistent(
         http_load(
             netns_cluster.server.url,
@@ -227,8 +251,10 @@ def test_the_server_cut_off_mid_run_gives_every_share_connect_or_timeout_errors(
         topology.mend("srv")
     print(format_result(r))
     assert r.ok > 0
-    assert {kind for kind, n in r.errors.items() if n} <= {"connect", "timeout"}
-    assert r.errors["connect"] + r.errors["timeout"] > 0
+    assert_shares_add_up(r)
+    for share in r.generator.shares:  # every host lost the server, each counted its own
+        assert {kind for kind, n in share.errors.items() if n} <= {"connect", "timeout"}
+        assert share.errors["connect"] + share.errors["timeout"] > 0, share
     again = consistent(
         http_load(
             netns_cluster.server.url,

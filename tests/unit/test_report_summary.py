@@ -15,7 +15,8 @@ from pytest_netbench._model import (
     ServerStats,
     TimelineRow,
 )
-from pytest_netbench._report.summary import format_bytes, format_ms, format_result
+from pytest_netbench._report.cells import format_bytes, format_ms
+from pytest_netbench._report.summary import format_result
 
 
 def _summary_of(samples_us: list[int]) -> tuple[LatencySummary, str]:

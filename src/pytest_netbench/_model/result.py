@@ -205,7 +205,7 @@ class LoadResult:
             "generator": {
                 **dataclasses.asdict(self.generator),
                 "notes": list(self.generator.notes),
-                "shares": [dataclasses.asdict(share) for share in self.generator.shares],
+                "shares": [share.to_dict() for share in self.generator.shares],
             },
             "valid": self.valid,
             "interrupted": self.interrupted,
@@ -313,7 +313,7 @@ def _server_stats_from(stored: Mapping[str, Any], names: set[str]) -> ServerStat
 def _generator_fields(stored: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
     """GeneratorStats' known fields of a stored result (JSON lists back as tuples)."""
     fields = {k: tuple(v) if isinstance(v, list) else v for k, v in stored.items() if k in names}
-    fields["shares"] = tuple(ShareStats(**share) for share in stored.get("shares") or ())
+    fields["shares"] = tuple(ShareStats.from_dict(share) for share in stored.get("shares") or ())
     return fields
 
 

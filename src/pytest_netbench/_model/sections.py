@@ -83,8 +83,14 @@ class ServerStats:
 
 @dataclass(frozen=True, slots=True)
 class ShareStats:
-    """One share of a load run on a cluster: where it ran and what it cost there.
-    ``lost`` says why its outcome never came back (empty when it did)."""
+    """One share of a load run on a cluster: where it ran, what it cost there, and its own
+    figures, so one host that saturated or saw slower answers stands out.
+
+    ``sent == ok + errors_total + in_flight`` holds per share; ``latency`` is of the share's
+    own ok responses (its histogram in ``latency_histogram``: the shares' histograms merged
+    are the load's). ``start_offset_ms``: when its window opened, after the first share's.
+    ``lost`` says why its outcome never came back (empty when it did; a lost share's
+    figures are empty)."""
 
     index: int
     host: str
@@ -93,6 +99,53 @@ class ShareStats:
     busy_percent: float = 0.0
     sent: int = 0
     lost: str = ""
+    ok: int = 0
+    errors: Mapping[str, int] = field(default_factory=dict)
+    in_flight: int = 0
+    latency: LatencySummary = field(default_factory=LatencySummary)
+    start_offset_ms: float | None = None
+    latency_histogram: str = field(default="", repr=False, compare=False)
+
+    @property
+    def errors_total(self) -> int:
+        return sum(self.errors.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "host": self.host,
+            "worker": self.worker,
+            "cpu_percent": self.cpu_percent,
+            "busy_percent": self.busy_percent,
+            "sent": self.sent,
+            "ok": self.ok,
+            "errors": {k: self.errors.get(k, 0) for k in ERROR_KINDS},
+            "errors_total": self.errors_total,
+            "in_flight": self.in_flight,
+            "latency": summary_dict(self.latency),
+            "start_offset_ms": self.start_offset_ms,
+            "lost": self.lost,
+            "latency_histogram": self.latency_histogram,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ShareStats:
+        offset = data.get("start_offset_ms")
+        return cls(
+            index=int(data["index"]),
+            host=str(data["host"]),
+            worker=str(data["worker"]),
+            cpu_percent=float(data.get("cpu_percent", 0.0)),
+            busy_percent=float(data.get("busy_percent", 0.0)),
+            sent=int(data.get("sent", 0)),
+            lost=str(data.get("lost", "")),
+            ok=int(data.get("ok", 0)),
+            errors={k: int(v) for k, v in (data.get("errors") or {}).items()},
+            in_flight=int(data.get("in_flight", 0)),
+            latency=summary_from(data.get("latency") or {}),
+            start_offset_ms=None if offset is None else float(offset),
+            latency_histogram=str(data.get("latency_histogram", "")),
+        )
 
 
 @dataclass(frozen=True, slots=True)

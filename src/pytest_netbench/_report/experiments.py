@@ -17,7 +17,7 @@ from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep
 from pytest_netbench._experiment.cold_start import ColdStartResult
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep
 from pytest_netbench._model import ERROR_KINDS, LoadResult, LoadSpec
-from pytest_netbench._report.summary import format_ms
+from pytest_netbench._report.cells import format_ms
 
 _WIDTH = 80
 _NOTE = "      "  # the indent of the notes under a row

@@ -18,6 +18,8 @@ from pytest_netbench._model import (
     ServerStats,
     why_no_latency,
 )
+from pytest_netbench._report.cells import format_bytes, format_count, format_ms
+from pytest_netbench._report.shares import share_lines
 
 if TYPE_CHECKING:
     from pytest_netbench._experiment.slo import SloVerdict, TermCheck
@@ -55,6 +57,7 @@ def format_result(
     lines += _status_codes(result, width)
     lines += _server(result, width)
     lines += _generator(result, width)
+    lines += share_lines(result, width)
     if thresholds is not None:
         lines += threshold_lines(thresholds, result)
     if not result.valid:
@@ -94,40 +97,6 @@ def _threshold_value(check: TermCheck, result: LoadResult) -> str:
     if math.isnan(check.value) and result.ok == 0:
         return "n/a (no ok response)"
     return check.value_text
-
-
-def format_ms(value: float) -> str:
-    """A latency in ms in at most 7 characters, with about 3-4 significant digits."""
-    if math.isnan(value):
-        return "-"
-    if value < 10:
-        return f"{value:.3f}"
-    if value < 100:
-        return f"{value:.2f}"
-    if value < 1000:
-        return f"{value:.1f}"
-    if value < 100_000:
-        return f"{value:.0f}"
-    return f"{value / 1000:.0f}s"
-
-
-def format_bytes(count: float) -> str:
-    """Bytes with a binary unit, e.g. ``12.3 MiB``."""
-    value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(value) < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.2f} {unit}"
-        value /= 1024
-    return f"{value:.2f} TiB"  # pragma: no cover - loop always returns
-
-
-def format_count(value: float) -> str:
-    """A count with thousands separators (``123,456``) or one decimal below 100."""
-    if math.isnan(value):
-        return "-"
-    if value < 100 and value != int(value):
-        return f"{value:.1f}"
-    return f"{value:,.0f}"
 
 
 def _unit_name(result: LoadResult) -> str:
@@ -337,26 +306,9 @@ def _generator(result: LoadResult, width: int) -> list[str]:
         if gen.sent_after_window:
             open_text += f", sent after the window {gen.sent_after_window:,}"
         lines += textwrap.wrap(open_text, width, initial_indent="  ", subsequent_indent="    ")
-    for text in (*_connect_phase(result), *_shares(result), *gen.notes):
+    for text in (*_connect_phase(result), *gen.notes):
         lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ")
     return lines
-
-
-def _shares(result: LoadResult) -> list[str]:
-    """Where each share ran, on a cluster, and how far apart their windows opened."""
-    gen = result.generator
-    texts = []
-    for share in gen.shares:
-        if share.lost:
-            texts.append(f"share {share.index}: LOST ({share.lost})")
-        else:
-            texts.append(
-                f"share {share.index} on {share.host} ({share.worker}): {share.sent:,} sent,"
-                f" cpu {share.cpu_percent:.0f}%"
-            )
-    if gen.start_spread_ms is not None:
-        texts.append(f"the shares' windows opened within {gen.start_spread_ms:.2f} ms")
-    return texts
 
 
 def _connect_phase(result: LoadResult) -> list[str]:

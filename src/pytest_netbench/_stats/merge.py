@@ -192,24 +192,38 @@ def _generator_stats(
 def _with_shares(
     generator: GeneratorStats, outcomes: Sequence[WorkerOutcome], duration_s: float
 ) -> GeneratorStats:
-    """Each share's host and cost when the shares ran on a cluster, and the start spread."""
+    """Each share's host, cost and own figures when the shares ran on a cluster, and how
+    far apart their windows opened."""
     if not any(o.host or o.lost for o in outcomes):
         return generator
-    shares = tuple(
-        ShareStats(
-            index=index,
-            host=o.host,
-            worker=o.worker,
-            cpu_percent=100.0 * o.cpu_s / duration_s if duration_s > 0 else 0.0,
-            busy_percent=100.0 * max(o.busy_s, o.cpu_s) / duration_s if duration_s > 0 else 0.0,
-            sent=o.sent,
-            lost=o.lost,
-        )
-        for index, o in enumerate(outcomes)
-    )
     starts = [o.window_start_ns for o in outcomes if not o.lost]
-    spread = (max(starts) - min(starts)) / 1e6 if starts else None
+    first = min(starts, default=0)
+    shares = tuple(_share(index, o, duration_s, first) for index, o in enumerate(outcomes))
+    spread = (max(starts) - first) / 1e6 if starts else None
     return dataclasses.replace(generator, shares=shares, start_spread_ms=spread)
+
+
+def _share(index: int, o: WorkerOutcome, duration_s: float, first_start_ns: int) -> ShareStats:
+    """One share's figures, from its outcome alone (its histogram is its part of the
+    load's: the same counts the merge adds up)."""
+    if o.lost:
+        errors: dict[str, int] = dict.fromkeys(ERROR_KINDS, 0)
+        return ShareStats(index=index, host=o.host, worker=o.worker, lost=o.lost, errors=errors)
+    hist = histogram_from_counts(o.latency_counts)
+    return ShareStats(
+        index=index,
+        host=o.host,
+        worker=o.worker,
+        cpu_percent=100.0 * o.cpu_s / duration_s if duration_s > 0 else 0.0,
+        busy_percent=100.0 * max(o.busy_s, o.cpu_s) / duration_s if duration_s > 0 else 0.0,
+        sent=o.sent,
+        ok=sum(o.latency_counts.values()),
+        errors={kind: o.errors.get(kind, 0) for kind in ERROR_KINDS},
+        in_flight=o.in_flight,
+        latency=summarize(hist),
+        start_offset_ms=(o.window_start_ns - first_start_ns) / 1e6,
+        latency_histogram=encode_histogram(hist),
+    )
 
 
 def _busiest_share(generator: GeneratorStats) -> str:

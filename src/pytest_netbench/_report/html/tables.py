@@ -16,11 +16,11 @@ from html import escape
 from pytest_netbench._compare.gate import Comparison
 from pytest_netbench._metrics import higher_is_better
 from pytest_netbench._records import Record
+from pytest_netbench._report.cells import format_ms
 from pytest_netbench._report.comparison import COMPARISON_HEADERS, comparison_rows
 from pytest_netbench._report.experiment_tables import ExperimentTable
 from pytest_netbench._report.html.invalid import InvalidFinding
 from pytest_netbench._report.matrix import Cell, Matrix, RowKey, abbreviate, effective_params
-from pytest_netbench._report.summary import format_ms
 
 # Cells that read as figures: 1,234 / 12.3k / 0.95 / -  / 1.05x / 300 req/s / never.
 _FIGURE = re.compile(r"^([-+]?[\d,]*\.?\d+(e[-+]?\d+)?[kMG%x]?( req/s)?|-|never|inf)$")
