@@ -10,7 +10,8 @@ the Python ones fell behind C++ with 512 KiB (more time in the interpreter); Twi
 Eventlet close, Eventlet slightly ahead; in a 2017 rerun Go came close to C++.
 
 Here: the catalog's echo servers for node, twisted, eventlet, asyncio (streams) and go,
-each flooded at rising connection counts (the connections are opened before the measured
+each pinned to one core and the generator to the other (``cpus=``), as the write-up ran
+them, each flooded at rising connection counts (the connections are opened before the measured
 window), 32 KiB exchanges in 32 KiB writes, and 512 KiB ones at 100 connections; a
 probe client every 100 ms measures the client delay beside the flood.
 
@@ -38,6 +39,7 @@ results may be marked invalid (``!``) for generator saturation, and are kept.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -46,8 +48,12 @@ FLOOD_S = 1.0  # x50 = 50 s
 KIB = 1024
 CONNECTIONS = [10, 100, 1000]
 FULL_CONNECTIONS = [1, 10, 100, 1000, 5000, 15000, 32000]
+# "One core for the server, and one for the client": the write-up's pinning, where this
+# machine has two cores to give (the server's whole process tree, the flood's generator).
+_CPUS = sorted(os.sched_getaffinity(0))
+SERVER_CPUS, CLIENT_CPUS = (str(_CPUS[-1]), str(_CPUS[0])) if len(_CPUS) > 1 else (None, None)
 SERVERS = [
-    {"name": name, "app": "echo"}
+    {"name": name, "app": "echo", "cpus": SERVER_CPUS}
     for name in ["node", "twisted", "eventlet", "asyncio_streams", "go"]
 ]
 
@@ -100,6 +106,7 @@ def flood(netbench, server, connections, payload_bytes):
         payload_bytes=payload_bytes,
         chunk=32 * KIB,  # the flood tool's 32 KiB chunks
         duration=FLOOD_S,
+        cpus=CLIENT_CPUS,
         probe_every=0.1,  # "Client Delay": one more client every 100 ms
         timeout=30.0,
         # A flood saturates the generator as much as the server on 2 shared cores; the

@@ -95,6 +95,13 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
     LoadOption("timeout", 10.0, "seconds", "a request not answered by then is a timeout error"),
     LoadOption("connect_timeout", 5.0, "seconds", "a connect not done by then is an error"),
     LoadOption("workers", 1, "count", "generator processes (or Dask workers), a share each"),
+    LoadOption(
+        "cpus",
+        None,
+        "text",
+        "the CPUs the generator runs on, e.g. '0' or '2-3' (pin the server apart)",
+        metavar="LIST",
+    ),
     LoadOption("loop", "auto", "choice", "event loop (auto: uvloop if installed)", choices=LOOPS),
     LoadOption("allow_remote", False, "switch", "allow a target outside loopback"),
     LoadOption(
@@ -212,6 +219,7 @@ class CommonOptions(TypedDict, total=False):
     timeout: float
     connect_timeout: float
     workers: int
+    cpus: str | Sequence[int] | None
     loop: str
     allow_remote: bool
     drain: bool

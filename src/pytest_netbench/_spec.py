@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Unpack
 
+from pytest_netbench._cpus import parse_cpus
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import ARRIVALS, LOOPS, MIX_ORDERS, LoadSpec, MixOrder, Request
 from pytest_netbench._options import (
@@ -210,6 +211,7 @@ def _checked_common(
         "timeout_s": float(o["timeout"]),
         "connect_timeout_s": float(o["connect_timeout"]),
         "workers": int(workers),
+        "cpus": parse_cpus(o["cpus"]),
         "loop": loop,
         "allow_remote": bool(o["allow_remote"]),
         "drain": bool(o["drain"]),

@@ -11,6 +11,7 @@ from collections.abc import Callable, Coroutine
 from time import monotonic_ns
 from typing import Any, TypeVar
 
+from pytest_netbench._cpus import pinned_thread
 from pytest_netbench._engine.asyncio_engine import BaseRun, ClosedRun, OpenRun
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.connect_phase import ConnectPhase
@@ -226,12 +227,14 @@ def run_on_loop(loop_name: str, factory: Callable[[], Coroutine[Any, Any, T]]) -
 def run_share(
     spec: LoadSpec, share: WorkerShare, released_ns: int, watch: ShareWatch | None = None
 ) -> WorkerOutcome:
-    """Run one share to its end on a fresh loop of the spec's kind, in this thread."""
+    """Run one share to its end on a fresh loop of the spec's kind, in this thread (on the
+    spec's ``cpus``, when it names some)."""
     loop_name = resolve_loop(spec.loop)
-    if loop_name == "trio":
-        from pytest_netbench._engine.trio_engine import run_share_trio
+    with pinned_thread(spec.cpus):
+        if loop_name == "trio":
+            from pytest_netbench._engine.trio_engine import run_share_trio
 
-        return run_share_trio(spec, share, released_ns, watch)
-    return run_on_loop(
-        loop_name, lambda: run_share_async(spec, share, loop_name, released_ns, watch)
-    )
+            return run_share_trio(spec, share, released_ns, watch)
+        return run_on_loop(
+            loop_name, lambda: run_share_async(spec, share, loop_name, released_ns, watch)
+        )

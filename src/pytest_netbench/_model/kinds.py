@@ -27,6 +27,7 @@ InvalidCause = Literal[
     "rate_not_achieved",
     "schedule_lag",
     "server_died",
+    "host_contention",
     "unknown",
 ]
 INVALID_CAUSES: tuple[InvalidCause, ...] = (
@@ -37,12 +38,15 @@ INVALID_CAUSES: tuple[InvalidCause, ...] = (
     "rate_not_achieved",
     "schedule_lag",
     "server_died",
+    "host_contention",
     "unknown",
 )
-# Causes in the generator alone: running the same load again may well give a valid result.
-# "rate_not_achieved" is not one: the pool filled up because the server held the requests.
+# Causes outside the server, in the generator or the host they share (a neighbour took
+# the server's CPU): running the same load again may well give a valid result, and a
+# search never counts them against the server. "rate_not_achieved" is not one: the pool
+# filled up because the server held the requests.
 GENERATOR_CAUSES: frozenset[str] = frozenset(
-    {"generator_fds", "generator_saturated", "schedule_lag"}
+    {"generator_fds", "generator_saturated", "schedule_lag", "host_contention"}
 )
 # How results stored before causes existed are read: the first words of each reason.
 _CAUSE_OF_REASON: tuple[tuple[str, InvalidCause], ...] = (
@@ -53,6 +57,7 @@ _CAUSE_OF_REASON: tuple[tuple[str, InvalidCause], ...] = (
     ("rate not achieved", "rate_not_achieved"),
     ("generator fell behind its schedule", "schedule_lag"),
     ("server died", "server_died"),
+    ("host contention", "host_contention"),
 )
 
 # A timeline row ends "inside" the window if it ends at most this much after it (the tick

@@ -75,10 +75,20 @@ class ServerStats:
     host_sockets_in_use_peak: int = 0
     host_sockets_time_wait_peak: int = 0
     samples: int = 0
+    # Seconds its threads were runnable but waiting for a CPU (Linux schedstat; nan where
+    # the kernel does not say): the host's contention, not the server's own cost.
+    cpu_wait_s: float = math.nan
 
     @property
     def cpu_s(self) -> float:
         return self.cpu_user_s + self.cpu_system_s
+
+    @property
+    def cpu_wait_share(self) -> float:
+        """Of the time the server wanted a CPU, the share it spent waiting for one: near 0
+        with a core to itself, large when the generator or a neighbour took its CPU."""
+        wanted = self.cpu_s + self.cpu_wait_s
+        return self.cpu_wait_s / wanted if wanted > 0 else math.nan
 
 
 @dataclass(frozen=True, slots=True)

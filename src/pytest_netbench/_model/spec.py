@@ -72,6 +72,8 @@ class LoadSpec:
     connect_timeout_s: float = 5.0
     timeout_s: float = 10.0
     workers: int = 1
+    # The CPUs the generator's shares run on; (): wherever the OS puts them.
+    cpus: tuple[int, ...] = ()
     loop: LoopName = "auto"
     drain: bool = True
     allow_remote: bool = False

@@ -27,7 +27,7 @@ def fail_if_invalid(attempts: Attempts) -> None:
     reasons = "\n  - ".join(r.replace("\n", "\n    ") for r in result.invalid_reasons)
     reasons = reasons or "(no reason given)"
     if attempts.discarded:
-        runs = f" on each of its {attempts.runs} runs (the generator spoiled every one)"
+        runs = f" on each of its {attempts.runs} runs (the generator or the host spoiled every one)"
     elif result.invalid_by_generator_only:
         runs = " (retries are off, so it was not run again)"
     else:

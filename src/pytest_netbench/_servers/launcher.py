@@ -24,6 +24,7 @@ from typing import Any
 
 import psutil
 
+from pytest_netbench._cpus import CpusArg, parse_cpus
 from pytest_netbench._errors import (
     PortInUseError,
     ServerCrashed,
@@ -115,7 +116,9 @@ class Server:
     ``python=``). With ``port_pattern`` and no ``port``, the server binds port 0 and the
     port is read from the first output line matching the pattern (group 1). Otherwise a
     port is reserved outside the kernel's ephemeral range, under a cross-process lock.
-    ``ready`` is a readiness check (default: a TCP connect to host:port).
+    ``ready`` is a readiness check (default: a TCP connect to host:port). ``cpus`` pins the
+    server's whole process tree to those CPUs (``"1"``, ``"2-3"``, ``[0, 2]``), so a load's
+    generator can be pinned apart (the load's ``cpus=``).
     """
 
     def __init__(
@@ -133,8 +136,11 @@ class Server:
         port_pattern: str | None = None,
         name: str | None = None,
         log_dir: str | os.PathLike[str] | None = None,
+        cpus: CpusArg = None,
     ) -> None:
         self._command = check_command(command)
+        # The CPUs the server's whole tree runs on (``"1"``, ``"2-3"``); None: any.
+        self.cpus = parse_cpus(cpus)
         self._ready = as_check(ready)
         # A proxy's backend, when the proxy was started in front of a managed server: loads
         # at the proxy sample it too (LoadResult.backend).
@@ -321,6 +327,7 @@ class Server:
                 # The child gets its own copy of the log fd; ours closes with this block.
                 self._proc = reaper.spawn(
                     self.args,
+                    cpus=self.cpus,
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,

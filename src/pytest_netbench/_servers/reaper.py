@@ -29,12 +29,13 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+from pytest_netbench._cpus import pin_this_process
 from pytest_netbench._servers import watchdog
 
 OWNER_ENV = "NETBENCH_OWNER"
@@ -123,19 +124,24 @@ def _load_prctl() -> Callable[..., int] | None:
 _prctl = _load_prctl()
 
 
-def _child_setup(parent_pid: int) -> Callable[[], None]:
+def _child_setup(parent_pid: int, cpus: Sequence[int] = ()) -> Callable[[], None]:
     def setup() -> None:
         if _prctl is not None:
             _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         # The parent may have died between fork and prctl; then nobody would signal us.
         if os.getppid() != parent_pid:
             os._exit(1)
+        # Before exec, so every thread and child the server starts inherits the set.
+        pin_this_process(cpus)
 
     return setup
 
 
-def spawn(args: list[str], **popen_kwargs: Any) -> subprocess.Popen[bytes]:
-    """Start a server process in its own session with a death signal and the watchdog armed.
+def spawn(
+    args: list[str], *, cpus: Sequence[int] = (), **popen_kwargs: Any
+) -> subprocess.Popen[bytes]:
+    """Start a server process in its own session with a death signal and the watchdog armed,
+    on ``cpus`` when it names some.
 
     PR_SET_PDEATHSIG fires when the *thread* that forked the child ends, so children are
     forked only from the main thread or from one long-lived spawner thread, never from a
@@ -149,7 +155,7 @@ def spawn(args: list[str], **popen_kwargs: Any) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             args,
             start_new_session=True,
-            preexec_fn=_child_setup(parent_pid),
+            preexec_fn=_child_setup(parent_pid, cpus),
             **popen_kwargs,
         )
 

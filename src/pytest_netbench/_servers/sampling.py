@@ -78,6 +78,9 @@ class ProcessTreeSampler:
         # Each thread's nanoseconds on a CPU (schedstat), keyed as the context switches.
         self._run_base: dict[tuple[int, float, int], int] = {}
         self._run_last: dict[tuple[int, float, int], int] = {}
+        # ... and runnable but waiting for one (schedstat's second field).
+        self._wait_base: dict[tuple[int, float, int], int] = {}
+        self._wait_last: dict[tuple[int, float, int], int] = {}
         self._peaks = _Peaks()
         self._samples = 0
         self._lock = threading.Lock()
@@ -147,6 +150,7 @@ class ProcessTreeSampler:
         readings: dict[tuple[int, float], _Counters] = {}
         switches: dict[tuple[int, float, int], tuple[int, int]] = {}
         runtimes: dict[tuple[int, float, int], int] = {}
+        waits: dict[tuple[int, float, int], int] = {}
         for proc in self._tree():
             try:
                 with proc.oneshot():
@@ -161,10 +165,10 @@ class ProcessTreeSampler:
                 continue  # exited between listing and reading: none of its readings count
             # Merged only now, so a process's thread clocks are never newer than its ticks.
             self._parents[key] = parent
-            for tid, (counts, runtime_ns) in per_thread.items():
+            for tid, (counts, clocks) in per_thread.items():
                 switches[(*key, tid)] = counts
-                if runtime_ns is not None:
-                    runtimes[(*key, tid)] = runtime_ns
+                if clocks is not None:
+                    runtimes[(*key, tid)], waits[(*key, tid)] = clocks
             rss += proc_rss
             threads += proc_threads
             fds += proc_fds
@@ -188,8 +192,10 @@ class ProcessTreeSampler:
             if baseline:
                 self._ctx_base.update(switches)
                 self._run_base.update(runtimes)
+                self._wait_base.update(waits)
             self._ctx_last.update(switches)
             self._run_last.update(runtimes)
+            self._wait_last.update(waits)
             self._samples += 1
             peaks = self._peaks
             peaks.processes = max(peaks.processes, alive)
@@ -242,6 +248,10 @@ class ProcessTreeSampler:
                     last.system - base.system + last.children_system - base.children_system
                 )
             runtime_s = self._runtime_if_consistent()
+            # A thread born in the window waited all of its wait inside it.
+            wait_ns = sum(
+                last - self._wait_base.get(tkey, 0) for tkey, last in self._wait_last.items()
+            )
             voluntary = involuntary = 0
             for tkey, (vol, invol) in self._ctx_last.items():
                 base_vol, base_invol = self._ctx_base.get(tkey, (0, 0))
@@ -274,14 +284,16 @@ class ProcessTreeSampler:
             host_sockets_in_use_peak=peaks.host_in_use,
             host_sockets_time_wait_peak=peaks.host_time_wait,
             samples=samples,
+            cpu_wait_s=max(0, wait_ns) / 1e9 if _HAS_SCHEDSTAT else math.nan,
         )
 
 
 def _thread_readings(
     proc: psutil.Process,
-) -> dict[int, tuple[tuple[int, int], int | None]]:
+) -> dict[int, tuple[tuple[int, int], tuple[int, int] | None]]:
     """Per thread id: (voluntary, involuntary) context switches, and nanoseconds on a CPU
-    (None where the kernel does not say, or the thread ended between the two reads).
+    and waiting for one (None where the kernel does not say, or the thread ended between
+    the two reads).
 
     /proc/<pid>/status (what psutil reads) counts the main thread only, which would show a
     thread-per-connection server as barely switching at all.
@@ -289,7 +301,7 @@ def _thread_readings(
     if not sys.platform.startswith("linux"):
         ctx = proc.num_ctx_switches()
         return {0: ((ctx.voluntary, ctx.involuntary), None)}
-    found: dict[int, tuple[tuple[int, int], int | None]] = {}
+    found: dict[int, tuple[tuple[int, int], tuple[int, int] | None]] = {}
     task_dir = f"/proc/{proc.pid}/task"
     try:
         tids = os.listdir(task_dir)
@@ -306,15 +318,17 @@ def _thread_readings(
                         invol = int(line.split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        found[int(tid)] = ((vol, invol), _runtime_ns(f"{task_dir}/{tid}/schedstat"))
+        found[int(tid)] = ((vol, invol), _schedstat_ns(f"{task_dir}/{tid}/schedstat"))
     return found
 
 
-def _runtime_ns(path: str) -> int | None:
-    """The first field of a thread's schedstat: its time on a CPU, in nanoseconds."""
+def _schedstat_ns(path: str) -> tuple[int, int] | None:
+    """A thread's schedstat: its time on a CPU and its time runnable but waiting for one
+    (its first two fields), in nanoseconds."""
     try:
         with open(path, "rb") as f:
-            return int(f.read().split()[0])
+            fields = f.read().split()
+        return int(fields[0]), int(fields[1])
     except (OSError, ValueError, IndexError):
         return None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import dataclasses
 from collections import Counter
 from collections.abc import Sequence
@@ -34,6 +36,12 @@ SATURATED_CPU_SHARE = 0.90
 # Open loop: the scheduler may fall this far behind before figures are called untrustworthy.
 MAX_SCHEDULE_LAG_P99_MS = 10.0
 MAX_UNSENT_SHARE = 0.01
+# A managed server that spent this share of the time it wanted a CPU waiting for one, and
+# at least this share of the window in all, was measured with the host's contention in its
+# figures (seed 001's unpinned runs: the generator took the CPU the server needed). Both
+# bounds, so a lightly loaded server whose few wake-ups waited is not called contended.
+CONTENDED_WAIT_SHARE = 0.20
+CONTENDED_WINDOW_SHARE = 0.10
 
 
 def merge_outcomes(
@@ -71,6 +79,7 @@ def merge_outcomes(
     generator = _generator_stats(spec, outcomes, lag_counts, duration_s)
     generator = _with_shares(generator, every, duration_s)
     found = _invalid_reasons(spec, outcomes, generator, duration_s)
+    found += _server_reasons(server, duration_s)
     found += [
         (
             "worker_lost",
@@ -337,6 +346,28 @@ def _invalid_reasons(
                 )
             )
     return reasons
+
+
+def _server_reasons(
+    server: ServerStats | None, duration_s: float
+) -> list[tuple[InvalidCause, str]]:
+    """Why the managed server's figures measure the host rather than the server."""
+    if server is None or duration_s < 0.2 or math.isnan(server.cpu_wait_s):
+        return []
+    share = server.cpu_wait_share
+    waited_long = server.cpu_wait_s >= CONTENDED_WINDOW_SHARE * duration_s
+    if not (share >= CONTENDED_WAIT_SHARE and waited_long):
+        return []
+    return [
+        (
+            "host_contention",
+            f"host contention: the server waited for a CPU {share:.0%} of the time it was"
+            f" runnable ({server.cpu_wait_s:.2f} s waiting, {server.cpu_s:.2f} s running, in"
+            f" a {duration_s:.2f} s window), so the figures measure the host as much as the"
+            " server: pin the server and the generator to separate cores (server cpus=...,"
+            " load cpus=...), add cores, or lower the load",
+        )
+    ]
 
 
 def summarize(hist: HdrHistogram) -> LatencySummary:
