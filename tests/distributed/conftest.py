@@ -10,6 +10,7 @@ import dataclasses
 import itertools
 import os
 import sys
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -58,8 +59,27 @@ class NetnsCluster:
     topology: netns.Topology
     client: distributed.Client
     scheduler: str  # its address, tcp://198.18.x.y:port
-    workers: dict[str, str]  # role -> the Dask worker's address
     server: Server
+    roles: tuple[str, ...] = ("w1", "w2")
+
+    @property
+    def workers(self) -> dict[str, str]:
+        """Role -> the address its Dask worker has now (its nanny restarts it under a
+        new port should the scheduler drop it), by the name each worker was given."""
+        info = self.client.scheduler_info()["workers"]
+        return {w["name"]: address for address, w in info.items() if w["name"] in self.roles}
+
+    def wait_until_whole(self, since: float, within_s: float) -> None:
+        """Until every worker is registered and the scheduler has had a heartbeat from it
+        since ``since`` (``time.time()``: a link mended; one machine, one clock)."""
+        deadline = time.monotonic() + within_s
+        while True:
+            info = self.client.scheduler_info()["workers"]
+            heard = {w["name"] for w in info.values() if w["last_seen"] >= since}
+            if heard >= set(self.roles):
+                return
+            assert time.monotonic() < deadline, f"not heard from since: {sorted(info)}"
+            time.sleep(0.25)
 
 
 @pytest.fixture(scope="session")
@@ -122,13 +142,7 @@ def netns_cluster(netns_prefix: str) -> Iterator[NetnsCluster]:
             list(pool.map(Server.start, workers.values()))
         client = distributed.Client(address, timeout=30)
         stack.callback(client.close)
-        yield NetnsCluster(
-            topology,
-            client,
-            address,
-            {role: f"tcp://{hosts[role].address}:{w.port}" for role, w in workers.items()},
-            server,
-        )
+        yield NetnsCluster(topology, client, address, server, tuple(workers))
 
 
 def _in_namespace(

@@ -143,23 +143,6 @@ def _cut_during(topology: netns.Topology, role: str, after_s: float) -> threadin
     return cut
 
 
-def _heard_from_again(netns_cluster: NetnsCluster, since: float, within_s: float) -> None:
-    """Wait until the scheduler has had a heartbeat from every worker since ``since`` (a
-    link mended; one machine, one clock)."""
-    deadline = time.monotonic() + within_s
-    while True:
-        seen = netns_cluster.client.scheduler_info()["workers"]
-        late = {
-            a: since - seen[a]["last_seen"] if a in seen else "gone"
-            for a in netns_cluster.workers.values()
-            if a not in seen or seen[a]["last_seen"] < since
-        }
-        if not late:
-            return
-        assert time.monotonic() < deadline, f"no heartbeat since the link came back: {late}"
-        time.sleep(0.25)
-
-
 def test_a_worker_cut_off_mid_run_is_named_lost_and_the_rest_is_kept(
     netns_cluster: NetnsCluster, consistent: Check
 ) -> None:
@@ -167,6 +150,7 @@ def test_a_worker_cut_off_mid_run_is_named_lost_and_the_rest_is_kept(
     w2's figures are the result's, the load ends by its duration + timeout + the silence
     bound (plus slack), and the cluster runs the next loads."""
     topology = netns_cluster.topology
+    w1 = netns_cluster.workers["w1"]
     duration, timeout = 4.0, 2.0
     cut = _cut_during(topology, "w1", 1.0)
     began = time.monotonic()
@@ -188,8 +172,8 @@ def test_a_worker_cut_off_mid_run_is_named_lost_and_the_rest_is_kept(
         assert took < duration + timeout + silence_bound_s(2) + 8.0, took
         assert not r.valid and "worker_lost" in r.invalid_causes
         lost, kept = r.generator.shares
-        assert (lost.host, lost.worker) == ("nb-w1", netns_cluster.workers["w1"])
-        assert lost.lost.startswith(f"Dask worker {netns_cluster.workers['w1']} on nb-w1: ")
+        assert (lost.host, lost.worker) == ("nb-w1", w1)
+        assert lost.lost.startswith(f"Dask worker {w1} on nb-w1: ")
         assert "has not heard from it" in lost.lost
         assert any(lost.lost in reason for reason in r.invalid_reasons)
         assert (kept.host, kept.lost) == ("nb-w2", "")
@@ -213,7 +197,7 @@ def test_a_worker_cut_off_mid_run_is_named_lost_and_the_rest_is_kept(
     finally:
         cut.cancel()
         topology.mend("w1")
-    _heard_from_again(netns_cluster, time.time(), within_s=40.0)
+        netns_cluster.wait_until_whole(time.time(), within_s=40.0)
     both = consistent(
         http_load(
             netns_cluster.server.url,
@@ -224,14 +208,19 @@ def test_a_worker_cut_off_mid_run_is_named_lost_and_the_rest_is_kept(
             allow_remote=True,
         )
     )
-    assert both.valid and (both.sent, both.ok) == (4000, 4000)
-    assert [s.host for s in both.generator.shares] == ["nb-w1", "nb-w2"]
+    # Both hosts take their share again. (Their first connects may still fail: a host
+    # whose link just came back can answer EHOSTUNREACH until its neighbour entry for the
+    # server is renewed; each such failure is counted, never lost.)
+    assert both.sent == 4000 and "worker_lost" not in both.invalid_causes
+    assert sorted(s.host for s in both.generator.shares) == ["nb-w1", "nb-w2"]
+    assert all(s.ok > 0 and not s.lost for s in both.generator.shares)
 
 
 def test_the_server_cut_off_mid_run_gives_every_share_connect_or_timeout_errors(
     netns_cluster: NetnsCluster, consistent: Check
 ) -> None:
     topology = netns_cluster.topology
+    netns_cluster.wait_until_whole(time.time(), within_s=40.0)  # whatever ran before
     cut = _cut_during(topology, "srv", 1.0)
     try:
         r = consistent(
@@ -265,4 +254,7 @@ def test_the_server_cut_off_mid_run_gives_every_share_connect_or_timeout_errors(
             allow_remote=True,
         )
     )
-    assert again.valid and (again.sent, again.ok) == (1000, 1000)
+    # The server answers again (first connects may fail while the hosts' neighbour
+    # entries for it are renewed; counted as connect errors).
+    assert again.sent == 1000 and again.ok > 0
+    assert {kind for kind, n in again.errors.items() if n} <= {"connect"}

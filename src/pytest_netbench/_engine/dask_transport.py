@@ -126,12 +126,12 @@ class _Heartbeats:
             )
         return None
 
-    def silent(self) -> dict[str, float]:
-        """Workers the scheduler last heard from more than the bound before the freshest
-        one (all on the scheduler's clock), and for how long."""
+    def lags(self) -> dict[str, float]:
+        """How long before the freshest worker the scheduler last heard from each (all on
+        the scheduler's clock)."""
         seen = {a: float(info.get("last_seen", 0.0)) for a, info in self.workers.items()}
         newest = max(seen.values(), default=0.0)
-        return {a: newest - t for a, t in seen.items() if newest - t > self.bound_s}
+        return {a: newest - t for a, t in seen.items()}
 
 
 class DaskWorkers:
@@ -212,9 +212,16 @@ class _Run:
 
     # -- before the load --
     def _pick_workers(self) -> list[str]:
+        """Workers the scheduler hears from, those it heard from last first: a worker a
+        few heartbeats late (its link just went down?) is taken only when needed, one
+        silent for the bound never."""
         self.heartbeats.look()
-        silent = self.heartbeats.silent()
-        available = sorted(a for a in self.heartbeats.workers if a not in silent)
+        lags = self.heartbeats.lags()
+        silent = {a: lag for a, lag in lags.items() if lag > self.heartbeats.bound_s}
+        late_s = 2 * heartbeat_interval(len(lags)) + 1.0
+        available = sorted(
+            (a for a in lags if a not in silent), key=lambda a: (lags[a] > late_s, a)
+        )
         if len(available) < len(self.shares):
             also = "".join(
                 f"; not counted: {address}, not heard from for {seconds:.0f} s"
@@ -230,13 +237,23 @@ class _Run:
     def _check_versions(self, workers: list[str]) -> None:
         mine = versions()
         try:
-            theirs = self.client.run(_identity, workers=workers)
+            theirs = self.client.run(_identity, workers=workers, on_error="return")
         except Exception as exc:  # a worker without pytest-netbench fails to unpickle it
             raise ClusterError(
                 f"could not ask the Dask workers for their pytest-netbench version ({exc!r}):"
                 " install pytest-netbench on every worker"
             ) from exc
         for address, found in sorted(theirs.items()):
+            if isinstance(found, OSError | TimeoutError):  # CommClosedError is an OSError
+                raise ClusterError(
+                    f"could not reach Dask worker {address} ({found!r}): is its host up and"
+                    " its link? (the scheduler still lists it)"
+                ) from found
+            if isinstance(found, BaseException):
+                raise ClusterError(
+                    f"could not ask Dask worker {address} for its pytest-netbench version"
+                    f" ({found!r}): install pytest-netbench on every worker"
+                ) from found
             self.hosts[address] = found[2]
             if tuple(found[:2]) != mine:
                 raise ClusterError(
