@@ -159,10 +159,11 @@ def test_server_figures_are_shown_when_present() -> None:
         fds_peak=70,
         sockets_time_wait_peak=12,
         samples=20,
+        cpu_wait_s=0.5,
     )
-    text = format_result(_result(server=server))
+    text = " ".join(format_result(_result(server=server)).split())
     assert "Server (pid 4321)" in text
-    assert "cpu 2.00 s (user 1.50 + sys 0.50)" in text
+    assert "cpu 2.00 s (user 1.50 + sys 0.50), waited for a CPU 0.50 s (20% of the time" in text
     assert "2.000 ms cpu per request" in text
     assert "peak RSS 33.3 MB" in text
     assert "TIME_WAIT 12" in text

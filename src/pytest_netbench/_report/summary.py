@@ -263,9 +263,14 @@ def _server(result: LoadResult, width: int) -> list[str]:
 
 def _server_block(title: str, srv: ServerStats, width: int) -> list[str]:
     per_request = "-" if math.isnan(srv.cpu_ms_per_request) else f"{srv.cpu_ms_per_request:.3f} ms"
+    waited = ""
+    if not math.isnan(srv.cpu_wait_s):
+        share = srv.cpu_wait_share
+        waited = f", waited for a CPU {srv.cpu_wait_s:.2f} s"
+        waited += f" ({share:.0%} of the time it wanted one)" if not math.isnan(share) else ""
     first = (
-        f"cpu {srv.cpu_s:.2f} s (user {srv.cpu_user_s:.2f} + sys {srv.cpu_system_s:.2f}), "
-        f"{per_request} cpu per request, peak RSS {srv.rss_peak_mb:.1f} MB"
+        f"cpu {srv.cpu_s:.2f} s (user {srv.cpu_user_s:.2f} + sys {srv.cpu_system_s:.2f})"
+        f"{waited}, {per_request} cpu per request, peak RSS {srv.rss_peak_mb:.1f} MB"
     )
     second = (
         f"processes {srv.processes_peak}, threads {srv.threads_peak}, fds {srv.fds_peak}, "
