@@ -13,6 +13,10 @@ class SpecError(NetbenchError, ValueError):
     """The load was asked for with arguments that cannot work."""
 
 
+class FeederExhausted(NetbenchError):
+    """A feeder told to fail when it runs out (``on_end="error"``) ran out."""
+
+
 class EngineFault(NetbenchError):
     """The load engine itself failed (a bug in pytest-netbench, not in the server)."""
 

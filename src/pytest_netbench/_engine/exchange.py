@@ -6,7 +6,6 @@ and never formats anything per request.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,6 +13,7 @@ from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
 from pytest_netbench._proto.framing import Framer, OnError, OnResponse
+from pytest_netbench._proto.source import mix_sequence
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,27 +74,6 @@ def _http_exchange(spec: LoadSpec) -> Exchange:
     framer_cls = http_proto.framer_for(spec.method)
     parser_framed = framer_cls is http_proto.ResponseFramer
     return Exchange((data,), len(data), True, framer_cls, connect_host, connect_port, parser_framed)
-
-
-def mix_sequence(spec: LoadSpec) -> tuple[int, ...]:
-    """One period of a mix's order. ``cycle``: each kind in turn. ``weighted``: each kind
-    as often as its weight says, spread as evenly as they go (smooth weighted round robin,
-    as nginx balances upstreams), so a short run already holds the asked shares."""
-    if spec.mix_order == "cycle":
-        return tuple(range(len(spec.mix)))
-    weights = [r.weight for r in spec.mix]
-    common = math.gcd(*weights)
-    weights = [w // common for w in weights]
-    total = sum(weights)
-    current = [0] * len(weights)
-    order: list[int] = []
-    for _ in range(total):
-        for index, weight in enumerate(weights):
-            current[index] += weight
-        pick = current.index(max(current))
-        current[pick] -= total
-        order.append(pick)
-    return tuple(order)
 
 
 def _tcp_exchange(spec: LoadSpec) -> Exchange:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._model.kinds import Arrival, LoopName, MixOrder, Mode
 from pytest_netbench._public import publish
 
@@ -99,6 +100,10 @@ class LoadSpec:
     # Several requests sent in turn (or by weight) instead of method/target/body.
     mix: tuple[Request, ...] = ()
     mix_order: MixOrder = "cycle"
+    # Named feeders filling the ${name} placeholders of the requests (then templates), in
+    # the order given; their random draws are seeded from ``seed``.
+    feeders: tuple[tuple[str, Feeder], ...] = ()
+    seed: int = 0
     # raw TCP
     payload: bytes = b""
     chunk: int = 0
@@ -139,6 +144,7 @@ class LoadSpec:
         out["payload"] = len(self.payload)
         out["headers"] = [list(h) for h in self.headers]
         out["mix"] = [r.to_dict() for r in self.mix]
+        out["feeders"] = {name: feeder.to_dict() for name, feeder in self.feeders}
         out["mode"] = self.mode
         out["url"] = self.url
         return out
@@ -160,6 +166,8 @@ _HTTP_ONLY = frozenset(
         "proxy",
         "mix",
         "mix_order",
+        "feeders",
+        "seed",
     }
 )
 _ECHO_ONLY = frozenset({"payload", "chunk", "framing"})
