@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pytest_netbench._compare.thresholds import Threshold as Threshold
     from pytest_netbench._compare.thresholds import parse_thresholds as parse_thresholds
     from pytest_netbench._errors import BuildFailed as BuildFailed
+    from pytest_netbench._errors import FeederExhausted as FeederExhausted
     from pytest_netbench._errors import InterpreterNotFound as InterpreterNotFound
     from pytest_netbench._errors import NetbenchError as NetbenchError
     from pytest_netbench._errors import PortInUseError as PortInUseError
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from pytest_netbench._live import LoadProgress as LoadProgress
     from pytest_netbench._live import StopSignal as StopSignal
     from pytest_netbench._metrics import metric_value as metric_value
+    from pytest_netbench._model import feeders as feeders
     from pytest_netbench._model.kinds import ERROR_KINDS as ERROR_KINDS
     from pytest_netbench._model.result import LoadResult as LoadResult
     from pytest_netbench._model.sections import GeneratorStats as GeneratorStats
@@ -71,6 +73,7 @@ if TYPE_CHECKING:
     from pytest_netbench._model.spec import Request as Request
     from pytest_netbench._options import EchoOptions as EchoOptions
     from pytest_netbench._options import HttpOptions as HttpOptions
+    from pytest_netbench._proto.source import preview as preview
     from pytest_netbench._servers import catalog as catalog
     from pytest_netbench._servers.launcher import Server as Server
     from pytest_netbench._servers.readiness import AllReady as AllReady

@@ -21,6 +21,7 @@ from typing import Any, Literal, TypedDict
 
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import ARRIVALS, LOOPS, MIX_ORDERS, Request
+from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._public import publish
 
 LoadKind = Literal["http", "echo"]
@@ -182,6 +183,23 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         choices=MIX_ORDERS,
         on_cli=False,
     ),
+    LoadOption(
+        "feeders",
+        None,
+        "text",
+        "named feeders (feeders.csv(...), feeders.count(), ...) whose values fill the ${name}"
+        " placeholders of the path, header values and body",
+        loads=_HTTP,
+        on_cli=False,
+    ),
+    LoadOption(
+        "seed",
+        0,
+        "count",
+        "the seed of the feeders' random draws: the same seed, the same requests",
+        loads=_HTTP,
+        on_cli=False,
+    ),
     # raw TCP (echo)
     LoadOption(
         "payload",
@@ -243,6 +261,8 @@ class HttpOptions(CommonOptions, total=False):
     proxy: str | None
     mix: Sequence[Request] | None
     mix_order: str
+    feeders: Mapping[str, Feeder] | None
+    seed: int
 
 
 class EchoOptions(CommonOptions, total=False):

@@ -35,6 +35,8 @@ PUBLIC: dict[str, str] = {
     "EchoOptions": "pytest_netbench._options",
     "LoadSpec": "pytest_netbench._model.spec",
     "Request": "pytest_netbench._model.spec",
+    "feeders": "pytest_netbench._model.feeders",
+    "preview": "pytest_netbench._proto.source",
     # its result
     "LoadResult": "pytest_netbench._model.result",
     "LatencySummary": "pytest_netbench._model.sections",
@@ -83,6 +85,7 @@ PUBLIC: dict[str, str] = {
     # errors raised on purpose
     "NetbenchError": "pytest_netbench._errors",
     "SpecError": "pytest_netbench._errors",
+    "FeederExhausted": "pytest_netbench._errors",
     "TargetUnreachableError": "pytest_netbench._errors",
     "RemoteTargetError": "pytest_netbench._errors",
     "ResourceLimitError": "pytest_netbench._errors",

@@ -14,6 +14,7 @@ from typing import Any, Unpack
 
 from pytest_netbench._cpus import parse_cpus
 from pytest_netbench._errors import SpecError
+from pytest_netbench._feeder_checks import check_templates, checked_feeders, checked_seed
 from pytest_netbench._model import ARRIVALS, LOOPS, MIX_ORDERS, LoadSpec, MixOrder, Request
 from pytest_netbench._options import (
     BY_NAME,
@@ -45,7 +46,9 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
 
     ``mix``: several :class:`Request` kinds sent in turn (``mix_order="cycle"``) or
     interleaved by their weights (``"weighted"``) instead of one request; the URL then
-    names the server only. ``timeline_resolution``: the span of a timeline row, seconds.
+    names the server only. ``feeders``: named feeders whose values fill the ``${name}``
+    placeholders of the path, header values and body (see docs/traffic.md), drawn from
+    ``seed``. ``timeline_resolution``: the span of a timeline row, seconds.
     ``connect_first``: open every connection before the window (closed loop), at most
     ``connect_rate`` a second. ``probe_every``: every this many seconds one more client
     connects, makes one request and disconnects; its latency is ``result.probe``.
@@ -75,6 +78,8 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
         proxy=proxy_addr,
         mix=_checked_mix(mix, method=method, body=body, target=target.target, loop=o["loop"]),
         mix_order=_checked_mix_order(o["mix_order"], mix),
+        feeders=checked_feeders(o["feeders"]),
+        seed=checked_seed(o["seed"]),
         keepalive=bool(o["keepalive"]),
         **_checked_common(
             {name: o[name] for name in _COMMON},
@@ -348,6 +353,7 @@ def _check_renders(spec: LoadSpec) -> None:
             except ValueError as exc:
                 where = f" {request.name!r}" if request is not None else ""
                 raise SpecError(f"cannot build the request{where}: {exc}") from None
+        check_templates(spec)
         return
     if not spec.payload:
         raise SpecError("a TCP load needs a payload of at least one byte")

@@ -20,7 +20,8 @@ EXPECTED = {
     "__version__",
     # one load and its result
     "http_load", "http_load_async", "echo_load", "echo_load_async", "run_spec", "http_spec",
-    "echo_spec", "HttpOptions", "EchoOptions", "LoadSpec", "Request", "LoadResult",
+    "echo_spec", "HttpOptions", "EchoOptions", "LoadSpec", "Request", "feeders", "preview",
+    "LoadResult",
     "LatencySummary", "GeneratorStats",
     "ServerStats", "TimelineRow", "ERROR_KINDS", "metric_value",
     # a running load: live progress out, a stop request in
@@ -37,7 +38,8 @@ EXPECTED = {
     "Server", "ServerSpec", "ProcessTreeSampler", "catalog", "ReadinessCheck",
     "ReadinessContext", "TcpReady", "HttpReady", "LogReady", "CallableReady", "AllReady",
     # errors
-    "NetbenchError", "SpecError", "TargetUnreachableError", "RemoteTargetError",
+    "NetbenchError", "SpecError", "FeederExhausted", "TargetUnreachableError",
+    "RemoteTargetError",
     "ResourceLimitError", "ServerError", "ServerStartupError", "ServerCrashed",
     "PortInUseError", "InterpreterNotFound", "BuildFailed", "ToolchainMissing",
     "ToolNotInstalled", "ToolFailed",
