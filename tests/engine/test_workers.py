@@ -18,6 +18,7 @@ from pytest_netbench._engine.workers import (
     LocalProcesses,
     WorkerTransport,
     default_transport,
+    outcome_limit_s,
     run_workers,
 )
 from pytest_netbench._model import LoadSpec
@@ -73,3 +74,30 @@ def test_any_transport_can_run_the_shares(
     assert (r.sent, r.ok, r.errors_total) == (31, 31, 0)
     assert app.seen.requests == 31
     assert [o.loop for o in outcomes] == [loop] * 3
+
+
+def test_a_request_count_is_not_cut_off_at_the_bound_a_duration_gets(
+    http_server: StartHttp, consistent: Check
+) -> None:
+    """A load of a request count ends when its last request does, which no bound known in
+    advance covers: local worker processes are not declared failed at the bound a load with
+    a duration gets (start delay + warm-up + duration + timeout + grace). With a grace of
+    0.5 s that bound is 1.5 + 1.0 + 0.5 = 3 s here, and the load takes at least 4 s (each
+    share's one connection asks 10 times, each answer 0.4 s late). Before the fix it failed
+    with "worker netbench-worker-0 did not finish within 3s" (at the default 30 s grace, a
+    count taking over 33 s did)."""
+    server, app = http_server(delay_ms=400)
+    spec = http_spec(server.url, connections=2, requests=20, workers=2, timeout=1.0)
+    transport = LocalProcesses(grace_s=0.5)
+    duration_bound_s = transport.start_delay_s + spec.timeout_s + transport.grace_s
+    assert outcome_limit_s(spec, transport.start_delay_s, transport.grace_s) is None
+    started = monotonic_ns()
+    r = consistent(merge_outcomes(spec, run_workers(spec, transport), None))
+    assert (monotonic_ns() - started) / 1e9 > duration_bound_s  # the load outlived it
+    assert (r.sent, r.ok, r.errors_total, r.in_flight) == (20, 20, 0, 0)
+    assert app.seen.requests == 20
+
+
+def test_a_load_with_a_duration_keeps_its_bound() -> None:
+    spec = http_spec("http://127.0.0.1:9/", duration=2.0, warmup=0.5, workers=2, timeout=1.0)
+    assert outcome_limit_s(spec, 1.5, 0.5) == 1.5 + 0.5 + 2.0 + 1.0 + 0.5

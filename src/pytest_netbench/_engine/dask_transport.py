@@ -39,7 +39,11 @@ from distributed.scheduler import heartbeat_interval
 from pytest_netbench._engine.driver import run_share
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch
-from pytest_netbench._engine.workers import WorkerFailed, connect_phase_bound_s
+from pytest_netbench._engine.workers import (
+    WorkerFailed,
+    connect_phase_bound_s,
+    outcome_limit_s,
+)
 from pytest_netbench._errors import NetbenchError, TargetUnreachableError
 from pytest_netbench._live import ShareSnapshot
 from pytest_netbench._model import LoadSpec
@@ -50,7 +54,6 @@ _ARRIVAL_S = 60.0
 # The common start lies this far after the last share is ready, so every share is waiting.
 _START_MARGIN_NS = 50_000_000
 _POLL_S = 0.25
-_GRACE_S = 30.0
 # A worker the scheduler has not heard from for this long (or for five of the heartbeat
 # intervals it asks for, on a large cluster) has lost its link or its host: its share is
 # lost. Dask itself waits for its worker-ttl (5 minutes) or a dead TCP connection (30 s).
@@ -286,16 +289,10 @@ class _Run:
     # -- while it runs --
     def _collect(self, workers: list[str], futures: list[Any]) -> list[WorkerOutcome]:
         """Every share's outcome, or why it is lost. A load with a duration is over by its
-        end plus the timeout and ``_GRACE_S``; one of a request count has no end known in
-        advance, and its shares are lost only when their workers are."""
-        limit_s = (
-            self.spec.warmup_s
-            + (self.spec.duration_s or 0)
-            + self.spec.timeout_s
-            + connect_phase_bound_s(self.spec)
-            + _GRACE_S
-        )
-        deadline = time.monotonic() + limit_s if self.spec.duration_s is not None else None
+        end plus the timeout and a grace (:func:`outcome_limit_s`); one of a request count
+        has no end known in advance, and its shares are lost only when their workers are."""
+        limit_s = outcome_limit_s(self.spec, DaskWorkers.start_delay_s)
+        deadline = None if limit_s is None else time.monotonic() + limit_s
         outcomes: dict[int, WorkerOutcome] = {}
         told_to_stop = False
         while len(outcomes) < len(futures):

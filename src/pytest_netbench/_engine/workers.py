@@ -35,6 +35,8 @@ from pytest_netbench._live import ShareSnapshot
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
 
+# How long after its last possible end a load with a duration may take to bring its
+# outcomes back (a busy machine, a slow share's last writes) before its shares are lost.
 _GRACE_S = 30.0
 # A worker's failure that is the target's (TargetUnreachableError), not the worker's.
 _UNREACHABLE = "unreachable: "
@@ -97,6 +99,9 @@ class LocalProcesses:
     # Spawned interpreters need time to import before the common start instant.
     start_delay_s = 1.5
 
+    def __init__(self, grace_s: float = _GRACE_S) -> None:
+        self.grace_s = grace_s
+
     def run_shares(
         self,
         spec: LoadSpec,
@@ -123,15 +128,8 @@ class LocalProcesses:
                     worker.start()
                 child_end.close()
                 procs.append((worker, parent_end))
-            limit_s = (
-                self.start_delay_s
-                + connect_s
-                + spec.warmup_s
-                + (spec.duration_s or 0)
-                + spec.timeout_s
-                + _GRACE_S
-            )
-            outcomes, failures = _collect(procs, watch, int(limit_s * NS_PER_S), limit_s)
+            limit_s = outcome_limit_s(spec, self.start_delay_s, self.grace_s)
+            outcomes, failures = _collect(procs, watch, limit_s)
         except BaseException:
             for proc, _ in procs:  # the caller gave up (KeyboardInterrupt): so do they
                 proc.kill()
@@ -149,6 +147,27 @@ class LocalProcesses:
         if failures:
             raise WorkerFailed("load worker failed: " + "\n".join(failures))
         return [outcomes[i] for i in range(len(procs))]
+
+
+def outcome_limit_s(
+    spec: LoadSpec, start_delay_s: float, grace_s: float = _GRACE_S
+) -> float | None:
+    """How long after their release the shares of a load with a duration may take to bring
+    their outcomes back: start delay, connect phase, warm-up, duration, one timeout (the
+    drain's last answers) and ``grace_s``. None for a load of a request count: it ends when
+    its last request does, which no bound known in advance covers (each request may take up
+    to the timeout, one connection after another), so its shares are lost only when their
+    workers are (a process that exits, a Dask worker that leaves or falls silent)."""
+    if spec.duration_s is None:
+        return None
+    return (
+        start_delay_s
+        + connect_phase_bound_s(spec)
+        + spec.warmup_s
+        + spec.duration_s
+        + spec.timeout_s
+        + grace_s
+    )
 
 
 def connect_phase_bound_s(spec: LoadSpec) -> float:
@@ -185,26 +204,26 @@ class ReadyBarrier:
 def _collect(
     procs: Sequence[tuple[BaseProcess, Connection]],
     watch: ShareWatch | None,
-    limit_ns: int,
-    limit_s: float,
+    limit_s: float | None,
 ) -> tuple[dict[int, WorkerOutcome], list[str]]:
     """Read every worker's messages until each has sent its outcome, exited or run out of
-    time; pass snapshots on and a stop request down as they come."""
+    time (``limit_s``; None: no limit, see :func:`outcome_limit_s`); pass snapshots on and a
+    stop request down as they come."""
     outcomes: dict[int, WorkerOutcome] = {}
     failures: list[str] = []
     waiting = {pipe: (i, proc) for i, (proc, pipe) in enumerate(procs)}
-    deadline = monotonic_ns() + limit_ns
+    deadline = None if limit_s is None else monotonic_ns() + int(limit_s * NS_PER_S)
     poll_s = watch.stop_every_s if watch is not None else 1.0
     told_to_stop = False
     while waiting:
-        remaining_ns = deadline - monotonic_ns()
-        if remaining_ns <= 0:
+        remaining_s = poll_s if deadline is None else (deadline - monotonic_ns()) / NS_PER_S
+        if remaining_s <= 0:
             failures += [
                 f"worker {proc.name} did not finish within {limit_s:.0f}s"
                 for _, proc in waiting.values()
             ]
             break
-        for ready in wait(list(waiting), timeout=min(remaining_ns / NS_PER_S, poll_s)):
+        for ready in wait(list(waiting), timeout=min(remaining_s, poll_s)):
             assert isinstance(ready, Connection)
             index, proc = waiting[ready]
             try:
