@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import base64
 import importlib.util
+import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +44,7 @@ CHROMIUM_FLAGS = (
 CONSOLE_LINE = re.compile(r":CONSOLE[:(]\d*\)?\] (.*)$", re.MULTILINE)
 SESSION_S = 180  # the pytester run: server start-ups, loads and pictures on a busy machine
 BROWSER_S = 60
+StartServer = Callable[..., Any]  # the fault_server fixture (tests/integration/conftest.py)
 
 SESSION = """
 import sys
@@ -153,3 +160,68 @@ def test_the_report_loads_cleanly_and_shows_the_matrix(
     assert shot.returncode == 0, shot.stderr
     assert screenshot.read_bytes()[:8] == PNG_MAGIC
     assert screenshot.stat().st_size > 20_000  # a blank page is a few kB
+
+
+def test_a_load_on_a_cluster_shows_each_host_and_names_the_lost_one(
+    chromium: str, fault_server: StartServer, tmp_path: Path
+) -> None:
+    """``netbench http --cluster ... --html``: two shares on a real Dask cluster (a
+    LocalCluster, two worker processes), one worker killed a second in; the rendered page
+    has the per-host table, a row per share, the lost one's row and its note."""
+    distributed = pytest.importorskip("distributed", reason="the distributed extra is missing")
+    server = fault_server("http")
+    local = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    client = distributed.Client(local)
+    try:
+        pids = client.run(os.getpid)
+        victim = sorted(pids)[1]
+        killer = threading.Timer(1.0, os.kill, (pids[victim], signal.SIGKILL))
+        killer.start()
+        report = tmp_path / "cluster.html"
+        try:
+            done = subprocess.run(
+                [
+                    sys.executable, "-m", "pytest_netbench.cli", "http", server.url,
+                    "-c", "4", "-d", "2.5s", "--workers", "2", "--cluster", local.scheduler_address,
+                    "--html", str(report), "--json", str(tmp_path / "cluster.json"),
+                ],
+                capture_output=True, text=True, timeout=120, check=False,
+            )  # fmt: skip
+        finally:
+            killer.cancel()
+    finally:
+        client.close()
+        local.close()
+    assert report.exists(), done.stdout + done.stderr
+    shares = json.loads((tmp_path / "cluster.json").read_text())["generator"]["shares"]
+    assert [bool(s["lost"]) for s in shares] == [s["worker"] == victim for s in shares]
+
+    dom = _rendered(chromium, report)
+    table = re.search(r'<table class="shares">.*?</table>', dom, re.DOTALL)
+    assert table is not None, dom[:3000]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table.group(0), re.DOTALL)
+    assert len(rows) == 1 + len(shares) + 1  # the header, a row per share, all shares
+    for row, share in zip(rows[1:], shares, strict=False):
+        assert share["worker"] in row
+        assert ("LOST" in row) == bool(share["lost"])
+        if not share["lost"]:
+            assert f"{share['sent']:,}" in row
+    assert "all shares" in rows[-1]
+    lost = next(s for s in shares if s["lost"])
+    assert f"<b>lost</b>: share {lost['index']}:" in dom and victim in dom
+    shot = tmp_path / "cluster.png"
+    done = run_chromium(
+        chromium, f"--screenshot={shot}", "--window-size=1280,1800", report.as_uri()
+    )
+    assert done.returncode == 0, done.stderr
+    assert shot.read_bytes()[:8] == PNG_MAGIC
+
+
+def _rendered(chromium: str, page: Path) -> str:
+    """The page's DOM after Chromium loaded it, which logged no console message."""
+    done = run_chromium(chromium, "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri())
+    assert done.returncode == 0, done.stderr
+    assert console_messages(done.stderr) == []
+    return done.stdout

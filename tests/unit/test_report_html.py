@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import re
 import sys
+from collections import Counter
+from html import unescape
 from pathlib import Path
 
 import pytest
 from factories import make_result
 
 from pytest_netbench._compare.gate import Comparison, compare_results, parse_thresholds
+from pytest_netbench._model import ERROR_KINDS, LoadResult, LoadSpec
 from pytest_netbench._records import Record
 from pytest_netbench._report.html import render_html_report, write_results_html
+from pytest_netbench._stats.merge import merge_outcomes
+from pytest_netbench._stats.recorder import WorkerOutcome
 
 ENVIRONMENT = {
     "cpu_model": "Test CPU 9000",
@@ -140,3 +145,98 @@ def test_the_command_line_entry_takes_bare_results(tmp_path: Path) -> None:
     assert matrix is not None and "cold" in matrix.group(0) and "warm" in matrix.group(0)
     with pytest.raises(ValueError, match="1 label"):
         write_results_html(tmp_path / "x.html", results, labels=["one"], plots=False)
+
+
+# -- per-host figures: a load whose shares ran on a cluster --------------------------------
+_SPEC = LoadSpec(kind="http", host="198.18.0.20", port=8080, connections=8, duration_s=2.0,
+                 workers=3, allow_remote=True)  # fmt: skip
+_GONE = "Dask worker tcp://198.18.0.13:40000 on load-3: the scheduler has not heard from it"
+
+
+def _share(host: str, n: int, latencies_us: dict[int, int], **errors: int) -> WorkerOutcome:
+    counted = dict.fromkeys(ERROR_KINDS, 0) | errors
+    return WorkerOutcome(
+        sent=sum(latencies_us.values()) + sum(counted.values()),
+        errors=counted,
+        latency_counts=Counter(latencies_us),
+        window_start_ns=1_000_000_000 + n * 250_000,
+        window_end_ns=3_000_000_000,
+        cpu_s=0.4,
+        busy_s=0.9,
+        host=host,
+        worker=f"tcp://198.18.0.1{n}:40000",
+    )
+
+
+def _cluster_result(*, lost: bool = True) -> LoadResult:
+    outcomes = [
+        _share("load-1", 1, {120: 900, 300: 100}),
+        _share("<load-2>", 2, {150: 500, 9000: 40}, timeout=3, connect=2),
+    ]
+    if lost:
+        outcomes.append(WorkerOutcome(lost=_GONE, worker="tcp://198.18.0.13:40000", host="load-3"))
+    return merge_outcomes(_SPEC, outcomes)
+
+
+def _shares_tables(page: str) -> list[str]:
+    return re.findall(r'<table class="shares">.*?</table></div>(?:<ul class="notes">.*?</ul>)?',
+                      page, re.DOTALL)  # fmt: skip
+
+
+def _cells(table: str) -> list[list[str]]:
+    """Each row's cells as a reader sees them: tags dropped, entities read."""
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.DOTALL)
+    cell = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.DOTALL)
+    return [[unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in cell.findall(r)] for r in rows]
+
+
+def test_a_load_on_several_hosts_gets_a_row_per_host_and_a_lost_one_is_named() -> None:
+    r = _cluster_result()
+    page = render_html_report(
+        records=[Record("t.py::test_get", "t.py::test_get", {}, r)],
+        environment=ENVIRONMENT,
+        plots=False,
+        created=0.0,
+    )
+    assert "<h4>Per host</h4>" in page
+    (shares,) = _shares_tables(page)
+    cells = _cells(shares)
+    assert cells[0] == ["share", "host", "sent", "ok", "errors", "in flight", "p50 ms", "p99 ms",
+                        "max ms", "cpu", "busy", "start ms"]  # fmt: skip
+    one, two, gone, total = cells[1:]
+    assert one[:6] == ["0", "load-1 tcp://198.18.0.11:40000", "1,000", "1,000", "0", "0"]
+    assert one[9:] == ["20%", "45%", "+0.00"]  # 0.4 s and 0.9 s of a 2 s window
+    assert two[:5] == ["1", "<load-2> tcp://198.18.0.12:40000", "545", "540", "5"]
+    assert two[-1] == "+0.25"
+    assert float(two[7]) > float(one[7])  # the slower host's p99 stands out
+    assert gone[:2] == ["2", "load-3 tcp://198.18.0.13:40000"]
+    assert gone[2].startswith("LOST")
+    assert total[1:6] == ["all shares", f"{r.sent:,}", f"{r.ok:,}", "5", "0"]
+    assert total[-1] == "within 0.25"
+    assert "&lt;load-2&gt;" in shares and "<load-2>" not in shares  # escaped, never markup
+    assert 'title="connect 2, timeout 3"' in shares  # the error kinds on the errors cell
+    assert "<tr class=invalid-row>" in shares
+    notes = re.findall(r"<li[^>]*>(.*?)</li>", shares.split('<ul class="notes">', 1)[1])
+    assert notes == [
+        f"<b>lost</b>: share 2: {_GONE}",  # the transport's words name worker and host
+        "share 1 on &lt;load-2&gt;: errors: connect 2, timeout 3",
+    ]
+    assert '<li class="invalid-note"><b>lost</b>: share 2:' in shares
+
+
+def test_only_loads_on_several_hosts_get_the_table_each_named_by_its_parameters() -> None:
+    one_share = merge_outcomes(_SPEC, [_share("load-1", 1, {120: 10})])
+    records = [
+        Record("t.py::test_get[a]", "t.py::test_get", {"server": "a"}, _cluster_result(lost=False)),
+        Record("t.py::test_get[b]", "t.py::test_get", {"server": "b"}, make_result(900)),
+        Record("t.py::test_get[c]", "t.py::test_get", {"server": "c"}, one_share),
+    ]
+    page = render_html_report(records=records, environment=ENVIRONMENT, plots=False, created=0.0)
+    (shares,) = _shares_tables(page)
+    assert "<caption>server=a</caption>" in shares
+    assert "LOST" not in shares and "invalid-note" not in shares
+    # A load on one host (local, or one share) has nothing to set apart: no table.
+    for result in (make_result(900), one_share):
+        alone = [Record("t.py::test_get", "t.py::test_get", {}, result)]
+        page = render_html_report(records=alone, environment=ENVIRONMENT, plots=False)
+        assert "Per host" not in page and 'class="shares"' not in page

@@ -33,6 +33,8 @@ from pytest_netbench._report.html.pictures import (
     draw_pictures,
     split_pictures,
 )
+from pytest_netbench._report.html.shares import LEGEND as SHARES_LEGEND
+from pytest_netbench._report.html.shares import has_shares, shares_html
 from pytest_netbench._report.html.style import CSS
 from pytest_netbench._report.html.tables import (
     comparison_html,
@@ -42,7 +44,7 @@ from pytest_netbench._report.html.tables import (
     matrix_html,
     table,
 )
-from pytest_netbench._report.matrix import Matrix, build_matrices
+from pytest_netbench._report.matrix import Matrix, build_matrices, effective_params
 
 DEFAULT_TITLE = "pytest-netbench results"
 _LOADS_OPEN = 12  # a test with more loads than this shows its loads table folded
@@ -287,6 +289,7 @@ def _test_section(
         summary = f"Every load ({len(loads)})"
         parts.append(f"<details{'' if folded else ' open'}><summary>{summary}</summary>")
         parts += [loads_html(loads), "</details>"]
+        parts += _per_host(loads)
     shown, more = split_pictures(pictures.of(function))
     if shown:
         parts += ["<h4>Pictures</h4>", _figures(shown)]
@@ -295,6 +298,29 @@ def _test_section(
         parts += [_figures(more), "</details>"]
     parts.append("</section>")
     return "".join(parts)
+
+
+def _per_host(loads: Sequence[Record]) -> list[str]:
+    """Each load whose shares ran on several hosts, a table each (folded when many)."""
+    spread = [r for r in loads if has_shares(r.result)]
+    if not spread:
+        return []
+    legend = f'<p class="note">{escape(SHARES_LEGEND)}</p>'
+    tables = [
+        shares_html(r.result, caption=_load_caption(r) if len(loads) > 1 else "") for r in spread
+    ]
+    if len(spread) > _LOADS_OPEN:
+        summary = f"<summary>Per host, each load ({len(spread)})</summary>"
+        return [f"<details>{summary}{legend}", *tables, "</details>"]
+    return ["<h4>Per host</h4>", legend, *tables]
+
+
+def _load_caption(record: Record) -> str:
+    """``server=a, connections=50, trial 2``: which load a table is of."""
+    parts = [f"{name}={value}" for name, value in effective_params(record).items()]
+    if record.trial:
+        parts.append(f"trial {record.trial + 1}")
+    return ", ".join(parts) or record.nodeid
 
 
 def _figures(pictures: Sequence[Picture]) -> str:
