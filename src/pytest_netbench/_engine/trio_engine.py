@@ -92,7 +92,9 @@ class TrioRun(OpenAccounting):
         if self.nursery is None or self.draining:
             return
         queued = self.work_send.statistics().current_buffer_used
-        while queued > self.connecting and self.pool_size < self.pool_limit:
+        # Until a connect has succeeded, only the share's connections try (see FirstContact).
+        bound = self.pool_limit if self.contact.reached else max(self.share.connections, 1)
+        while queued > self.connecting and self.pool_size < min(bound, self.pool_limit):
             self.pool_size += 1
             self.connecting += 1  # counted now so the loop sees it; the task takes it over
             self.nursery.start_soon(_open_connection, self, True)
