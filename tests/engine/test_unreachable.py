@@ -1,11 +1,14 @@
 """A target nothing can reach: the load ends within a fraction of a second with one clear
 error instead of refusing connects for its whole duration; on every loop, in closed and
 open loop, with one worker or several. A server that starts listening late, or a load
-where connects succeed, is never stopped by that rule."""
+where connects succeed, is never stopped by that rule. ``https://`` against a plain-HTTP
+port says so, in one error and nothing else."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 import re
 import socket
 import threading
@@ -13,7 +16,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from servers import HOST, HttpApp, HttpOptions
+from servers import HOST, HttpApp, HttpOptions, ServerThread
 
 from pytest_netbench import LoadResult, TargetUnreachableError, echo_load, http_load
 
@@ -128,3 +131,40 @@ def test_refusals_after_a_connect_succeeded_never_stop_the_load(loop: str) -> No
     assert time.monotonic() - began >= 1.0
     assert r.ok > 0
     assert r.errors["connect"] > 0
+
+
+async def answer_400(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A plain-HTTP server's answer to bytes that are no request (a TLS hello), as
+    uvicorn's or aiohttp's: 400, then close."""
+    await reader.read(1)
+    writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    await writer.drain()
+
+
+@pytest.mark.parametrize("verify_tls", [True, False], ids=["verify", "no-verify"])
+def test_https_against_a_plain_http_port_says_so_and_nothing_else(
+    loop: str, verify_tls: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """It printed ten "Future exception was never retrieved ... WRONG_VERSION_NUMBER"
+    tracebacks (uvloop, connects cancelled mid-handshake), then advised --insecure even
+    when verification was off."""
+    with ServerThread(answer_400) as server:
+        began = time.monotonic()
+        with pytest.raises(TargetUnreachableError) as error:
+            http_load(
+                f"https://{HOST}:{server.port}/",
+                loop=loop,
+                connections=100,
+                duration=WINDOW_S,
+                verify_tls=verify_tls,
+            )
+        gc.collect()  # an unretrieved future speaks when it is collected
+    assert time.monotonic() - began < WINDOW_S / 2
+    message = str(error.value)
+    assert "WRONG_VERSION_NUMBER" in message
+    assert "the port speaks plain HTTP, not TLS: use http://" in message
+    assert "verify" not in message
+    logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not [r for r in logged if "never retrieved" in r.getMessage()]
+    # (The test server's own thread logs its cancelled handlers as it stops.)
+    assert [r.getMessage() for r in logged if r.threadName != "test-server"] == []

@@ -6,8 +6,10 @@ import json
 import re
 import shutil
 import socket
+import socketserver
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -187,6 +189,33 @@ def test_nothing_listening_ends_a_timed_load_at_once_in_one_line() -> None:
     assert "connection refused" in line and "is the server running" in line
     match = re.search(r"\(([\d,]+) attempts", line)
     assert match is not None and int(match.group(1).replace(",", "")) < 1000
+
+
+class _PlainHttp(socketserver.BaseRequestHandler):
+    """A plain-HTTP server's answer to bytes that are no request (a TLS hello): 400."""
+
+    def handle(self) -> None:
+        self.request.recv(1)
+        self.request.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+
+@pytest.mark.parametrize("flags", [[], ["--no-verify-tls"]], ids=["verify", "no-verify"])
+def test_https_against_a_plain_http_port_prints_one_line(flags: list[str]) -> None:
+    """It printed ten "Future exception was never retrieved ... SSLError
+    WRONG_VERSION_NUMBER" tracebacks, then advised --insecure even when it was given."""
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), _PlainHttp) as server:
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            port = server.server_address[1]
+            done = netbench("http", f"https://127.0.0.1:{port}/", "-d", "5s", "-c", "100", *flags)
+        finally:
+            server.shutdown()
+    assert done.returncode == ExitCode.UNREACHABLE
+    (line,) = done.stderr.splitlines()
+    assert "WRONG_VERSION_NUMBER" in line
+    assert line.endswith("the port speaks plain HTTP, not TLS: use http:// for it, not https://")
+    assert "verify" not in line
 
 
 def test_remote_target_is_refused_without_allow_remote() -> None:

@@ -27,7 +27,7 @@ from pytest_netbench._engine.connect_phase import ConnectPhase
 from pytest_netbench._engine.connecting import (
     RETRY_UNREACHED_S,
     FirstContact,
-    connect_from,
+    connect,
     describe_connect_error,
     informative_cause,
 )
@@ -106,20 +106,16 @@ class BaseRun(RunAccounting):
                 conn.intended.append(intended)
         self.connections.add(conn)
         self.count_opened(len(self.connections))
-        hostname = self.spec.host if self.ssl_context else None
         address = (self.exchange.connect_host, self.exchange.connect_port)
         sources = self.spec.source_addresses
         coro: Coroutine[Any, Any, object]
-        if sources:
-            # Spread over source addresses by the pre-flight: one has too few ports.
-            source = sources[(self.opened + self.share.index) % len(sources)]
-            coro = connect_from(
-                self.loop, _factory(conn), address, source, self.ssl_context, hostname
-            )
+        if self.ssl_context is None and not sources:
+            coro = self.loop.create_connection(_factory(conn), *address)
         else:
-            coro = self.loop.create_connection(
-                _factory(conn), *address, ssl=self.ssl_context, server_hostname=hostname
-            )
+            # Spread over source addresses by the pre-flight: one has too few ports.
+            source = sources[(self.opened + self.share.index) % len(sources)] if sources else None
+            hostname = self.spec.host if self.ssl_context else None
+            coro = connect(self.loop, conn, address, source, self.ssl_context, hostname)
         task = self.loop.create_task(coro)
         conn.connect_task = task
         task.add_done_callback(functools.partial(self._connect_done, conn))

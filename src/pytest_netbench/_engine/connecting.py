@@ -27,21 +27,76 @@ def make_ssl_context(spec: LoadSpec) -> ssl.SSLContext | None:
     return context
 
 
+# What OpenSSL says when the answer to its hello is not TLS at all: a plain-text server
+# (an HTTP/1.1 answer, "HTTP/1.1 400 Bad Request", reads as a record of an unknown version).
+_NOT_TLS_REASONS = frozenset(
+    {"WRONG_VERSION_NUMBER", "UNKNOWN_PROTOCOL", "PACKET_LENGTH_TOO_LONG", "RECORD_LAYER_FAILURE"}
+)
+NOT_TLS = "the answer was not TLS"
+
 # Linux's value; Python names it only from 3.12.
 _IP_BIND_ADDRESS_NO_PORT = getattr(socket, "IP_BIND_ADDRESS_NO_PORT", 24)
 
 
-async def connect_from(
+async def connect(
+    loop: asyncio.AbstractEventLoop,
+    protocol: asyncio.BaseProtocol,
+    address: tuple[str, int],
+    source: str | None,
+    ssl_context: ssl.SSLContext | None,
+    server_hostname: str | None,
+) -> None:
+    """Connect ``protocol`` to ``address`` (from the ``source`` address if given), over TLS
+    if there is an ``ssl_context``; ``protocol.connection_made`` is called once the
+    connection (and its handshake) is done.
+
+    On uvloop the TLS handshake is a second step (``loop.start_tls`` over the connected
+    transport, with a stand-in protocol until it is done), not
+    ``create_connection(ssl=...)``: uvloop's create_connection leaves the future of a
+    failed handshake unretrieved when its task is cancelled (at the end of a run, or on a
+    connect timeout), and each printed a "Future exception was never retrieved ...
+    SSLError" traceback when it was collected (ten at the end of an https load against a
+    plain-HTTP port; 364 in ten loads of 100 connections); start_tls leaves none. asyncio's
+    create_connection leaves nothing behind, so asyncio keeps the one step.
+    """
+    if ssl_context is None or not _is_uvloop(loop):
+        factory: Callable[[], asyncio.BaseProtocol] = lambda: protocol  # noqa: E731
+        await _connect_tcp(loop, factory, address, source, ssl_context, server_hostname)
+        return
+    transport, stand_in = await _connect_tcp(loop, asyncio.Protocol, address, source)
+    try:
+        tls = await loop.start_tls(
+            transport, stand_in, ssl_context, server_hostname=server_hostname
+        )
+    except BaseException:
+        transport.abort()
+        raise
+    assert tls is not None  # start_tls returns the TLS transport (None only in typeshed)
+    # The answer to a request goes to the protocol: nothing arrives before one is sent
+    # (uvloop delivers what follows the handshake after this task has run).
+    tls.set_protocol(protocol)
+    protocol.connection_made(tls)
+
+
+def _is_uvloop(loop: asyncio.AbstractEventLoop) -> bool:
+    return type(loop).__module__.startswith("uvloop")
+
+
+async def _connect_tcp(
     loop: asyncio.AbstractEventLoop,
     factory: Callable[[], asyncio.BaseProtocol],
     address: tuple[str, int],
-    source: str,
-    ssl_context: ssl.SSLContext | None,
-    server_hostname: str | None,
-) -> tuple[asyncio.BaseTransport, asyncio.BaseProtocol]:
-    """``create_connection`` from the IPv4 ``source`` address. The port is chosen at
+    source: str | None,
+    ssl_context: ssl.SSLContext | None = None,
+    server_hostname: str | None = None,
+) -> tuple[asyncio.Transport, asyncio.BaseProtocol]:
+    """``create_connection``; from the IPv4 ``source`` address if given, its port chosen at
     connect time (``IP_BIND_ADDRESS_NO_PORT``), so one source address serves every
     destination with its whole ephemeral range, as a plain connect does."""
+    if source is None:
+        return await loop.create_connection(
+            factory, *address, ssl=ssl_context, server_hostname=server_hostname
+        )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setblocking(False)
@@ -61,7 +116,10 @@ def describe_connect_error(exc: BaseException) -> str:
     if isinstance(exc, ConnectionRefusedError):
         return "connection refused"
     if isinstance(exc, ssl.SSLError):
-        return f"TLS handshake failed: {getattr(exc, 'reason', None) or exc}"
+        reason = getattr(exc, "reason", None) or str(exc)
+        if reason in _NOT_TLS_REASONS:
+            return f"TLS handshake failed: {reason} ({NOT_TLS})"
+        return f"TLS handshake failed: {reason}"
     if isinstance(exc, OSError) and exc.errno is not None:
         return f"{errno_mod.errorcode.get(exc.errno, exc.errno)}: {exc.strerror}"
     return repr(exc)
@@ -147,8 +205,19 @@ def _answered_no(exc: BaseException) -> bool:
 
 
 def unreachable_message(spec: LoadSpec, attempts: int, sample: str, spent: str = "") -> str:
-    """Why no connection to the target succeeded, and what to do, in one line."""
-    hint = "is the server running and listening on that address?"
-    if "TLS" in sample or "certificate" in sample:
-        hint = "for a self-signed test server pass verify_tls=False (CLI: --no-verify-tls)"
-    return f"no connection to {spec.url} succeeded ({attempts:,} attempts{spent}; {sample}): {hint}"
+    """Why no connection to the target succeeded, and what to do, in one line; ``sample``
+    is a connect error's sample (see :func:`describe_connect_error`)."""
+    return (
+        f"no connection to {spec.url} succeeded ({attempts:,} attempts{spent}; {sample}):"
+        f" {_unreachable_hint(spec, sample)}"
+    )
+
+
+def _unreachable_hint(spec: LoadSpec, sample: str) -> str:
+    if "TLS handshake failed" not in sample:
+        return "is the server running and listening on that address?"
+    if NOT_TLS in sample:
+        return "the port speaks plain HTTP, not TLS: use http:// for it, not https://"
+    if "CERTIFICATE" in sample.upper() and spec.verify_tls:
+        return "for a self-signed test server pass verify_tls=False (CLI: --no-verify-tls)"
+    return "the server and this client agree on no TLS settings: check the server's TLS setup"
