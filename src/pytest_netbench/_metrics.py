@@ -1,7 +1,8 @@
 """What each metric of a :class:`~pytest_netbench.LoadResult` means to a comparison.
 
 A metric is named by its path in the result (``rps``, ``p99_ms``, ``server.cpu_s``,
-``errors.reset``). Matrices mark the best value with it, the gate decides which way is
+``errors.reset``, ``status_codes.404``, and one request kind of a mix's figures:
+``by_request.search.p99_ms``). Matrices mark the best value with it, the gate decides which way is
 worse with it, and the plugin checks ``--netbench-metrics`` with it; so the meaning lives
 here, beside the model, and nowhere else.
 """
@@ -10,9 +11,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from pytest_netbench._errors import SpecError
-from pytest_netbench._model import LatencySummary, LoadResult, ServerStats
+from pytest_netbench._model import (
+    ERROR_KINDS,
+    LatencySummary,
+    LoadResult,
+    RequestStats,
+    ServerStats,
+)
 from pytest_netbench._public import publish
 
 DEFAULT_METRICS: tuple[str, ...] = ("rps", "p99_ms")
@@ -44,16 +52,44 @@ _HIGHER_IS_BETTER = frozenset(
 
 def higher_is_better(metric: str) -> bool:
     """Whether a larger value of ``metric`` is the better outcome (``rps``: yes;
-    latencies, errors, CPU, memory: no)."""
-    return metric in _HIGHER_IS_BETTER
+    latencies, errors, CPU, memory: no). A request kind's figure
+    (``by_request.search.rps``) goes the way the load's own figure of that name goes."""
+    return own_metric(metric) in _HIGHER_IS_BETTER
+
+
+def own_metric(metric: str) -> str:
+    """The load-wide metric a request kind's figure corresponds to
+    (``by_request.search.p99_ms`` -> ``p99_ms``); any other metric unchanged."""
+    parts = metric.split(".", 2)
+    if len(parts) == 3 and parts[0] == "by_request":
+        return parts[2]
+    return metric
+
+
+def request_name(metric: str) -> str | None:
+    """The request kind a metric is about (``by_request.search.p99_ms`` -> ``search``),
+    None for a load-wide metric."""
+    parts = metric.split(".", 2)
+    return parts[1] if len(parts) == 3 and parts[0] == "by_request" else None
+
+
+class UnknownRequestError(SpecError):
+    """A ``by_request.NAME...`` metric of a load (or spec) with no request kind ``NAME``:
+    the message names the kinds it has. ``name``: the missing kind."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
 
 
 def metric_value(result: LoadResult, metric: str) -> float:
     """A numeric figure of a result by name: ``rps``, ``p99_ms``, ``server.cpu_s``,
-    ``errors.reset``. Missing parts (no server stats) give nan.
+    ``errors.reset``, ``status_codes.404``, ``by_request.search.p99_ms``. Missing parts (no
+    server stats) give nan; an error kind or status code that did not occur gives 0.
 
-    Raises AttributeError for a name the result does not have and SpecError for one that
-    is not a number.
+    Raises AttributeError for a name the result does not have, UnknownRequestError (a
+    SpecError) for a request kind the load did not send, naming the ones it did, and
+    SpecError for an unknown error kind or a name that is not a number.
     """
     value = _walk(result, metric)
     if value is None:
@@ -66,11 +102,48 @@ def metric_value(result: LoadResult, metric: str) -> float:
 def _walk(result: LoadResult, metric: str) -> object:
     """The part of a result a metric names, whatever it is (None past a missing part)."""
     value: object = result
+    path: list[str] = []
     for part in metric.split("."):
         if value is None:
             return None
-        value = value.get(part, 0) if isinstance(value, Mapping) else getattr(value, part)
+        if isinstance(value, Mapping):
+            value = _entry(value, ".".join(path), part, metric)
+        else:
+            value = getattr(value, part)
+        path.append(part)
     return value
+
+
+def _entry(mapping: Mapping[object, object], where: str, key: str, metric: str) -> object:
+    """One entry of a mapping in a result, strictly: an error kind that did not occur or a
+    status code not seen reads 0, but an unknown error kind, a code that is no number or a
+    request kind the load did not send is an error naming the valid ones."""
+    if where in ("status_codes", "by_request.status_codes") or where.endswith(".status_codes"):
+        try:
+            code = int(key)
+        except ValueError:
+            raise SpecError(
+                f"metric {metric!r}: status code {key!r} is not a number; name one as"
+                " status_codes.404"
+            ) from None
+        return mapping.get(code, 0)
+    if where == "errors" or where.endswith(".errors"):
+        if key not in ERROR_KINDS and key not in mapping:
+            raise SpecError(
+                f"metric {metric!r}: unknown error kind {key!r}; the kinds are"
+                f" {', '.join(ERROR_KINDS)}"
+            )
+        return mapping.get(key, 0)
+    if key in mapping:
+        return mapping[key]
+    if where == "by_request":
+        names = ", ".join(str(n) for n in mapping) or "none (it sent no request mix)"
+        raise UnknownRequestError(
+            f"metric {metric!r}: the load has no request named {key!r}; its requests: {names}",
+            key,
+        )
+    valid = ", ".join(str(k) for k in mapping) or "none"
+    raise SpecError(f"metric {metric!r}: no entry {key!r} in {where}; it has {valid}")
 
 
 def _is_number(value: object) -> bool:
@@ -79,12 +152,13 @@ def _is_number(value: object) -> bool:
 
 def is_count(metric: str) -> bool:
     """Whether a load's metric counts things (``errors_total``, ``errors.timeout``,
-    ``in_flight``, ``server.fds_peak``): a whole number, so a limit on it needs no unit."""
+    ``in_flight``, ``server.fds_peak``, ``by_request.search.ok``): a whole number, so a
+    limit on it needs no unit."""
     if metric in EXPERIMENT_METRICS:
         return False
     try:
-        value = _walk(_PROBE_RESULT, metric)
-    except AttributeError:
+        value = _walk(_probe_for(metric), metric)
+    except (AttributeError, SpecError):
         return False
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -163,12 +237,21 @@ def check_gate_metric(name: str) -> str:
         raise SpecError(f"{exc}; or an experiment's: {', '.join(EXPERIMENT_METRICS)}") from None
 
 
-def check_metrics(metrics: Iterable[str]) -> tuple[str, ...]:
-    """Validate metric names against LoadResult; raise SpecError naming the bad one."""
+def check_metrics(
+    metrics: Iterable[str], *, requests: Iterable[str] | None = None
+) -> tuple[str, ...]:
+    """Validate metric names against LoadResult; raise SpecError naming the bad one.
+
+    ``by_request.NAME.METRIC`` is checked for its shape (METRIC a figure of one request
+    kind) and, when ``requests`` gives the request kinds of the load (a mix's names), for
+    NAME too: an UnknownRequestError naming the kinds there are."""
     names = tuple(m.strip() for m in metrics if m.strip())
     if not names:
         raise SpecError("no metrics given; use names like rps,p99_ms,errors_total")
     for name in names:
+        if name.split(".", 1)[0] == "by_request":
+            _check_request_metric(name, None if requests is None else tuple(requests))
+            continue
         try:
             metric_value(_PROBE_RESULT, name)
         except AttributeError as exc:
@@ -180,9 +263,85 @@ def check_metrics(metrics: Iterable[str]) -> tuple[str, ...]:
                 "p99_ms, p999_ms, max_ms, mean_ms, errors_total, in_flight, rps_stdev, "
                 "server.cpu_ms_per_request or errors.<kind>"
             ) from None
-        except SpecError:
+        except SpecError as exc:
+            if not str(exc).startswith(f"metric {name!r} is not a number"):
+                raise  # an unknown error kind, a status code that is no number: says so
             raise SpecError(_not_a_number(name)) from None
     return names
+
+
+def _check_request_metric(name: str, requests: tuple[str, ...] | None) -> None:
+    """``by_request.NAME.METRIC``: METRIC one of a request kind's figures; NAME one of
+    ``requests`` when they are known."""
+    parts = name.split(".", 2)
+    figures = ", ".join(REQUEST_METRICS)
+    if len(parts) < 3 or not parts[1]:
+        raise SpecError(
+            f"metric {name!r}: name a request kind and one of its figures, as"
+            f" by_request.NAME.p99_ms; a kind's figures: {figures}, errors.<kind>,"
+            " status_codes.<code>"
+        )
+    _, request, figure = parts
+    probe = _probe_for(name)
+    try:
+        metric_value(probe, name)
+    except AttributeError:
+        raise SpecError(
+            f"unknown metric {name!r}: {figure!r} is no figure of a request kind; use one of"
+            f" {figures}, errors.<kind> or status_codes.<code>"
+        ) from None
+    except UnknownRequestError:
+        raise
+    except SpecError as exc:
+        if "is not a number" in str(exc) and "status code" not in str(exc):
+            raise SpecError(
+                f"metric {name!r} is not a number; a request kind's figures: {figures},"
+                " errors.<kind>, status_codes.<code>"
+            ) from None
+        raise
+    if requests is not None and request not in requests:
+        there = ", ".join(requests) or "none (it sends no request mix)"
+        raise UnknownRequestError(
+            f"metric {name!r}: the load has no request named {request!r}; its requests: {there}",
+            request,
+        )
+
+
+# The numeric figures of one request kind (``by_request.NAME.<figure>``).
+REQUEST_METRICS: tuple[str, ...] = (
+    "ok",
+    "sent",
+    "errors_total",
+    "in_flight",
+    "rps",
+    "p50_ms",
+    "p90_ms",
+    "p99_ms",
+    "max_ms",
+    "mean_ms",
+    "duration_s",
+)
+
+
+def _probe_for(metric: str) -> LoadResult:
+    """A result to check a metric's shape on: for ``by_request.NAME...`` one that sent
+    request kind NAME."""
+    name = request_name(metric)
+    if name is None:
+        return _PROBE_RESULT
+    stats = RequestStats(
+        name=name,
+        method="GET",
+        path="/",
+        duration_s=1.0,
+        sent=1,
+        ok=1,
+        errors={},
+        in_flight=0,
+        status_codes={},
+        latency=LatencySummary(),
+    )
+    return replace(_PROBE_RESULT, by_request={name: stats})
 
 
 _PROBE_RESULT = LoadResult(

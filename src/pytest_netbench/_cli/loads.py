@@ -42,9 +42,12 @@ def read_thresholds(args: argparse.Namespace) -> Slo | None:
     given: list[str] | None = getattr(args, "threshold", None)
     if not given:
         return None
-    from pytest_netbench._experiment.slo import parse_slo
+    from pytest_netbench._experiment.slo import check_slo_requests, parse_slo
 
-    return parse_slo(" and ".join(given), what="threshold")
+    slo = parse_slo(" and ".join(given), what="threshold")
+    # The command line sends no request mix: a by_request.NAME term names nothing it sends.
+    check_slo_requests(slo, (), what="threshold")
+    return slo
 
 
 def load_status(result: LoadResult, verdict: SloVerdict | None, *, fail_invalid: bool) -> ExitCode:

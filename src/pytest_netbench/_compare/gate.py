@@ -37,9 +37,11 @@ from pytest_netbench._compare.thresholds import Threshold as Threshold
 from pytest_netbench._compare.thresholds import parse_thresholds as parse_thresholds
 from pytest_netbench._metrics import (
     EXPERIMENT_METRICS,
+    UnknownRequestError,
     check_metrics,
     experiment_metric_value,
     metric_value,
+    request_name,
 )
 from pytest_netbench._model import LoadResult
 from pytest_netbench._records import ExperimentRecord, Record, result_from_dict
@@ -68,15 +70,33 @@ def compare_results(
     """Every reported metric of one test (e.g. an A/B pair measured in one session)."""
     by_metric = {t.metric: t for t in thresholds if t.metric not in EXPERIMENT_METRICS}
     names = list(dict.fromkeys([*metrics, *by_metric]))
-    values = {
-        name: ([metric_value(r, name) for r in current], [metric_value(r, name) for r in baseline])
-        for name in names
-    }
-    for name in _SHOWN_WHEN_MEASURED & set(names) - set(by_metric):
+    values: dict[str, tuple[list[float], list[float]]] = {}
+    absent: list[MetricComparison] = []
+    for name in names:
+        try:
+            values[name] = (
+                [metric_value(r, name) for r in current],
+                [metric_value(r, name) for r in baseline],
+            )
+        except UnknownRequestError as exc:
+            # A session-wide per-request metric that this test's load does not send: said
+            # so in its verdict, neither a zero nor silence.
+            sides = (*current, *baseline)
+            there = sorted({n for r in sides for n in r.by_request}) or ["none (no mix)"]
+            note = f"not compared: no request named {exc.name!r} here; its requests: " + (
+                ", ".join(there)
+            )
+            absent.append(
+                MetricComparison(
+                    key, name, (), (), by_metric.get(name), "unclear", note=note, unknown=True
+                )
+            )
+    for name in _SHOWN_WHEN_MEASURED & set(values) - set(by_metric):
         cur, base = values[name]
         if all(math.isnan(v) for v in (*cur, *base)):
             del values[name]
-    return compare_metrics(key, values, list(by_metric.values()), rule, noise)
+    gated = [t for t in by_metric.values() if t.metric in values]
+    return [*compare_metrics(key, values, gated, rule, noise), *absent]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +120,22 @@ class Comparison:
     @property
     def failed(self) -> bool:
         return bool(self.regressions)
+
+
+def check_request_names(metrics: Iterable[str], results: Iterable[LoadResult]) -> None:
+    """A per-request metric (``by_request.search.p99_ms``) must name a request some test
+    of the two runs sent: one no test has is a misspelling, refused naming the ones there
+    are (a test that lacks it, when others have it, says so in its own verdict)."""
+    sent = sorted({n for r in results for n in r.by_request})
+    for metric in metrics:
+        name = request_name(metric)
+        if name is not None and name not in sent:
+            there = ", ".join(sent) or "none (no test sent a request mix)"
+            raise UnknownRequestError(
+                f"metric {metric!r}: no test in either run sent a request named {name!r};"
+                f" the requests there are: {there}",
+                name,
+            )
 
 
 def record_key(record: Record | ExperimentRecord) -> str:
@@ -234,6 +270,10 @@ def compare_runs(
     """Compare every test present in both runs; list the ones present in only one.
     ``noise``: each metric's A/A noise from stored history (else from the trials)."""
     check_metrics(metrics)
+    current, baseline = list(current), list(baseline)
+    check_request_names(
+        [*metrics, *(t.metric for t in thresholds)], [r.result for r in (*current, *baseline)]
+    )
     cur_groups = group_by_key(current)
     base_groups = group_by_key(baseline)
     items: list[MetricComparison] = []

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from pytest_netbench._compare.sequential import normal_quantile
 from pytest_netbench._compare.thresholds import Threshold
-from pytest_netbench._metrics import metric_value
+from pytest_netbench._metrics import UnknownRequestError, metric_value
 from pytest_netbench._records import Session, load_session_json
 
 # The median of |X - Y| for X, Y independent normal with SD 1: sqrt(2) * z(0.75).
@@ -156,7 +156,11 @@ def noise_of_sessions(
         for record in session.records:
             figures = tests.setdefault(f"{record.nodeid}#{record.label}", {m: [] for m in names})
             for metric in names:
-                figures[metric].append(metric_value(record.result, metric))
+                try:
+                    value = metric_value(record.result, metric)
+                except UnknownRequestError:  # a per-request metric this test does not send
+                    value = math.nan
+                figures[metric].append(value)
         runs.append(tests)
     return noise_of_runs(runs, names)
 

@@ -33,7 +33,7 @@ from pytest_netbench._attempts import (
 from pytest_netbench._errors import SpecError
 from pytest_netbench._experiment.live import ExperimentLive
 from pytest_netbench._experiment.running import base_spec, open_loop_spec, own_options
-from pytest_netbench._experiment.slo import Slo, SloTerm, TermCheck, parse_slo
+from pytest_netbench._experiment.slo import Slo, SloTerm, TermCheck, check_slo_requests, parse_slo
 from pytest_netbench._live import ProgressCallback, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec
 from pytest_netbench._options import HttpOptions
@@ -231,6 +231,7 @@ def capacity(
     check_retries(retries)
     spec = base_spec(url, options, also=_OWN)
     open_loop_spec(spec, min_rate)  # a spec that cannot take a rate fails before any load
+    check_slo_requests(goal, (r.label for r in spec.mix))  # by_request.NAME: a kind it sends
     live = ExperimentLive(progress, stop, None)
     runner = live.runner(runner, server, cluster)
     search = _Search(spec, goal, runner, retries, margin, max_steps, precision, live, on_step)

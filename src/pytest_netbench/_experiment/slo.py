@@ -3,7 +3,8 @@
 
 A term is ``<metric> <op> <number>``; the metric is a figure of a
 :class:`~pytest_netbench.LoadResult` by name (as in ``_metrics``: ``p99_ms``, ``rps``,
-``errors_total``, ``server.cpu_ms_per_request``, ``errors.reset``), or ``error_rate``
+``errors_total``, ``server.cpu_ms_per_request``, ``errors.reset``, one request kind's
+``by_request.search.p99_ms``), or ``error_rate``
 (errors per request sent). Terms are joined by ``and`` or commas; all must hold. Checking a
 result says, for every term, the value it had and whether it passed, as k6 prints its
 thresholds.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +165,19 @@ def parse_slo(text: str | Slo, *, what: str = "SLO") -> Slo:
             raise SpecError(f"{what} {text!r} has an empty term (a stray 'and' or ','): {_HOW}")
         terms.append(_parse_term(part, text, what))
     return Slo(tuple(terms))
+
+
+def check_slo_requests(slo: Slo, requests: Iterable[str], *, what: str = "SLO") -> None:
+    """Every per-request term (``by_request.search.p99_ms < 80``) names a request kind of
+    the load, given as ``requests`` (a mix's Request names; none without a mix): checked
+    from the spec, before any socket, so a misspelt name is refused, not read as nothing."""
+    names = tuple(requests)
+    for term in slo.terms:
+        if term.metric.startswith("by_request."):
+            try:
+                check_metrics([term.metric], requests=names)
+            except SpecError as exc:
+                raise SpecError(f"{what} term {term.text!r}: {exc}") from None
 
 
 def _parse_term(part: str, whole: str, what: str) -> SloTerm:

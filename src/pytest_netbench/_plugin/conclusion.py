@@ -208,12 +208,18 @@ def _compare_ab(
     records: Sequence[Record], experiments: Sequence[ExperimentRecord], settings: Settings
 ) -> Comparison:
     """Each test's HEAD trials (or experiment) against its BASE ones from this session."""
-    from pytest_netbench._compare.gate import Comparison, compare_experiments, compare_results
+    from pytest_netbench._compare.gate import (
+        Comparison,
+        check_request_names,
+        compare_experiments,
+        compare_results,
+    )
     from pytest_netbench._plugin.sequential_trials import gate_rule
 
     gate = settings.compare_fail
 
     limits = _thresholds(gate)
+    check_request_names((t.metric for t in limits), (r.result for r in records))
     rule = gate_rule(settings)
     noise = _stored_noise(settings)
     items = []

@@ -67,7 +67,7 @@ def judge_for(settings: Settings) -> Judge | None:
         return None
     from pytest_netbench._compare.family import decide_look
     from pytest_netbench._compare.thresholds import parse_thresholds
-    from pytest_netbench._metrics import EXPERIMENT_METRICS, metric_value
+    from pytest_netbench._metrics import EXPERIMENT_METRICS, metric_value, request_name
 
     rule = gate_rule(settings)
     thresholds: list[Threshold] = [
@@ -75,14 +75,18 @@ def judge_for(settings: Settings) -> Judge | None:
     ]
 
     def judge(current: Sequence[LoadResult], baseline: Sequence[LoadResult]) -> Decision:
+        # A per-request threshold (by_request.search.p99_ms) on a test that does not send
+        # that request: nothing of it to judge here; the gate's verdict says so.
+        sent = {n for r in (*current, *baseline) for n in r.by_request}
+        mine = [t for t in thresholds if request_name(t.metric) in (None, *sent)]
         values = {
             t.metric: (
                 [metric_value(r, t.metric) for r in current],
                 [metric_value(r, t.metric) for r in baseline],
             )
-            for t in thresholds
+            for t in mine
         }
-        return decide_look(values, thresholds, rule)
+        return decide_look(values, mine, rule)
 
     return judge
 

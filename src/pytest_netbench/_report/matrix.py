@@ -16,7 +16,13 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from pytest_netbench._metrics import DEFAULT_METRICS, check_metrics, higher_is_better, metric_value
+from pytest_netbench._metrics import (
+    DEFAULT_METRICS,
+    UnknownRequestError,
+    check_metrics,
+    higher_is_better,
+    metric_value,
+)
 from pytest_netbench._model import LoadResult
 from pytest_netbench._records import ExperimentRecord, Record
 
@@ -35,6 +41,9 @@ class Cell:
     invalid: bool
     best: bool = False
     ratio: float | None = None
+    # A per-request metric (by_request.NAME...) of a test whose load sent no request NAME:
+    # the missing name, which the cell shows instead of a figure.
+    absent: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +161,12 @@ def _choose_column_param(
 
 
 def _aggregate(results: list[LoadResult], metric: str) -> Cell:
-    values = tuple(metric_value(r, metric) for r in results)
+    try:
+        values = tuple(metric_value(r, metric) for r in results)
+    except UnknownRequestError as exc:
+        # The session's columns name a request this test does not send: say so in the cell.
+        invalid = any(not r.valid for r in results)
+        return Cell(values=(), median=math.nan, spread=math.nan, invalid=invalid, absent=exc.name)
     finite = [v for v in values if not math.isnan(v)]
     median = statistics.median(finite) if finite else math.nan
     spread = math.nan
@@ -274,6 +288,8 @@ def cell_text(cell: Cell | None) -> str:
     """``12.3k*±4% 1.05x``: median, best mark, trial spread, ratio, ``!`` when invalid."""
     if cell is None:
         return ""
+    if cell.absent:
+        return f"no {cell.absent}"
     text = abbreviate(cell.median)
     if cell.best:
         text += "*"
