@@ -8,9 +8,19 @@ from dataclasses import replace
 import pytest
 from factories import make_result
 
+from pytest_netbench._compare.thresholds import parse_thresholds
 from pytest_netbench._errors import SpecError
-from pytest_netbench._metrics import DEFAULT_METRICS, check_metrics, higher_is_better, metric_value
-from pytest_netbench._model import ServerStats
+from pytest_netbench._experiment.slo import check_slo_requests, parse_slo
+from pytest_netbench._metrics import (
+    DEFAULT_METRICS,
+    UnknownRequestError,
+    check_gate_metric,
+    check_metrics,
+    higher_is_better,
+    is_count,
+    metric_value,
+)
+from pytest_netbench._model import LatencySummary, LoadResult, RequestStats, ServerStats
 
 
 def test_unknown_metric_names_are_refused_clearly() -> None:
@@ -36,3 +46,98 @@ def test_throughput_is_better_higher_and_latency_errors_cpu_lower() -> None:
     for metric in ("p99_ms", "errors_total", "server.cpu_s", "server.peak_rss_bytes"):
         assert not higher_is_better(metric)
     assert check_metrics(DEFAULT_METRICS) == DEFAULT_METRICS
+
+
+# -- mapping paths are strict; per-request figures (issue 18) ------------------------------------
+def _with_requests(result: LoadResult, **kinds: int) -> LoadResult:
+    """``result`` as if its load had sent a mix with these kinds (name -> ok count)."""
+    stats = {
+        name: RequestStats(
+            name=name,
+            method="GET",
+            path=f"/{name}",
+            duration_s=result.duration_s,
+            sent=ok + 1,
+            ok=ok,
+            errors={"reset": 1},
+            in_flight=0,
+            status_codes={200: ok, 404: 2},
+            latency=LatencySummary(count=ok, p50_ms=1.5, p99_ms=7.0, mean_ms=2.0),
+        )
+        for name, ok in kinds.items()
+    }
+    return replace(result, by_request=stats)
+
+
+def test_a_mistyped_error_kind_is_refused_naming_the_kinds() -> None:
+    result = make_result(10, errors={"reset": 4})
+    with pytest.raises(SpecError, match=r"unknown error kind 'rset'.*connect, reset, timeout"):
+        metric_value(result, "errors.rset")
+    with pytest.raises(SpecError, match=r"unknown error kind 'rset'.*connect, reset"):
+        check_metrics(["errors.rset"])
+
+
+def test_status_codes_are_read_by_their_number() -> None:
+    result = replace(make_result(10), status_codes={200: 8, 404: 2})
+    assert metric_value(result, "status_codes.404") == 2.0
+    assert metric_value(result, "status_codes.500") == 0.0  # a code not seen: none of it
+    assert check_metrics(["status_codes.404"]) == ("status_codes.404",)
+    with pytest.raises(SpecError, match=r"status code 'nf' is not a number.*status_codes.404"):
+        check_metrics(["status_codes.nf"])
+
+
+def test_per_request_figures_are_metrics_like_the_loads_own() -> None:
+    result = _with_requests(make_result(10), search=20, list=30)
+    search = result.by_request["search"]
+    for figure in ("ok", "sent", "errors_total", "rps", "p50_ms", "p99_ms", "mean_ms"):
+        assert metric_value(result, f"by_request.search.{figure}") == getattr(search, figure)
+    assert metric_value(result, "by_request.list.ok") == 30.0
+    assert metric_value(result, "by_request.list.errors.reset") == 1.0
+    assert metric_value(result, "by_request.list.errors.timeout") == 0.0
+    assert metric_value(result, "by_request.list.status_codes.404") == 2.0
+    # Direction and units go by the last part, as for the load's own figures.
+    assert higher_is_better("by_request.search.rps") and higher_is_better("by_request.x.ok")
+    assert not higher_is_better("by_request.search.p99_ms")
+    assert is_count("by_request.search.errors_total") and not is_count("by_request.s.p99_ms")
+
+
+def test_a_request_the_load_did_not_send_is_an_error_naming_the_ones_it_did() -> None:
+    result = _with_requests(make_result(10), search=20, list=30)
+    with pytest.raises(UnknownRequestError, match=r"no request named 'serch'.*search, list"):
+        metric_value(result, "by_request.serch.p99_ms")
+    with pytest.raises(UnknownRequestError, match=r"no request named 'list'.*none"):
+        metric_value(make_result(10), "by_request.list.p99_ms")
+
+
+def test_per_request_names_are_checked_for_shape_and_against_known_requests() -> None:
+    assert check_metrics(["by_request.search.p99_ms"]) == ("by_request.search.p99_ms",)
+    assert check_gate_metric("by_request.search.p99_ms") == "by_request.search.p99_ms"
+    with pytest.raises(SpecError, match=r"'p999_ms' is no figure of a request kind.*p99_ms"):
+        check_metrics(["by_request.search.p999_ms"])
+    with pytest.raises(SpecError, match=r"name a request kind and one of its figures"):
+        check_metrics(["by_request.search"])
+    with pytest.raises(SpecError, match=r"'by_request.search.latency' is not a number"):
+        check_metrics(["by_request.search.latency"])
+    with pytest.raises(SpecError, match=r"unknown error kind 'rset'"):
+        check_metrics(["by_request.search.errors.rset"])
+    with pytest.raises(UnknownRequestError, match=r"no request named 'serch'.*list, search"):
+        check_metrics(["by_request.serch.p99_ms"], requests=["list", "search"])
+
+
+def test_per_request_gate_limits_take_the_units_of_their_last_part() -> None:
+    (limit,) = parse_thresholds("by_request.search.p99_ms:2ms")
+    assert (limit.metric, limit.limit, limit.relative) == ("by_request.search.p99_ms", 2.0, False)
+    assert parse_thresholds("by_request.search.errors_total:0")[0].limit == 0
+    with pytest.raises(SpecError, match=r"a limit needs its unit.*by_request.search.p99_ms:5ms"):
+        parse_thresholds("by_request.search.p99_ms:5")
+    with pytest.raises(SpecError, match=r"unknown metric 'by_request.search.p99'"):
+        parse_thresholds("by_request.search.p99:5%")
+
+
+def test_per_request_slo_terms_are_checked_against_the_specs_names() -> None:
+    slo = parse_slo("by_request.search.p99_ms < 80 and p99_ms < 100")
+    result = _with_requests(make_result(10), search=20)
+    assert slo.evaluate(result).checks[0].value == 7.0
+    check_slo_requests(slo, ["search", "list"])
+    with pytest.raises(SpecError, match=r"SLO term 'by_request.search.p99_ms < 80'.*list, item"):
+        check_slo_requests(slo, ["list", "item"])
