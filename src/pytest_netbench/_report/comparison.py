@@ -186,20 +186,23 @@ def render_comparison_text(comparison: Comparison, *, width: int = 80) -> str:
     """The change per metric and test, then the gate's verdict."""
     lines = textwrap.wrap(_header_line(comparison), width, subsequent_indent="  ")
     last_key = None
-    for key, cells in comparison_rows(comparison):
+    rows = list(comparison_rows(comparison))
+    # The metric column fits the longest name shown (by_request.search.p99_ms is long).
+    first = max([_WIDTHS[0] - 1, *(len(cells[0]) for _, cells in rows)]) + 1
+    for key, cells in rows:
         if key != last_key:
-            lines += [key, _table_line(COMPARISON_HEADERS)]
+            lines += [key, _table_line(COMPARISON_HEADERS, first)]
             last_key = key
-        lines.append(_table_line(cells))
+        lines.append(_table_line(cells, first))
     lines += _footer_lines(comparison, width)
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
-def _table_line(cells: Sequence[str]) -> str:
+def _table_line(cells: Sequence[str], first: int = _WIDTHS[0]) -> str:
     parts = []
     for index, (text, width) in enumerate(zip(cells, _WIDTHS, strict=True)):
         if index == 0:
-            parts.append(text.ljust(width))
+            parts.append(text.ljust(first))
         elif width == 0:
             parts.append("  " + text)  # the last column takes what is left
         else:

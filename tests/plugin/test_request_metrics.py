@@ -1,0 +1,126 @@
+"""End-to-end: per-request metric names (issue 18) as matrix columns and gate limits.
+
+The session-wide flags (``--netbench-metrics``, ``--netbench-compare-fail``) take
+``by_request.NAME.METRIC`` checked for its shape at configure time; a test whose load sends
+no request NAME says so in its cell ("no NAME") and its gate verdict, and a name no test
+sent at all fails the session naming the ones there were.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# Two tests: one sends a mix of "list" and "item", the other no mix. The server's delay
+# comes from the environment, so the same file is a fast baseline and a slow current run.
+MIX_TESTS = """
+import os
+
+from pytest_netbench import Request
+
+MIX = [Request("GET", "/list", name="list"), Request("GET", "/item", name="item")]
+
+
+def test_mix(netbench, hello):
+    srv = hello("--delay-ms", os.environ.get("HELLO_DELAY_MS", "0"))
+    netbench.http(srv.url, mix=MIX, requests=60, connections=2)
+
+
+def test_plain(netbench, hello):
+    srv = hello()
+    netbench.http(srv.url, requests=60, connections=2)
+"""
+
+
+def test_the_matrix_shows_a_per_request_column(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    pytester.makepyfile(MIX_TESTS)
+    metrics = "rps,by_request.list.p99_ms,by_request.item.ok"
+    result = pytester.runpytest_subprocess("--netbench", "--netbench-metrics", metrics)
+    result.assert_outcomes(passed=2)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*::test_mix*",
+            "*rps*by_request.list.p99_ms*by_request.item.ok*",
+            "test_mix * 30",  # the item kind's ok count: half of 60
+            "*::test_plain*",
+            "test_plain *no list*no item",  # this load sent no such request: said, not 0
+        ]
+    )
+    assert "nan" not in out
+
+
+def test_a_tests_own_metrics_marker_takes_per_request_columns(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    pytester.makepyfile(
+        """
+import pytest
+from pytest_netbench import Request
+
+@pytest.mark.netbench(metrics=["by_request.list.ok", "by_request.item.errors_total"])
+def test_mix(netbench, hello):
+    srv = hello()
+    mix = [Request("GET", "/list", name="list"), Request("GET", "/item", name="item")]
+    netbench.http(srv.url, mix=mix, requests=40, connections=2)
+"""
+    )
+    result = pytester.runpytest_subprocess("--netbench")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*by_request.list.ok*by_request.item.errors_total*", "* 20 * 0"])
+
+
+def test_an_unknown_per_request_figure_is_refused_before_any_load(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    pytester.makepyfile(MIX_TESTS)
+    result = pytester.runpytest_subprocess(
+        "--netbench", "--netbench-metrics", "by_request.list.p999"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*'p999' is no figure of a request kind; use one of ok, sent, errors_total*p99_ms*"]
+    )
+
+
+def test_a_gate_on_a_per_request_metric_catches_that_requests_regression(
+    pytester: pytest.Pytester, hello_app: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(MIX_TESTS)
+    trials = "--netbench-trials=5"  # enough for Mann-Whitney to reach significance
+    base = pytester.runpytest_subprocess("--netbench", trials, "--netbench-save", "fast")
+    base.assert_outcomes(passed=2)
+
+    monkeypatch.setenv("HELLO_DELAY_MS", "5")  # the mix's requests now take >= 5 ms
+    gate = "by_request.list.p50_ms:10%"
+    slow = pytester.runpytest_subprocess(
+        "--netbench", trials, "--netbench-compare", "fast", "--netbench-compare-fail", gate
+    )
+    slow.assert_outcomes(passed=2)
+    assert slow.ret == pytest.ExitCode.TESTS_FAILED
+    slow.stdout.fnmatch_lines(
+        [
+            "*::test_mix",
+            "  metric * baseline * verdict",
+            "  by_request.list.p50_ms * REGRESSION",
+            "*::test_plain",
+            # The test without a mix has no "list": its verdict says so, neither ok nor 0.
+            "  by_request.list.p50_ms * - * unknown",
+            "  note: not compared: no request named 'list' here; its requests: none (no mix)",
+            "Gate FAILED: 1 regression(s)*",
+        ]
+    )
+
+    # A request name no test sent is a misspelling: the session fails naming the real ones.
+    typo = pytester.runpytest_subprocess(
+        "--netbench",
+        "--netbench-compare",
+        "fast",
+        "--netbench-compare-fail",
+        "by_request.lst.p50_ms:10%",
+    )
+    assert typo.ret != 0
+    typo.stdout.fnmatch_lines(
+        ["*no test in either run sent a request named 'lst'; the requests there are: item, list*"]
+    )
