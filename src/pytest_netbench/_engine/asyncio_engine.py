@@ -138,7 +138,7 @@ class BaseRun(RunAccounting):
         if self.stopping:
             return
         if self.phase is not None:
-            self.phase.failed(f"connect failed: {failure}")
+            self.phase.failed(conn, f"connect failed: {failure}", timed_out=task.cancelled())
         else:
             self.fail_outstanding(conn, "connect", f"connect failed: {failure}", err_no)
         if exc is not None and self.contact.failed(informative_cause(exc), monotonic_ns()):

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from pytest_netbench._cpus import pinned_thread
 from pytest_netbench._engine.asyncio_engine import BaseRun, ClosedRun, OpenRun
 from pytest_netbench._engine.clocks import NS_PER_S
-from pytest_netbench._engine.connect_phase import ConnectPhase
+from pytest_netbench._engine.connect_phase import ConnectPhase, phase_limit_s
 from pytest_netbench._engine.connecting import make_ssl_context
 from pytest_netbench._engine.connection import Connection
 from pytest_netbench._engine.exchange import build_exchange
@@ -71,7 +71,8 @@ async def run_share_async(
         _arm_watcher(loop, run, watcher, handles)
     phase = None
     if spec.connect_first and share.rate is None and not (watcher and watcher.check()):
-        phase = run.phase = ConnectPhase(run, share.connections, _share_connect_rate(spec, share))
+        rate = _share_connect_rate(spec, share)
+        phase = run.phase = ConnectPhase(run, share.connections, rate, phase_limit_s(spec))
         await phase.open_all()
         window_start = monotonic_ns()
         if watch is not None and watch.all_ready is not None:

@@ -27,6 +27,7 @@ from time import monotonic_ns
 from typing import Protocol
 
 from pytest_netbench._engine.clocks import NS_PER_S
+from pytest_netbench._engine.connect_phase import phase_limit_s
 from pytest_netbench._engine.driver import run_share
 from pytest_netbench._engine.share import WorkerShare, split_load
 from pytest_netbench._engine.watch import ShareWatch
@@ -171,11 +172,11 @@ def outcome_limit_s(
 
 
 def connect_phase_bound_s(spec: LoadSpec) -> float:
-    """The longest a share may spend opening its connections first (0 if it does not)."""
+    """The longest a share may spend opening its connections first (0 if it does not),
+    with room to spare: the phase itself ends by ``phase_limit_s``."""
     if not spec.connect_first:
         return 0.0
-    paced = spec.connections / spec.connect_rate if spec.connect_rate else 0.0
-    return paced + 3 * spec.connect_timeout_s + 10.0
+    return phase_limit_s(spec) + spec.connect_timeout_s + 10.0
 
 
 class ReadyBarrier:
