@@ -8,6 +8,9 @@ sent at all fails the session naming the ones there were.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 # Two tests: one sends a mix of "list" and "item", the other no mix. The server's delay
@@ -89,13 +92,21 @@ def test_a_gate_on_a_per_request_metric_catches_that_requests_regression(
 ) -> None:
     pytester.makepyfile(MIX_TESTS)
     trials = "--netbench-trials=5"  # enough for Mann-Whitney to reach significance
-    base = pytester.runpytest_subprocess("--netbench", trials, "--netbench-save", "fast")
+    base = pytester.runpytest_subprocess(
+        "--netbench", trials, "--netbench-save", "fast", "--netbench-json=base.json"
+    )
     base.assert_outcomes(passed=2)
 
     monkeypatch.setenv("HELLO_DELAY_MS", "5")  # the mix's requests now take >= 5 ms
     gate = "by_request.list.p50_ms:10%"
     slow = pytester.runpytest_subprocess(
-        "--netbench", trials, "--netbench-compare", "fast", "--netbench-compare-fail", gate
+        "--netbench",
+        trials,
+        "--netbench-json=head.json",
+        "--netbench-compare",
+        "fast",
+        "--netbench-compare-fail",
+        gate,
     )
     slow.assert_outcomes(passed=2)
     assert slow.ret == pytest.ExitCode.TESTS_FAILED
@@ -124,3 +135,20 @@ def test_a_gate_on_a_per_request_metric_catches_that_requests_regression(
     typo.stdout.fnmatch_lines(
         ["*no test in either run sent a request named 'lst'; the requests there are: item, list*"]
     )
+
+    # netbench compare --fail takes the same limit, and refuses the same misspelling.
+    compare = [sys.executable, "-m", "pytest_netbench.cli", "compare", "base.json", "head.json"]
+    done = subprocess.run(
+        [*compare, "--fail", gate], cwd=pytester.path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "by_request.list.p50_ms" in done.stdout and "REGRESSION" in done.stdout
+    wrong = subprocess.run(
+        [*compare, "--fail", "by_request.lst.p50_ms:10%"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert wrong.returncode == 2, wrong.stdout + wrong.stderr
+    assert "sent a request named 'lst'; the requests there are: item, list" in wrong.stderr

@@ -85,7 +85,11 @@ def add_compare_parser(subparsers: Any) -> None:
 def run_compare(args: argparse.Namespace) -> ExitCode:
     """Judge HEAD against BASE and print the table; the exit status says the verdict."""
     from pytest_netbench._compare.family import GateRule
-    from pytest_netbench._compare.gate import DEFAULT_COMPARE_METRICS, compare_runs
+    from pytest_netbench._compare.gate import (
+        DEFAULT_COMPARE_METRICS,
+        check_request_names,
+        compare_runs,
+    )
     from pytest_netbench._compare.noise import stored_noise
     from pytest_netbench._compare.thresholds import parse_thresholds
     from pytest_netbench._errors import NetbenchError
@@ -103,6 +107,11 @@ def run_compare(args: argparse.Namespace) -> ExitCode:
             raise ValueError(f"--alpha must be between 0 and 0.5, got {alpha:g}")
         base = load_session_json(args.base)
         head = load_session_json(args.head)
+        # by_request.NAME.METRIC must name a request some test of the two files sent.
+        check_request_names(
+            [*metrics, *(t.metric for t in thresholds)],
+            [r.result for r in (*base.records, *head.records)],
+        )
     except (NetbenchError, ValueError) as exc:
         print(f"netbench compare: error: {exc}", file=sys.stderr)
         return ExitCode.USAGE

@@ -86,10 +86,10 @@ def compare_results(
             note = f"not compared: no request named {exc.name!r} here; its requests: " + (
                 ", ".join(there)
             )
+            # Not gated here (threshold None): no verdict to wait for, none to count as
+            # unclear; the row and its note say why.
             absent.append(
-                MetricComparison(
-                    key, name, (), (), by_metric.get(name), "unclear", note=note, unknown=True
-                )
+                MetricComparison(key, name, (), (), None, "unclear", note=note, unknown=True)
             )
     for name in _SHOWN_WHEN_MEASURED & set(values) - set(by_metric):
         cur, base = values[name]
