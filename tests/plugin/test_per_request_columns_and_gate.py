@@ -39,8 +39,12 @@ def test_the_matrix_shows_a_per_request_column(
 ) -> None:
     pytester.makepyfile(MIX_TESTS)
     metrics = "rps,by_request.list.p99_ms,by_request.item.ok"
-    result = pytester.runpytest_subprocess("--netbench", "--netbench-metrics", metrics)
+    result = pytester.runpytest_subprocess(
+        "--netbench", "--netbench-metrics", metrics, "--netbench-markdown=out.md"
+    )
     result.assert_outcomes(passed=2)
+    markdown = (pytester.path / "out.md").read_text()
+    assert "by_request.list.p99_ms" in markdown and "| no list |" in markdown
     out = result.stdout.str()
     result.stdout.fnmatch_lines(
         [

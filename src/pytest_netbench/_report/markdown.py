@@ -24,6 +24,8 @@ def _cell_markdown(matrix: Matrix, row: tuple[str, ...], column: str, metric: st
     cell = matrix.cell(row, column, metric)
     if cell is None:
         return ""
+    if cell.absent:  # a per-request column of a test that does not send that request
+        return _escape(f"no {cell.absent}")
     text = abbreviate(cell.median)
     if cell.best:
         text = f"**{text}**"
