@@ -21,6 +21,7 @@ import netns
 import pytest
 
 from pytest_netbench import LogReady, Server, ToolchainMissing
+from pytest_netbench._engine.dask_transport import cluster_workers
 from pytest_netbench._servers import catalog
 
 distributed = pytest.importorskip("distributed", reason="the distributed extra is not installed")
@@ -66,7 +67,7 @@ class NetnsCluster:
     def workers(self) -> dict[str, str]:
         """Role -> the address its Dask worker has now (its nanny restarts it under a
         new port should the scheduler drop it), by the name each worker was given."""
-        info = self.client.scheduler_info()["workers"]
+        info = cluster_workers(self.client)
         return {w["name"]: address for address, w in info.items() if w["name"] in self.roles}
 
     def wait_until_whole(self, since: float, within_s: float) -> None:
@@ -74,7 +75,7 @@ class NetnsCluster:
         since ``since`` (``time.time()``: a link mended; one machine, one clock)."""
         deadline = time.monotonic() + within_s
         while True:
-            info = self.client.scheduler_info()["workers"]
+            info = cluster_workers(self.client)
             heard = {w["name"] for w in info.values() if w["last_seen"] >= since}
             if heard >= set(self.roles):
                 return

@@ -17,7 +17,7 @@ import pytest
 from servers import EchoApp, EchoOptions, HttpApp, HttpOptions, ServerThread
 
 from pytest_netbench import LoadProgress, LoadResult, RemoteTargetError, echo_load, http_load
-from pytest_netbench._engine.dask_transport import ClusterError
+from pytest_netbench._engine.dask_transport import ClusterError, cluster_workers
 
 Check = Callable[[LoadResult], LoadResult]
 
@@ -47,7 +47,7 @@ def test_shares_run_one_per_worker_and_merge_exactly(
     shares = r.generator.shares
     assert [s.index for s in shares] == [0, 1]
     assert sum(s.sent for s in shares) == r.sent
-    assert {s.worker for s in shares} == set(cluster.scheduler_info()["workers"])
+    assert {s.worker for s in shares} == set(cluster_workers(cluster))
     assert all(s.host and not s.lost for s in shares)
     assert r.generator.workers == 2
     assert r.generator.start_spread_ms is not None and r.generator.start_spread_ms >= 0
@@ -108,7 +108,7 @@ def test_a_worker_with_another_version_is_refused_with_both_versions(
 ) -> None:
     import pytest_netbench
 
-    address = sorted(cluster.scheduler_info()["workers"])[0]
+    address = sorted(cluster_workers(cluster))[0]
 
     def pretend(version: str) -> None:
         from pytest_netbench import _version
@@ -184,7 +184,7 @@ def test_the_cli_runs_its_shares_on_the_cluster(
 def test_the_cli_experiments_run_their_loads_on_the_cluster(
     cluster: distributed.Client, http_server: ServerThread, tmp_path: Path
 ) -> None:
-    workers = set(cluster.scheduler_info()["workers"])
+    workers = set(cluster_workers(cluster))
     address = cluster.scheduler.address
     commands = {
         "sweep": ["--rates", "100,200", "-d", "0.5s"],

@@ -26,9 +26,10 @@ import contextlib
 import dataclasses
 import socket
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from time import monotonic_ns
 from typing import Any
@@ -54,6 +55,12 @@ _ARRIVAL_S = 60.0
 # The common start lies this far after the last share is ready, so every share is waiting.
 _START_MARGIN_NS = 50_000_000
 _POLL_S = 0.25
+# How long a share's link to the scheduler waits on the stop event per look: it returns at
+# once when the event is set, so only progress reports need short looks; without them, a
+# look every few seconds keeps the worker's event loop (and its hold on the GIL, which the
+# share's thread then waits for) quiet.
+_LINK_WAIT_S = 0.25
+_LINK_QUIET_WAIT_S = 5.0
 # A worker the scheduler has not heard from for this long (or for five of the heartbeat
 # intervals it asks for, on a large cluster) has lost its link or its host: its share is
 # lost. Dask itself waits for its worker-ttl (5 minutes) or a dead TCP connection (30 s).
@@ -87,6 +94,19 @@ def _identity() -> tuple[str, str, str]:
     return (*versions(), socket.gethostname())
 
 
+def cluster_workers(client: Client) -> dict[str, Any]:
+    """Every worker the scheduler knows, address -> its info (``last_seen`` among them),
+    asked of the scheduler itself. Not ``client.scheduler_info()``: that refreshes the
+    client's cached copy and returns it, and the client's own periodic refresh (every 2 s,
+    without per-worker entries) can replace the copy in between, which would make every
+    worker look gone."""
+    scheduler = client.scheduler
+    if scheduler is None:  # a client that never connected, or closed
+        raise ClusterError(f"the Dask client {client!r} is not connected to a scheduler")
+    identity = client.sync(scheduler.identity, n_workers=-1)
+    return dict(identity["workers"])
+
+
 def silence_bound_s(workers: int) -> float:
     """How long the scheduler may not hear from a worker before its share is lost."""
     return max(_SILENT_S, 5 * heartbeat_interval(workers))
@@ -110,7 +130,7 @@ class _Heartbeats:
         if now < self._next:
             return
         self._next = now + _POLL_S
-        self.workers = dict(self.client.scheduler_info()["workers"])
+        self.workers = cluster_workers(self.client)
         self.bound_s = silence_bound_s(len(self.workers))
         for address, info in self.workers.items():
             seen = float(info.get("last_seen", 0.0))
@@ -358,13 +378,45 @@ class _Run:
                     report(snapshot)
 
 
-def _publisher(progress: Variable, host: str) -> Callable[[ShareSnapshot], None]:
-    """A share's progress reports, marked with its host, into the Variable the caller reads."""
+class _SchedulerLink:
+    """A share's traffic with the scheduler, in a thread of its own: it waits on the run's
+    stop event and publishes the share's latest progress snapshot, so the share's loop only
+    reads and writes local state. Asked from the loop, each look would stall the generator
+    for a round trip through the worker's event loop and the scheduler (tens of ms on a
+    busy host): sends late, and a starved share's thread asleep instead of runnable, which
+    hides its saturation."""
 
-    def publish(snapshot: ShareSnapshot) -> None:
-        progress.set(dataclasses.replace(snapshot, host=host))
+    def __init__(self, stop: Event, progress: Variable | None, host: str) -> None:
+        self._stop = stop
+        self._progress = progress
+        self._host = host
+        self._stopped = threading.Event()
+        self._latest: ShareSnapshot | None = None
+        self._done = False
+        self._wait_s = _LINK_WAIT_S if progress is not None else _LINK_QUIET_WAIT_S
+        threading.Thread(target=self._run, name="netbench-share-link", daemon=True).start()
 
-    return publish
+    def stop_requested(self) -> bool:
+        return self._stopped.is_set()
+
+    def report(self, snapshot: ShareSnapshot) -> None:
+        self._latest = snapshot  # the link publishes the latest one
+
+    def close(self) -> None:
+        """The share is over: the thread ends after its current wait (at once when the
+        caller sets the stop event, as it does once it has every outcome)."""
+        self._done = True
+
+    def _run(self) -> None:
+        while not self._done and not self._stopped.is_set():
+            try:
+                if self._stop.wait(self._wait_s):
+                    self._stopped.set()
+                snapshot, self._latest = self._latest, None
+                if snapshot is not None and self._progress is not None:
+                    self._progress.set(dataclasses.replace(snapshot, host=self._host))
+            except Exception:  # the scheduler out of reach (a cut link): try again
+                time.sleep(_LINK_WAIT_S)
 
 
 # -- on the worker --
@@ -379,7 +431,6 @@ def _share_task(spec: LoadSpec, share: WorkerShare, run_id: str, reports: bool) 
     if not event("go").wait(_ARRIVAL_S):
         raise ClusterError("the load's start was never given (the caller went away?)")
     released = monotonic_ns()
-    stop = event("stop")
 
     def all_ready(ready_ns: int) -> int:
         event(f"connected-{share.index}").set()
@@ -387,12 +438,15 @@ def _share_task(spec: LoadSpec, share: WorkerShare, run_id: str, reports: bool) 
         return monotonic_ns() + _START_MARGIN_NS
 
     host = socket.gethostname()  # as the result's generator.shares will name it
+    link = _SchedulerLink(event("stop"), progress, host)
     watch = ShareWatch(
-        report=_publisher(progress, host) if progress is not None else None,
-        stop_requested=stop.is_set,
+        report=link.report if progress is not None else None,
+        stop_requested=link.stop_requested,
         all_ready=all_ready,
         report_every_s=1.0,
-        stop_every_s=0.5,  # each look asks the scheduler
     )
-    outcome = run_share(spec, share, released, watch)
+    try:
+        outcome = run_share(spec, share, released, watch)
+    finally:
+        link.close()
     return _ShareReport(outcome, host, time.time_ns() - monotonic_ns())
