@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import os
+import signal
 import socket
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import netns
@@ -17,7 +20,10 @@ import pytest
 from conftest import NetnsCluster
 
 from pytest_netbench import LoadResult, RemoteTargetError, http_load
+from pytest_netbench._cpus import available_cpus
 from pytest_netbench._engine.dask_transport import silence_bound_s
+from pytest_netbench._records import Record
+from pytest_netbench._report.html import render_html_report
 from pytest_netbench._report.summary import format_result
 from pytest_netbench._stats.histogram import decode_histogram, new_histogram
 
@@ -258,3 +264,125 @@ def test_the_server_cut_off_mid_run_gives_every_share_connect_or_timeout_errors(
     # entries for it are renewed; counted as connect errors).
     assert again.sent == 1000 and again.ok > 0
     assert {kind for kind, n in again.errors.items() if n} <= {"connect"}
+
+
+@contextlib.contextmanager
+def _on_cpu(threads: Callable[[], Iterable[int]], cpu: int) -> Iterator[None]:
+    """The threads ``threads()`` names on ``cpu`` for the block (threads they start
+    meanwhile inherit it), then each back where it was (one started meanwhile, where the
+    others were)."""
+    before = {}
+    for tid in threads():
+        before[tid] = os.sched_getaffinity(tid)
+        os.sched_setaffinity(tid, {cpu})
+    try:
+        yield
+    finally:
+        wide = set().union(*before.values())
+        for tid in threads():
+            with contextlib.suppress(ProcessLookupError):
+                os.sched_setaffinity(tid, before.get(tid, wide))
+
+
+def _threads(pid: int) -> list[int]:
+    return [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+
+
+def _task_thread(netns_cluster: NetnsCluster, role: str) -> int:
+    """The thread ``role``'s Dask worker runs its tasks in (a share among them): its one
+    executor thread (``--nthreads 1``), made by a first task if it has none yet."""
+    client, worker = netns_cluster.client, netns_cluster.workers[role]
+    client.submit(int, workers=[worker], pure=False).result()
+    found = client.run(
+        lambda: [t.native_id for t in threading.enumerate() if "Dask-Default-Threads" in t.name],
+        workers=[worker],
+    )[worker]
+    assert len(found) == 1, found
+    return int(found[0])
+
+
+@contextlib.contextmanager
+def _hog(netns_cluster: NetnsCluster, role: str, cpu: int, nice: int) -> Iterator[None]:
+    """A busy loop on ``cpu`` at ``nice`` (cpu_hog.py) on ``role``'s host, started by its
+    Dask worker process: in its session, so the scheduler weighs the two by their nice
+    values alone (with autogroups, processes of different sessions share a CPU evenly
+    whatever their nice values), gone after the block."""
+    client, worker = netns_cluster.client, netns_cluster.workers[role]
+    argv = [sys.executable, "-m", "cpu_hog", str(cpu), str(nice), "90"]
+    env = {"PYTHONPATH": str(Path(__file__).parent), "PATH": os.environ.get("PATH", "")}
+    pid = client.run(os.posix_spawn, sys.executable, argv, env, workers=[worker])[worker]
+    try:
+        deadline = time.monotonic() + 10.0
+        while os.getpriority(os.PRIO_PROCESS, pid) != nice:  # it has pinned itself
+            assert time.monotonic() < deadline, "the CPU hog did not start"
+            time.sleep(0.01)
+        yield
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        client.run(os.waitpid, pid, 0, workers=[worker])  # reaped by its parent, no zombie
+
+
+def test_a_host_whose_generator_saturates_is_marked_and_only_it(
+    netns_cluster: NetnsCluster, consistent: Check
+) -> None:
+    """One host saturates while the other idles: the thread w1's worker runs its share in
+    shares a CPU with a busy loop of higher priority started on w1's host (nice -15:
+    about 28 times its weight, so the share gets a few % of that CPU); w2's and the server
+    run on another CPU. At 2,500 requests a second a share (w2's needs a tenth of a core;
+    w1's, batching its late sends, still about twice what it gets), w1's share is runnable
+    (running or waiting for the CPU) the whole window and w2's is not: the result marks
+    w1's share saturated, and only it; the reason names its host and says the other share
+    was not; the text and HTML reports mark it. (A milder squeeze, 1,000 a share, left
+    w1's share near keeping up, 85-90 % busy; a harsher one, nice -20, starved its worker's
+    event loop of the GIL until the scheduler lost the worker.)"""
+    cpus = available_cpus()
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs: one for the hog and w1's share, one for the rest")
+    hot_cpu, cool_cpu = cpus[0], cpus[1]
+    server = netns_cluster.server.pid
+    assert server is not None
+    with contextlib.ExitStack() as stack:
+        # Only w1's task thread shares the hog's CPU: the rest of its worker (the event
+        # loop's heartbeats, the share's link to the scheduler) is free to run elsewhere,
+        # as on a host whose generator thread alone is starved.
+        hot_thread, cool_thread = (_task_thread(netns_cluster, r) for r in ("w1", "w2"))
+        stack.enter_context(_on_cpu(lambda: [hot_thread], hot_cpu))
+        stack.enter_context(_on_cpu(lambda: [cool_thread], cool_cpu))
+        stack.enter_context(_on_cpu(lambda: _threads(server), cool_cpu))
+        stack.enter_context(_hog(netns_cluster, "w1", hot_cpu, nice=-15))
+        r = consistent(
+            http_load(
+                netns_cluster.server.url,
+                rate=5000,
+                duration=3.0,
+                connections=8,
+                workers=2,
+                cluster=netns_cluster.scheduler,
+                allow_remote=True,
+            )
+        )
+    report = format_result(r)
+    print(report)
+    shares = {s.host: s for s in r.generator.shares}
+    hot, cool = shares["nb-w1"], shares["nb-w2"]
+    assert_shares_add_up(r)
+    assert hot.saturated and hot.busy_percent >= 90, hot
+    assert not cool.saturated and cool.busy_percent < 90, cool
+    assert "generator_saturated" in r.invalid_causes
+    (reason,) = [t for t in r.invalid_reasons if t.startswith("generator saturated")]
+    assert f"share {hot.index} on nb-w1 ({hot.worker})" in reason
+    assert f"the other share was not (share {cool.index} on nb-w2 busy" in reason
+    assert "so that host, not the server, set the pace of its share" in reason
+    # The text report marks the busy figure and says it in words.
+    words = " ".join(report.split())
+    assert f"share {hot.index} on nb-w1 ({hot.worker}): SATURATED: running or waiting" in words
+    rows = [
+        line.split()
+        for line in report.splitlines()
+        if line.split()[:2] == [str(hot.index), "nb-w1"]
+    ]
+    assert rows and rows[0][-1].endswith("%!"), rows
+    page = render_html_report(records=[Record("t", "t", {}, r)], plots=False, environment={})
+    assert f"<b>saturated</b>: share {hot.index} on nb-w1 ({hot.worker})" in page
+    assert page.count('<td class="num invalid" title="saturated:') == 1
+

@@ -240,3 +240,21 @@ def test_only_loads_on_several_hosts_get_the_table_each_named_by_its_parameters(
         alone = [Record("t.py::test_get", "t.py::test_get", {}, result)]
         page = render_html_report(records=alone, environment=ENVIRONMENT, plots=False)
         assert "Per host" not in page and 'class="shares"' not in page
+
+
+def test_a_share_that_saturated_has_its_busy_figure_marked_and_a_note() -> None:
+    hot = _share("load-1", 1, {9000: 300})
+    hot.busy_s = 1.96  # running or waiting for a CPU 98% of the 2 s window
+    r = merge_outcomes(_SPEC, [hot, _share("load-2", 2, {120: 900})])
+    page = render_html_report(
+        records=[Record("t.py::test_get", "t.py::test_get", {}, r)],
+        environment=ENVIRONMENT,
+        plots=False,
+    )
+    (shares,) = _shares_tables(page)
+    marked = re.findall(r'<td class="num invalid" title="saturated:[^"]*">([^<]*)', shares)
+    assert marked == ["98% "]  # load-1's busy cell alone, then its mark
+    assert "<b>saturated</b>: share 0 on load-1 (tcp://198.18.0.11:40000) was running or" in (
+        shares
+    )
+    assert "load-2" not in shares.split("<b>saturated</b>", 1)[1]

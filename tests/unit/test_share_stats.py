@@ -4,6 +4,7 @@ outcomes are built by hand, as the Dask transport brings them back)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 
@@ -126,3 +127,48 @@ def test_a_local_load_has_no_share_block() -> None:
     outcome.worker = ""
     r = merge_outcomes(LoadSpec(kind="http", host="127.0.0.1", port=8080), [outcome])
     assert r.generator.shares == () and "Shares" not in format_result(r)
+
+
+def _saturated_result() -> LoadResult:
+    hot = _outcome("load-1", 11, {9000: 300})
+    hot.busy_s = 1.96  # running or waiting for a CPU 98% of the 2 s window, on 0.5 s of CPU
+    cool = _outcome("load-2", 12, {120: 900})
+    cool.busy_s = 0.6
+    return merge_outcomes(dataclasses.replace(SPEC, workers=2), [hot, cool])
+
+
+def test_only_the_share_that_saturated_is_marked_and_the_reason_says_so() -> None:
+    r = _saturated_result()
+    hot, cool = r.generator.shares
+    assert (hot.saturated, cool.saturated) == (True, False)
+    assert r.invalid_causes == ("generator_saturated",)
+    (reason,) = r.invalid_reasons
+    assert reason.startswith(
+        "generator saturated: running or waiting for a CPU most of the window: share 0 on"
+        " load-1 (tcp://198.18.0.11:40000) 98% (cpu 25%); the other share was not (share 1 on"
+        " load-2 busy 30%), so that host, not the server, set the pace of its share:"
+    )
+    back = LoadResult.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert [s.saturated for s in back.generator.shares] == [True, False]
+    report = format_result(r, width=80)
+    assert all(len(line) <= 80 for line in report.splitlines())
+    rows = [line.split() for line in report.splitlines() if line.split()[1:2] == ["load-1"]]
+    assert rows[0][-2:] == ["25%", "98%!"]  # the busy figure marked, cpu not
+    words = " ".join(report.split())
+    assert "share 0 on load-1 (tcp://198.18.0.11:40000): SATURATED: running or waiting for" in (
+        words
+    )
+    assert "share 1 on load-2 (tcp://198.18.0.12:40000): window at" in words
+
+
+def test_every_share_saturated_and_local_workers_keep_the_plain_reason() -> None:
+    outcomes = [_outcome("load-1", 11, {120: 10}), _outcome("load-2", 12, {120: 10})]
+    for o in outcomes:
+        o.busy_s = 1.9
+    (both,) = merge_outcomes(dataclasses.replace(SPEC, workers=2), outcomes).invalid_reasons
+    assert "share 0 on load-1" in both and "share 1 on load-2" in both
+    assert "not" not in both.split(":", 2)[2].split("so the figures")[0]  # no other share
+    local = _outcome("", 11, {120: 10})
+    local.worker, local.busy_s = "", 1.9
+    (plain,) = merge_outcomes(SPEC, [local]).invalid_reasons
+    assert plain.startswith("generator saturated: a worker was running or waiting for a CPU 95%")

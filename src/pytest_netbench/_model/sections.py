@@ -100,7 +100,8 @@ class ShareStats:
     own ok responses (its histogram in ``latency_histogram``: the shares' histograms merged
     are the load's). ``start_offset_ms``: when its window opened, after the first share's.
     ``lost`` says why its outcome never came back (empty when it did; a lost share's
-    figures are empty)."""
+    figures are empty). ``saturated``: the generator-saturation rule holds for this share
+    (running or waiting for a CPU nearly all the window), so its host set the pace there."""
 
     index: int
     host: str
@@ -115,6 +116,7 @@ class ShareStats:
     latency: LatencySummary = field(default_factory=LatencySummary)
     start_offset_ms: float | None = None
     latency_histogram: str = field(default="", repr=False, compare=False)
+    saturated: bool = False
 
     @property
     def errors_total(self) -> int:
@@ -127,6 +129,7 @@ class ShareStats:
             "worker": self.worker,
             "cpu_percent": self.cpu_percent,
             "busy_percent": self.busy_percent,
+            "saturated": self.saturated,
             "sent": self.sent,
             "ok": self.ok,
             "errors": {k: self.errors.get(k, 0) for k in ERROR_KINDS},
@@ -155,6 +158,7 @@ class ShareStats:
             latency=summary_from(data.get("latency") or {}),
             start_offset_ms=None if offset is None else float(offset),
             latency_histogram=str(data.get("latency_histogram", "")),
+            saturated=bool(data.get("saturated", False)),
         )
 
 

@@ -1,7 +1,7 @@
 """The text report's per-host block: each share of a load run on a cluster, one row each
 (its host, counts, latency, CPU), so a host that saturated or saw slower answers stands
-out; then each share's worker, window start and errors, and how far apart the windows
-opened."""
+out (a saturated share's busy figure marked ``!``); then each share's worker, whether it
+saturated, window start and errors, and how far apart the windows opened."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ _COLUMNS = (  # (title, width)
     ("p99", 7),
     ("max", 7),
     ("cpu", 5),
-    ("busy", 5),
+    ("busy", 6),  # "100%!": a saturated share's busy figure is marked
 )
 
 
@@ -52,7 +52,7 @@ def _row(cells: list[str], host_width: int, host: str) -> str:
 def _share_row(share: ShareStats, host_width: int) -> str:
     host = share.host if len(share.host) <= host_width else share.host[: host_width - 1] + "~"
     if share.lost:
-        return _row([str(share.index), *["-"] * (len(_COLUMNS) - 1)], host_width, host) + ("  LOST")
+        return _row([str(share.index), *["-"] * (len(_COLUMNS) - 1)], host_width, host) + " LOST"
     cells = [
         str(share.index),
         format_count(share.sent),
@@ -62,7 +62,9 @@ def _share_row(share: ShareStats, host_width: int) -> str:
         format_ms(share.latency.p99_ms),
         format_ms(share.latency.max_ms),
         f"{share.cpu_percent:.0f}%",
-        f"{share.busy_percent:.0f}%",
+        # Capped as the saturation reason caps it: a share's busy time can run past the
+        # load's window (its own start, its wrap-up).
+        f"{min(share.busy_percent, 100):.0f}%" + ("!" if share.saturated else ""),
     ]
     return _row(cells, host_width, host)
 
@@ -74,6 +76,11 @@ def _share_text(share: ShareStats) -> str:
     if share.lost:
         return f"{where}: LOST: {share.lost}"
     parts = []
+    if share.saturated:
+        parts.append(
+            f"SATURATED: running or waiting for a CPU {min(share.busy_percent, 100):.0f}% of the"
+            " window"
+        )
     if share.start_offset_ms is not None:
         parts.append(f"window at +{share.start_offset_ms:.2f} ms")
     if share.in_flight:

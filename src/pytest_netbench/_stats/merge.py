@@ -221,12 +221,14 @@ def _share(index: int, o: WorkerOutcome, duration_s: float, first_start_ns: int)
         errors: dict[str, int] = dict.fromkeys(ERROR_KINDS, 0)
         return ShareStats(index=index, host=o.host, worker=o.worker, lost=o.lost, errors=errors)
     hist = histogram_from_counts(o.latency_counts)
+    busy = 100.0 * max(o.busy_s, o.cpu_s) / duration_s if duration_s > 0 else 0.0
     return ShareStats(
         index=index,
         host=o.host,
         worker=o.worker,
         cpu_percent=100.0 * o.cpu_s / duration_s if duration_s > 0 else 0.0,
-        busy_percent=100.0 * max(o.busy_s, o.cpu_s) / duration_s if duration_s > 0 else 0.0,
+        busy_percent=busy,
+        saturated=_saturated(busy, duration_s),
         sent=o.sent,
         ok=sum(o.latency_counts.values()),
         errors={kind: o.errors.get(kind, 0) for kind in ERROR_KINDS},
@@ -237,13 +239,43 @@ def _share(index: int, o: WorkerOutcome, duration_s: float, first_start_ns: int)
     )
 
 
-def _busiest_share(generator: GeneratorStats) -> str:
-    """`` (share 1 on host-b, tcp://...)`` on a cluster: where to look; empty locally."""
+def _saturated(busy_percent: float, duration_s: float) -> bool:
+    """The generator-saturation rule, for the busiest worker and for each share."""
+    return duration_s >= 0.2 and busy_percent >= SATURATED_CPU_SHARE * 100
+
+
+def _saturation_reason(generator: GeneratorStats) -> str:
+    """Which worker saturated; on a cluster, which shares did (host and worker) and, when
+    others did not, that only those hosts set the pace."""
     running = [share for share in generator.shares if not share.lost]
-    if not running:
-        return ""
-    share = max(running, key=lambda s: s.busy_percent)
-    return f" (share {share.index} on {share.host}, {share.worker})"
+    hot = [share for share in running if share.saturated]
+    if not hot:  # local workers: one figure, the busiest
+        return (
+            f"generator saturated: a worker was running or waiting for a CPU"
+            f" {min(generator.busy_percent, 100):.0f}% of the time (cpu"
+            f" {generator.cpu_percent:.0f}%), so the figures may measure the generator rather"
+            " than the server: add workers or cores, or lower the load"
+        )
+    which = "; ".join(
+        f"share {s.index} on {s.host} ({s.worker}) {min(s.busy_percent, 100):.0f}%"
+        f" (cpu {s.cpu_percent:.0f}%)"
+        for s in hot
+    )
+    text = f"generator saturated: running or waiting for a CPU most of the window: {which}"
+    cool = [share for share in running if not share.saturated]
+    if not cool:
+        return text + (
+            ", so the figures may measure the generator rather than the server: add workers"
+            " or cores, or lower the load"
+        )
+    others = ", ".join(f"share {s.index} on {s.host} busy {s.busy_percent:.0f}%" for s in cool)
+    hosts = "that host" if len({s.host for s in hot}) == 1 else "those hosts"
+    were = "the other share was" if len(cool) == 1 else "the other shares were"
+    return text + (
+        f"; {were} not ({others}), so {hosts}, not the server, set the pace of"
+        f" {'its share' if len(hot) == 1 else 'their shares'}: give each worker a core of its"
+        " own (nothing else running there), add workers, or lower the load"
+    )
 
 
 def _sum_known(values: Sequence[int | None]) -> int | None:
@@ -304,16 +336,8 @@ def _invalid_reasons(
                 " generator.listen_overflows and the server's fds)",
             )
         )
-    if duration_s >= 0.2 and generator.busy_percent >= SATURATED_CPU_SHARE * 100:
-        reasons.append(
-            (
-                "generator_saturated",
-                f"generator saturated: a worker{_busiest_share(generator)} was running or"
-                f" waiting for a CPU {min(generator.busy_percent, 100):.0f}% of the time (cpu"
-                f" {generator.cpu_percent:.0f}%), so the figures may measure the generator rather"
-                " than the server: add workers or cores, or lower the load",
-            )
-        )
+    if _saturated(generator.busy_percent, duration_s):
+        reasons.append(("generator_saturated", _saturation_reason(generator)))
     if spec.rate is not None:
         scheduled = sum(o.scheduled for o in outcomes)
         if generator.unsent > MAX_UNSENT_SHARE * scheduled + 1:

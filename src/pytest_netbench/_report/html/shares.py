@@ -78,10 +78,19 @@ def _share_row(share: ShareStats) -> str:
         _num(format_ms(share.latency.p99_ms)),
         _num(format_ms(share.latency.max_ms)),
         _num(f"{share.cpu_percent:.0f}%"),
-        _num(f"{share.busy_percent:.0f}%"),
+        _busy(share),
         _num(start),
     ]
     return "<tr>" + "".join(cells) + "</tr>"
+
+
+def _busy(share: ShareStats) -> str:
+    """A saturated share's busy figure red and marked, as the matrix marks an invalid cell."""
+    figure = f"{min(share.busy_percent, 100):.0f}%"  # as the text report and the reason
+    if not share.saturated:
+        return _num(figure)
+    title = "saturated: running or waiting for a CPU nearly all the window"
+    return f'<td class="num invalid" title="{title}">{figure} <span class="mark">!</span></td>'
 
 
 def _total_row(result: LoadResult) -> str:
@@ -109,9 +118,9 @@ def _spread(result: LoadResult) -> str:
 
 
 def _notes(result: LoadResult) -> list[str]:
-    """A lost share first, then each share's error kinds (the legend is the caller's, once
-    above every table: :data:`LEGEND`)."""
-    lost: list[str] = []
+    """A lost share first, then a saturated one, then each share's error kinds (the legend
+    is the caller's, once above every table: :data:`LEGEND`)."""
+    first: list[str] = []  # what set a share's figures apart: lost, saturated
     notes: list[str] = []
     for share in result.generator.shares:
         where = f"share {share.index} on {share.host or '?'}"
@@ -119,11 +128,18 @@ def _notes(result: LoadResult) -> list[str]:
             # The transport's words name the worker and its host; say the host if not.
             named = share.host and share.host in share.lost
             who = f"share {share.index}" if named else f"{where} ({share.worker})"
-            lost.append(
+            first.append(
                 f'<li class="invalid-note"><b>lost</b>: {escape(who)}: {escape(share.lost)}</li>'
             )
             continue
+        if share.saturated:
+            first.append(
+                f'<li class="invalid-note"><b>saturated</b>: {escape(where)}'
+                f" ({escape(share.worker)}) was running or waiting for a CPU"
+                f" {min(share.busy_percent, 100):.0f}% of the window (cpu"
+                f" {share.cpu_percent:.0f}%): its host, not the server, set its pace</li>"
+            )
         kinds = [f"{k} {share.errors[k]:,}" for k in ERROR_KINDS if share.errors.get(k)]
         if kinds:
             notes.append(f"<li>{escape(where)}: errors: {escape(', '.join(kinds))}</li>")
-    return [*lost, *notes]
+    return [*first, *notes]
