@@ -14,10 +14,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import netns
 import pytest
-from conftest import NetnsCluster
 
 from pytest_netbench import LoadResult, RemoteTargetError, http_load
 from pytest_netbench._cpus import available_cpus
@@ -26,6 +26,10 @@ from pytest_netbench._records import Record
 from pytest_netbench._report.html import render_html_report
 from pytest_netbench._report.summary import format_result
 from pytest_netbench._stats.histogram import decode_histogram, new_histogram
+
+if TYPE_CHECKING:  # a name for annotations only: at run time `conftest` may be another
+    # directory's (tests/engine's, when both are collected in one run)
+    from conftest import NetnsCluster
 
 Check = Callable[[LoadResult], LoadResult]
 
