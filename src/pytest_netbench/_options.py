@@ -109,8 +109,9 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "drain",
         True,
         "switch",
-        "after the window, wait for the requests in flight (up to timeout)",
-        off_help="end at the window's close; requests still out count as in flight",
+        "after the window, send what still waits and await every answer (up to timeout)",
+        off_help="end at the window's close; requests still out count as in flight, each"
+        " in the corrected latency at a lower bound",
     ),
     LoadOption("timeline_resolution", 1.0, "seconds", "the span of one timeline row"),
     LoadOption(

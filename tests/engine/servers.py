@@ -18,6 +18,7 @@ import ssl
 import struct
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -58,6 +59,13 @@ class HttpOptions:
     # write each response in two parts, split this many bytes in, 2 ms apart (so the client
     # reads a response that is not yet whole); 0: one write
     split_at: int = 0
+    # Periodic stalls: during the first `stall_ms` of every `stall_period_ms` (counted on
+    # CLOCK_MONOTONIC from `stall_origin_ns`, system-wide, so a test can put the stalls where
+    # it wants them), every response is held until the stall ends; the rest are answered at
+    # once. 0: never.
+    stall_ms: float = 0.0
+    stall_period_ms: float = 1000.0
+    stall_origin_ns: int = 0
 
 
 class HttpApp:
@@ -101,6 +109,8 @@ class HttpApp:
                 await asyncio.Event().wait()  # until the client gives up or the server stops
             if opts.delay_ms:
                 await asyncio.sleep(opts.delay_ms / 1000)
+            if opts.stall_ms:
+                await _wait_out_stall(opts)
             close = headers.get(b"connection", b"").lower() == b"close"
             if opts.malformed_every and seen.requests % opts.malformed_every == 0:
                 writer.write(b"HTTP/1.1 2x0 Broken\r\nContent-Length: 0\r\n\r\n")
@@ -122,6 +132,15 @@ class HttpApp:
             await writer.drain()
             if close:
                 return
+
+
+async def _wait_out_stall(opts: HttpOptions) -> None:
+    """Hold the response until the stall in progress (if any) ends."""
+    now = time.monotonic_ns()
+    phase = (now - opts.stall_origin_ns) % int(opts.stall_period_ms * 1_000_000)
+    end = now - phase + int(opts.stall_ms * 1_000_000)
+    while (left := end - time.monotonic_ns()) > 0:
+        await asyncio.sleep(left / 1e9)
 
 
 def _parse_request_head(head: bytes) -> tuple[bytes, dict[bytes, bytes]]:
@@ -319,6 +338,9 @@ def _main() -> None:
     parser.add_argument("--greet", default="")
     parser.add_argument("--framing", default="length")
     parser.add_argument("--delay-ms", type=float, default=0.0)
+    parser.add_argument("--stall-ms", type=float, default=0.0)
+    parser.add_argument("--stall-period-ms", type=float, default=1000.0)
+    parser.add_argument("--stall-origin-ns", type=int, default=0)
     parser.add_argument("--corrupt-every", type=int, default=0)
     parser.add_argument("--payload-size", type=int, default=0)
     args = parser.parse_args()
@@ -336,6 +358,9 @@ def _main() -> None:
                 close_every=args.close_every,
                 body_size=args.body_size,
                 greet=args.greet.encode(),
+                stall_ms=args.stall_ms,
+                stall_period_ms=args.stall_period_ms,
+                stall_origin_ns=args.stall_origin_ns,
             )
         )
     else:

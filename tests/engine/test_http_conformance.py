@@ -247,13 +247,33 @@ def test_open_loop_pool_grows_when_the_server_falls_behind(
 def test_open_loop_pool_bound_leaves_requests_unsent_and_says_so(
     loop: str, http_server: StartHttp, consistent: Check
 ) -> None:
+    # Two connections answered 200 ms apart carry 10 requests a second of the 40 due.
     server, app = http_server(delay_ms=200)
     r = consistent(
-        http_load(server.url, loop=loop, rate=100, connections=1, max_connections=2, duration=0.5)
+        http_load(server.url, loop=loop, rate=40, connections=1, max_connections=2, duration=0.5)
     )
     assert r.generator.connections_peak <= 2
     assert app.seen.connections <= 2
+    # The drain sends what was still waiting when the window closed, and awaits it.
+    assert r.generator.sent_after_window > 0
+    assert (r.generator.unsent, r.in_flight, r.generator.lower_bounds) == (0, 0, 0)
+    assert r.generator.achieved_rate is not None and r.generator.achieved_rate < 30
+    assert not r.valid
+    assert any("rate not achieved" in reason for reason in r.invalid_reasons)
+    # Without the drain they stay unsent, each in the corrected latency at a lower bound.
+    r = consistent(
+        http_load(
+            server.url,
+            loop=loop,
+            rate=40,
+            connections=1,
+            max_connections=2,
+            duration=0.5,
+            drain=False,
+        )
+    )
     assert r.generator.unsent > 0
+    assert r.generator.lower_bounds == r.in_flight + r.generator.unsent
     assert not r.valid
     assert any("rate not achieved" in reason for reason in r.invalid_reasons)
 

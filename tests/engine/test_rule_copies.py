@@ -216,8 +216,8 @@ class Harness:
             try:
                 expected: Any = None
                 if name == "stop_counting":  # mirrored however it came about
-                    args = (list(args[0]),)
-                    shadow.stop_counting([_Snapshot(r) for r in args[0]])
+                    args = (list(args[0]), *(list(waiting) for waiting in args[1:]))
+                    shadow.stop_counting([_Snapshot(r) for r in args[0]], *args[1:])
                 elif not outermost:
                     pass
                 elif name == "record":
@@ -289,6 +289,8 @@ def figures(outcome: WorkerOutcome) -> dict[str, object]:
         "generator_faults": outcome.generator_faults,
         "latency_counts": dict(outcome.latency_counts),
         "uncorrected_counts": dict(outcome.uncorrected_counts),
+        # How many, not their values: each side reads its own clock as it stops.
+        "lower_bounds": sum(outcome.lower_bound_counts.values()),
         "by_request": [
             (k.sent, k.in_flight, dict(k.errors), dict(k.status_codes), dict(k.latency_counts))
             for k in outcome.by_request

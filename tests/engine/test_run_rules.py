@@ -151,6 +151,80 @@ def test_waiting_requests_are_unsent_until_they_leave_late() -> None:
     assert (outcome.sent, outcome.unsent, outcome.late_sends) == (1, 1, 1)
 
 
+def test_requests_unanswered_at_the_end_count_at_a_lower_bound() -> None:
+    # Issue 20, item 9: a request still out (or never sent) when an open-loop run stops is
+    # in the corrected latency at (stop - due time), not left out of it.
+    spec = http_spec("http://127.0.0.1:9/", rate=100.0, duration=1.0, warmup=WARMUP_S)
+    rules = _Rules(spec, split_load(spec)[0], build_exchange(spec), START)
+    slot = _Slot()
+    # A warm-up request, one sent 5 ns late, one sent 10 ns early (timed from its send).
+    slot.pending.extend([START, MEASURE + 5, MEASURE + 20])
+    slot.intended.extend([START, MEASURE, MEASURE + 30])
+    rules.recorder.sent = 2
+    rules.queue_waiting(MEASURE + 40)
+    before = monotonic_ns()
+    assert rules.stop_counting([slot], [START + 1, MEASURE + 40])
+    after = monotonic_ns()
+    froms = [MEASURE + 40, MEASURE + 20, MEASURE]
+    bounds = sorted(rules.recorder.lower_bounds)
+    assert len(bounds) == 3
+    for bound, since in zip(bounds, froms, strict=True):
+        assert before - since <= bound <= after - since
+    outcome = rules.finish("test")
+    assert (outcome.sent, outcome.in_flight, outcome.unsent) == (2, 2, 1)
+    assert sum(outcome.lower_bound_counts.values()) == 3
+    assert not outcome.latency_counts  # not answers: no `ok`, no timeline row
+
+
+def test_a_closed_loop_stop_records_no_lower_bounds() -> None:
+    spec = _spec("http", None)
+    rules = _Rules(spec, split_load(spec)[0], build_exchange(spec), START)
+    slot = _Slot()
+    slot.pending.extend([MEASURE, MEASURE + 1])
+    assert rules.stop_counting([slot])
+    assert rules.in_flight == 2
+    assert not rules.recorder.lower_bounds
+
+
+def test_the_drain_sends_what_still_waits_and_ends_when_all_is_answered() -> None:
+    spec = http_spec("http://127.0.0.1:9/", rate=100.0, duration=1.0)
+    rules = _Rules(spec, split_load(spec)[0], build_exchange(spec), START)
+    rules.count_sent(START)
+    rules.queue_waiting(START + 1)  # due in a stall: every connection was held
+    assert rules.close_window() is True  # one out, one waiting: the drain begins
+    rules.record(200, START, START, monotonic_ns())
+    rules.check_finished()
+    assert not rules.stopping  # one request of the window still waits for a connection
+    rules.leave_waiting(START + 1, late=True)  # a connection came free in the drain
+    rules.check_finished()
+    assert not rules.stopping  # ... and its answer is awaited
+    rules.record(200, monotonic_ns(), START + 1, monotonic_ns())
+    rules.check_finished()
+    assert rules.stopping
+    outcome = rules.finish("test")
+    assert (outcome.sent, outcome.unsent, outcome.late_sends) == (2, 0, 1)
+    assert outcome.sent_after_window == 1
+    assert not outcome.lower_bound_counts
+    assert sum(outcome.latency_counts.values()) == 2
+
+
+def test_without_a_drain_the_window_close_stops_with_what_waits_unsent() -> None:
+    spec = http_spec("http://127.0.0.1:9/", rate=100.0, duration=1.0, drain=False)
+    rules = _Rules(spec, split_load(spec)[0], build_exchange(spec), START)
+    rules.queue_waiting(START + 1)
+    assert rules.close_window() is False
+    assert rules.stopping
+
+
+def test_the_deadline_collects_what_fell_due_inside_the_window_only() -> None:
+    spec = http_spec("http://127.0.0.1:9/", rate=1000.0, duration=1.0)
+    rules = _Rules(spec, split_load(spec)[0], build_exchange(spec), START)
+    rules.collect_due(START, START + NS_PER_S - 3_000_000)  # the last wake-up was late
+    late = rules.due_by_deadline(START + NS_PER_S + 2_000_000)
+    assert late == [START + NS_PER_S - 2_000_000, START + NS_PER_S - 1_000_000]
+    assert rules.scheduled == 1000  # 0 .. 999 ms; the one due at the deadline is not
+
+
 def test_the_pool_may_grow_to_what_the_rate_needs_by_the_median_answer() -> None:
     spec = http_spec("http://127.0.0.1:9/", rate=1000.0, duration=1.0, connections=1)
     rules = _Rules(spec, split_load(spec)[0], build_exchange(spec), START)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from hdrh.histogram import HdrHistogram
@@ -118,6 +119,36 @@ def test_open_loop_shows_corrected_and_uncorrected_rows_and_send_lag() -> None:
     assert "intended 2,000.0/s, achieved 1,990.5/s" in text
     assert "send lag p99 0.250 ms" in text
     assert "late sends 3" in text
+
+
+def test_lower_bounds_in_the_corrected_figures_are_said_so() -> None:
+    corrected, _ = _summary_of([5000 + i for i in range(100)])
+    uncorrected, _ = _summary_of([1000 + i for i in range(90)])
+    result = _result(
+        mode="open",
+        sent=100,
+        ok=90,
+        in_flight=10,
+        status_codes={200: 90},
+        latency=corrected,
+        uncorrected=uncorrected,
+        spec=LoadSpec(kind="http", host="127.0.0.1", port=8080, rate=100.0, drain=False),
+        generator=GeneratorStats(intended_rate=100.0, achieved_rate=100.0, lower_bounds=10),
+    )
+    text = " ".join(format_result(result).split())
+    assert "Latency (ms) of 90 ok responses and 10 lower bounds" in text
+    assert "(10 corrected samples are lower bounds: requests still unanswered" in text
+    assert "the true percentiles can only be higher)" in text
+    drained = dataclasses.replace(
+        result,
+        in_flight=0,
+        ok=100,
+        generator=GeneratorStats(intended_rate=100.0, achieved_rate=96.0, sent_after_window=4),
+    )
+    text = " ".join(format_result(drained).split())
+    assert "Latency (ms) of 100 ok responses" in text
+    assert "lower bound" not in text
+    assert "sent after the window 4" in text
 
 
 def test_any_error_shows_all_six_kinds_and_short_samples() -> None:

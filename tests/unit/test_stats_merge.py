@@ -194,6 +194,46 @@ def test_requests_unsent_below_the_pool_bound_are_the_generators_doing() -> None
     assert "4 open, below the pool bound of 1024" in reason
 
 
+def test_lower_bounds_are_in_the_corrected_percentiles_but_not_in_ok() -> None:
+    # Issue 20, item 9: 90 answers of 1 ms and 10 requests unanswered at the end, at least
+    # 200 ms each: the corrected p95 is theirs, as it would be had the run waited for them.
+    answered = outcome(
+        sent=100,
+        in_flight=10,
+        latency_counts=Counter({1_000: 90}),
+        uncorrected_counts=Counter({1_000: 90}),
+        lower_bound_counts=Counter({200_000: 10}),
+        scheduled=100,
+    )
+    result = merge_outcomes(OPEN_SPEC, [answered])
+    assert result.ok == 90
+    assert result.latency.count == 100
+    assert result.p50_ms == 1.0
+    assert result.p95_ms == pytest.approx(200.0, rel=1e-3)
+    assert result.uncorrected is not None and result.uncorrected.count == 90
+    assert result.generator.lower_bounds == 10
+    split = merge_outcomes(
+        OPEN_SPEC,
+        [
+            outcome(latency_counts=Counter({1_000: 90}), lower_bound_counts=Counter({200_000: 4})),
+            outcome(lower_bound_counts=Counter({200_000: 6})),
+        ],
+    )
+    assert split.latency_histogram == result.latency_histogram
+    assert split.generator.lower_bounds == 10
+
+
+def test_sends_the_drain_made_count_as_sent_but_not_in_the_achieved_rate() -> None:
+    drained = outcome(scheduled=1000, sent=1000, sent_after_window=40, connections_peak=10)
+    result = merge_outcomes(OPEN_SPEC, [drained])
+    assert result.sent == 1000
+    assert result.generator.sent_after_window == 40
+    assert result.generator.achieved_rate == pytest.approx(960.0)
+    # Waiting for a connection when the window closed, as before the drain sent them.
+    assert result.invalid_causes == ("schedule_lag",)
+    assert "40 of 1000 scheduled requests were still waiting" in result.invalid_reasons[0]
+
+
 def test_open_loop_that_fell_behind_schedule_is_invalid() -> None:
     result = merge_outcomes(OPEN_SPEC, [outcome(lag_counts=Counter({50_000: 10}), scheduled=10)])
     assert not result.valid

@@ -224,15 +224,34 @@ class RunAccounting:
         if self.budget == 0 and self.completed >= self.recorder.sent:
             self.stop()
 
-    def stop_counting(self, outstanding: Iterable[Outstanding]) -> bool:
+    def stop_counting(
+        self, outstanding: Iterable[Outstanding], waiting: Iterable[int] = ()
+    ) -> bool:
         """The run ends now: measured requests still outstanding are in flight (not errors).
-        False if it had already stopped."""
+        False if it had already stopped.
+
+        Open loop: every measured request still unanswered, in flight or (``waiting``: the
+        due times of requests no connection has taken yet) never sent, is recorded in the
+        corrected latency at (now - its due time), a lower bound of what it would have
+        taken: a stall cut short by the end stays in the percentiles instead of leaving
+        them (``WorkerOutcome.lower_bound_counts``; never in ``ok`` or the timeline).
+        """
         if self.stopping:
             return False
         self.stopping = True
-        self.end_ns = self.end_ns or monotonic_ns()
+        now = monotonic_ns()
+        self.end_ns = self.end_ns or now
         outstanding = list(outstanding)
         self.in_flight += sum(self.measured_outstanding(r) for r in outstanding)
+        if self.open_loop:
+            measure = self.measure_start_ns
+            bounds = self.recorder.lower_bounds
+            for requests in outstanding:
+                # From the due time, or from the send if it left early (as in record).
+                for start, t in zip(requests.pending, requests.intended, strict=True):
+                    if t >= measure:
+                        bounds.append(now - (t if t < start else start))
+            bounds.extend(max(now - t, 0) for t in waiting if t >= measure)
         if self.mix:
             measure = self.measure_start_ns
             for requests in outstanding:

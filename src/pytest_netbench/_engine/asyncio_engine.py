@@ -245,7 +245,7 @@ class BaseRun(RunAccounting):
             self.without_exchange = sum(
                 1 for c in self.connections if getattr(c, "exchanges", 1) == 0
             )
-        self.stop_counting(self.connections)
+        self.stop_counting(self.connections, self.backlog)  # backlog: open loop, never sent
         for conn in list(self.connections):
             if conn.connect_task is not None:
                 conn.connect_task.cancel()
@@ -378,8 +378,8 @@ class OpenRun(BaseRun, OpenAccounting):
         self.timer = self.loop.call_later(max(delay, _MIN_TIMER_S), self._tick)
 
     def _tick(self) -> None:
-        if self.stopping:
-            return
+        if self.stopping or self.draining:
+            return  # a wake-up already queued when the window closed
         now = monotonic_ns()
         # Requests due within EARLY_SEND_NS go out in this wake-up (see schedule.py).
         due_times = self.collect_due(now, now + EARLY_SEND_NS)
@@ -430,7 +430,7 @@ class OpenRun(BaseRun, OpenAccounting):
         ``GROW_AFTER_NS`` at most, so a stall of the server's grows the pool by a few
         connections, not by every request that fell due during it."""
         self.grow_timer = None
-        if self.stopping or self.draining or not self.queued_at:
+        if self.stopping or not self.queued_at:
             return
         now = monotonic_ns()
         if self.may_grow(len(self.connections), now - self.queued_at[0]):
@@ -439,10 +439,14 @@ class OpenRun(BaseRun, OpenAccounting):
             self._arm_grow(now)
 
     def end_window(self) -> None:
-        """Send nothing new, but wait for the answers to what was sent in the window
-        (``OpenAccounting.close_window``); the sweeper's timeouts end the drain."""
+        """Nothing more falls due; the requests due inside the window are sent as
+        connections come free and their answers awaited (``OpenAccounting.close_window``);
+        the sweeper's timeouts end the drain."""
         if self.stopping or self.draining:
             return
+        now = monotonic_ns()
+        for intended in self.due_by_deadline(now):
+            self._dispatch(intended, now)
         self._stop_schedule()
         for conn in self.connections:
             conn.settle_counts()  # the drain's end is judged on exact counts
@@ -458,7 +462,7 @@ class OpenRun(BaseRun, OpenAccounting):
             self._free(conn)
 
     def _free(self, conn: Connection) -> None:
-        if self.backlog and not self.draining:
+        if self.backlog:
             conn.send(monotonic_ns(), self._take_waiting())
         else:
             self.idle.append(conn)
@@ -479,7 +483,7 @@ class OpenRun(BaseRun, OpenAccounting):
     def after_lost(self, conn: Connection) -> None:
         if conn in self.idle:
             self.idle.remove(conn)
-        if self.backlog and not self.draining and len(self.connections) < self.pool_limit:
+        if self.backlog and len(self.connections) < self.pool_limit:
             self.open_connection(monotonic_ns(), self._take_waiting())
         self.check_finished()
 

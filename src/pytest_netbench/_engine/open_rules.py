@@ -4,8 +4,12 @@ Requests fall due on a :class:`Schedule`; each due one either leaves at once (a 
 connection, or a new one opened for it) or waits for a connection to come free. A request
 sent after waiting is a *late send* (``generator.late_sends``); one still waiting when the
 run ends was never sent (``generator.unsent``). Latency is charged from the due time
-either way. After the deadline the run drains: nothing new is sent, the answers to what
-was sent are awaited (see :meth:`OpenAccounting.close_window`).
+either way. After the deadline the run drains: nothing new falls due, but every request
+that fell due inside the window is carried through, those still waiting for a connection
+sent when one comes free (late, ``generator.sent_after_window``), and every answer is
+awaited (see :meth:`OpenAccounting.close_window`). Whatever is still unanswered when the
+run stops (no drain, a drain cut short, a run interrupted) counts in the corrected latency
+at least as (stop - due time), a lower bound (``RunAccounting.stop_counting``).
 
 With keep-alive connections that stay open (no per-connection request limit), a waiting
 request gets a connection of its own only once it has waited ``GROW_AFTER_NS`` (see
@@ -63,6 +67,7 @@ class OpenAccounting(RunAccounting):
         self.scheduled = 0  # measured requests that fell due
         self.waiting_measured = 0  # measured requests due but not sent yet
         self.late_sends = 0
+        self.sent_after_window = 0  # measured requests that left the backlog in the drain
         # The most connections at once: the share of the pool bound, never below the
         # connections the run opens up front.
         self.pool_limit = max(share.max_connections, share.connections)
@@ -96,15 +101,23 @@ class OpenAccounting(RunAccounting):
             return waited_ns >= GROW_BLIND_AFTER_NS
         return pool < max(wanted, self.share.connections)
 
+    def due_by_deadline(self, now: int) -> list[int]:
+        """At the deadline: the due times of requests that fell due inside the window but
+        no wake-up collected (the deadline's timer ran first). The loop sends each or lets
+        it wait, as any due request, before the window closes: it was scheduled inside the
+        window, so it counts (:meth:`collect_due`)."""
+        return self.collect_due(now, self.deadline_ns - 1)
+
     def collect_due(self, now: int, horizon: int) -> list[int]:
         """The due times of the requests falling due by ``horizon``, oldest first.
 
         Counts the measured ones (``scheduled``, their send lag) against the request budget;
         when it is spent, ``schedule_done`` is set and nothing more falls due. One call per
-        wake-up, not per request: the loop then sends each or lets it wait.
+        wake-up, not per request: the loop then sends each or lets it wait. Nothing falls
+        due once the window has closed (a wake-up that was under way then gets nothing).
         """
         schedule = self.schedule
-        if schedule is None or self.schedule_done:
+        if schedule is None or self.schedule_done or self.draining or self.stopping:
             return []
         due_times: list[int] = []
         due = self.next_due
@@ -147,23 +160,29 @@ class OpenAccounting(RunAccounting):
         if intended >= self.measure_start_ns:
             self.waiting_measured -= 1
             self.recorder.sent += 1
+            if self.draining:
+                self.sent_after_window += 1
         if late:
             self.late_sends += 1
 
     def check_finished(self) -> None:
-        done_sending = self.draining or (self.budget == 0 and not self.waiting_measured)
+        done_sending = (self.draining or self.budget == 0) and not self.waiting_measured
         if done_sending and self.completed >= self.recorder.sent:
             self.stop()
 
     def close_window(self) -> bool:
-        """The deadline passed. Open loop drains: the requests still out at the deadline
-        are the slowest (those a stalled server holds), and dropping them would bias the
-        corrected percentiles low, as wrk2's are. The request timeout bounds the drain.
-        Returns True when a drain begins; otherwise the run has stopped."""
+        """The deadline passed. Open loop drains: the requests still out at the deadline,
+        and those still waiting for a connection (due while a stalled server held every
+        connection), are the slowest, and dropping them would bias the corrected
+        percentiles low, as wrk2's are. So nothing new falls due, the waiting requests
+        leave as connections come free (:meth:`leave_waiting`), and the run ends when every
+        measured request has been answered or failed; the request timeout bounds the
+        drain. Returns True when a drain begins; otherwise the run has stopped."""
         if self.stopping or self.draining:
             return False
         self.end_ns = monotonic_ns()
-        if not self.open_loop or not self.spec.drain or self.completed >= self.recorder.sent:
+        settled = self.completed >= self.recorder.sent and not self.waiting_measured
+        if not self.open_loop or not self.spec.drain or settled:
             self.stop()
             return False
         self.draining = True
@@ -174,4 +193,5 @@ class OpenAccounting(RunAccounting):
         outcome.scheduled = self.scheduled
         outcome.unsent = self.waiting_measured
         outcome.late_sends = self.late_sends
+        outcome.sent_after_window = self.sent_after_window
         return outcome

@@ -68,7 +68,10 @@ class TrioRun(OpenAccounting):
         self.work_send, self.work_recv = trio.open_memory_channel[tuple[int, bool, bool]](
             float("inf")
         )
-        self.handed_measured = 0
+        # Due times of the requests in the work channel that no connection has taken yet:
+        # handed to one waiting for it (counted as sent), or queued (waiting).
+        self.handed: deque[int] = deque()
+        self.queued: deque[int] = deque()
         self.connecting = 0
         self.scheduler_scope = trio.CancelScope()
         self.pool_size = 0
@@ -77,7 +80,11 @@ class TrioRun(OpenAccounting):
         self.contact = FirstContact()
 
     def end_window(self) -> bool:
-        """The deadline passed (``close_window``); True while draining."""
+        """The deadline passed (``close_window``); True while draining. Requests due
+        inside the window that the scheduler has not handed out yet go out first."""
+        if self.open_loop and not self.stopping:
+            for due in self.due_by_deadline(monotonic_ns()):
+                _hand_out(self, due)
         if self.close_window():
             self.scheduler_scope.cancel()
         return self.draining and not self.stopping
@@ -88,8 +95,9 @@ class TrioRun(OpenAccounting):
         Connections already waiting took theirs straight from the channel (trio hands an
         item to a waiting receiver at once), so what is still buffered is matched against
         connections still connecting; the rest get new connections, up to the pool bound.
+        In the drain too: what is queued fell due inside the window.
         """
-        if self.nursery is None or self.draining:
+        if self.nursery is None:
             return
         queued = self.work_send.statistics().current_buffer_used
         # Until a connect has succeeded, only the share's connections try (see FirstContact).
@@ -101,12 +109,15 @@ class TrioRun(OpenAccounting):
 
     def stop(self) -> None:
         """End the run; what is outstanding now is in flight (tasks unwind after this)."""
-        if self.stop_counting(self.slots):
+        if self.stop_counting(self.slots, [*self.handed, *self.queued]):
             # As in the asyncio engine, a request a connection is being opened for has
             # started: it is in flight, not unsent.
             started = min(self.waiting_measured, self.connecting)
             self.recorder.sent += started
-            self.in_flight += started + self.handed_measured
+            if self.draining:
+                self.sent_after_window += started
+            handed = sum(1 for due in self.handed if due >= self.measure_start_ns)
+            self.in_flight += started + handed
             self.waiting_measured -= started
             self.cancel_scope.cancel()
 
@@ -295,18 +306,15 @@ async def _open_connection(run: TrioRun, precounted: bool = False) -> None:
             if run.rpc and slot.served >= run.rpc:
                 break
             intended, counted, late = await run.work_recv.receive()
-            opened_for_it = arriving
             if arriving:
                 arriving = False
                 run.connecting -= 1
             if run.stopping:
                 break  # the window closed first; stop() has accounted for this request
-            if run.draining and not counted and not opened_for_it:
-                break  # queued when the window closed: it stays unsent
             if counted:
-                if intended >= run.measure_start_ns:
-                    run.handed_measured -= 1
+                run.handed.remove(intended)
             else:
+                run.queued.remove(intended)
                 run.leave_waiting(intended, late=late)
             await _one_open_exchange(run, slot, stream, (monotonic_ns(), intended))
     finally:
@@ -386,8 +394,9 @@ async def _sleep_until(due: int, timer: TimerFd | None) -> None:
 
 
 async def _schedule_loop(run: TrioRun, timer: TimerFd | None) -> None:
-    """Hand each due request to a connection (see ``_open_connection``) until stopped."""
-    while not run.stopping:
+    """Hand each due request to a connection (see ``_open_connection``) until the window
+    closes (a wake-up under way then finds nothing due: see ``collect_due``)."""
+    while not (run.stopping or run.draining):
         if run.next_due > monotonic_ns() + _EARLY_SEND_NS:
             await _sleep_until(run.next_due, timer)
         now = monotonic_ns()
@@ -411,11 +420,11 @@ def _hand_out(run: TrioRun, due: int) -> None:
     handed = stats.tasks_waiting_receive > 0
     if handed:
         run.count_sent(due)
-        if due >= run.measure_start_ns:
-            run.handed_measured += 1
+        run.handed.append(due)
         late = False
     else:
         run.queue_waiting(due)
+        run.queued.append(due)
         late = run.pool_size >= run.pool_limit
     run.work_send.send_nowait((due, handed, late))
     run.ensure_takers()

@@ -180,7 +180,7 @@ class GeneratorStats:
     late_sends: int = 0
     unsent: int = 0
     # Open loop, the drain: requests still waiting for a connection when the window closed
-    # and sent after it (late sends too; not in achieved_rate). And the corrected latency
+    # and sent after it (in `sent`, not in achieved_rate). And the corrected latency
     # samples that are lower bounds: requests unanswered when the run stopped (no drain, a
     # drain cut short by its guard, an interrupted run), each at (stop - due time).
     sent_after_window: int = 0

@@ -56,6 +56,7 @@ def merge_outcomes(
     outcomes = [o for o in every if not o.lost] or [WorkerOutcome()]
     latency_counts: Counter[int] = Counter()
     uncorrected_counts: Counter[int] = Counter()
+    lower_bound_counts: Counter[int] = Counter()
     lag_counts: Counter[int] = Counter()
     errors: dict[str, int] = dict.fromkeys(ERROR_KINDS, 0)
     status_codes: Counter[int] = Counter()
@@ -63,6 +64,7 @@ def merge_outcomes(
     for out in outcomes:
         latency_counts.update(out.latency_counts)
         uncorrected_counts.update(out.uncorrected_counts)
+        lower_bound_counts.update(out.lower_bound_counts)
         lag_counts.update(out.lag_counts)
         status_codes.update(out.status_codes)
         for kind, n in out.errors.items():
@@ -76,7 +78,9 @@ def merge_outcomes(
     sent = sum(o.sent for o in outcomes)
     in_flight = sum(o.in_flight for o in outcomes)
     ok = sum(latency_counts.values())
-    hist = histogram_from_counts(latency_counts)
+    # Open loop: requests unanswered at the end count at a lower bound (see
+    # RunAccounting.stop_counting); they are in the corrected figures, never in ``ok``.
+    hist = histogram_from_counts(latency_counts + lower_bound_counts)
     open_loop = spec.rate is not None
     generator = _generator_stats(spec, outcomes, lag_counts, duration_s)
     generator = _with_shares(generator, every, duration_s)
@@ -180,7 +184,8 @@ def _generator_stats(
     busiest_cpu = max((o.cpu_s for o in outcomes), default=0.0)
     busiest = max((max(o.busy_s, o.cpu_s) for o in outcomes), default=0.0)
     open_loop = spec.rate is not None
-    sent = sum(o.sent for o in outcomes)
+    # The achieved rate is of the sends inside the window, not of those the drain made.
+    sent = sum(o.sent - o.sent_after_window for o in outcomes)
     return GeneratorStats(
         workers=len(outcomes),
         loop=outcomes[0].loop if outcomes else "",
@@ -194,6 +199,8 @@ def _generator_stats(
         send_lag_p99_ms=percentile_of_counts(lag_counts, 99.0) if open_loop else None,
         send_lag_max_ms=(max(lag_counts) / 1000.0 if lag_counts else 0.0) if open_loop else None,
         late_sends=sum(o.late_sends for o in outcomes),
+        sent_after_window=sum(o.sent_after_window for o in outcomes),
+        lower_bounds=sum(sum(o.lower_bound_counts.values()) for o in outcomes),
         unsent=sum(o.unsent for o in outcomes),
         connections_without_exchange=_sum_known([o.connections_without_exchange for o in outcomes]),
         **_connect_phase_stats(outcomes),
@@ -340,14 +347,18 @@ def _invalid_reasons(
         reasons.append(("generator_saturated", _saturation_reason(generator)))
     if spec.rate is not None:
         scheduled = sum(o.scheduled for o in outcomes)
-        if generator.unsent > MAX_UNSENT_SHARE * scheduled + 1:
+        # Still waiting for a connection when the window closed: never sent, or sent by
+        # the drain after it.
+        unsent = generator.unsent + generator.sent_after_window
+        if unsent > MAX_UNSENT_SHARE * scheduled + 1:
             if generator.connections_peak >= spec.pool_limit:
                 reasons.append(
                     (
                         "rate_not_achieved",
-                        f"rate not achieved: {generator.unsent} of {scheduled} scheduled requests"
-                        f" were never sent (connection pool limit {spec.pool_limit} reached while"
-                        " the server fell behind): raise max_connections or lower the rate",
+                        f"rate not achieved: {unsent} of {scheduled} scheduled requests"
+                        " were not sent inside the window (connection pool limit"
+                        f" {spec.pool_limit} reached while the server fell behind): raise"
+                        " max_connections or lower the rate",
                     )
                 )
             else:
@@ -356,7 +367,7 @@ def _invalid_reasons(
                 reasons.append(
                     (
                         "schedule_lag",
-                        f"generator fell behind its schedule: {generator.unsent} of {scheduled}"
+                        f"generator fell behind its schedule: {unsent} of {scheduled}"
                         " scheduled requests were still waiting for a connection when the window"
                         f" closed ({generator.connections_peak} open, below the pool bound of"
                         f" {spec.pool_limit}): raise connections, add workers or lower the rate",

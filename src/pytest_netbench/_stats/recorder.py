@@ -78,6 +78,9 @@ class WorkerOutcome:
     latency_counts: Counter[int] = field(default_factory=Counter)
     uncorrected_counts: Counter[int] = field(default_factory=Counter)
     lag_counts: Counter[int] = field(default_factory=Counter)
+    # Open loop: requests unanswered when the run stopped, each at (stop - its due time), a
+    # lower bound of its corrected latency (merged into the corrected histogram, not `ok`).
+    lower_bound_counts: Counter[int] = field(default_factory=Counter)
     # One entry per timeline bucket: a second at the default resolution.
     seconds: list[TimelineBucket] = field(default_factory=list)
     window_start_ns: int = 0
@@ -90,6 +93,7 @@ class WorkerOutcome:
     scheduled: int = 0
     unsent: int = 0
     late_sends: int = 0
+    sent_after_window: int = 0
     error_samples: dict[str, str] = field(default_factory=dict)
     loop: str = ""
     # A request mix: one entry per kind, in the mix's order (empty without a mix).
@@ -124,6 +128,7 @@ class Recorder:
         "generator_faults",
         "lags",
         "latencies",
+        "lower_bounds",
         "measure_start_ns",
         "open_loop",
         "outcome",
@@ -159,6 +164,8 @@ class Recorder:
         self.latencies: array[int] = array("q")
         self.uncorrected: array[int] = array("q")
         self.lags: array[int] = array("q")
+        # Open loop, filled once as the run stops (see RunAccounting.stop_counting).
+        self.lower_bounds: array[int] = array("q")
         self.outcome = WorkerOutcome()
         self._folded_errors = 0
 
@@ -236,6 +243,7 @@ class Recorder:
         out.bytes_written = self.bytes_written
         out.window_start_ns = self.measure_start_ns
         out.window_end_ns = window_end_ns
+        out.lower_bound_counts = count_microseconds(self.lower_bounds)
         out.generator_faults = self.generator_faults
         out.error_samples = dict(self.error_samples)
         out.by_request = [kind.outcome for kind in self.by_request]
