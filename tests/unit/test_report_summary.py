@@ -137,7 +137,7 @@ def test_lower_bounds_in_the_corrected_figures_are_said_so() -> None:
     )
     text = " ".join(format_result(result).split())
     assert "Latency (ms) of 90 ok responses and 10 lower bounds" in text
-    assert "(10 corrected samples are lower bounds: requests still unanswered" in text
+    assert "(the corrected samples include 10 lower bounds: requests still unanswered" in text
     assert "the true percentiles can only be higher)" in text
     drained = dataclasses.replace(
         result,
@@ -145,6 +145,8 @@ def test_lower_bounds_in_the_corrected_figures_are_said_so() -> None:
         ok=100,
         generator=GeneratorStats(intended_rate=100.0, achieved_rate=96.0, sent_after_window=4),
     )
+    one = dataclasses.replace(result, generator=GeneratorStats(lower_bounds=1))
+    assert "ok responses and 1 lower bound " in " ".join(format_result(one).split())
     text = " ".join(format_result(drained).split())
     assert "Latency (ms) of 100 ok responses" in text
     assert "lower bound" not in text

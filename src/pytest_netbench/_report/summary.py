@@ -189,8 +189,9 @@ def _latency(result: LoadResult) -> list[str]:
     heading = "".join(name.rjust(_CELL_WIDTH) for name, _ in _LATENCY_COLUMNS)
     lower_bounds = result.generator.lower_bounds  # open loop: see GeneratorStats
     title = f"Latency (ms) of {result.latency.count - lower_bounds:,} ok responses"
+    bounds = f"{lower_bounds:,} lower bound" + ("" if lower_bounds == 1 else "s")
     if lower_bounds:
-        title += f" and {lower_bounds:,} lower bounds"
+        title += f" and {bounds}"
     lines = ["", title, "".ljust(_LABEL_WIDTH) + heading]
     if result.latency.count == 0:
         lines.append("  (no ok responses: no latency figures)")
@@ -201,9 +202,9 @@ def _latency(result: LoadResult) -> list[str]:
         lines.append("  (corrected = from the intended send time; the pXX_ms fields use it)")
         if lower_bounds:
             lines += textwrap.wrap(
-                f"({lower_bounds:,} corrected samples are lower bounds: requests still"
-                " unanswered when the run ended, in flight or never sent, each counted from"
-                " its intended send to that end; the true percentiles can only be higher)",
+                f"(the corrected samples include {bounds}: requests still unanswered when"
+                " the run ended, in flight or never sent, each counted from its intended"
+                " send to that end; the true percentiles can only be higher)",
                 78,
                 initial_indent="  ",
                 subsequent_indent="   ",
