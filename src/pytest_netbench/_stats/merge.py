@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
 import dataclasses
+import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -227,7 +226,7 @@ def _share(index: int, o: WorkerOutcome, duration_s: float, first_start_ns: int)
     if o.lost:
         errors: dict[str, int] = dict.fromkeys(ERROR_KINDS, 0)
         return ShareStats(index=index, host=o.host, worker=o.worker, lost=o.lost, errors=errors)
-    hist = histogram_from_counts(o.latency_counts)
+    hist = histogram_from_counts(o.latency_counts + o.lower_bound_counts)
     busy = 100.0 * max(o.busy_s, o.cpu_s) / duration_s if duration_s > 0 else 0.0
     return ShareStats(
         index=index,
