@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Self
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -297,6 +298,45 @@ class ServerThread:
         self._ready.set()
         await self._stop.wait()
         await close_app(server, clients)
+
+
+class PreparedSocketServer:
+    """Serves ``app`` on a socket prepared before the thread starts (bound, perhaps not yet
+    listening), from a daemon thread with its own loop: for servers that misbehave at the
+    socket level (late ``listen``, a tiny accept queue). Subclasses write :meth:`_serve`,
+    which returns once :attr:`_stop` is set."""
+
+    def __init__(self, app: Handler) -> None:
+        self.app = app
+        self.sock = socket.socket()
+        self.sock.bind((HOST, 0))
+        self.port: int = self.sock.getsockname()[1]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),), daemon=True)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self.sock.close()
+
+    async def _serve(self) -> None:
+        raise NotImplementedError
+
+    async def _until_stopped(self) -> None:
+        while not self._stop.is_set():
+            await asyncio.sleep(0.01)
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await self.app(reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
 
 
 async def start_app(

@@ -7,11 +7,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import socket
-import threading
 from collections.abc import Callable
 
 import pytest
-from servers import HOST, EchoApp, EchoOptions, StartEcho, StartHttp
+from servers import HOST, EchoApp, EchoOptions, PreparedSocketServer, StartEcho, StartHttp
 
 from pytest_netbench import LoadResult, SpecError, echo_load, http_load
 from pytest_netbench._api import run_spec
@@ -113,7 +112,6 @@ def test_a_server_that_stops_accepting_costs_one_connect_timeout_and_is_named() 
     so connects time out. Once no connect has succeeded for a whole connect timeout the
     phase gives up (not one timeout per missing connection, however it retries), and the
     result is invalid saying how many were open."""
-    import socket
 
     listener = socket.socket()
     try:
@@ -144,31 +142,17 @@ def test_connections_that_never_got_an_echo_are_counted(
     assert r.ok > 0
 
 
-class SlowAcceptor:
+class SlowAcceptor(PreparedSocketServer):
     """An echo server with an accept queue of one (``listen(1)``) that accepts one
     connection every ``every_s``: any connects faster than that overflow its queue, and
-    the kernel drops their SYNs. From a daemon thread with its own loop."""
+    the kernel drops their SYNs."""
 
     def __init__(self, app: EchoApp, every_s: float) -> None:
-        self.app = app
+        super().__init__(app)
         self.every_s = every_s
-        self.sock = socket.socket()
-        self.sock.bind((HOST, 0))
         self.sock.listen(1)
         self.sock.setblocking(False)
-        self.port: int = self.sock.getsockname()[1]
         self.accepted = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),), daemon=True)
-
-    def __enter__(self) -> SlowAcceptor:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(10)
-        self.sock.close()
 
     async def _serve(self) -> None:
         loop = asyncio.get_running_loop()
@@ -183,19 +167,10 @@ class SlowAcceptor:
                 await asyncio.sleep(self.every_s)
 
         acceptor = asyncio.create_task(accept_slowly())
-        while not self._stop.is_set():
-            await asyncio.sleep(0.01)
+        await self._until_stopped()
         for task in (acceptor, *clients):
             task.cancel()
         await asyncio.gather(acceptor, *clients, return_exceptions=True)
-
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            await self.app(reader, writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
 
 
 def test_an_overflowing_accept_queue_slows_the_phase_and_every_connection_opens(

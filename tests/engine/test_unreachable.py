@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from servers import HOST, HttpApp, HttpOptions, ServerThread
+from servers import HOST, HttpApp, HttpOptions, PreparedSocketServer, ServerThread
 
 from pytest_netbench import LoadResult, TargetUnreachableError, echo_load, http_load
 
@@ -66,44 +66,21 @@ def test_nothing_listening_ends_an_echo_load_of_two_workers() -> None:
     assert 0 < attempts_in(error) < 1000
 
 
-class LateListener:
+class LateListener(PreparedSocketServer):
     """A port that refuses connects (bound, not listening) until ``after_s``, then serves
-    ``app``; from a daemon thread with its own loop."""
+    ``app``."""
 
     def __init__(self, app: HttpApp, after_s: float) -> None:
-        self.app = app
+        super().__init__(app)
         self.after_s = after_s
-        self.sock = socket.socket()
-        self.sock.bind((HOST, 0))
-        self.port: int = self.sock.getsockname()[1]
         self.listening = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),), daemon=True)
-
-    def __enter__(self) -> LateListener:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(10)
-        self.sock.close()
 
     async def _serve(self) -> None:
         await asyncio.sleep(self.after_s)
         server = await asyncio.start_server(self._client, sock=self.sock, backlog=128)
         self.listening.set()
-        while not self._stop.is_set():
-            await asyncio.sleep(0.01)
+        await self._until_stopped()
         server.close()
-
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            await self.app(reader, writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
 
 
 def test_a_server_that_starts_listening_late_is_measured(loop: str, consistent: Check) -> None:
