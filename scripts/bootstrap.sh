@@ -24,7 +24,7 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[dev]"
+.venv/bin/python -m pip install -q -e ".[dev,flows]"
 
 # PyPy with the frameworks it supports, for the catalog's CPython-vs-PyPy comparisons
 # (Debian's pypy3 ships none of them and its pip refuses system installs).
