@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from pytest_netbench._live import LoadProgress as LoadProgress
     from pytest_netbench._live import StopSignal as StopSignal
     from pytest_netbench._metrics import metric_value as metric_value
+    from pytest_netbench._mix_file import load_mix as load_mix
     from pytest_netbench._model import feeders as feeders
     from pytest_netbench._model.kinds import ERROR_KINDS as ERROR_KINDS
     from pytest_netbench._model.result import LoadResult as LoadResult

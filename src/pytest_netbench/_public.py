@@ -37,6 +37,7 @@ PUBLIC: dict[str, str] = {
     "Request": "pytest_netbench._model.spec",
     "feeders": "pytest_netbench._model.feeders",
     "preview": "pytest_netbench._proto.source",
+    "load_mix": "pytest_netbench._mix_file",
     # its result
     "LoadResult": "pytest_netbench._model.result",
     "LatencySummary": "pytest_netbench._model.sections",

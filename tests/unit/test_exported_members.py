@@ -21,6 +21,7 @@ EXPECTED = {
     # one load and its result
     "http_load", "http_load_async", "echo_load", "echo_load_async", "run_spec", "http_spec",
     "echo_spec", "HttpOptions", "EchoOptions", "LoadSpec", "Request", "feeders", "preview",
+    "load_mix",
     "LoadResult",
     "LatencySummary", "GeneratorStats",
     "ServerStats", "TimelineRow", "ERROR_KINDS", "metric_value",

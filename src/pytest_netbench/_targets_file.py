@@ -1,0 +1,145 @@
+"""A request mix from a file in vegeta's targets format (``vegeta attack -targets=FILE``).
+
+A target is a ``METHOD URL`` line, then any ``Name: value`` header lines, then at most one
+``@path/to/body`` line naming a file whose bytes are the body; blank lines may separate
+targets, and a line starting with ``#`` is a comment. Each target becomes one
+:class:`Request` of a mix sent in turn (``mix_order="cycle"``, as vegeta round-robins its
+targets). Two additions vegeta ignores, so a file stays vegeta's: a ``# name: search``
+comment names the next target (its figures are ``by_request.search...``), and the URL may be
+a path alone (``GET /items``), for the server the load's URL names.
+
+What differs from vegeta, on purpose: a body file is read relative to the targets file's
+folder (vegeta: the working directory; the same when both sit in the folder you run
+from), and a target's URL must name the load's server (one server per load): the same
+scheme, host and port as the load's URL, or a path alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from pytest_netbench._errors import SpecError
+from pytest_netbench._model import Request
+from pytest_netbench._target import parse_http_url
+
+# vegeta's own test for a target line: an upper-case word, then a space.
+_TARGET_LINE = re.compile(r"^[A-Z]+\s")
+_NAME_COMMENT = re.compile(r"^#\s*name:\s*(?P<name>\S.*?)\s*$")
+
+
+def read_targets(path: Path, text: str, *, url: str | None) -> list[Request]:
+    """The requests of a targets file (``path`` for the errors and body files, ``text``
+    its contents), each target's URL checked against ``url`` (the load's) when given."""
+    requests: list[tuple[Request, int]] = []  # each with its target line's number
+    lines = text.splitlines()
+    origin = _origin(url) if url is not None else None
+    name = ""
+    number = 0
+    while number < len(lines):
+        line = lines[number].strip()
+        number += 1
+        if not line:
+            continue
+        if line.startswith("#"):
+            named = _NAME_COMMENT.match(line)
+            if named:
+                name = named["name"]
+            continue
+        where, start = f"{path}:{number}", number
+        if not _TARGET_LINE.match(line):
+            raise SpecError(
+                f"{where}: expected a target line 'METHOD URL' (e.g. GET http://127.0.0.1:8080/"
+                f"items, the method in capitals), got {line!r}"
+            )
+        method, target = line.split(None, 1)
+        path_part, origin = _path_of(target.strip(), origin, path, number)
+        headers: list[tuple[str, str]] = []
+        body = b""
+        while number < len(lines):
+            extra = lines[number].strip()
+            if not extra or _TARGET_LINE.match(extra):
+                break
+            number += 1
+            if extra.startswith("#"):
+                continue
+            if extra.startswith("@"):
+                body = _body(path, extra[1:].strip(), number)
+                break
+            key, sep, value = extra.partition(":")
+            if not sep or not key.strip() or not value.strip():
+                raise SpecError(
+                    f"{path}:{number}: expected a header line 'Name: value', a body line"
+                    f" '@file' or a blank line after the target on line {start},"
+                    f" got {extra!r}"
+                )
+            headers.append((key.strip(), value.strip()))
+        requests.append((Request(method, path_part, tuple(headers), body, name=name), start))
+        name = ""
+    if not requests:
+        raise SpecError(
+            f"{path}: no targets in the file: write one 'METHOD URL' line per target,"
+            " e.g. GET http://127.0.0.1:8080/items"
+        )
+    return _distinct_names(requests)
+
+
+def _origin(url: str) -> tuple[str, str, int]:
+    target = parse_http_url(url)
+    return (target.scheme, target.host, target.port)
+
+
+def _path_of(
+    target: str, origin: tuple[str, str, int] | None, path: Path, number: int
+) -> tuple[str, tuple[str, str, int] | None]:
+    """The path (and query) of a target's URL, and the server it names (the first
+    target's, when the load's URL was not given)."""
+    if target.startswith("/"):
+        return target, origin
+    if "://" not in target:
+        raise SpecError(
+            f"{path}:{number}: the URL {target!r} is neither http://host:port/path nor a path"
+            " starting with '/'"
+        )
+    parsed = parse_http_url(target) if _is_http(target) else None
+    if parsed is None:
+        raise SpecError(f"{path}:{number}: {target!r}: only http:// and https:// URLs can be sent")
+    here = (parsed.scheme, parsed.host, parsed.port)
+    if origin is not None and here != origin:
+        scheme, host, port = origin
+        raise SpecError(
+            f"{path}:{number}: {target!r} is not on the load's server {scheme}://{host}:{port}"
+            " (a load goes to one server): write the path alone (e.g. GET /items), or the"
+            " same scheme, host and port"
+        )
+    return parsed.target, here
+
+
+def _is_http(target: str) -> bool:
+    return target.lower().startswith(("http://", "https://"))
+
+
+def _body(path: Path, name: str, number: int) -> bytes:
+    if not name:
+        raise SpecError(f"{path}:{number}: '@' names no body file: write @path/to/body")
+    file = (path.parent / name).resolve()
+    try:
+        return file.read_bytes()
+    except OSError as exc:
+        raise SpecError(
+            f"{path}:{number}: cannot read the body file {name!r} (looked for {file}):"
+            f" {exc.strerror or exc}"
+        ) from None
+
+
+def _distinct_names(requests: list[tuple[Request, int]]) -> list[Request]:
+    """Targets without a ``# name:`` are named ``METHOD /path``; two alike (a POST of two
+    bodies) are told apart by their line: ``POST /orders (line 7)``."""
+    labels = [request.label for request, _ in requests]
+    out = []
+    for (request, number), label in zip(requests, labels, strict=True):
+        if not request.name and labels.count(label) > 1:
+            request = dataclasses.replace(request, name=f"{label} (line {number})")
+        out.append(request)
+    return out
