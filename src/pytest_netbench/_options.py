@@ -27,7 +27,17 @@ from pytest_netbench._public import publish
 LoadKind = Literal["http", "echo"]
 # How a value is written on the command line (and what its unit is in the docs).
 ValueKind = Literal[
-    "count", "seconds", "per_second", "switch", "choice", "text", "size", "headers", "body"
+    "count",
+    "seconds",
+    "per_second",
+    "switch",
+    "choice",
+    "text",
+    "size",
+    "headers",
+    "body",
+    "mix_file",
+    "feeder",
 ]
 HeadersArg = Mapping[str, str] | Sequence[tuple[str, str]] | None
 
@@ -170,10 +180,11 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
     LoadOption(
         "mix",
         None,
-        "text",
-        "several Request(...) kinds instead of one request; the URL names the server only",
+        "mix_file",
+        "several Request(...) kinds instead of one request; the URL names the server only"
+        " (CLI: a file of vegeta targets, or .json/.toml with weights and feeders)",
         loads=_HTTP,
-        on_cli=False,
+        metavar="FILE",
     ),
     LoadOption(
         "mix_order",
@@ -182,16 +193,16 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "a mix's order: each in turn, or interleaved by weight",
         loads=_HTTP,
         choices=MIX_ORDERS,
-        on_cli=False,
     ),
     LoadOption(
         "feeders",
         None,
-        "text",
+        "feeder",
         "named feeders (feeders.csv(...), feeders.count(), ...) whose values fill the ${name}"
-        " placeholders of the path, header values and body",
+        " placeholders of the path, header values and body (CLI: NAME=KIND:ARGS, repeated)",
         loads=_HTTP,
-        on_cli=False,
+        flag="--feeder",  # one feeder a flag, repeated, as headers
+        metavar="NAME=KIND:ARGS",
     ),
     LoadOption(
         "seed",
@@ -199,7 +210,6 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "count",
         "the seed of the feeders' random draws: the same seed, the same requests",
         loads=_HTTP,
-        on_cli=False,
     ),
     # raw TCP (echo)
     LoadOption(

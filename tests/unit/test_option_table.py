@@ -146,6 +146,8 @@ def test_a_flag_is_the_option_name_with_dashes() -> None:
         dashed = option.name.replace("_", "-")
         if option.name == "headers":
             assert option.cli_flag == "--header"  # one header a flag, as curl's
+        elif option.name == "feeders":
+            assert option.cli_flag == "--feeder"  # one feeder a flag, as headers
         elif option.default is True:
             assert option.cli_flag == f"--no-{dashed}"
         else:

@@ -14,7 +14,13 @@ import argparse
 
 from pytest_netbench._cli.exit_codes import ExitCode
 from pytest_netbench._cli.live import CommandLive
-from pytest_netbench._cli.loads import check_plot, interrupted_banner, load_status, read_thresholds
+from pytest_netbench._cli.loads import (
+    check_plot,
+    interrupted_banner,
+    load_status,
+    mix_names,
+    read_thresholds,
+)
 from pytest_netbench._cli.options import given, load_options
 from pytest_netbench._cli.outputs import write_files
 from pytest_netbench._model import LoadResult, why_no_latency
@@ -128,9 +134,10 @@ def run_cold_start(args: argparse.Namespace) -> ExitCode:
     from pytest_netbench._report.summary import no_success_line, threshold_lines
     from pytest_netbench._spec import http_spec
 
-    thresholds = read_thresholds(args)
+    options = load_options(args, "http")
+    thresholds = read_thresholds(args, requests=mix_names(options))
     resolution = args.resolution if args.resolution is not None else DEFAULT_RESOLUTION_S
-    spec = http_spec(args.url, **load_options(args, "http"))  # checked before any load
+    spec = http_spec(args.url, **options)  # checked before any load
     check_plot(args)
     with CommandLive(progress=args.progress, quiet=args.quiet) as live:
         live.say(*cold_start_heading(spec, resolution))

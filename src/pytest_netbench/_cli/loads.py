@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pytest_netbench._cli.exit_codes import ExitCode
 from pytest_netbench._cli.live import CommandLive
 from pytest_netbench._cli.options import load_options
 from pytest_netbench._cli.outputs import write_files
-from pytest_netbench._model import LoadResult
+from pytest_netbench._model import LoadResult, Request
 
 if TYPE_CHECKING:
     from pytest_netbench._experiment.slo import Slo, SloVerdict
@@ -17,10 +18,20 @@ if TYPE_CHECKING:
 
 def run_load(args: argparse.Namespace) -> ExitCode:
     """Run the load the arguments ask for; print, write, and say how it ended."""
-    thresholds = read_thresholds(args)  # a term that cannot be read stops us before any load
+    # Read first, so a mix file, a feeder or a term that cannot be read stops us before
+    # any load.
+    options = load_options(args, "http" if args.command == "http" else "echo")
+    if getattr(args, "show_requests", None) is not None:
+        from pytest_netbench._cli.show_requests import show_requests
+
+        return show_requests(args, options)
+    thresholds = read_thresholds(args, requests=mix_names(options))
     check_plot(args)
     with CommandLive(progress=args.progress, quiet=args.quiet) as live:
-        result = _run_http(args, live) if args.command == "http" else _run_echo(args, live)
+        if args.command == "http":
+            result = _run_http(args, live, options)
+        else:
+            result = _run_echo(args, live, options)
         live.clear()
     verdict = thresholds.evaluate(result) if thresholds is not None else None
     unwritten = write_files(args, result, stem=args.command)
@@ -36,18 +47,24 @@ def run_load(args: argparse.Namespace) -> ExitCode:
     return load_status(result, verdict, fail_invalid=args.fail_invalid)
 
 
-def read_thresholds(args: argparse.Namespace) -> Slo | None:
+def read_thresholds(args: argparse.Namespace, *, requests: Sequence[str] = ()) -> Slo | None:
     """``--threshold`` (repeatable; each terms joined by 'and' or ','), read as an SLO; a
-    misspelt metric is a usage error naming the valid ones. None when not given."""
+    misspelt metric, or a ``by_request.NAME`` term naming none of the mix's ``requests``,
+    is a usage error naming the valid ones. None when not given."""
     given: list[str] | None = getattr(args, "threshold", None)
     if not given:
         return None
     from pytest_netbench._experiment.slo import check_slo_requests, parse_slo
 
     slo = parse_slo(" and ".join(given), what="threshold")
-    # The command line sends no request mix: a by_request.NAME term names nothing it sends.
-    check_slo_requests(slo, (), what="threshold")
+    check_slo_requests(slo, requests, what="threshold")
     return slo
+
+
+def mix_names(options: Mapping[str, Any]) -> list[str]:
+    """The names of the requests of a mix (``--mix``), as the result keys their figures."""
+    mix: Sequence[Request] = options.get("mix") or ()
+    return [request.label for request in mix]
 
 
 def load_status(result: LoadResult, verdict: SloVerdict | None, *, fail_invalid: bool) -> ExitCode:
@@ -83,7 +100,7 @@ def check_plot(args: argparse.Namespace) -> None:
         require_matplotlib()
 
 
-def _run_http(args: argparse.Namespace, live: CommandLive) -> LoadResult:
+def _run_http(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -> LoadResult:
     from pytest_netbench._api import http_load
 
     return http_load(
@@ -92,11 +109,11 @@ def _run_http(args: argparse.Namespace, live: CommandLive) -> LoadResult:
         stop=live.stop,
         cluster=args.cluster,
         retries=args.retries or 0,
-        **load_options(args, "http"),
+        **options,
     )
 
 
-def _run_echo(args: argparse.Namespace, live: CommandLive) -> LoadResult:
+def _run_echo(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -> LoadResult:
     from pytest_netbench._api import echo_load
     from pytest_netbench._target import parse_host_port
 
@@ -108,5 +125,5 @@ def _run_echo(args: argparse.Namespace, live: CommandLive) -> LoadResult:
         stop=live.stop,
         cluster=args.cluster,
         retries=args.retries or 0,
-        **load_options(args, "echo"),
+        **options,
     )

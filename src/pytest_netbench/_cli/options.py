@@ -15,6 +15,8 @@ from typing import Any
 
 from pytest_netbench._cli.compare import add_compare_parser
 from pytest_netbench._errors import SpecError
+from pytest_netbench._feeder_descriptions import FEEDER_FLAG_HELP, feeder_from_flag
+from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._options import LoadKind, LoadOption, options_of
 from pytest_netbench._shared_flags import SHARED_BY_NAME, shared_help
 
@@ -78,14 +80,27 @@ _CROSSCHECK_ONLY = frozenset(
         "headers",
     }
 )
+
+
+def parse_feeder(text: str) -> tuple[str, Feeder]:
+    """``id=count:1``, ``user=csv:users.csv:shuffle`` (see ``FEEDER_FLAG_HELP``)."""
+    try:
+        return feeder_from_flag(text)
+    except SpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--feeder ")) from None
+
+
 _PARSERS = {
     "count": int,
     "seconds": parse_duration,
     "per_second": float,
     "size": parse_size,
     "headers": parse_header,
+    "feeder": parse_feeder,
 }
 _METAVARS = {"count": "N", "seconds": "T", "per_second": "N", "size": "BYTES", "headers": "H"}
+# Options given once a flag, repeated (as curl's -H), collected into a list.
+_REPEATED = frozenset({"headers", "feeder"})
 _PER_STEP = frozenset({"duration", "requests", "warmup"})
 
 
@@ -130,9 +145,12 @@ def _flag_kwargs(option: LoadOption, per: str) -> dict[str, Any]:
     else:
         kwargs["type"] = _PARSERS.get(option.kind, str)
         kwargs["metavar"] = option.metavar or _METAVARS.get(option.kind, option.name.upper())
-    if option.kind == "headers":
+    if option.kind in _REPEATED:
         kwargs["action"] = "append"
+    if option.kind == "headers":
         kwargs["metavar"] = "'NAME: VALUE'"
+    if option.kind == "feeder":
+        kwargs["help"] = FEEDER_FLAG_HELP
     return kwargs
 
 
@@ -195,6 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output_options(http, "the result", "LoadResult.to_dict()", pictures=True)
     http.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
     add_threshold_option(http)
+    http.add_argument(
+        "--show-requests",
+        type=int,
+        metavar="N",
+        help="print the first N requests the load would send, rendered from its feeders,"
+        " and exit without sending anything (as k6 inspect)",
+    )
 
     echo = sub.add_parser("echo", help="raw TCP echo load", description="TCP echo load")
     echo.add_argument("target", metavar="HOST:PORT")
@@ -389,4 +414,34 @@ def load_options(args: argparse.Namespace, load: LoadKind) -> dict[str, Any]:
             values["body"] = Path(body[1:]).read_bytes()
         except OSError as exc:
             raise SpecError(f"cannot read the body file {body[1:]!r}: {exc}") from None
+    if "feeders" in values:
+        values["feeders"] = _feeders_given(values["feeders"])
+    if "mix" in values:
+        values = _with_mix_file(values, getattr(args, "url", None))
     return values
+
+
+def _feeders_given(pairs: list[tuple[str, Feeder]]) -> dict[str, Feeder]:
+    feeders: dict[str, Feeder] = {}
+    for name, feeder in pairs:
+        if name in feeders:
+            raise SpecError(f"--feeder: two feeders are named {name!r}: give each its own name")
+        feeders[name] = feeder
+    return feeders
+
+
+def _with_mix_file(values: dict[str, Any], url: str | None) -> dict[str, Any]:
+    """``--mix FILE`` read into the options it gives; the command line's own ``--mix-order``
+    and ``--seed`` win over the file's, and its ``--feeder``s join the file's feeders."""
+    from pytest_netbench._mix_file import load_mix
+
+    path = values["mix"]
+    from_file: dict[str, Any] = dict(load_mix(path, url=url))
+    given = values.get("feeders", {})
+    in_both = sorted(set(given) & set(from_file.get("feeders", {})))
+    if in_both:
+        raise SpecError(f"feeder {in_both[0]!r} is given both in {path} and by --feeder: drop one")
+    merged = {**from_file, **values, "mix": from_file["mix"]}
+    if given or "feeders" in from_file:
+        merged["feeders"] = {**from_file.get("feeders", {}), **given}
+    return merged
