@@ -315,10 +315,14 @@ REQUEST_METRICS: tuple[str, ...] = (
     "in_flight",
     "rps",
     "p50_ms",
+    "p75_ms",
     "p90_ms",
+    "p95_ms",
     "p99_ms",
+    "p999_ms",
     "max_ms",
     "mean_ms",
+    "stdev_ms",
     "duration_s",
 )
 

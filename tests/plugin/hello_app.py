@@ -1,5 +1,6 @@
-"""hello_app.py [--delay-ms N] [--crash-after N] [--status N] -- a keep-alive HTTP/1.1 hello
-server (``--status 404``: every answer has that status).
+"""hello_app.py [--delay-ms N] [--crash-after N] [--status N] [--status-for PATH=N ...] -- a
+keep-alive HTTP/1.1 hello server (``--status 404``: every answer has that status;
+``--status-for /missing=404``: the answers to that path only).
 
 Copied into each pytester directory by the ``hello_app`` fixture and run there as a script.
 """
@@ -13,6 +14,14 @@ import os
 RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello"
 
 
+def _content_length(head: bytes) -> int:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value)
+    return 0
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--host", default="127.0.0.1")
@@ -20,8 +29,13 @@ async def main() -> None:
     parser.add_argument("--delay-ms", type=float, default=0.0)
     parser.add_argument("--crash-after", type=int, default=0)
     parser.add_argument("--status", type=int, default=200)
+    parser.add_argument("--status-for", action="append", default=[])
     args = parser.parse_args()
     response = RESPONSE.replace(b"200 OK", f"{args.status} Status".encode(), 1)
+    by_path = {}
+    for pair in args.status_for:
+        path, _, code = pair.partition("=")
+        by_path[path.encode()] = RESPONSE.replace(b"200 OK", f"{code} Status".encode(), 1)
     served = 0
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -32,12 +46,16 @@ async def main() -> None:
                 if not head:
                     break
                 served += 1
+                length = _content_length(head)
+                if length:
+                    await reader.readexactly(length)  # a body must not run into the next head
                 if args.crash_after and served >= args.crash_after:
                     print(f"hello_app: crashing on purpose after {served} requests", flush=True)
                     os._exit(3)
                 if args.delay_ms:
                     await asyncio.sleep(args.delay_ms / 1000.0)
-                writer.write(response)
+                target = head.split(b" ", 2)[1] if by_path else b""
+                writer.write(by_path.get(target, response))
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass

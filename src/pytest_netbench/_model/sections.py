@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_netbench._model.kinds import ERROR_KINDS
+from pytest_netbench._model.kinds import ERROR_KINDS, PERCENTILE_FIELDS
 from pytest_netbench._model.no_latency import NoLatency, no_success_reason
 from pytest_netbench._public import publish
 
@@ -210,6 +210,15 @@ class GeneratorStats:
     start_spread_ms: float | None = None
 
 
+# A request kind's latency figures in its JSON, flat: the same names the load's own carry.
+REQUEST_LATENCY_FIELDS: tuple[str, ...] = (
+    *(name for name, _ in PERCENTILE_FIELDS),
+    "max_ms",
+    "mean_ms",
+    "stdev_ms",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class RequestStats:
     """The figures of one kind of request in a mix (``LoadResult.by_request[name]``):
@@ -240,12 +249,24 @@ class RequestStats:
         return self._latency_figure(self.latency.p50_ms)
 
     @property
+    def p75_ms(self) -> float:
+        return self._latency_figure(self.latency.p75_ms)
+
+    @property
     def p90_ms(self) -> float:
         return self._latency_figure(self.latency.p90_ms)
 
     @property
+    def p95_ms(self) -> float:
+        return self._latency_figure(self.latency.p95_ms)
+
+    @property
     def p99_ms(self) -> float:
         return self._latency_figure(self.latency.p99_ms)
+
+    @property
+    def p999_ms(self) -> float:
+        return self._latency_figure(self.latency.p999_ms)
 
     @property
     def max_ms(self) -> float:
@@ -254,6 +275,10 @@ class RequestStats:
     @property
     def mean_ms(self) -> float:
         return self._latency_figure(self.latency.mean_ms)
+
+    @property
+    def stdev_ms(self) -> float:
+        return self._latency_figure(self.latency.stdev_ms)
 
     def percentile(self, q: float) -> float:
         """Any latency percentile (0 < q <= 100) of this kind's ok responses, in ms."""
@@ -285,6 +310,9 @@ class RequestStats:
             "in_flight": self.in_flight,
             "status_codes": {str(k): v for k, v in sorted(self.status_codes.items())},
             "rps": self.rps,
+            # Flat, as the load's own figures are at the top of its JSON (null: no ok
+            # response of this kind); ``latency`` holds the same and count, min.
+            **{name: json_float(getattr(self.latency, name)) for name in REQUEST_LATENCY_FIELDS},
             "latency": summary_dict(self.latency),
             "latency_histogram": self.latency_histogram,
         }

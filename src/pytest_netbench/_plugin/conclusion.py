@@ -63,12 +63,20 @@ def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
             build_experiment_tables,
             render_all_experiments_text,
         )
-        from pytest_netbench._report.matrix import build_matrices, render_all_text
+        from pytest_netbench._report.matrix import build_matrices, render_text
+        from pytest_netbench._report.requests import request_tables_text
 
         matrices = build_matrices(
             nb.records, metrics=settings.columns, baseline=settings.baseline_column
         )
-        parts.append(render_all_text(matrices, width=width))
+        # Each test's matrix, and under it a table per request kind of each load with a mix.
+        parts.append(
+            "\n".join(
+                render_text(m, width=width)
+                + request_tables_text(nb.records, m.function, width=width)
+                for m in matrices
+            )
+        )
         tables = build_experiment_tables(nb.experiments)
         parts.append(render_all_experiments_text(tables, width=width))
         parts.append(render_discards_text(discard_notes(nb.records, nb.experiments), width=width))

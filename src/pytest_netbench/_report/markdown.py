@@ -80,8 +80,10 @@ def render_markdown(
     environment: Mapping[str, object] | None = None,
     comparison: str | None = None,
     sections: Sequence[str] = (),
+    under_matrix: Mapping[str, str] | None = None,
 ) -> str:
-    """A whole report: title, optional environment line, every matrix, further
+    """A whole report: title, optional environment line, every matrix (each followed by
+    ``under_matrix[its function]``, already Markdown: a mix's per-request tables), further
     ``sections`` (already Markdown: experiment tables, discarded runs), optional comparison
     (already Markdown, e.g. from :func:`render_table_markdown`)."""
     parts = [f"## {title}", ""]
@@ -92,6 +94,9 @@ def render_markdown(
         parts += [f"<sub>{facts}</sub>", ""]
     for matrix in matrices:
         parts.append(render_matrix_markdown(matrix))
+        below = (under_matrix or {}).get(matrix.function)
+        if below:
+            parts.append(below)
     parts += [section for section in sections if section]
     if comparison:
         parts.append(comparison)

@@ -19,6 +19,7 @@ from pytest_netbench._model import (
     why_no_latency,
 )
 from pytest_netbench._report.cells import format_bytes, format_count, format_ms
+from pytest_netbench._report.requests import request_lines
 from pytest_netbench._report.shares import share_lines
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def format_result(
     lines += _latency(result)
     lines += _errors(result, width)
     lines += _status_codes(result, width)
+    lines += _per_request(result, width)
     lines += _server(result, width)
     lines += _generator(result, width)
     lines += share_lines(result, width)
@@ -251,6 +253,13 @@ def _status_codes(result: LoadResult, width: int) -> list[str]:
         return []
     text = ", ".join(f"{code}: {n:,}" for code, n in sorted(result.status_codes.items()))
     return textwrap.wrap(f"Status codes: {text}", width, subsequent_indent="  ")
+
+
+def _per_request(result: LoadResult, width: int) -> list[str]:
+    table = request_lines(result, width)
+    if not table:
+        return []
+    return ["", "Per request (latency in ms of each kind's ok responses)", *table]
 
 
 def _server(result: LoadResult, width: int) -> list[str]:

@@ -43,6 +43,7 @@ from pytest_netbench._report.markdown import (
     write_markdown,
 )
 from pytest_netbench._report.matrix import Matrix, build_matrices
+from pytest_netbench._report.requests import request_tables_markdown
 
 if TYPE_CHECKING:
     from pytest_netbench._experiment.capacity import CapacityResult
@@ -215,6 +216,10 @@ class MarkdownWriter:
             title=outputs.title,
             comparison=compared or None,
             sections=sections,
+            under_matrix={
+                m.function: request_tables_markdown(outputs.records, m.function)
+                for m in outputs.matrices
+            },
         )
         if summary:
             append_github_step_summary(text)  # only when $GITHUB_STEP_SUMMARY is set

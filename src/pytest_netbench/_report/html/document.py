@@ -27,12 +27,12 @@ from pytest_netbench._report.discards import discard_notes
 from pytest_netbench._report.experiment_tables import build_experiment_tables
 from pytest_netbench._report.html.invalid import InvalidFinding, invalid_findings
 from pytest_netbench._report.html.pictures import (
-    Picture,
     Pictures,
-    describe_picture,
     draw_pictures,
+    figures_html,
     split_pictures,
 )
+from pytest_netbench._report.html.requests import requests_html
 from pytest_netbench._report.html.shares import LEGEND as SHARES_LEGEND
 from pytest_netbench._report.html.shares import has_shares, shares_html
 from pytest_netbench._report.html.style import CSS
@@ -91,7 +91,7 @@ def render_html_report(
         for f in functions
     )
     if pictures.session:
-        tests_body += "<h3>Across tests</h3>" + _figures(pictures.session)
+        tests_body += "<h3>Across tests</h3>" + figures_html(pictures.session)
     if pictures.unavailable:
         tests_body = f'<p class="missing">No pictures: {escape(pictures.unavailable)}.</p>' + (
             tests_body
@@ -289,13 +289,16 @@ def _test_section(
         summary = f"Every load ({len(loads)})"
         parts.append(f"<details{'' if folded else ' open'}><summary>{summary}</summary>")
         parts += [loads_html(loads), "</details>"]
-        parts += _per_host(loads)
-    shown, more = split_pictures(pictures.of(function))
+    # A mix's spectra go beside its per-request tables, not among the other pictures.
+    mixes, beside = requests_html(records, function, pictures.of(function), folded_past=_LOADS_OPEN)
+    parts += mixes
+    parts += _per_host(loads)
+    shown, more = split_pictures([p for p in pictures.of(function) if p not in beside])
     if shown:
-        parts += ["<h4>Pictures</h4>", _figures(shown)]
+        parts += ["<h4>Pictures</h4>", figures_html(shown)]
     if more:
         parts.append(f"<details><summary>Pictures of each load ({len(more)})</summary>")
-        parts += [_figures(more), "</details>"]
+        parts += [figures_html(more), "</details>"]
     parts.append("</section>")
     return "".join(parts)
 
@@ -321,21 +324,6 @@ def _load_caption(record: Record) -> str:
     if record.trial:
         parts.append(f"trial {record.trial + 1}")
     return ", ".join(parts) or record.nodeid
-
-
-def _figures(pictures: Sequence[Picture]) -> str:
-    return (
-        '<div class="figures">'
-        + "".join(
-            f"<figure{' class=wide' if p.wide else ''}>"
-            f'<img src="{p.uri}" alt="{escape(p.name)}" width="{p.width}" height="{p.height}"'
-            ' loading="lazy">'
-            f"<figcaption>{escape(describe_picture(p.caption))}"
-            f" <code>{escape(p.name)}</code></figcaption></figure>"
-            for p in pictures
-        )
-        + "</div>"
-    )
 
 
 def _discards_section(notes: Sequence[Any]) -> str:

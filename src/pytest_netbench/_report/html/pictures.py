@@ -13,6 +13,7 @@ import struct
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from html import escape
 
 from pytest_netbench._errors import NetbenchError
 from pytest_netbench._records import ExperimentRecord, Record
@@ -102,6 +103,22 @@ def _is_summary(caption: str) -> bool:
         caption in _SUMMARY_KINDS
         or caption.startswith("matrix-")
         or caption.endswith(("-sweep", "-capacity", "-cold_start"))
+    )
+
+
+def figures_html(pictures: Sequence[Picture]) -> str:
+    """Pictures side by side (a wide one across the page), each with its caption and file."""
+    return (
+        '<div class="figures">'
+        + "".join(
+            f"<figure{' class=wide' if p.wide else ''}>"
+            f'<img src="{p.uri}" alt="{escape(p.name)}" width="{p.width}" height="{p.height}"'
+            ' loading="lazy">'
+            f"<figcaption>{escape(describe_picture(p.caption))}"
+            f" <code>{escape(p.name)}</code></figcaption></figure>"
+            for p in pictures
+        )
+        + "</div>"
     )
 
 

@@ -57,7 +57,8 @@ td.verdict.bad { color: var(--bad-ink); font-weight: 700; }
 td.verdict.good { color: var(--good-ink); font-weight: 600; }
 table caption { caption-side: top; text-align: left; font-size: 14px; font-weight: 600;
   padding: 10px 0 4px; }
-table.shares tr.total td { border-top: 2px solid #b9c3cd; font-weight: 600; }
+table.shares tr.total td, table.requests tr.total td { border-top: 2px solid #b9c3cd;
+  font-weight: 600; }
 ul.notes { margin: 4px 0 10px; padding-left: 18px; color: var(--muted); font-size: 13px; }
 li.invalid-note { color: var(--bad-ink); }
 table.facts th { text-align: left; background: var(--band); white-space: nowrap;

@@ -1,4 +1,5 @@
-"""Pictures of one load: its latency spectrum and its timeline.
+"""Pictures of one load: its latency spectrum (a mix's: one line per request kind and the
+whole load's) and its timeline.
 
 The spectrum is HdrHistogram's percentile distribution: latency (ms) against the
 percentile, with the x axis as ``1 / (1 - q)`` on a log scale, so 90 %, 99 %, 99.9 % ...
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_netbench._model import LoadResult, TimelineRow
+from pytest_netbench._model import LoadResult, RequestStats, TimelineRow
 from pytest_netbench._report.plots.canvas import (
     colour,
     from_zero,
@@ -30,6 +31,7 @@ from pytest_netbench._report.plots.canvas import (
 from pytest_netbench._stats.histogram import decode_histogram
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 MAX_NINES = 5  # 99.999 %
@@ -49,8 +51,9 @@ class Spectrum:
     count: int
 
 
-def spectrum(result: LoadResult) -> Spectrum:
-    """The percentile spectrum of the result's ok responses (empty without a histogram)."""
+def spectrum(result: LoadResult | RequestStats) -> Spectrum:
+    """The percentile spectrum of the ok responses of a load or of one request kind of its
+    mix (empty without a histogram)."""
     if not result.latency_histogram:
         return Spectrum((), (), 0)
     hist = decode_histogram(result.latency_histogram)
@@ -96,6 +99,44 @@ def spectrum_figure(series: Sequence[tuple[str, LoadResult]], *, title: str) -> 
                 va="top",
                 fontsize="small",
             )
+    _percentile_axes(axes, top, title=title)
+    if len(series) > 1:
+        axes.legend(fontsize="small", loc="upper left")
+    return figure
+
+
+def mix_spectrum_figure(result: LoadResult, *, title: str) -> Figure:
+    """A mix's spectra on one graph: a line per request kind, in the mix's order, and the
+    load's own (every kind together) in black, dashed, so one kind's tail shows beside the
+    others' and against the whole."""
+    figure = new_figure(8, 4.8)
+    axes = figure.add_subplot(1, 1, 1)
+    top = 1.0
+    for index, (name, part) in enumerate(result.by_request.items()):
+        points = spectrum(part)
+        if not points.x:
+            # Still in the legend, so a kind that never succeeded is seen missing.
+            why = f"{part.errors_total:,} errors" if part.errors_total else "no answer"
+            axes.plot([], [], color=colour(index), label=f"{name} (no ok response: {why})")
+            continue
+        top = max(top, points.x[-1])
+        label = f"{name} ({points.count:,} ok, max {number(points.ms[-1])} ms)"
+        axes.plot(points.x, points.ms, color=colour(index), linewidth=1.6, label=label)
+    whole = spectrum(result)
+    if whole.x:
+        top = max(top, whole.x[-1])
+        label = f"all requests ({whole.count:,} ok, max {number(whole.ms[-1])} ms)"
+        axes.plot(whole.x, whole.ms, color="black", linewidth=1.2, linestyle="--", label=label)
+    _percentile_axes(axes, top, title=title)
+    legend = axes.legend(fontsize="small", loc="upper left")
+    if result.mode == "open":
+        legend.set_title("latency from when each request was due")
+        legend.get_title().set_fontsize("small")
+    return figure
+
+
+def _percentile_axes(axes: Axes, top: float, *, title: str) -> None:
+    """The x axis as percentiles (a decade per nine) up to ``top``, latency from zero."""
     if top == 1.0:
         axes.text(0.5, 0.5, "no ok responses", transform=axes.transAxes, ha="center")
     axes.set_xscale("log")
@@ -105,9 +146,6 @@ def spectrum_figure(series: Sequence[tuple[str, LoadResult]], *, title: str) -> 
     axes.set_xlim(1.0, max(top, 10.0))
     axes.set_ylim(bottom=0.0)
     style_axes(axes, xlabel="percentile", ylabel="latency (ms)", title=title)
-    if len(series) > 1:
-        axes.legend(fontsize="small", loc="upper left")
-    return figure
 
 
 @dataclass(frozen=True, slots=True)

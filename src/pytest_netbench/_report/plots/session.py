@@ -1,6 +1,7 @@
 """Every picture of a session, written into one directory (``--netbench-plot DIR``).
 
-- per load: its latency spectrum (``...-latency.png``) and timeline (``...-timeline.png``);
+- per load: its latency spectrum (``...-latency.png``; a mix's: a line per request kind and
+  one of the whole load) and timeline (``...-timeline.png``);
 - per test function with loads of several parametrisations: their spectra on one graph,
   the median trial of each (``<function>-latency.png``; up to ten lines);
 - per test function with sweeps: the three sweep graphs, a line per sweep
@@ -21,6 +22,7 @@ import os
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_netbench._experiment.capacity import CapacityResult
 from pytest_netbench._experiment.cold_start import ColdStartResult
@@ -32,7 +34,11 @@ from pytest_netbench._report.matrix import Matrix, effective_params
 from pytest_netbench._report.plots.canvas import save
 from pytest_netbench._report.plots.capacity import capacity_figure
 from pytest_netbench._report.plots.cold_start import cold_start_figure
-from pytest_netbench._report.plots.load import spectrum_figure, timeline_figure
+from pytest_netbench._report.plots.load import (
+    mix_spectrum_figure,
+    spectrum_figure,
+    timeline_figure,
+)
 from pytest_netbench._report.plots.matrix import matrix_figure
 from pytest_netbench._report.plots.naming import (
     UniqueNames,
@@ -41,6 +47,9 @@ from pytest_netbench._report.plots.naming import (
     safe_part,
 )
 from pytest_netbench._report.plots.sweep import sweep_figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 MAX_LINES = 10  # more parametrisations than this: no combined spectrum (unreadable)
 
@@ -92,7 +101,7 @@ def plot_result(
     written = []
     if result.latency_histogram:
         path = root / names.claim(stem, "latency")
-        written.append(save(spectrum_figure([("", result)], title=title), path))
+        written.append(save(_spectrum_of(result, title=title), path))
     if result.timeline:
         path = root / names.claim(stem, "timeline")
         written.append(save(timeline_figure(result, title=title), path))
@@ -131,13 +140,20 @@ def _loads(root: Path, names: UniqueNames, records: Sequence[Record]) -> list[Pa
                 title = describe(function, params, trial) + _validity(record.result)
                 if record.result.latency_histogram:
                     path = root / names.claim(stem, "latency")
-                    written.append(save(spectrum_figure([("", record.result)], title=title), path))
+                    written.append(save(_spectrum_of(record.result, title=title), path))
                 if record.result.timeline:
                     path = root / names.claim(stem, "timeline")
                     written.append(save(timeline_figure(record.result, title=title), path))
         if 1 < len(by_params) <= MAX_LINES:
             written.append(_combined_spectrum(root, names, function, by_params))
     return written
+
+
+def _spectrum_of(result: LoadResult, *, title: str) -> Figure:
+    """A load's spectrum; a mix's has a line per request kind beside the whole load's."""
+    if result.by_request:
+        return mix_spectrum_figure(result, title=title)
+    return spectrum_figure([("", result)], title=title)
 
 
 def _combined_spectrum(
