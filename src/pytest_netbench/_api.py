@@ -25,7 +25,6 @@ from pytest_netbench._engine.share import split_load
 from pytest_netbench._engine.watch import ShareWatch
 from pytest_netbench._engine.workers import WorkerTransport, default_transport, run_workers
 from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableError
-from pytest_netbench._feeder_checks import check_sendable
 from pytest_netbench._kernel import tcp_ext_counter
 from pytest_netbench._live import ProgressCallback, ProgressTracker, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
@@ -99,7 +98,6 @@ class _Surroundings:
         stop: StopSignal | None,
         cluster: object | None,
     ) -> None:
-        check_sendable(spec)
         self.notes: tuple[str, ...] = ()  # the shares' machines are the cluster's
         if cluster is None:
             spec, self.notes = plan_load(spec, _server_pid(server))

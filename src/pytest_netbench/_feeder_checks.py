@@ -313,13 +313,3 @@ def _first_values(
         path = getattr(feeder, "path", "")
         raise SpecError(f"feeder {name!r}: {path} has no rows")
     return [column[0] for column in columns]
-
-
-def check_sendable(spec: LoadSpec) -> None:
-    """A load the engine can send. Templated requests are checked and previewed, but the
-    engine does not send them yet: such a load is refused before any socket."""
-    if spec.feeders:
-        raise SpecError(
-            "this version checks and previews templated requests (feeders=) but its engine"
-            " does not send them yet: preview(http_spec(url, ...)) shows what they would be"
-        )

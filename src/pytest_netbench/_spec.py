@@ -76,7 +76,7 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
         body=body.encode() if isinstance(body, str) else bytes(body),
         verify_tls=bool(o["verify_tls"]),
         proxy=proxy_addr,
-        mix=_checked_mix(mix, method=method, body=body, target=target.target, loop=o["loop"]),
+        mix=_checked_mix(mix, method=method, body=body, target=target.target),
         mix_order=_checked_mix_order(o["mix_order"], mix),
         feeders=checked_feeders(o["feeders"]),
         seed=checked_seed(o["seed"]),
@@ -271,7 +271,7 @@ def check_loop(name: str) -> None:
 
 
 def _checked_mix(
-    mix: Sequence[Request] | None, *, method: str, body: bytes | str, target: str, loop: str
+    mix: Sequence[Request] | None, *, method: str, body: bytes | str, target: str
 ) -> tuple[Request, ...]:
     """The kinds of a request mix, each with its name; () without one."""
     if mix is None:
@@ -286,10 +286,6 @@ def _checked_mix(
         raise SpecError(
             f"with mix=, the URL names the server only, but it has the path {target!r}: put"
             " the path on each Request"
-        )
-    if loop == "trio":
-        raise SpecError(
-            "request mixes run on the asyncio/uvloop engine: use loop='auto' (or 'asyncio')"
         )
     kinds: list[Request] = []
     for entry in mix:

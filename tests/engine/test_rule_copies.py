@@ -7,8 +7,9 @@ because a call per response costs more than the rest of the response's work:
   ``RunAccounting.take`` on the closed-loop keep-alive fast path (the connection of HEAD
   loads, of loads without keep-alive, and, through ``EchoConnection``, of echo loads);
 - the fused steady state (``FusedHttpConnection.on_message_complete``): ``record`` and
-  ``take`` in closed loop, ``record_kind``, ``take`` and ``next_request_kind`` for a mix,
-  ``record`` in open loop.
+  ``take`` in closed loop, ``record``, ``take`` (with its ``claim``) and ``next_request``
+  for requests rendered from feeders, ``record_kind``, ``take`` and ``next_request`` for a
+  mix (fixed, or rendered from feeders), ``record`` in open loop.
 
 Each test runs one real load through one of those paths against a loopback server that
 answers with numbered faults (status errors, broken status lines, resets, stalls), and
@@ -42,7 +43,7 @@ from pytest_netbench._engine.driver import run_share
 from pytest_netbench._engine.fused_http import FusedHttpConnection
 from pytest_netbench._engine.open_rules import OpenAccounting
 from pytest_netbench._engine.share import split_load
-from pytest_netbench._model import LoadSpec, Request
+from pytest_netbench._model import LoadSpec, Request, feeders
 from pytest_netbench._spec import echo_spec, http_spec
 from pytest_netbench._stats.recorder import WorkerOutcome
 
@@ -58,6 +59,12 @@ SCENARIOS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "count": ({"requests": 100}, {"status": 399}),
 }
 MIX = [Request("GET", "/a", name="a"), Request("GET", "/b", name="b", weight=2)]
+# A mix rendered from a feeder; each kind uses it, in the path or the body.
+FED_MIX = [
+    Request("GET", "/a/${n}", name="a"),
+    Request("POST", "/b", body="n=${n}", name="b", weight=2),
+]
+COUNTER = {"n": feeders.count()}
 # The asyncio paths with copies of their own, and the spec options that select each.
 PATHS: dict[str, dict[str, Any]] = {
     "connection": {"method": "HEAD"},  # Connection (closed loop: its fast path too)
@@ -65,6 +72,8 @@ PATHS: dict[str, dict[str, Any]] = {
     "fused": {},  # FusedHttpConnection
     "fused-open": {"rate": 1000.0},  # FusedOpenConnection, and OpenRun._tick's counting
     "fused-mix": {"mix": MIX, "mix_order": "weighted"},  # FusedMixConnection
+    "fused-varied": {"feeders": COUNTER},  # FusedVariedConnection (URL /${n})
+    "fused-mix-fed": {"mix": FED_MIX, "mix_order": "weighted", "feeders": COUNTER},
     "echo": {},  # EchoConnection, through Connection.on_response
 }
 ASYNCIO_LOOPS = ("uvloop", "asyncio")
@@ -193,8 +202,9 @@ class Harness:
             self.shadow_record(status, start, due, now, *kinds[:1])
             if not run.open_loop:
                 self.shadow_take(now, "the fused steady state")
-                if self.shadow.mix:
-                    kind, written = self.shadow.next_request_kind(now), getattr(conn, "kinds", [])
+                if self.shadow.source is not None:
+                    kind = self.shadow.next_request(now)[0]
+                    written = getattr(conn, "kinds", [kind])
                     if written[-1] != kind:
                         self.mismatches.append(
                             f"the fused mix wrote kind {written[-1]}, not {kind}"
@@ -230,11 +240,11 @@ class Harness:
                     shadow.fail_outstanding(_Snapshot(args[0]), *args[1:], **kwargs)
                 elif name == "count_all_sent":
                     shadow.count_all_sent(list(args[0]))
-                else:  # take, next_request_kind, count_sent, queue_waiting, leave_waiting
+                else:  # take, next_request, count_sent, queue_waiting, leave_waiting
                     expected = getattr(shadow, name)(*args, **kwargs)
                     self.takes += name == "take"
                 got = original(run, *args, **kwargs)
-                if outermost and name in ("take", "next_request_kind") and got != expected:
+                if outermost and name in ("take", "next_request") and got != expected:
                     self.mismatches.append(f"{name}{args}: the run said {got}, the rule {expected}")
                 return got
             finally:
@@ -258,11 +268,12 @@ class Harness:
             init(run, *args)
             if not isinstance(run, Shadow):
                 assert self.run is None, "one run per test"
-                self.run, self.shadow = run, Shadow(*args)
+                # The shadow renders its own requests: the run's source is the run's.
+                self.run, self.shadow = run, Shadow(*args[:4])
 
         monkeypatch.setattr(RunAccounting, "__init__", construct)
         for cls, names in (
-            (RunAccounting, ("take", "record", "record_kind", "next_request_kind")),
+            (RunAccounting, ("take", "record", "record_kind", "next_request")),
             (RunAccounting, ("fail_outstanding", "stop_counting")),
             (OpenAccounting, ("count_sent", "count_all_sent", "queue_waiting", "leave_waiting")),
         ):
@@ -336,7 +347,9 @@ def _spec(path: str, loop: str, url: str, port: int, options: dict[str, Any]) ->
     common = {"loop": loop, "connections": 3, "timeout": TIMEOUT_S, **options}
     if path == "echo":
         return echo_spec("127.0.0.1", port, payload=b"e" * 64, **common)
-    return http_spec(url + "/", **PATHS.get(path, TRIO_PATHS.get(path, {})), **common)
+    options = PATHS.get(path, TRIO_PATHS.get(path, {}))
+    target = "/${n}" if "feeders" in options and "mix" not in options else "/"
+    return http_spec(url + target, **options, **common)
 
 
 def _run_scenario(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_netbench import Request, SpecError, feeders, http_load, http_spec
+from pytest_netbench import Request, SpecError, feeders, http_spec
 from pytest_netbench._model.feeders import CsvRows
 
 # Port 9 on loopback: nothing listens, and every check comes before any socket anyway.
@@ -194,8 +194,3 @@ def test_bad_feeders_and_seeds_are_refused() -> None:
     )
     refused("seed must be a whole number, got '1'", seed="1")
     refused("seed must be a whole number, got True", seed=True)
-
-
-def test_a_load_with_feeders_is_refused_before_any_socket_until_the_engine_sends_them() -> None:
-    with pytest.raises(SpecError, match=r"does not send them yet: preview\(http_spec"):
-        http_load("http://127.0.0.1:9/${n}", feeders={"n": feeders.count()}, requests=1)

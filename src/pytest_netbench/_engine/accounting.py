@@ -7,9 +7,16 @@ the same on every loop: a request counts as sent when it starts inside the windo
 write, or the connect it needed), and a ``requests=N`` run hands out exactly N permits.
 The open-loop additions (schedule, waiting requests, drain) are in ``open_rules``.
 
+A load whose requests vary (a mix, or templates filled from feeders) takes them from its
+share's :class:`RequestSource`, a batch at a time, into ``ready``: every permit
+(:meth:`RunAccounting.take`, and the open loop's due requests) first *claims* one rendered
+request (:meth:`RunAccounting.claim`), and the write that follows, now or once its
+connection is open, pops it (:meth:`RunAccounting.next_request`). A source that has run
+out (feeders with ``on_end="stop"``) ends the load as a spent request budget does.
+
 The asyncio hot paths (``Connection.on_response``, the steady states of ``fused_http``)
-inline :meth:`RunAccounting.take`, :meth:`RunAccounting.record` and the mix's
-:meth:`RunAccounting.record_kind` for speed and say so where they do;
+inline :meth:`RunAccounting.take`, :meth:`RunAccounting.record`, :meth:`RunAccounting.claim`
+and the mix's :meth:`RunAccounting.record_kind` for speed and say so where they do;
 ``tests/engine/test_rule_copies.py`` runs real loads through each of them beside a copy of
 these rules fed the same events, and requires the same counts.
 """
@@ -24,10 +31,26 @@ from typing import Protocol, cast
 from pytest_netbench._engine.clocks import NS_PER_S, ThreadCost
 from pytest_netbench._engine.exchange import Exchange
 from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._errors import NetbenchError
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._proto.source import RequestSource
 from pytest_netbench._stats.recorder import Recorder, WorkerOutcome
 
 _NEVER_NS = 2**63 - 1
+# Requests that vary are rendered this many at a time: few at first, so a short load
+# renders little it never sends, then more, so a batch's fixed cost is spread thin; never
+# more than a request budget has left (a file sized to the load must not run out early).
+_FIRST_BATCH = 64
+_MOST_BATCH = 1024
+
+
+def request_source(spec: LoadSpec, share: WorkerShare) -> RequestSource | None:
+    """The share's source of requests when they vary (a mix, or feeders); None when the
+    load sends one fixed request (the exchange's ``chunks``). Built before the share's
+    start: indexing a shuffled file takes a while."""
+    if spec.kind != "http" or not (spec.mix or spec.feeders):
+        return None
+    return RequestSource(spec, share.index, share.workers)
 
 
 class Outstanding(Protocol):
@@ -51,7 +74,12 @@ class RunAccounting:
     """Permits, completions, failures and the window of one worker's run."""
 
     def __init__(
-        self, spec: LoadSpec, share: WorkerShare, exchange: Exchange, start_at_ns: int
+        self,
+        spec: LoadSpec,
+        share: WorkerShare,
+        exchange: Exchange,
+        start_at_ns: int,
+        source: RequestSource | None = None,
     ) -> None:
         self.spec = spec
         self.share = share
@@ -65,14 +93,27 @@ class RunAccounting:
             self.measure_start_ns,
             open_loop=self.open_loop,
             bucket_ns=round(spec.timeline_resolution_s * NS_PER_S),
-            request_kinds=len(exchange.mix_requests),
+            request_kinds=len(spec.mix),
         )
-        # A request mix: the order kinds go out in, where this worker is in it, and the
-        # measured requests each kind had outstanding when the run stopped.
-        self.mix = bool(exchange.mix_requests)
-        self.mix_sequence = exchange.mix_sequence
-        self.mix_position = 0
-        self.in_flight_by_request = [0] * len(exchange.mix_requests)
+        # A request mix: the measured requests each kind had outstanding when it stopped.
+        self.mix = bool(spec.mix)
+        self.in_flight_by_request = [0] * len(spec.mix)
+        # Requests that vary (see the module doc): rendered ones not yet written (and their
+        # kinds, in a mix), and how many of them no permit has claimed yet.
+        self.source = source if source is not None else request_source(spec, share)
+        self.ready: deque[bytes] = deque()
+        self.ready_kinds: deque[int] = deque()
+        self.spare = 0
+        self._batch = _FIRST_BATCH
+        # Bytes of requests that vary are counted from the batches, not per write (see
+        # written_bytes): all rendered, those written before the window, those never written.
+        self.rendered_bytes = 0
+        self.bytes_before_window = 0
+        self.unwritten_bytes = 0
+        self.source_ran_out = False  # feeders with on_end="stop": the load ended there
+        # What stopped the source with an error (on_end="error", a row that cannot be
+        # sent): the load raises it once the run has stopped.
+        self.source_failure: NetbenchError | None = None
         self.budget: int | None = share.requests  # measured requests left; None = by time
         self.completed = 0  # measured requests finished, ok or not
         self.in_flight = 0  # set when the run stops
@@ -100,6 +141,7 @@ class RunAccounting:
     def open_window(self) -> None:
         """Warm-up is over: from now on bytes and the generator's CPU count."""
         self.recorder.reset_window()
+        self.bytes_before_window = self.handed_out_bytes()
         self.cost.restart()
 
     def close_window(self) -> bool:
@@ -110,16 +152,73 @@ class RunAccounting:
 
     # -- requests --
     def take(self, now: int) -> bool:
-        """May one more request start at ``now``? Counts it as sent if it is measured."""
+        """May one more request start at ``now``? Counts it as sent if it is measured;
+        claims its request if they vary (none left: no)."""
         if self.stopping:
             return False
         if now >= self.measure_start_ns:
+            if self.budget is not None and self.budget <= 0:
+                return False
+            if self.source is not None and not self.claim():
+                return False
             if self.budget is not None:
-                if self.budget <= 0:
-                    return False
                 self.budget -= 1
             self.recorder.sent += 1
+        elif self.source is not None:
+            return self.claim()
         return True
+
+    # -- requests that vary --
+    def claim(self) -> bool:
+        """Set one rendered request aside for a request that starts now (rendering the
+        next batch if none is spare); False once the source has run out."""
+        if not self.spare and not self._refill():
+            return False
+        self.spare -= 1
+        return True
+
+    def _refill(self) -> bool:
+        """Render the next batch into ``ready``. A source that has run out ends the load
+        as a spent budget does (``check_finished``); one that fails stops it at once."""
+        source = self.source
+        assert source is not None
+        size = self._batch
+        if self.budget is not None:
+            size = min(size, max(self.budget, 1))
+        self._batch = min(self._batch * 2, _MOST_BATCH)
+        try:
+            kinds, data = source.take(size)
+        except NetbenchError as exc:  # FeederExhausted; a row that renders no request
+            self.source_failure = exc
+            self.budget = 0
+            self.stop()
+            return False
+        if not data:
+            self.source_ran_out = True
+            self.budget = 0
+            return False
+        self.ready.extend(data)
+        if self.mix:
+            self.ready_kinds.extend(kinds)
+        self.spare += len(data)
+        self.rendered_bytes += sum(map(len, data))
+        return True
+
+    def next_request(self, intended: int) -> tuple[int, bytes]:
+        """The next rendered request, one a permit has claimed: its kind (0 outside a
+        mix) and bytes. A mix counts it as sent under its kind if it is measured (the
+        totals counted it when it was taken)."""
+        data = self.ready.popleft()
+        if not self.mix:
+            return 0, data
+        kind = self.ready_kinds.popleft()
+        if intended >= self.measure_start_ns:
+            self.recorder.by_request[kind].sent += 1
+        return kind, data
+
+    def handed_out_bytes(self) -> int:
+        """Bytes of the requests taken out of ``ready`` so far (0 for a fixed request)."""
+        return self.rendered_bytes - sum(map(len, self.ready)) if self.source else 0
 
     def record(self, code: int, start: int, intended: int, now: int) -> None:
         """One complete response to a request that started at ``start`` (was due at
@@ -144,17 +243,6 @@ class RunAccounting:
             rec.uncorrected.append(now - start)
         self.completed += 1
 
-    def next_request_kind(self, intended: int) -> int:
-        """The mix's next kind of request (one due at ``intended``), counted as sent under
-        that kind if it is measured (the totals counted it when it was taken)."""
-        position = self.mix_position
-        kind = self.mix_sequence[position]
-        position += 1
-        self.mix_position = 0 if position == len(self.mix_sequence) else position
-        if intended >= self.measure_start_ns:
-            self.recorder.by_request[kind].sent += 1
-        return kind
-
     def record_kind(self, code: int, start: int, intended: int, now: int, kind: int) -> None:
         """:meth:`record` for a mix: the response to a request of the mix's ``kind``."""
         if intended < self.measure_start_ns or self.stopping:
@@ -173,12 +261,16 @@ class RunAccounting:
 
     def _outstanding_kinds(self, requests: Outstanding) -> list[int]:
         """The kind of each outstanding request of a mix connection, oldest first; one
-        still waiting for its connection takes the mix's next kind now."""
-        # Only mix connections (asyncio's MixConnection) exist in a mix run: _spec keeps
-        # mixes off the trio engine, whose connections keep no kinds.
+        still waiting for its connection takes its request now, never to be written."""
+        # A mix run's connections keep kinds (asyncio's MixConnection, trio's _Slot).
         kinds = cast(MixOutstanding, requests).kinds
         times = requests.intended if self.open_loop else requests.pending
-        unwritten = [self.next_request_kind(t) for t in list(times)[: len(times) - len(kinds)]]
+        unwritten = []
+        for t in list(times)[: len(times) - len(kinds)]:
+            kind, data = self.next_request(t)
+            if t >= self.measure_start_ns:
+                self.unwritten_bytes += len(data)
+            unwritten.append(kind)
         return unwritten + list(kinds)
 
     def fail_outstanding(
@@ -263,6 +355,9 @@ class RunAccounting:
 
     def finish(self, loop_name: str) -> WorkerOutcome:
         """The worker's outcome, once the run has stopped (call on the run's thread)."""
+        if self.source is not None:
+            written = self.handed_out_bytes() - self.bytes_before_window - self.unwritten_bytes
+            self.recorder.bytes_written = written
         outcome = self.recorder.finish(
             in_flight=self.in_flight,
             window_end_ns=max(self.end_ns, self.measure_start_ns),

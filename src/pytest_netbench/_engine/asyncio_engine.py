@@ -31,13 +31,14 @@ from pytest_netbench._engine.connecting import (
     describe_connect_error,
     informative_cause,
 )
-from pytest_netbench._engine.connection import Connection, MixConnection
+from pytest_netbench._engine.connection import Connection, MixConnection, VariedConnection
 from pytest_netbench._engine.echo_connection import EchoConnection
 from pytest_netbench._engine.exchange import Exchange
 from pytest_netbench._engine.fused_http import (
     FusedHttpConnection,
     FusedMixConnection,
     FusedOpenConnection,
+    FusedVariedConnection,
     fits_fused_path,
 )
 from pytest_netbench._engine.open_rules import GROW_AFTER_NS, OpenAccounting
@@ -45,6 +46,7 @@ from pytest_netbench._engine.precise_timer import create_precise_timer
 from pytest_netbench._engine.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._proto.source import RequestSource
 from pytest_netbench._stats.recorder import ONE_SECOND_NS
 
 _MIN_TIMER_S = 0.001
@@ -62,21 +64,25 @@ class BaseRun(RunAccounting):
         share: WorkerShare,
         start_at_ns: int,
         ssl_context: ssl.SSLContext | None,
+        source: RequestSource | None = None,
     ) -> None:
-        super().__init__(spec, share, exchange, start_at_ns)
+        super().__init__(spec, share, exchange, start_at_ns, source)
         self.loop = loop
         self.ssl_context = ssl_context
         self.connections: set[Connection] = set()
         self.done: asyncio.Future[None] = loop.create_future()
         self.timeout_ns = int(spec.timeout_s * NS_PER_S)
         self.connect_timeout_ns = int(spec.connect_timeout_s * NS_PER_S)
-        mix = bool(exchange.mix_requests)
-        writes = 1 if mix else len(exchange.chunks)  # each kind of a mix is one write
+        varies = self.source is not None
+        writes = 1 if varies else len(exchange.chunks)  # each request that varies: one write
         fused = fits_fused_path(exchange.parser_framed, self.rpc, writes)
         self.connection_class: type[Connection] = Connection
-        if mix:
+        if self.mix:
             fused_mix = fused and not self.open_loop
             self.connection_class = FusedMixConnection if fused_mix else MixConnection
+        elif varies:
+            fused_varied = fused and not self.open_loop
+            self.connection_class = FusedVariedConnection if fused_varied else VariedConnection
         elif fused:
             self.connection_class = FusedOpenConnection if self.open_loop else FusedHttpConnection
         elif exchange.verified_echo:

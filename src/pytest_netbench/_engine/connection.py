@@ -34,8 +34,11 @@ class ConnectionOwner(Protocol):
     stopping: bool
     draining: bool  # open loop, after the deadline (a closed run never drains)
     backlog: deque[int]  # open loop: due times of requests waiting (a closed run's is empty)
-    mix_sequence: tuple[int, ...]
-    mix_position: int
+    # Requests that vary (see accounting): rendered ones not yet written, their kinds (a
+    # mix), and how many no permit has claimed.
+    ready: deque[bytes]
+    ready_kinds: deque[int]
+    spare: int
     deadline_ns: int  # when a duration run's window ends (never, for a request count)
     next_tick_ns: int  # when the timeline's current second ends
 
@@ -43,7 +46,7 @@ class ConnectionOwner(Protocol):
 
     def record(self, code: int, start: int, intended: int, now: int) -> None: ...
 
-    def next_request_kind(self, intended: int) -> int: ...
+    def next_request(self, intended: int) -> tuple[int, bytes]: ...
 
     def record_kind(self, code: int, start: int, intended: int, now: int, kind: int) -> None: ...
 
@@ -187,9 +190,24 @@ class Connection(asyncio.BaseProtocol):
             self.intended.append(intended)
 
 
+class VariedConnection(Connection):
+    """A connection of a load whose one request is rendered from feeders: each write is
+    the next ready request (``RunAccounting.next_request``), whose bytes the run counts
+    from its batches. Every response goes through the run rules (no fast path here: the
+    fused one, ``FusedVariedConnection``, serves the common case)."""
+
+    def send(self, start: int, intended: int) -> None:
+        assert self.transport is not None
+        self.transport.write(self.run.next_request(intended)[1])
+        self.pending.append(start)
+        if self.run.open_loop:
+            self.intended.append(intended)
+
+
 class MixConnection(Connection):
-    """A connection of a request mix: each request it writes is the mix's next kind, and
-    each response (they come back in order) is recorded under the kind of its request.
+    """A connection of a request mix: each request it writes is the mix's next kind (with
+    its bytes rendered from feeders, if the load has them), and each response (they come
+    back in order) is recorded under the kind of its request.
 
     The recording goes through the run rules (``RunAccounting.record_kind``) rather than
     being inlined: a mix pays a few Python calls per response that a single request,
@@ -199,7 +217,6 @@ class MixConnection(Connection):
     def __init__(self, run: ConnectionOwner) -> None:
         super().__init__(run)
         self.kinds: deque[int] = deque()  # the kind of each written request in `pending`
-        self._requests = run.exchange.mix_requests
         self._fast = not run.open_loop and not run.rpc  # every kind is one write
 
     def on_response(self, code: int, keep_alive: bool) -> None:
@@ -222,10 +239,8 @@ class MixConnection(Connection):
 
     def send(self, start: int, intended: int) -> None:
         assert self.transport is not None
-        kind = self.run.next_request_kind(intended)
-        data = self._requests[kind]
-        self.transport.write(data)
-        self._rec.bytes_written += len(data)
+        kind, data = self.run.next_request(intended)
+        self.transport.write(data)  # its bytes: the run counts them from its batches
         self.pending.append(start)
         self.kinds.append(kind)
         if self.run.open_loop:

@@ -12,16 +12,18 @@ from time import monotonic_ns
 from typing import Any, TypeVar
 
 from pytest_netbench._cpus import pinned_thread
+from pytest_netbench._engine.accounting import request_source
 from pytest_netbench._engine.asyncio_engine import BaseRun, ClosedRun, OpenRun
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.connect_phase import ConnectPhase, phase_limit_s
 from pytest_netbench._engine.connecting import make_ssl_context
 from pytest_netbench._engine.connection import Connection
-from pytest_netbench._engine.exchange import build_exchange
+from pytest_netbench._engine.exchange import Exchange, build_exchange
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch, Watcher
 from pytest_netbench._errors import EngineFault
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._proto.source import RequestSource
 from pytest_netbench._stats.histogram import count_microseconds
 from pytest_netbench._stats.recorder import WorkerOutcome
 
@@ -39,12 +41,30 @@ async def run_share_async(
     """Run one share on the running loop; ``released_ns`` is when the share was released,
     on this host's monotonic clock (see ``WorkerShare.start_at``); ``watch``: progress
     reports and stop requests (see ``watch``)."""
-    loop = asyncio.get_running_loop()
     exchange = build_exchange(spec)
+    source = request_source(spec, share)  # before the start: a shuffled file is indexed
+    try:
+        return await _run_share(spec, share, loop_name, released_ns, watch, exchange, source)
+    finally:
+        if source is not None:
+            source.close()
+
+
+async def _run_share(
+    spec: LoadSpec,
+    share: WorkerShare,
+    loop_name: str,
+    released_ns: int,
+    watch: ShareWatch | None,
+    exchange: Exchange,
+    source: RequestSource | None,
+) -> WorkerOutcome:
+    loop = asyncio.get_running_loop()
     start_at = share.start_at(released_ns)
     await _sleep_until(start_at)
     run_class = ClosedRun if share.rate is None else OpenRun
-    run: BaseRun = run_class(loop, spec, exchange, share, start_at, make_ssl_context(spec))
+    ssl_context = make_ssl_context(spec)
+    run: BaseRun = run_class(loop, spec, exchange, share, start_at, ssl_context, source)
     handles: list[asyncio.TimerHandle] = []
     faults: list[BaseException] = []
     outer_handler = loop.get_exception_handler()
@@ -122,6 +142,8 @@ async def run_share_async(
         ) from faults[0]
     if run.contact.gave_up:
         raise run.contact.error(spec)
+    if run.source_failure is not None:
+        raise run.source_failure  # on_end="error" ran out, or a row renders no request
     outcome = run.finish(loop_name)
     outcome.connections_without_exchange = run.without_exchange
     if phase is not None:

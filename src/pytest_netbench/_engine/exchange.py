@@ -13,7 +13,6 @@ from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
 from pytest_netbench._proto.framing import Framer, OnError, OnResponse
-from pytest_netbench._proto.source import mix_sequence
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,9 +25,10 @@ class Exchange:
     ``verified_echo``: raw TCP whose answer is the payload itself, checked byte for byte
     (the ``echo`` framing), which the asyncio engine receives in place (``echo_connection``).
 
-    A request mix has no ``chunks``: ``mix_requests`` holds each kind's bytes, and
-    ``mix_sequence`` one period of the order they go out in (indexes into it), which every
-    connection of the worker takes its next request from in turn.
+    A load whose requests vary (a mix, or templates filled from feeders) has no
+    ``chunks``: the run takes them from its share's ``RequestSource`` (see
+    ``accounting``). ``mix_requests`` holds a mix's kinds as they are sent when they are
+    fixed (no feeders): the client-delay probe sends the first.
     """
 
     chunks: tuple[bytes, ...]
@@ -39,7 +39,6 @@ class Exchange:
     connect_port: int
     parser_framed: bool = False
     mix_requests: tuple[bytes, ...] = ()
-    mix_sequence: tuple[int, ...] = ()
     verified_echo: bool = False
 
 
@@ -56,9 +55,10 @@ def build_exchange(spec: LoadSpec) -> Exchange:
 
 def _http_exchange(spec: LoadSpec) -> Exchange:
     connect_host, connect_port = spec.proxy if spec.proxy is not None else (spec.host, spec.port)
-    if spec.mix:
+    if spec.mix or spec.feeders:
         # _spec refused mixes of HEAD with other methods: one framer fits every kind.
-        framer_cls = http_proto.framer_for(spec.mix[0].method)
+        framer_cls = http_proto.framer_for(spec.mix[0].method if spec.mix else spec.method)
+        fixed = () if spec.feeders else spec.mix
         return Exchange(
             (),
             0,
@@ -67,8 +67,7 @@ def _http_exchange(spec: LoadSpec) -> Exchange:
             connect_host,
             connect_port,
             framer_cls is http_proto.ResponseFramer,
-            tuple(http_proto.render_spec_request(spec, r) for r in spec.mix),
-            mix_sequence(spec),
+            tuple(http_proto.render_spec_request(spec, r) for r in fixed),
         )
     data = http_proto.render_spec_request(spec)
     framer_cls = http_proto.framer_for(spec.method)

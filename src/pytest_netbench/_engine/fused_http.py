@@ -7,8 +7,10 @@ common case (closed loop, keep-alive, one write per request, any method but HEAD
 connection itself is the httptools parser's callback object. httptools (llhttp, in C)
 finds where each response ends, exactly as inside ``ResponseFramer``; the Python run per
 response is ``data_received``, a one-line ``on_message_begin`` and ``on_message_complete``,
-which records the response and writes the next request (a mix, and open loop, do that in
-one more call, ``_steady_response``, behind the same guard).
+which records the response and writes the next request (requests that vary, a mix, and
+open loop do that in one more call, ``_steady_response``, behind the same guard; the
+first two pop the next ready request the run rendered, as ``RunAccounting.next_request``
+does, and fall back to the general path when none is spare, which renders the next batch).
 
 It stays exact by one rule: this path only ever handles whole responses ending with a
 read. The first read that ends inside a response (a large body, a slow or dribbling
@@ -28,7 +30,12 @@ from typing import Protocol
 
 import httptools
 
-from pytest_netbench._engine.connection import Connection, ConnectionOwner, MixConnection
+from pytest_netbench._engine.connection import (
+    Connection,
+    ConnectionOwner,
+    MixConnection,
+    VariedConnection,
+)
 from pytest_netbench._proto.http import (
     ResponseFramer,
     callback_failure,
@@ -155,36 +162,66 @@ class FusedHttpConnection(Connection):
         self.on_response(code, bool(self._keep_alive()))
 
 
+class FusedVariedConnection(FusedHttpConnection, VariedConnection):
+    """The fused path for one request rendered from feeders: the plain steady state, but
+    each write the next ready request. Its bytes are counted by the run, from its
+    batches (``RunAccounting.finish``), so the streak settles as the plain one does."""
+
+    def __init__(self, run: ConnectionOwner) -> None:
+        super().__init__(run)
+        self._next_ready = run.ready.popleft
+        self._plain = False
+
+    def _steady_response(self, now: int) -> None:
+        # Inlined copies of RunAccounting.record, .take (with .claim) and .next_request,
+        # settled in settle_counts; tests/engine/test_rule_copies.py holds them to the rules.
+        run = self.run
+        spare = run.spare
+        if not spare:
+            self._other_response(200)  # the general path renders the next batch
+            return
+        run.spare = spare - 1
+        due = self._due
+        self._record(now - due.popleft())
+        self._streak += 1
+        self._write(self._next_ready())  # type: ignore[misc]
+        due.append(now)
+
+
 class FusedMixConnection(FusedHttpConnection, MixConnection):
     """The fused path for a request mix: the same steady state, with the kind of each
     request kept beside it (``MixConnection``'s ``kinds``), its latency recorded under that
-    kind, and the next request the mix's next kind. Everything else goes through
-    ``MixConnection.on_response`` and ``send``, as on the general path."""
+    kind, and the next request the next ready one, of the kind it was rendered for.
+    Everything else goes through ``MixConnection.on_response`` and ``send``, as on the
+    general path."""
 
     def __init__(self, run: ConnectionOwner) -> None:
         super().__init__(run)
         counters = run.recorder.by_request
         self._kind_records = [kind.latencies.append for kind in counters]
-        self._sizes = [len(data) for data in self._requests]
+        self._next_ready = run.ready.popleft
+        self._next_kind = run.ready_kinds.popleft
         # Per kind, not yet settled: measured 200s answered, and measured requests sent.
         self._answered = [0] * len(counters)
         self._written = [0] * len(counters)
         self._plain = False
 
     def _steady_response(self, now: int) -> None:
-        # Inlined copies of RunAccounting.record_kind, .take and .next_request_kind, settled
-        # in settle_counts; tests/engine/test_rule_copies.py holds them to the rules.
+        # Inlined copies of RunAccounting.record_kind, .take (with .claim) and
+        # .next_request, settled in settle_counts; tests/engine/test_rule_copies.py holds
+        # them to the rules.
         run = self.run
+        spare = run.spare
+        if not spare:
+            self._other_response(200)  # the general path renders the next batch
+            return
+        run.spare = spare - 1
         pending = self.pending
         kind = self.kinds.popleft()
         self._kind_records[kind](now - pending.popleft())
         self._answered[kind] += 1
-        position = run.mix_position
-        sequence = run.mix_sequence
-        following = sequence[position]
-        position += 1
-        run.mix_position = 0 if position == len(sequence) else position
-        self._write(self._requests[following])  # type: ignore[misc]
+        following = self._next_kind()
+        self._write(self._next_ready())  # type: ignore[misc]
         self._written[following] += 1
         pending.append(now)
         self.kinds.append(following)
@@ -201,10 +238,9 @@ class FusedMixConnection(FusedHttpConnection, MixConnection):
                 codes[200] = codes.get(200, 0) + answered[kind]
                 self.run.completed += answered[kind]
                 answered[kind] = 0
-            if written[kind]:
+            if written[kind]:  # their bytes: the run counts them from its batches
                 counters.sent += written[kind]
                 rec.sent += written[kind]
-                rec.bytes_written += written[kind] * self._sizes[kind]
                 written[kind] = 0
 
 

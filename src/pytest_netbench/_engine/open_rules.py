@@ -37,6 +37,7 @@ from pytest_netbench._engine.exchange import Exchange
 from pytest_netbench._engine.schedule import Schedule, share_schedule
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._proto.source import RequestSource
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 # How long a request waits for a busy keep-alive connection before one is opened for it:
@@ -55,9 +56,14 @@ class OpenAccounting(RunAccounting):
     nothing ever waits), so one run class may serve both."""
 
     def __init__(
-        self, spec: LoadSpec, share: WorkerShare, exchange: Exchange, start_at_ns: int
+        self,
+        spec: LoadSpec,
+        share: WorkerShare,
+        exchange: Exchange,
+        start_at_ns: int,
+        source: RequestSource | None = None,
     ) -> None:
-        super().__init__(spec, share, exchange, start_at_ns)
+        super().__init__(spec, share, exchange, start_at_ns, source)
         self.schedule: Schedule | None = None
         self.next_due = 0  # intended time of the next request to fall due
         if share.rate is not None:
@@ -111,8 +117,9 @@ class OpenAccounting(RunAccounting):
     def collect_due(self, now: int, horizon: int) -> list[int]:
         """The due times of the requests falling due by ``horizon``, oldest first.
 
-        Counts the measured ones (``scheduled``, their send lag) against the request budget;
-        when it is spent, ``schedule_done`` is set and nothing more falls due. One call per
+        Counts the measured ones (``scheduled``, their send lag) against the request budget,
+        and claims each one's request if they vary; when the budget is spent (or the
+        requests have run out), ``schedule_done`` is set and nothing more falls due. One call per
         wake-up, not per request: the loop then sends each or lets it wait. Nothing falls
         due once the window has closed (a wake-up that was under way then gets nothing).
         """
@@ -124,18 +131,23 @@ class OpenAccounting(RunAccounting):
         measure = self.measure_start_ns
         lags = self.recorder.lags
         while due <= horizon:
-            if due >= measure:
-                budget = self.budget
-                if budget is not None:
-                    if budget <= 0:
-                        self.schedule_done = True
-                        break
-                    self.budget = budget - 1
+            measured = due >= measure
+            if measured and self.budget is not None and self.budget <= 0:
+                self.schedule_done = True
+                break
+            if self.source is not None and not self.claim():
+                self.schedule_done = True  # the feeders ran out: nothing more falls due
+                break
+            if measured:
+                if self.budget is not None:
+                    self.budget -= 1
                 self.scheduled += 1
                 lags.append(now - due if now > due else 0)
             due_times.append(due)
             due = schedule.next(due)
         self.next_due = due
+        if self.stopping:
+            return []  # the source failed while rendering (see claim): the load raises
         return due_times
 
     def count_sent(self, intended: int) -> None:

@@ -24,6 +24,7 @@ from pytest_netbench._engine.connecting import make_ssl_context
 from pytest_netbench._engine.exchange import Exchange, build_exchange
 from pytest_netbench._errors import EngineFault
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._proto.source import preview
 from pytest_netbench._proto.tcp import OK
 from pytest_netbench._stats.probe import ProbeSample
 
@@ -88,6 +89,7 @@ class ProbeProcess:
 def _probe_main(spec: LoadSpec, every_s: float, pipe: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when it ends
     exchange = build_exchange(spec)
+    request = probe_request(spec, exchange)
     pipe.send("ready")
     samples: list[ProbeSample] = []
     every_ns = int(every_s * NS_PER_S)
@@ -97,20 +99,27 @@ def _probe_main(spec: LoadSpec, every_s: float, pipe: Connection) -> None:
         if pipe.poll(wait_s):
             break  # asked to stop
         start = monotonic_ns()
-        samples.append(probe_once(spec, exchange, start))
+        samples.append(probe_once(spec, exchange, start, request))
         due = max(due + every_ns, monotonic_ns())
     pipe.send(samples)
     pipe.close()
 
 
-def probe_once(spec: LoadSpec, exchange: Exchange, start: int) -> ProbeSample:
-    """Connect, make one exchange, close; timed from ``start``."""
+def probe_request(spec: LoadSpec, exchange: Exchange) -> bytes:
+    """What the probe sends: the load's request; a fixed mix's first kind; for requests
+    rendered from feeders, the first request of the load's first share."""
+    if exchange.chunks:
+        return b"".join(exchange.chunks)
+    if exchange.mix_requests:
+        return exchange.mix_requests[0]
+    return preview(spec, 1)[0][1]
+
+
+def probe_once(spec: LoadSpec, exchange: Exchange, start: int, request: bytes) -> ProbeSample:
+    """Connect, send ``request``, read its answer, close; timed from ``start``."""
     codes: list[int] = []
     problems: list[str] = []
     framer = exchange.make_framer(lambda code, _keep: codes.append(code), problems.append)
-    request = exchange.chunks[0] if len(exchange.chunks) == 1 else b"".join(exchange.chunks)
-    if not request:  # a request mix: its first kind
-        request = exchange.mix_requests[0]
     address = (exchange.connect_host, exchange.connect_port)
     try:
         sock = socket.create_connection(address, timeout=spec.connect_timeout_s)

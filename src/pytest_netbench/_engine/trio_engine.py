@@ -14,6 +14,7 @@ from typing import Literal
 
 import trio
 
+from pytest_netbench._engine.accounting import request_source
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.connecting import (
     RETRY_UNREACHED_S,
@@ -29,6 +30,7 @@ from pytest_netbench._engine.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch, Watcher
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._proto.source import RequestSource
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 _READ_SIZE = 256 * 1024
@@ -42,13 +44,15 @@ Failure = Literal["connect", "timeout", "closed", "protocol", "reset"]
 
 
 class _Slot:
-    """One connection's outstanding requests: start times and (open loop) intended times."""
+    """One connection's outstanding requests: start times, (open loop) intended times and
+    (a mix) the kind of each one written."""
 
-    __slots__ = ("broken", "intended", "keep_alive", "pending", "served")
+    __slots__ = ("broken", "intended", "keep_alive", "kinds", "pending", "served")
 
     def __init__(self) -> None:
         self.pending: deque[int] = deque()
         self.intended: deque[int] = deque()
+        self.kinds: deque[int] = deque()
         self.served = 0
         self.keep_alive = True
         self.broken = ""
@@ -58,9 +62,14 @@ class TrioRun(OpenAccounting):
     """One worker's run, closed or open loop (the open-loop rules stay idle in closed loop)."""
 
     def __init__(
-        self, spec: LoadSpec, share: WorkerShare, exchange: Exchange, start_at_ns: int
+        self,
+        spec: LoadSpec,
+        share: WorkerShare,
+        exchange: Exchange,
+        start_at_ns: int,
+        source: RequestSource | None = None,
     ) -> None:
-        super().__init__(spec, share, exchange, start_at_ns)
+        super().__init__(spec, share, exchange, start_at_ns, source)
         self.slots: set[_Slot] = set()
         self.ssl_context = make_ssl_context(spec)
         self.cancel_scope = trio.CancelScope()
@@ -157,7 +166,10 @@ class TrioRun(OpenAccounting):
         intended = slot.intended.popleft() if self.open_loop else start
         slot.served += 1
         slot.keep_alive = keep_alive
-        self.record(code, start, intended, now)
+        if self.mix:
+            self.record_kind(code, start, intended, now, slot.kinds.popleft())
+        else:
+            self.record(code, start, intended, now)
 
     # -- one connection --
     async def connect(self, slot: _Slot) -> trio.abc.Stream | None:
@@ -240,6 +252,14 @@ class TrioRun(OpenAccounting):
         slot.pending.append(start)
         if self.open_loop:
             slot.intended.append(intended)
+        if self.source is not None:
+            # Requests that vary: the next ready one (rendered here, in this thread, when
+            # none is: take claimed it). The run counts their bytes from its batches.
+            kind, data = self.next_request(intended)
+            if self.mix:
+                slot.kinds.append(kind)
+            await stream.send_all(data)
+            return
         for chunk in self.exchange.chunks:
             await stream.send_all(chunk)
         self.recorder.bytes_written += self.exchange.size
@@ -452,8 +472,24 @@ async def _run(
 ) -> WorkerOutcome:
     start_at = share.start_at(released_ns)
     exchange = build_exchange(spec)
+    source = request_source(spec, share)  # before the start: a shuffled file is indexed
+    try:
+        return await _run_from(spec, share, start_at, watch, exchange, source)
+    finally:
+        if source is not None:
+            source.close()
+
+
+async def _run_from(
+    spec: LoadSpec,
+    share: WorkerShare,
+    start_at: int,
+    watch: ShareWatch | None,
+    exchange: Exchange,
+    source: RequestSource | None,
+) -> WorkerOutcome:
     await trio.sleep(max(start_at - monotonic_ns(), 0) / NS_PER_S)
-    run = TrioRun(spec, share, exchange, start_at)
+    run = TrioRun(spec, share, exchange, start_at, source)
     watcher = Watcher(watch, run) if watch is not None else None
     if watcher is not None and watcher.check():
         run.stop()  # asked to stop while the share waited for its start
@@ -482,6 +518,8 @@ async def _run(
         run.stop()
     if run.contact.gave_up:
         raise run.contact.error(spec)
+    if run.source_failure is not None:
+        raise run.source_failure  # on_end="error" ran out, or a row renders no request
     return run.finish("trio")
 
 
