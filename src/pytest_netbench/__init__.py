@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from pytest_netbench._compare.thresholds import parse_thresholds as parse_thresholds
     from pytest_netbench._errors import BuildFailed as BuildFailed
     from pytest_netbench._errors import FeederExhausted as FeederExhausted
+    from pytest_netbench._errors import FlowError as FlowError
     from pytest_netbench._errors import InterpreterNotFound as InterpreterNotFound
     from pytest_netbench._errors import NetbenchError as NetbenchError
     from pytest_netbench._errors import PortInUseError as PortInUseError
@@ -58,6 +59,10 @@ if TYPE_CHECKING:
     from pytest_netbench._experiment.sweep import parse_rates as parse_rates
     from pytest_netbench._experiment.sweep import sweep as sweep
     from pytest_netbench._experiment.tool_output import ToolFigures as ToolFigures
+    from pytest_netbench._flow.api import flow as flow
+    from pytest_netbench._flow.api import flow_async as flow_async
+    from pytest_netbench._flow.think import ThinkTime as ThinkTime
+    from pytest_netbench._flow.think import think as think
     from pytest_netbench._live import HostProgress as HostProgress
     from pytest_netbench._live import LoadProgress as LoadProgress
     from pytest_netbench._live import StopSignal as StopSignal
@@ -70,6 +75,7 @@ if TYPE_CHECKING:
     from pytest_netbench._model.sections import LatencySummary as LatencySummary
     from pytest_netbench._model.sections import ServerStats as ServerStats
     from pytest_netbench._model.sections import TimelineRow as TimelineRow
+    from pytest_netbench._model.sessions import SessionStats as SessionStats
     from pytest_netbench._model.spec import LoadSpec as LoadSpec
     from pytest_netbench._model.spec import Request as Request
     from pytest_netbench._options import EchoOptions as EchoOptions

@@ -21,6 +21,11 @@ class EngineFault(NetbenchError):
     """The load engine itself failed (a bug in pytest-netbench, not in the server)."""
 
 
+class FlowError(NetbenchError):
+    """A user flow raised on every session, so the load stopped early (the flow's own
+    exception is the ``__cause__``): a bug in the flow, not a fault of the server."""
+
+
 class RemoteTargetError(NetbenchError):
     """A target outside loopback was given without allow_remote."""
 

@@ -46,6 +46,12 @@ PUBLIC: dict[str, str] = {
     "TimelineRow": "pytest_netbench._model.sections",
     "ERROR_KINDS": "pytest_netbench._model.kinds",
     "metric_value": "pytest_netbench._metrics",
+    # user flows: virtual users running an async function of an httpx client
+    "flow": "pytest_netbench._flow.api",
+    "flow_async": "pytest_netbench._flow.api",
+    "think": "pytest_netbench._flow.think",
+    "ThinkTime": "pytest_netbench._flow.think",
+    "SessionStats": "pytest_netbench._model.sessions",
     # a running load: live progress out, a stop request in
     "LoadProgress": "pytest_netbench._live",
     "HostProgress": "pytest_netbench._live",
@@ -87,6 +93,7 @@ PUBLIC: dict[str, str] = {
     "NetbenchError": "pytest_netbench._errors",
     "SpecError": "pytest_netbench._errors",
     "FeederExhausted": "pytest_netbench._errors",
+    "FlowError": "pytest_netbench._errors",
     "TargetUnreachableError": "pytest_netbench._errors",
     "RemoteTargetError": "pytest_netbench._errors",
     "ResourceLimitError": "pytest_netbench._errors",

@@ -25,6 +25,8 @@ EXPECTED = {
     "LoadResult",
     "LatencySummary", "GeneratorStats",
     "ServerStats", "TimelineRow", "ERROR_KINDS", "metric_value",
+    # user flows
+    "flow", "flow_async", "think", "ThinkTime", "SessionStats",
     # a running load: live progress out, a stop request in
     "LoadProgress", "HostProgress", "StopSignal",
     # experiments, their results and the SLOs they check
@@ -39,7 +41,7 @@ EXPECTED = {
     "Server", "ServerSpec", "ProcessTreeSampler", "catalog", "ReadinessCheck",
     "ReadinessContext", "TcpReady", "HttpReady", "LogReady", "CallableReady", "AllReady",
     # errors
-    "NetbenchError", "SpecError", "FeederExhausted", "TargetUnreachableError",
+    "NetbenchError", "SpecError", "FeederExhausted", "FlowError", "TargetUnreachableError",
     "RemoteTargetError",
     "ResourceLimitError", "ServerError", "ServerStartupError", "ServerCrashed",
     "PortInUseError", "InterpreterNotFound", "BuildFailed", "ToolchainMissing",

@@ -118,7 +118,7 @@ def test_no_import_cycles() -> None:
 
 # What each layer must never import (docs/architecture.md): data flows down, results up.
 FRONT_ENDS = ("_plugin", "plugin", "cli", "_cli")
-LOAD_RUNNERS = ("_api", "_spec", "_experiment")
+LOAD_RUNNERS = ("_api", "_spec", "_experiment", "_flow")
 OUTPUTS = ("_compare", "_report")
 FORBIDDEN = {
     "_model": (*FRONT_ENDS, *LOAD_RUNNERS, *OUTPUTS, "_proto", "_engine", "_servers"),
@@ -129,6 +129,7 @@ FORBIDDEN = {
     "_compare": (*FRONT_ENDS, "_api", "_experiment", "_report", "_proto", "_engine", "_servers"),
     "_report": (*FRONT_ENDS, "_api", "_proto", "_engine"),
     "_experiment": (*FRONT_ENDS, "_report"),
+    "_flow": (*FRONT_ENDS, "_experiment", *OUTPUTS, "_servers"),
 }
 
 

@@ -30,5 +30,6 @@ from pytest_netbench._model.sections import RequestStats as RequestStats
 from pytest_netbench._model.sections import ServerStats as ServerStats
 from pytest_netbench._model.sections import ShareStats as ShareStats
 from pytest_netbench._model.sections import TimelineRow as TimelineRow
+from pytest_netbench._model.sessions import SessionStats as SessionStats
 from pytest_netbench._model.spec import LoadSpec as LoadSpec
 from pytest_netbench._model.spec import Request as Request

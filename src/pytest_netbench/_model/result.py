@@ -31,6 +31,7 @@ from pytest_netbench._model.sections import (
     summary_dict,
     summary_from,
 )
+from pytest_netbench._model.sessions import SessionStats
 from pytest_netbench._model.spec import LoadSpec
 from pytest_netbench._public import publish
 
@@ -75,6 +76,8 @@ class LoadResult:
     # A managed proxy's backend (``netbench_server("go_proxy", backend=...)``): its figures
     # beside the proxy's in ``server``.
     backend: ServerStats | None = None
+    # A user flow (``flow(...)``): its sessions' figures beside its steps' (``by_request``).
+    sessions: SessionStats | None = None
 
     # -- derived views users assert on -------------------------------------------------------
     @property
@@ -217,6 +220,7 @@ class LoadResult:
             "by_request": {name: s.to_dict() for name, s in self.by_request.items()},
             "probe": self.probe.to_dict() if self.probe is not None else None,
             "backend": stats_dict(self.backend) if self.backend else None,
+            "sessions": self.sessions.to_dict() if self.sessions is not None else None,
         }
         return out
 
@@ -275,6 +279,7 @@ class LoadResult:
                 for name, stats in (data.get("by_request") or {}).items()
             },
             probe=ProbeStats.from_dict(data["probe"]) if data.get("probe") else None,
+            sessions=SessionStats.from_dict(data["sessions"]) if data.get("sessions") else None,
         )
 
 

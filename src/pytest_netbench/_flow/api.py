@@ -1,0 +1,150 @@
+"""``flow(shopper, url, users=50, duration=30)``: virtual users running a user flow.
+
+The arguments are checked (the load's through ``http_spec``: URL, loopback guard, times,
+loop) before any socket exists; the share runs on a fresh loop in this thread
+(:func:`flow`) or on the caller's (:func:`flow_async`), and its outcomes become one
+:class:`LoadResult` whose ``by_request`` holds each step and ``sessions`` the sessions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from time import monotonic_ns
+from typing import Any
+
+from pytest_netbench._cpus import pinned_thread
+from pytest_netbench._engine.connecting import unreachable_message
+from pytest_netbench._engine.driver import resolve_loop, run_on_loop
+from pytest_netbench._engine.share import split_load
+from pytest_netbench._errors import SpecError, TargetUnreachableError
+from pytest_netbench._flow.outcome import merge_flow
+from pytest_netbench._flow.run import FlowFunction, FlowRun
+from pytest_netbench._model import LoadResult, LoadSpec
+from pytest_netbench._public import publish
+from pytest_netbench._spec import http_spec
+
+
+def flow(
+    flow_function: FlowFunction,
+    url: str,
+    *,
+    users: int = 10,
+    duration: float | None = None,
+    sessions: int | None = None,
+    warmup: float = 0.0,
+    timeout: float | None = None,
+    connect_timeout: float | None = None,
+    loop: str = "auto",
+    seed: int = 0,
+    allow_remote: bool = False,
+) -> LoadResult:
+    """Run ``users`` virtual users, each calling ``await flow_function(client)`` in a loop
+    (one call is a session) with an ``httpx.AsyncClient`` whose requests go to ``url``
+    through the engine, for ``duration`` seconds or until ``sessions`` sessions have run
+    (neither: the load's default duration). Each request is a step of the result's
+    ``by_request`` (named by ``extensions={"netbench_step": NAME}``, else ``"METHOD
+    /path"``); ``result.sessions`` counts the sessions. Needs the ``flows`` extra (httpx).
+    """
+    spec, sessions = flow_spec(
+        url, users, duration, sessions, warmup, timeout, connect_timeout, loop, seed, allow_remote
+    )
+    _check_flow_function(flow_function)
+    loop_name = resolve_loop(spec.loop)
+    share = split_load(spec)[0]
+    with pinned_thread(spec.cpus):
+        outcomes = run_on_loop(
+            loop_name,
+            lambda: FlowRun(flow_function, spec, share, monotonic_ns(), sessions).run(loop_name),
+        )
+    return _result(spec, outcomes)
+
+
+async def flow_async(
+    flow_function: FlowFunction,
+    url: str,
+    *,
+    users: int = 10,
+    duration: float | None = None,
+    sessions: int | None = None,
+    warmup: float = 0.0,
+    timeout: float | None = None,
+    connect_timeout: float | None = None,
+    seed: int = 0,
+    allow_remote: bool = False,
+) -> LoadResult:
+    """As :func:`flow`, on the caller's running asyncio loop."""
+    import asyncio
+
+    loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
+    spec, sessions = flow_spec(
+        url, users, duration, sessions, warmup, timeout, connect_timeout, "auto", seed, allow_remote
+    )
+    _check_flow_function(flow_function)
+    share = split_load(spec)[0]
+    outcomes = await FlowRun(flow_function, spec, share, monotonic_ns(), sessions).run(loop_name)
+    return _result(spec, outcomes)
+
+
+def flow_spec(
+    url: str,
+    users: int,
+    duration: float | None,
+    sessions: int | None,
+    warmup: float,
+    timeout: float | None,
+    connect_timeout: float | None,
+    loop: str,
+    seed: int,
+    allow_remote: bool,
+) -> tuple[LoadSpec, int | None]:
+    """The checked spec of a flow load (a user is a connection), and its session count."""
+    if isinstance(users, bool) or not isinstance(users, int) or users < 1:
+        raise SpecError(f"users must be a whole number of at least 1, got {users!r}")
+    if sessions is not None and (
+        isinstance(sessions, bool) or not isinstance(sessions, int) or sessions < 1
+    ):
+        raise SpecError(f"sessions must be a whole number of at least 1, got {sessions!r}")
+    if loop == "trio":
+        raise SpecError(
+            "flows run on asyncio or uvloop (loop='auto', 'uvloop' or 'asyncio'); trio is"
+            " not supported yet"
+        )
+    options: dict[str, Any] = {
+        "connections": users,
+        "warmup": warmup,
+        "loop": loop,
+        "seed": seed,
+        "allow_remote": allow_remote,
+    }
+    if duration is not None:
+        options["duration"] = duration
+    if timeout is not None:
+        options["timeout"] = timeout
+    if connect_timeout is not None:
+        options["connect_timeout"] = connect_timeout
+    spec = http_spec(url, **options)
+    if sessions is not None and duration is None:
+        spec = dataclasses.replace(spec, duration_s=None)  # ends when the sessions have run
+    return spec, sessions
+
+
+def _check_flow_function(flow_function: object) -> None:
+    call = getattr(flow_function, "__call__", None)  # noqa: B004 (an async __call__ too)
+    if not (inspect.iscoroutinefunction(flow_function) or inspect.iscoroutinefunction(call)):
+        raise SpecError(
+            f"a flow is an async function of a client, got {flow_function!r}: write"
+            " `async def shopper(client): await client.get('/')`"
+        )
+
+
+def _result(spec: LoadSpec, outcomes: tuple[Any, Any]) -> LoadResult:
+    result = merge_flow(spec, [outcomes])
+    connect_errors = result.errors.get("connect", 0)
+    if connect_errors and result.ok == 0 and result.errors_total == connect_errors:
+        sample = result.error_samples.get("connect", "")
+        raise TargetUnreachableError(unreachable_message(spec, connect_errors, sample))
+    return result
+
+
+publish(globals())

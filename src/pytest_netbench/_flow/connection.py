@@ -1,0 +1,187 @@
+"""One virtual user's keep-alive connection on asyncio (uvloop or plain): one request at a
+time, timed and recorded by the share's :class:`FlowAccounting`.
+
+:meth:`FlowConnection.exchange` takes the request (counted as sent), opens the connection
+if it has none, writes the bytes and waits for the whole response; a failure is recorded
+under its kind (connect, reset, timeout, protocol) by the inherited rules and raised as
+:class:`RequestFailed`, which the transport turns into the httpx exception a user expects.
+The connection keeps its outstanding request as the engine's connections do (``pending``,
+``intended``, ``kinds``), so stopping the run counts it in flight by the same rule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno as errno_mod
+import ssl
+from collections import deque
+from time import monotonic_ns
+from typing import cast
+
+from pytest_netbench._engine.connecting import connect, describe_connect_error
+from pytest_netbench._flow.accounting import FlowAccounting
+from pytest_netbench._proto.http_message import ResponseReader, WholeResponse
+
+
+class LoadStopped(BaseException):
+    """The load ended: the session stops where it is (a BaseException, so a flow's own
+    ``except Exception`` does not swallow it)."""
+
+
+class RequestFailed(Exception):
+    """A request of the flow failed; already recorded under ``kind``."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+class _Link(asyncio.Protocol):
+    """One TCP connection of a :class:`FlowConnection`. A link its owner has dropped (a
+    failure, a close) still gets its last callbacks from the loop; they are ignored, so
+    they never touch the connection opened after it."""
+
+    def __init__(self, owner: FlowConnection) -> None:
+        self.owner = owner
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        self.owner.accounting.live += 1
+
+    def data_received(self, data: bytes) -> None:
+        if self.owner.link is self:
+            self.owner.received(data)
+
+    def eof_received(self) -> bool | None:
+        if self.owner.link is self:
+            self.owner.reader.feed_eof()
+        return None  # the transport closes itself; connection_lost follows
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.owner.accounting.live -= 1
+        if self.owner.link is self:
+            self.owner.lost(exc)
+
+
+class FlowConnection:
+    """A virtual user's connection; reopened after the server closes it."""
+
+    def __init__(self, accounting: FlowAccounting, ssl_context: ssl.SSLContext | None) -> None:
+        self.accounting = accounting
+        self.ssl_context = ssl_context
+        self.pending: deque[int] = deque()
+        self.intended: deque[int] = deque()
+        self.kinds: deque[int] = deque()
+        self.link: _Link | None = None
+        self.reader = ResponseReader(self._on_response, self._on_error)
+        self.waiter: asyncio.Future[WholeResponse] | None = None
+
+    async def exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
+        """Send one request of ``step`` and return its whole response."""
+        acct = self.accounting
+        now = monotonic_ns()
+        if not acct.take_step(now, step):
+            raise LoadStopped
+        self.pending.append(now)
+        self.intended.append(now)
+        self.kinds.append(step)
+        if self.link is None:
+            await self._open()
+        link = self.link
+        assert link is not None and link.transport is not None
+        self.reader.expect(method)
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[WholeResponse] = loop.create_future()
+        self.waiter = waiter
+        link.transport.write(data)
+        acct.recorder.bytes_written += len(data)
+        timer = loop.call_later(acct.spec.timeout_s, self._timed_out)
+        try:
+            return await waiter
+        finally:
+            timer.cancel()
+            self.waiter = None
+
+    async def _open(self) -> None:
+        acct = self.accounting
+        spec = acct.spec
+        loop = asyncio.get_running_loop()
+        hostname = spec.host if self.ssl_context is not None else None
+        self.reader = ResponseReader(self._on_response, self._on_error)
+        link = _Link(self)
+        acct.count_opened(acct.live + 1)
+        try:
+            async with asyncio.timeout(spec.connect_timeout_s):
+                await connect(loop, link, (spec.host, spec.port), None, self.ssl_context, hostname)
+        except TimeoutError:
+            self._fail("connect", "connect failed: connect timeout")
+        except OSError as exc:  # refused, unreachable, TLS (ssl.SSLError is an OSError)
+            self._fail("connect", f"connect failed: {describe_connect_error(exc)}", exc.errno)
+        self.link = link
+
+    # -- the current link's events --
+    def received(self, data: bytes) -> None:
+        self.accounting.recorder.bytes_read += len(data)
+        self.reader.feed(data)
+
+    def lost(self, exc: Exception | None) -> None:
+        self.link = None
+        if not self.pending:
+            return
+        if self.reader.failed:
+            return  # already failed as a protocol error
+        if isinstance(exc, ConnectionResetError) or (
+            isinstance(exc, OSError) and exc.errno == errno_mod.ECONNRESET
+        ):
+            kind, detail = "reset", "connection reset by peer"
+        elif exc is None:
+            kind, detail = "reset", "server closed the connection before responding"
+        else:
+            kind, detail = "reset", f"connection lost: {exc!r}"
+        self._fail_waiter(kind, detail)
+
+    # -- the reader's answers --
+    def _on_response(self, response: WholeResponse) -> None:
+        now = monotonic_ns()
+        if not self.pending:
+            self._on_error("malformed response: a response arrived with no request sent")
+            return
+        start = self.pending.popleft()
+        intended = self.intended.popleft()
+        step = self.kinds.popleft()
+        self.accounting.record_kind(response.status, start, intended, now, step)
+        if not response.keep_alive:
+            self._drop()
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(response)
+
+    def _on_error(self, reason: str) -> None:
+        self._fail_waiter("protocol", reason)
+
+    def _timed_out(self) -> None:
+        timeout_s = self.accounting.spec.timeout_s
+        self._fail_waiter("timeout", f"no complete response within {timeout_s}s")
+
+    # -- failing --
+    def _fail_waiter(self, kind: str, detail: str) -> None:
+        """Record the outstanding request as failed, drop the link, wake the flow."""
+        self.accounting.fail_outstanding(self, kind, detail)
+        self._drop()
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(RequestFailed(kind, detail))
+
+    def _fail(self, kind: str, detail: str, err_no: int | None = None) -> None:
+        """A failed connect: recorded, and raised into the flow."""
+        self.accounting.fail_outstanding(self, kind, detail, err_no)
+        raise RequestFailed(kind, detail)
+
+    def _drop(self) -> None:
+        link, self.link = self.link, None
+        if link is not None and link.transport is not None:
+            link.transport.abort()
+
+    def close(self) -> None:
+        self._drop()

@@ -1,0 +1,209 @@
+"""One share of a flow load on an asyncio loop (uvloop or plain): its virtual users, each
+running the flow in a loop on its own client and connection (the closed model), the window
+(warm-up, timeline rows, deadline) and the end.
+
+A session ends completed, or failed: at the step whose request failed (the request already
+counted under its error kind, the session under the same kind), or with the flow's own
+exception (kind ``flow``: a bug in the flow, never a server error). When every session that
+ended, at least one per user, ended with the flow's exception, the load stops early and
+:class:`FlowError` carries the first traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import traceback
+from collections.abc import Awaitable, Callable
+from time import monotonic_ns
+from typing import Any
+
+import httpx
+
+from pytest_netbench._engine.clocks import NS_PER_S
+from pytest_netbench._engine.connecting import make_ssl_context
+from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._errors import FlowError, SpecError
+from pytest_netbench._flow.accounting import NO_STEP, FlowAccounting, TooManySteps
+from pytest_netbench._flow.connection import FlowConnection, LoadStopped
+from pytest_netbench._flow.outcome import SessionOutcome
+from pytest_netbench._flow.think import user_random
+from pytest_netbench._flow.transport import STEP_EXTENSION, EngineTransport
+from pytest_netbench._model import LoadSpec
+from pytest_netbench._stats.recorder import WorkerOutcome
+
+FlowFunction = Callable[[httpx.AsyncClient], Awaitable[Any]]
+# (kind, step, description) of a failed session
+Failure = tuple[str, str, str]
+
+
+class _VirtualUser:
+    """One user: a client over its own transport and connection, and its session."""
+
+    def __init__(self, index: int, accounting: FlowAccounting, base_url: str) -> None:
+        self.connection = FlowConnection(accounting, make_ssl_context(accounting.spec))
+        self.transport = EngineTransport(accounting, self.connection)
+        self.client = httpx.AsyncClient(
+            base_url=base_url, transport=self.transport, timeout=None, follow_redirects=True
+        )
+        self.index = index
+        self.session_start: int | None = None  # while a session runs
+
+
+class FlowRun:
+    """A share's users and window; :meth:`run` returns its two outcomes."""
+
+    def __init__(
+        self,
+        flow_function: FlowFunction,
+        spec: LoadSpec,
+        share: WorkerShare,
+        start_at_ns: int,
+        sessions: int | None,
+    ) -> None:
+        self.flow_function = flow_function
+        self.spec = spec
+        self.accounting = FlowAccounting(spec, share, start_at_ns, self.stop, sessions)
+        base_url = f"{spec.scheme}://{_host_for_url(spec.host)}:{spec.port}"
+        self.users = [_VirtualUser(i, self.accounting, base_url) for i in range(share.connections)]
+        self.tasks: list[asyncio.Task[None]] = []
+        self.first_flow_error: BaseException | None = None
+        self.first_flow_step = NO_STEP
+
+    async def run(self, loop_name: str) -> tuple[WorkerOutcome, SessionOutcome]:
+        acct = self.accounting
+        loop = asyncio.get_running_loop()
+        while (left := acct.start_at_ns - monotonic_ns()) > 0:
+            await asyncio.sleep(left / NS_PER_S)
+        handles = self._arm_window(loop)
+        seed = self.spec.seed
+        for user in self.users:
+            # Each user's task gets its own generator for think times (see think.py).
+            user_random.set(random.Random(f"{seed}:{acct.share.index}:{user.index}"))
+            self.tasks.append(loop.create_task(self._user_loop(user)))
+        try:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+        finally:
+            for handle in handles:
+                handle.cancel()
+            self.stop()
+            for user in self.users:
+                await user.client.aclose()
+        if acct.fatal is not None:
+            raise acct.fatal
+        return acct.finish(loop_name), acct.finish_sessions()
+
+    def _arm_window(self, loop: asyncio.AbstractEventLoop) -> list[asyncio.TimerHandle]:
+        acct = self.accounting
+        handles: list[asyncio.TimerHandle] = []
+
+        def at(when_ns: int, callback: Callable[[], None]) -> None:
+            delay = max(when_ns - monotonic_ns(), 0) / NS_PER_S
+            handles.append(loop.call_later(delay, callback))
+
+        def close_bucket(row_end_ns: int) -> None:
+            if acct.stopping:
+                return
+            acct.recorder.close_bucket()
+            at(row_end_ns + acct.recorder.bucket_ns, lambda: close_bucket(row_end_ns + bucket))
+
+        bucket = acct.recorder.bucket_ns
+
+        def open_window() -> None:
+            acct.open_window()
+            first_end = acct.measure_start_ns + bucket
+            at(first_end, lambda: close_bucket(first_end))
+
+        at(acct.measure_start_ns, open_window)
+        if self.spec.duration_s is not None:
+            at(acct.deadline_ns, self.stop)
+        return handles
+
+    async def _user_loop(self, user: _VirtualUser) -> None:
+        acct = self.accounting
+        while True:
+            start = monotonic_ns()
+            if not acct.begin_session(start):
+                return
+            user.session_start = start
+            user.transport.new_session()
+            failure: Failure | None
+            try:
+                await self.flow_function(user.client)
+            except LoadStopped:
+                return  # counted in progress by stop()
+            except Exception as exc:
+                failure = self._failure(user, exc)
+            else:
+                failure = None
+            user.session_start = None
+            acct.end_session(start, monotonic_ns(), failure)
+            if acct.stopping:
+                return
+            if acct.flow_failures == acct.ended_sessions >= len(self.users):
+                acct.fatal = self._every_session_raised()
+                self.stop()
+                return
+            await asyncio.sleep(0)  # a flow that never awaits still lets the loop run
+
+    def _failure(self, user: _VirtualUser, exc: Exception) -> Failure:
+        """Why the session failed: at its failed request's step, or by the flow's bug."""
+        failure = user.transport.failure
+        if failure is not None and _caused_by(exc, failure.error):
+            return failure.kind, failure.step, f"{failure.step}: {failure.error}"
+        if isinstance(exc, httpx.HTTPStatusError):
+            step = exc.response.extensions.get(STEP_EXTENSION)
+            if step is not None:
+                return "status", str(step), f"{step}: HTTP {exc.response.status_code}"
+        if isinstance(exc, TooManySteps):
+            self.accounting.fatal = SpecError(str(exc))
+            self.stop()
+        step = user.transport.step
+        if self.first_flow_error is None:
+            self.first_flow_error = exc
+            self.first_flow_step = step
+        text = "".join(traceback.format_exception(exc))
+        return "flow", step, f"the flow raised after step {step!r}: {text}"
+
+    def _every_session_raised(self) -> FlowError:
+        exc = self.first_flow_error
+        error = FlowError(
+            f"the flow raised in every session ({self.accounting.ended_sessions} of"
+            f" {self.accounting.ended_sessions}), the first after step"
+            f" {self.first_flow_step!r}: {exc!r}; the load stopped early. This is a bug in"
+            " the flow, not a fault of the server: see the traceback above"
+        )
+        error.__cause__ = exc
+        return error
+
+    def stop(self) -> None:
+        """End the share now: requests outstanding are in flight, sessions running are in
+        progress, every user's task is cancelled."""
+        acct = self.accounting
+        if not acct.stop_counting([user.connection for user in self.users]):
+            return
+        acct.count_sessions_in_progress(
+            [u.session_start for u in self.users if u.session_start is not None]
+        )
+        for user in self.users:
+            user.connection.close()
+        current = asyncio.current_task()
+        for task in self.tasks:
+            if task is not current:
+                task.cancel()
+
+
+def _caused_by(exc: BaseException, error: BaseException) -> bool:
+    """Is ``error`` ``exc`` or in its chain (a flow may wrap it in its own exception)?"""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if link is error:
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return False
+
+
+def _host_for_url(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

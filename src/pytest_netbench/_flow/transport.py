@@ -1,0 +1,100 @@
+"""The httpx transport whose I/O is the engine: what a flow's ``client`` sends through.
+
+httpx builds each request (cookies, auth, JSON, redirects, headers) as users know it;
+:class:`EngineTransport` names its step, renders its bytes with the engine's HTTP/1.1
+rendering, sends it on the virtual user's own keep-alive connection (timed and recorded
+there) and hands the whole response back as an ``httpx.Response``. A request the engine
+counted as failed comes back as the httpx exception a user expects (``ConnectError``,
+``ReadTimeout``, ``RemoteProtocolError``, ``ReadError``), and the virtual user remembers it,
+so a session it ends is reported as failed at that step, of that kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+from pytest_netbench._flow.accounting import NO_STEP, FlowAccounting
+from pytest_netbench._flow.connection import FlowConnection, RequestFailed
+from pytest_netbench._proto.http import render_request
+
+# ``client.get(url, extensions={"netbench_step": "login"})`` names a request's step.
+STEP_EXTENSION = "netbench_step"
+
+_ERRORS: dict[str, type[httpx.TransportError]] = {
+    "connect": httpx.ConnectError,
+    "timeout": httpx.ReadTimeout,
+    "protocol": httpx.RemoteProtocolError,
+    "reset": httpx.ReadError,
+}
+
+
+@dataclass(slots=True)
+class RequestFailure:
+    """The last request of a session that failed: the exception raised into the flow."""
+
+    error: httpx.TransportError
+    kind: str
+    step: str
+
+
+class EngineTransport(httpx.AsyncBaseTransport):
+    """One virtual user's transport: its steps, its connection, its last failure."""
+
+    def __init__(self, accounting: FlowAccounting, connection: FlowConnection) -> None:
+        self.accounting = accounting
+        self.connection = connection
+        spec = accounting.spec
+        self.origin = (spec.scheme, spec.host, spec.port)
+        host = f"[{spec.host}]" if ":" in spec.host else spec.host
+        default_port = 443 if spec.scheme == "https" else 80
+        self.host_header = host if spec.port == default_port else f"{host}:{spec.port}"
+        self.step = NO_STEP  # the step of the session's latest request
+        self.failure: RequestFailure | None = None
+
+    def new_session(self) -> None:
+        self.step = NO_STEP
+        self.failure = None
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        if (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80)) != (
+            self.origin
+        ):
+            scheme, host, port = self.origin
+            raise ValueError(
+                f"the flow requested {url}, but a flow load sends only to the URL it was"
+                f" given ({scheme}://{host}:{port}): use paths (client.get('/items'))"
+            )
+        method = request.method
+        name = request.extensions.get(STEP_EXTENSION) or f"{method} {url.path}"
+        self.step = name = str(name)
+        step = self.accounting.step(name, method, url.path)
+        body = await request.aread()
+        headers = [
+            (k.decode("latin-1"), v.decode("latin-1"))
+            for k, v in request.headers.raw
+            if k.lower() != b"transfer-encoding"  # the body is read whole: it has a length
+        ]
+        if body and not any(k.lower() == "content-length" for k, _ in headers):
+            headers.append(("Content-Length", str(len(body))))
+        target = url.raw_path.decode("ascii")
+        data = render_request(method, target, self.host_header, headers, body)
+        try:
+            whole = await self.connection.exchange(data, method, step)
+        except RequestFailed as exc:
+            error = _ERRORS[exc.kind](f"{exc.detail} ({name})", request=request)
+            self.failure = RequestFailure(error, exc.kind, name)
+            raise error from None
+        return httpx.Response(
+            whole.status,
+            headers=list(whole.headers),
+            stream=httpx.ByteStream(whole.body),
+            extensions={
+                "http_version": b"HTTP/1.1",
+                "reason_phrase": whole.reason,
+                STEP_EXTENSION: name,
+            },
+            request=request,
+        )

@@ -1,0 +1,228 @@
+"""User flows against a real shop on loopback (shop_app.py): per-step counts exact, the
+cookie and token really carried, sessions failing at a named step, a flow's own bug told
+apart from the server's failures, and the counting rules per step and in total."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from servers import ServerThread
+from shop_app import ShopApp
+
+from pytest_netbench import (
+    FlowError,
+    LoadResult,
+    SpecError,
+    ThinkTime,
+    flow,
+    think,
+)
+
+FLOW_LOOPS = ("uvloop", "asyncio")
+Consistent = Callable[[LoadResult], LoadResult]
+
+
+@pytest.fixture
+def shop() -> Iterator[tuple[ServerThread, ShopApp]]:
+    app = ShopApp()
+    with ServerThread(app) as server:
+        yield server, app
+
+
+def login_step(user: str = "u1") -> dict[str, Any]:
+    return {"json": {"user": user, "pw": "x"}, "extensions": {"netbench_step": "login"}}
+
+
+async def shopper(client: httpx.AsyncClient) -> None:
+    r = await client.post("/login", **login_step())
+    auth = {"Authorization": f"Bearer {r.json()['token']}"}
+    (await client.get("/items", headers=auth)).raise_for_status()
+    (await client.post("/orders", headers=auth, json={"item": 1})).raise_for_status()
+
+
+def assert_steps_consistent(result: LoadResult) -> None:
+    for name, step in result.by_request.items():
+        assert step.sent == step.ok + step.errors_total + step.in_flight, name
+    assert sum(s.sent for s in result.by_request.values()) == result.sent
+    assert sum(s.ok for s in result.by_request.values()) == result.ok
+    sessions = result.sessions
+    assert sessions is not None
+    assert sessions.started == sessions.completed + sessions.failed + sessions.in_progress
+    assert sessions.failed == sum(sessions.failed_at.values())
+    assert sessions.failed == sum(sessions.failure_kinds.values())
+
+
+@pytest.mark.parametrize("loop", FLOW_LOOPS)
+def test_each_step_counted_exactly_and_credentials_carried(
+    shop: tuple[ServerThread, ShopApp], loop: str, consistent: Consistent
+) -> None:
+    server, app = shop
+    r = consistent(flow(shopper, server.url, users=4, sessions=24, loop=loop))
+    assert_steps_consistent(r)
+    assert list(r.by_request) == ["login", "GET /items", "POST /orders"]
+    for step in r.by_request.values():
+        assert (step.sent, step.ok, step.errors_total, step.in_flight) == (24, 24, 0, 0)
+    assert r.by_request["POST /orders"].status_codes == {201: 24}
+    assert (r.sent, r.ok, r.errors_total) == (72, 72, 0)
+    assert r.sessions is not None
+    assert (r.sessions.started, r.sessions.completed, r.sessions.failed) == (24, 24, 0)
+    assert r.sessions.duration.count == 24
+    # The cookie and the token of each login went with every protected request.
+    assert app.counts.without_credentials == 0 and app.counts.rejected == 0
+    assert (app.counts.logins, app.counts.orders) == (24, 24)
+    # One keep-alive connection per virtual user.
+    assert app.counts.connections == 4
+
+
+@pytest.mark.parametrize("loop", FLOW_LOOPS)
+def test_a_rejected_token_fails_each_session_at_its_step(
+    shop: tuple[ServerThread, ShopApp], loop: str, consistent: Consistent
+) -> None:
+    server, app = shop
+
+    async def mallory(client: httpx.AsyncClient) -> None:
+        r = await client.post("/login", **login_step("mallory"))
+        auth = {"Authorization": f"Bearer {r.json()['token']}"}
+        r = await client.get("/items", headers=auth, extensions={"netbench_step": "items"})
+        r.raise_for_status()
+        await client.post("/orders", headers=auth)
+
+    r = consistent(flow(mallory, server.url, users=3, sessions=9, loop=loop))
+    assert_steps_consistent(r)
+    assert r.by_request["login"].ok == 9
+    assert r.by_request["items"].errors == {**r.by_request["items"].errors, "status": 9}
+    assert "POST /orders" not in r.by_request  # never reached
+    assert r.sessions is not None
+    assert (r.sessions.completed, r.sessions.failed) == (0, 9)
+    assert r.sessions.failed_at == {"items": 9}
+    assert r.sessions.failure_kinds == {"status": 9}
+    assert "HTTP 401" in r.sessions.failure_samples["status"]
+    assert app.counts.rejected == 9 and app.counts.without_credentials == 0
+
+
+def test_a_flow_that_raises_every_session_stops_early_with_its_traceback(
+    shop: tuple[ServerThread, ShopApp],
+) -> None:
+    server, app = shop
+
+    async def buggy(client: httpx.AsyncClient) -> None:
+        r = await client.post("/login", **login_step())
+        r.json()["no such field"]
+
+    with pytest.raises(FlowError, match="after step 'login'") as caught:
+        flow(buggy, server.url, users=2, duration=60)
+    assert isinstance(caught.value.__cause__, KeyError)
+    assert "bug in the flow" in str(caught.value)
+    assert app.counts.logins < 50  # stopped after the first sessions, not after 60 s
+
+
+def test_a_flow_bug_in_some_sessions_is_no_server_error(
+    shop: tuple[ServerThread, ShopApp], consistent: Consistent
+) -> None:
+    server, _ = shop
+    calls = 0
+
+    async def sometimes(client: httpx.AsyncClient) -> None:
+        nonlocal calls
+        calls += 1
+        await client.post("/login", **login_step())
+        if calls % 2 == 0:
+            raise RuntimeError("flow bug")
+
+    r = consistent(flow(sometimes, server.url, users=1, sessions=10, loop="asyncio"))
+    assert_steps_consistent(r)
+    assert (r.ok, r.errors_total) == (10, 0)
+    assert r.sessions is not None
+    assert r.sessions.failure_kinds == {"flow": 5}
+    assert r.sessions.flow_errors == 5
+    assert r.sessions.failed_at == {"login": 5}
+    assert "RuntimeError: flow bug" in r.sessions.failure_samples["flow"]
+
+
+@pytest.mark.parametrize("loop", FLOW_LOOPS)
+def test_a_connection_closed_unanswered_is_a_reset_at_its_step(
+    shop: tuple[ServerThread, ShopApp], loop: str, consistent: Consistent
+) -> None:
+    server, _ = shop
+
+    async def dropped(client: httpx.AsyncClient) -> None:
+        await client.post("/login", **login_step())
+        await client.get("/drop")
+
+    r = consistent(flow(dropped, server.url, users=2, sessions=6, loop=loop))
+    assert_steps_consistent(r)
+    assert r.by_request["GET /drop"].errors["reset"] == 6
+    assert r.by_request["login"].ok == 6
+    assert r.sessions is not None
+    assert r.sessions.failed_at == {"GET /drop": 6}
+    assert r.sessions.failure_kinds == {"reset": 6}
+
+
+def test_a_timed_load_ends_with_sessions_in_progress_counted(
+    shop: tuple[ServerThread, ShopApp], consistent: Consistent
+) -> None:
+    server, _ = shop
+
+    async def browsing(client: httpx.AsyncClient) -> None:
+        await client.post("/login", **login_step())
+        await think(ThinkTime.uniform(0.01, 0.03))
+        await client.get("/items")  # no token: 401, counted, the flow goes on
+
+    r = consistent(flow(browsing, server.url, users=3, duration=0.8, warmup=0.2))
+    assert_steps_consistent(r)
+    assert r.sessions is not None and r.sessions.started > 0
+    items = r.by_request["GET /items"]
+    assert items.ok == 0 and items.errors["status"] == items.status_codes.get(401, 0)
+    assert r.sessions.failed == 0  # a 401 the flow does not raise on fails no session
+    assert r.to_dict()["sessions"]["started"] == r.sessions.started
+    assert LoadResult.from_dict(r.to_dict()).sessions == r.sessions
+
+
+def test_unreachable_target_is_refused_like_a_load(consistent: Consistent) -> None:
+    from pytest_netbench import TargetUnreachableError
+
+    with ServerThread(ShopApp()) as server:
+        url = server.url  # a port nothing listens on once the server is gone
+    with pytest.raises(TargetUnreachableError):
+        flow(shopper, url, users=2, sessions=4)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"users": 0}, "users must be a whole number"),
+        ({"sessions": 0}, "sessions must be a whole number"),
+        ({"loop": "trio"}, "trio is not supported yet"),
+        ({"duration": -1}, "duration"),
+    ],
+)
+def test_bad_arguments_are_refused_before_any_socket(
+    arguments: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(SpecError, match=message):
+        flow(shopper, "http://127.0.0.1:9/", **arguments)
+
+
+def test_a_plain_function_is_refused_with_how_to_write_a_flow() -> None:
+    def not_async(client: httpx.AsyncClient) -> None: ...
+
+    with pytest.raises(SpecError, match="async def shopper"):
+        flow(not_async, "http://127.0.0.1:9/")  # type: ignore[arg-type]
+
+
+def test_think_times_draw_within_their_bounds() -> None:
+    import random
+
+    rng = random.Random(1)
+    assert ThinkTime.constant(0.5).draw(rng) == 0.5
+    draws = [ThinkTime.uniform(1, 2).draw(rng) for _ in range(200)]
+    assert all(1 <= d <= 2 for d in draws)
+    mean = sum(ThinkTime.exponential(1.0).draw(rng) for _ in range(2000)) / 2000
+    assert 0.8 < mean < 1.2
+    with pytest.raises(SpecError, match="at least low"):
+        ThinkTime.uniform(2, 1)
+    with pytest.raises(SpecError, match="0 or more"):
+        ThinkTime.constant(-1)
