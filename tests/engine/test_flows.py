@@ -226,3 +226,41 @@ def test_think_times_draw_within_their_bounds() -> None:
         ThinkTime.uniform(2, 1)
     with pytest.raises(SpecError, match="0 or more"):
         ThinkTime.constant(-1)
+
+
+def test_a_stop_request_ends_the_flow_with_what_it_measured(
+    shop: tuple[ServerThread, ShopApp], consistent: Consistent
+) -> None:
+    from pytest_netbench import StopSignal
+
+    server, _ = shop
+    stop = StopSignal()
+    done = 0
+
+    async def until_asked(client: httpx.AsyncClient) -> None:
+        nonlocal done
+        await client.post("/login", **login_step())
+        done += 1
+        if done == 20:
+            stop.request()
+        await think(0.01)
+
+    r = consistent(flow(until_asked, server.url, users=2, duration=120, stop=stop))
+    assert r.interrupted
+    assert_steps_consistent(r)
+    assert r.sessions is not None and r.sessions.started >= 20
+
+
+def test_a_managed_server_is_sampled_during_the_flow(consistent: Consistent) -> None:
+    import sys
+
+    from pytest_netbench import Server
+
+    async def index(client: httpx.AsyncClient) -> None:
+        (await client.get("/")).raise_for_status()
+
+    command = [sys.executable, "-m", "http.server", "{port}", "--bind", "127.0.0.1"]
+    with Server(command) as managed:
+        r = consistent(flow(index, managed.url, users=2, sessions=20, server=managed))
+    assert r.by_request["GET /"].ok == 20
+    assert r.server is not None and r.server.cpu_s >= 0

@@ -8,21 +8,25 @@ loop) before any socket exists; the share runs on a fresh loop in this thread
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 from time import monotonic_ns
 from typing import Any
 
+from pytest_netbench._api import Monitored, Sampler
 from pytest_netbench._cpus import pinned_thread
 from pytest_netbench._engine.connecting import unreachable_message
 from pytest_netbench._engine.driver import resolve_loop, run_on_loop
 from pytest_netbench._engine.share import split_load
 from pytest_netbench._errors import SpecError, TargetUnreachableError
-from pytest_netbench._flow.outcome import merge_flow
+from pytest_netbench._flow.outcome import SessionOutcome, merge_flow
 from pytest_netbench._flow.run import FlowFunction, FlowRun
+from pytest_netbench._live import StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec
 from pytest_netbench._public import publish
 from pytest_netbench._spec import http_spec
+from pytest_netbench._stats.recorder import WorkerOutcome
 
 
 def flow(
@@ -38,26 +42,45 @@ def flow(
     loop: str = "auto",
     seed: int = 0,
     allow_remote: bool = False,
+    server: Monitored | None = None,
+    stop: StopSignal | None = None,
 ) -> LoadResult:
     """Run ``users`` virtual users, each calling ``await flow_function(client)`` in a loop
     (one call is a session) with an ``httpx.AsyncClient`` whose requests go to ``url``
     through the engine, for ``duration`` seconds or until ``sessions`` sessions have run
     (neither: the load's default duration). Each request is a step of the result's
     ``by_request`` (named by ``extensions={"netbench_step": NAME}``, else ``"METHOD
-    /path"``); ``result.sessions`` counts the sessions. Needs the ``flows`` extra (httpx).
+    /path"``); ``result.sessions`` counts the sessions. ``server``: a managed server whose
+    process tree is sampled during the load; ``stop``: a :class:`StopSignal` that ends it
+    early (``interrupted``). Needs the ``flows`` extra (httpx).
     """
     spec, sessions = flow_spec(
         url, users, duration, sessions, warmup, timeout, connect_timeout, loop, seed, allow_remote
     )
+    return run_flow_spec(flow_function, spec, sessions, server=server, stop=stop)
+
+
+def run_flow_spec(
+    flow_function: FlowFunction,
+    spec: LoadSpec,
+    sessions: int | None = None,
+    *,
+    server: Monitored | None = None,
+    stop: StopSignal | None = None,
+) -> LoadResult:
+    """Run a flow on a checked spec (:func:`flow_spec`) on a fresh loop in this thread."""
     _check_flow_function(flow_function)
     loop_name = resolve_loop(spec.loop)
     share = split_load(spec)[0]
+    sampler = _start_sampler(server)
     with pinned_thread(spec.cpus):
         outcomes = run_on_loop(
             loop_name,
-            lambda: FlowRun(flow_function, spec, share, monotonic_ns(), sessions).run(loop_name),
+            lambda: FlowRun(flow_function, spec, share, monotonic_ns(), sessions, stop).run(
+                loop_name
+            ),
         )
-    return _result(spec, outcomes)
+    return _result(spec, outcomes, sampler, stop)
 
 
 async def flow_async(
@@ -72,18 +95,19 @@ async def flow_async(
     connect_timeout: float | None = None,
     seed: int = 0,
     allow_remote: bool = False,
+    server: Monitored | None = None,
+    stop: StopSignal | None = None,
 ) -> LoadResult:
     """As :func:`flow`, on the caller's running asyncio loop."""
-    import asyncio
-
     loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
     spec, sessions = flow_spec(
         url, users, duration, sessions, warmup, timeout, connect_timeout, "auto", seed, allow_remote
     )
     _check_flow_function(flow_function)
     share = split_load(spec)[0]
-    outcomes = await FlowRun(flow_function, spec, share, monotonic_ns(), sessions).run(loop_name)
-    return _result(spec, outcomes)
+    sampler = _start_sampler(server)
+    run = FlowRun(flow_function, spec, share, monotonic_ns(), sessions, stop)
+    return _result(spec, await run.run(loop_name), sampler, stop)
 
 
 def flow_spec(
@@ -138,12 +162,29 @@ def _check_flow_function(flow_function: object) -> None:
         )
 
 
-def _result(spec: LoadSpec, outcomes: tuple[Any, Any]) -> LoadResult:
-    result = merge_flow(spec, [outcomes])
+def _start_sampler(server: Monitored | None) -> Sampler | None:
+    if server is None:
+        return None
+    server.check_alive()
+    sampler = server.monitor()
+    sampler.start()
+    return sampler
+
+
+def _result(
+    spec: LoadSpec,
+    outcomes: tuple[WorkerOutcome, SessionOutcome],
+    sampler: Sampler | None,
+    stop: StopSignal | None,
+) -> LoadResult:
+    ok = sum(outcomes[0].latency_counts.values())
+    result = merge_flow(spec, [outcomes], sampler.stop(ok) if sampler is not None else None)
     connect_errors = result.errors.get("connect", 0)
     if connect_errors and result.ok == 0 and result.errors_total == connect_errors:
         sample = result.error_samples.get("connect", "")
         raise TargetUnreachableError(unreachable_message(spec, connect_errors, sample))
+    if stop is not None and stop.requested:
+        result = dataclasses.replace(result, interrupted=True)
     return result
 
 

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pytest_netbench._model import LoadResult, LoadSpec, Request, SessionStats
+from pytest_netbench._model import LoadResult, LoadSpec, Request, ServerStats, SessionStats
 from pytest_netbench._stats.histogram import encode_histogram, histogram_from_counts
 from pytest_netbench._stats.merge import merge_outcomes, summarize
 from pytest_netbench._stats.recorder import RequestOutcome, WorkerOutcome
@@ -45,10 +45,12 @@ class SessionOutcome:
 
 
 def merge_flow(
-    spec: LoadSpec, shares: Sequence[tuple[WorkerOutcome, SessionOutcome]]
+    spec: LoadSpec,
+    shares: Sequence[tuple[WorkerOutcome, SessionOutcome]],
+    server: ServerStats | None = None,
 ) -> LoadResult:
     """One result from the shares' outcomes: requests by the engine's merge (each step a
-    kind of request), sessions summed."""
+    kind of request; with the managed ``server``'s figures), sessions summed."""
     names: list[StepName] = []
     for _, sessions in shares:
         for step in sessions.steps:
@@ -57,7 +59,7 @@ def merge_flow(
     # Each share numbered its steps as they appeared: put its kinds in the merged order.
     outcomes = [_in_order(worker, sessions.steps, names) for worker, sessions in shares]
     as_mix = tuple(Request(s.method, s.path, name=s.name) for s in names)
-    result = merge_outcomes(dataclasses.replace(spec, mix=as_mix), outcomes)
+    result = merge_outcomes(dataclasses.replace(spec, mix=as_mix), outcomes, server)
     return dataclasses.replace(result, spec=spec, sessions=_merge_sessions(shares))
 
 

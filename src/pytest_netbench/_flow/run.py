@@ -29,9 +29,12 @@ from pytest_netbench._flow.connection import FlowConnection, LoadStopped
 from pytest_netbench._flow.outcome import SessionOutcome
 from pytest_netbench._flow.think import user_random
 from pytest_netbench._flow.transport import STEP_EXTENSION, EngineTransport
+from pytest_netbench._live import StopSignal
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
 
+# How often a stop request (Ctrl-C) is looked at, as a load's ShareWatch does.
+_STOP_CHECK_S = 0.1
 FlowFunction = Callable[[httpx.AsyncClient], Awaitable[Any]]
 # (kind, step, description) of a failed session
 Failure = tuple[str, str, str]
@@ -60,8 +63,10 @@ class FlowRun:
         share: WorkerShare,
         start_at_ns: int,
         sessions: int | None,
+        stop: StopSignal | None = None,
     ) -> None:
         self.flow_function = flow_function
+        self.stop_signal = stop
         self.spec = spec
         self.accounting = FlowAccounting(spec, share, start_at_ns, self.stop, sessions)
         base_url = f"{spec.scheme}://{_host_for_url(spec.host)}:{spec.port}"
@@ -117,6 +122,16 @@ class FlowRun:
         at(acct.measure_start_ns, open_window)
         if self.spec.duration_s is not None:
             at(acct.deadline_ns, self.stop)
+        signal = self.stop_signal
+        if signal is not None:
+
+            def watch() -> None:
+                if signal.requested:
+                    self.stop()
+                elif not acct.stopping:
+                    handles.append(loop.call_later(_STOP_CHECK_S, watch))
+
+            watch()
         return handles
 
     async def _user_loop(self, user: _VirtualUser) -> None:
