@@ -37,6 +37,10 @@ class EchoConnection(Connection, asyncio.BufferedProtocol):
         self.framer = framer
         return framer.feed
 
+    def _release(self) -> None:
+        super()._release()
+        del self._echo  # the framer's callbacks are this connection's methods
+
     def get_buffer(self, sizehint: int) -> memoryview:
         return self._echo.free_space()
 

@@ -244,6 +244,7 @@ class TrioRun(OpenAccounting):
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
             self.fail(slot, "reset", exc)
         finally:
+            framer.release()  # see Framer.release
             self.slots.discard(slot)
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(stream)

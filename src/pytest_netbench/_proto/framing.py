@@ -23,3 +23,9 @@ class Framer(Protocol):
     def feed_eof(self) -> bool:
         """The peer closed; True if that completed a (close-delimited) response."""
         ...
+
+    def release(self) -> None:
+        """The connection is gone: drop what refers back to it or to this framer, so that
+        refcounting frees both at once and no cyclic-GC pass has to find them (a load with
+        a new connection per request would make one cycle per request)."""
+        ...

@@ -133,6 +133,10 @@ class ResponseFramer:
         self.failed = False
         self._parser = httptools.HttpResponseParser(self)
 
+    def release(self) -> None:
+        # The parser calls back into this framer: the one cycle a framer makes itself.
+        self._parser = None  # type: ignore[assignment]
+
     # -- httptools callbacks --
     def on_headers_complete(self) -> None:
         self._passed_boundary = True
@@ -265,6 +269,9 @@ class HeadResponseFramer:
 
     def feed_eof(self) -> bool:
         return False
+
+    def release(self) -> None:
+        """Nothing here refers back to this framer."""
 
     def _fail(self, reason: str) -> None:
         self.failed = True

@@ -111,6 +111,9 @@ class EchoFramer:
     def feed_eof(self) -> bool:
         return False
 
+    def release(self) -> None:
+        """Nothing here refers back to this framer."""
+
 
 class DelimitedFramer:
     """Responses of a fixed size, ending in a delimiter, or behind a length prefix."""
@@ -177,6 +180,9 @@ class DelimitedFramer:
 
     def feed_eof(self) -> bool:
         return False
+
+    def release(self) -> None:
+        """Nothing here refers back to this framer."""
 
 
 def chunked(payload: bytes, chunk: int) -> list[bytes]:
