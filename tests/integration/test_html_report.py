@@ -225,3 +225,76 @@ def _rendered(chromium: str, page: Path) -> str:
     assert done.returncode == 0, done.stderr
     assert console_messages(done.stderr) == []
     return done.stdout
+
+
+HELLO_APP = Path(__file__).parents[1] / "plugin" / "hello_app.py"
+MIX_SESSION = """
+import sys
+
+from pytest_netbench import Request
+
+MIX = [
+    Request("GET", "/items", name="list", weight=2),
+    Request("GET", "/missing", name="gone"),
+    Request("POST", "/orders", body=b'{"qty": 2}', name="order"),
+]
+
+
+def test_shop(netbench, netbench_server):
+    command = [sys.executable, "hello_app.py", "--port", "{port}", "--status-for", "/missing=404"]
+    srv = netbench_server(command, port_pattern=r"NETBENCH_LISTENING port=(\\d+)")
+    netbench.http(srv.url, mix=MIX, mix_order="weighted", requests=400, connections=2)
+"""
+
+
+def test_a_mix_shows_a_row_per_request_kind_and_its_spectrum(
+    chromium: str, pytester: pytest.Pytester
+) -> None:
+    """The rendered page holds, under the test, the per-request table (a row per kind and
+    the load's own, the figures of the session JSON) and the mix's spectrum beside it."""
+    shutil.copyfile(HELLO_APP, pytester.path / HELLO_APP.name)
+    pytester.makepyfile(test_mix=MIX_SESSION)
+    result = pytester.runpytest_subprocess(
+        "--netbench", "--netbench-html=report.html", "--netbench-json=out.json", timeout=SESSION_S
+    )
+    result.assert_outcomes(passed=1)
+    data = json.loads((pytester.path / "out.json").read_text())["records"][0]["result"]
+
+    dom = _rendered(chromium, pytester.path / "report.html")
+    table = re.search(r'<table class="requests">.*?</table>', dom, re.DOTALL)
+    assert table is not None, dom[:3000]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table.group(0), re.DOTALL)
+    cells = [
+        [
+            re.sub(r"<[^>]+>", "", c).strip()
+            for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r, re.DOTALL)
+        ]
+        for r in rows
+    ]
+    head, *body = cells
+    assert head[:5] == ["request", "method, path", "sent", "ok", "errors"]
+    assert "p99.9 ms" in head and head[-1] == "status codes"
+    assert [row[0] for row in body] == ["list", "gone", "order", "all"]
+    for row, name in zip(body, ["list", "gone", "order"], strict=False):
+        kind = data["by_request"][name]
+        assert row[2:4] == [f"{kind['sent']:,}", f"{kind['ok']:,}"]
+    assert body[1][1] == "GET /missing" and body[1][4] == "100 status 100"
+    assert body[1][-1] == "404: 100"
+    assert body[3][2:4] == [f"{data['sent']:,}", f"{data['ok']:,}"]
+    after = dom[table.end() :]
+    if importlib.util.find_spec("matplotlib") is not None:
+        # The mix's spectrum right under its table, not among the test's other pictures.
+        assert re.match(r'\s*</div>\s*<div class="figures"><figure>', after), after[:300]
+        picture = "test_mix.test_shop-latency.png"
+        assert picture in after.split("</figure>", 1)[0]
+        assert dom.count(picture) == 2  # its alt text and caption, once: not shown twice
+
+    shot = pytester.path / "mix.png"
+    done = run_chromium(
+        chromium,
+        f"--screenshot={shot}",
+        "--window-size=1280,1600",
+        (pytester.path / "report.html").as_uri(),
+    )
+    assert done.returncode == 0, done.stderr
+    assert shot.read_bytes()[:8] == PNG_MAGIC
