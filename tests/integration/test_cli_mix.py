@@ -279,3 +279,31 @@ def test_a_bad_feeder_flag_or_missing_file(
     assert done.returncode == ExitCode.USAGE, done.stderr
     assert re.search(message, done.stderr), done.stderr
     assert recording.requests() == []
+
+
+def test_cli_feeders_fill_every_request_sent(recording: Recording, tmp_path: Path) -> None:
+    (tmp_path / "users.csv").write_text("id,plan\n" + "".join(f"{n},p{n}\n" for n in range(1, 9)))
+    mix = tmp_path / "mix.toml"
+    mix.write_text(
+        '[[mix]]\nname = "item"\npath = "/items/${id}"\n'
+        '[[mix]]\nname = "signup"\nmethod = "POST"\npath = "/users"\n'
+        'body = \'{"user": ${user.id}, "plan": "${user.plan}"}\'\n'
+    )
+    out = tmp_path / "result.json"
+    done = netbench(
+        "http", recording.url, "--mix", str(mix), "--feeder", "id=count:1",
+        "--feeder", f"user=csv:{tmp_path / 'users.csv'}:on_end=stop", "-d", "20s", "-c", "2",
+        "--json", str(out),
+    )  # fmt: skip
+    assert done.returncode == ExitCode.OK, done.stderr
+    received = recording.requests()
+    items = sorted(
+        int(r["line"].split()[1].rsplit("/", 1)[1]) for r in received if "/items/" in r["line"]
+    )
+    bodies = sorted(r["body"] for r in received if r["line"].startswith("POST"))
+    # Each user row once (on_end=stop ends the load at the ninth signup), each id once.
+    assert bodies == sorted(f'{{"user": {n}, "plan": "p{n}"}}' for n in range(1, 9))
+    assert items == list(range(1, len(items) + 1)) and len(items) in (8, 9)
+    data = load_json(out)
+    assert data["by_request"]["signup"]["ok"] == 8
+    assert_kinds_add_up(data)
