@@ -181,12 +181,18 @@ def _text_row(cells: list[str], widths: list[int]) -> str:
 
 
 def _details(row: RequestRow) -> str:
-    parts = [f"{row.name} ({row.target}): status {row.status_text}"]
+    parts = [f"{_named(row)}: status {row.status_text}"]
     if row.errors:
         parts.append(f"errors {row.errors_text}")
     if row.in_flight:
         parts.append(f"{row.in_flight:,} in flight")
     return "; ".join(parts)
+
+
+def _named(row: RequestRow, *, code: str = "") -> str:
+    """``search (GET /search?q=x)``; the target alone when it is the name (the default)."""
+    target = f"{code}{row.target}{code}"
+    return target if row.name == row.target else f"{row.name} ({target})"
 
 
 def request_tables_text(records: Sequence[Record], function: str, *, width: int = 80) -> str:
@@ -216,7 +222,7 @@ MARKDOWN_HEADINGS = (
 
 def markdown_cells(row: RequestRow) -> list[str]:
     """A row as the Markdown and HTML tables word it (the HTML adds the target)."""
-    name = f"**{row.name}**" if row.total else f"{row.name} (`{row.target}`)"
+    name = f"**{row.name}**" if row.total else _named(row, code="`")
     return [
         name,
         f"{row.sent:,}",
