@@ -55,7 +55,16 @@ def flow(
     early (``interrupted``). Needs the ``flows`` extra (httpx).
     """
     spec, sessions = flow_spec(
-        url, users, duration, sessions, warmup, timeout, connect_timeout, loop, seed, allow_remote
+        url,
+        users=users,
+        duration=duration,
+        sessions=sessions,
+        warmup=warmup,
+        timeout=timeout,
+        connect_timeout=connect_timeout,
+        loop=loop,
+        seed=seed,
+        allow_remote=allow_remote,
     )
     return run_flow_spec(flow_function, spec, sessions, server=server, stop=stop)
 
@@ -101,7 +110,15 @@ async def flow_async(
     """As :func:`flow`, on the caller's running asyncio loop."""
     loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
     spec, sessions = flow_spec(
-        url, users, duration, sessions, warmup, timeout, connect_timeout, "auto", seed, allow_remote
+        url,
+        users=users,
+        duration=duration,
+        sessions=sessions,
+        warmup=warmup,
+        timeout=timeout,
+        connect_timeout=connect_timeout,
+        seed=seed,
+        allow_remote=allow_remote,
     )
     _check_flow_function(flow_function)
     share = split_load(spec)[0]
@@ -112,15 +129,16 @@ async def flow_async(
 
 def flow_spec(
     url: str,
-    users: int,
-    duration: float | None,
-    sessions: int | None,
-    warmup: float,
-    timeout: float | None,
-    connect_timeout: float | None,
-    loop: str,
-    seed: int,
-    allow_remote: bool,
+    *,
+    users: int = 10,
+    duration: float | None = None,
+    sessions: int | None = None,
+    warmup: float = 0.0,
+    timeout: float | None = None,
+    connect_timeout: float | None = None,
+    loop: str = "auto",
+    seed: int = 0,
+    allow_remote: bool = False,
 ) -> tuple[LoadSpec, int | None]:
     """The checked spec of a flow load (a user is a connection), and its session count."""
     if isinstance(users, bool) or not isinstance(users, int) or users < 1:

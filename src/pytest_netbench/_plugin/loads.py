@@ -11,7 +11,7 @@ records it adds to the test.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import pytest
@@ -45,8 +45,9 @@ Experiment = TypeVar(
 
 
 class NetbenchFixture:
-    """What the ``netbench`` fixture gives a test: ``.http()`` and ``.echo()`` loads, and
-    the ``.sweep()``, ``.capacity()``, ``.cold_start()`` and ``.crosscheck()`` experiments."""
+    """What the ``netbench`` fixture gives a test: ``.http()`` and ``.echo()`` loads,
+    ``.flow()`` user flows, and the ``.sweep()``, ``.capacity()``, ``.cold_start()`` and
+    ``.crosscheck()`` experiments."""
 
     def __init__(self, item: pytest.Item, session: NetbenchSession) -> None:
         self._item = item
@@ -95,6 +96,47 @@ class NetbenchFixture:
         host, port, server = self._address(host, port, server)
         spec = self._checked(lambda: echo_spec(host, port, **options))
         return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
+
+    def flow(
+        self,
+        flow_function: Callable[[Any], Awaitable[Any]],
+        url: str | Server,
+        *,
+        users: int = 10,
+        duration: float | None = None,
+        sessions: int | None = None,
+        server: Server | None = None,
+        label: str = "",
+        allow_invalid: bool = False,
+        retries: int | None = None,
+        **options: Any,
+    ) -> LoadResult:
+        """Virtual users running ``flow_function`` (an async function of an httpx client)
+        against ``url`` (a URL, or a server the test started), recorded like :meth:`http`;
+        the options as ``flow``'s (``warmup``, ``timeout``, ``connect_timeout``, ``loop``,
+        ``seed``). ``duration`` and ``sessions`` are scaled by ``--netbench-scale``."""
+        from pytest_netbench._flow.api import flow_spec, run_flow_spec
+
+        target, server = self._target(url, server)
+        scale = self._session.settings.scale
+        if sessions is not None and scale != 1.0:
+            sessions = max(users if isinstance(users, int) else 1, round(sessions * scale))
+        counted: list[int | None] = []
+
+        def build() -> LoadSpec:
+            spec, count = flow_spec(
+                target, users=users, duration=duration, sessions=sessions, **options
+            )
+            counted.append(count)
+            return spec
+
+        spec = self._checked(build)
+
+        def run_load(spec: LoadSpec, srv: Server | None) -> LoadResult:
+            return run_flow_spec(flow_function, spec, counted[0], server=srv)
+
+        tries = self._retries(retries)
+        return self._run(spec, server, label, allow_invalid, tries, run_load=run_load)
 
     # -- experiments ---------------------------------------------------------------------------
     # Each takes its experiment's own options and the load's in one TypedDict of the
@@ -347,6 +389,7 @@ class NetbenchFixture:
         allow_invalid: bool,
         retries: int,
         cluster: object | None = None,
+        run_load: Callable[[LoadSpec, Server | None], LoadResult] | None = None,
     ) -> LoadResult:
         from pytest_netbench._experiment.trials import Arm
         from pytest_netbench._plugin import sequential_trials
@@ -355,7 +398,8 @@ class NetbenchFixture:
         pair, arms = self._arms(spec, server)
         cluster = cluster if cluster is not None else settings.cluster
         runners = {
-            arm: PluginRunner(self._session.window, srv, cluster=cluster) for arm, _s, srv in arms
+            arm: PluginRunner(self._session.window, srv, cluster=cluster, run_load=run_load)
+            for arm, _s, srv in arms
         }
         tested: TrialsResult
         ran: list[tuple[str | None, int, Attempts]]

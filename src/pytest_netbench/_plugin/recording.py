@@ -8,7 +8,7 @@ when each run happened, so a record can say when the result it keeps was measure
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -40,24 +40,32 @@ class PluginRunner:
         *,
         hold_window: bool = True,
         cluster: object | None = None,
+        run_load: Callable[[LoadSpec, Server | None], LoadResult] | None = None,
     ) -> None:
         self._window = window
         self._server = server
         self._hold = hold_window
         self._cluster = cluster  # a Dask scheduler address or Client: the shares run there
+        # A load that is not run_spec's (a user flow): called with the spec and the server.
+        self._run_load = run_load
         self._windows: dict[int, WindowTimes] = {}
         self._seen: list[LoadResult] = []  # keeps each result alive, so its id stays its own
 
     def __call__(self, spec: LoadSpec) -> LoadResult:
-        from pytest_netbench._api import run_spec
-
         if not self._hold:
-            return run_spec(spec, self._server, cluster=self._cluster)
+            return self._load(spec)
         with self._window.hold() as times:
-            result = run_spec(spec, self._server, cluster=self._cluster)
+            result = self._load(spec)
         self._windows[id(result)] = times
         self._seen.append(result)
         return result
+
+    def _load(self, spec: LoadSpec) -> LoadResult:
+        from pytest_netbench._api import run_spec
+
+        if self._run_load is not None:
+            return self._run_load(spec, self._server)
+        return run_spec(spec, self._server, cluster=self._cluster)
 
     def window_of(self, result: LoadResult) -> WindowTimes:
         return self._windows.get(id(result), WindowTimes())
