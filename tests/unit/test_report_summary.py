@@ -317,3 +317,23 @@ def test_an_invalid_reason_of_several_lines_keeps_them() -> None:
     ]
     # The repeat at the end is the paragraph alone, so the report still ends with it.
     assert lines[-1] == "    became ready; fds -- these figures cannot be trusted (details above)"
+
+
+def test_a_mix_names_its_kinds_and_feeders_not_one_request() -> None:
+    from pytest_netbench._model import Request
+    from pytest_netbench._model.feeders import count
+
+    mix = (Request("GET", "/items", name="list"), Request("POST", "/orders", weight=3))
+    spec = LoadSpec(kind="http", host="127.0.0.1", port=8080, mix=mix, mix_order="weighted")
+    text = format_result(_result(spec=spec))
+    head = " ".join(text.split("\n  closed loop")[0].split())
+    assert (
+        head == "Target: http://127.0.0.1:8080, a mix of 2 requests by weight (list, POST /orders)"
+    )
+    assert "GET http://127.0.0.1:8080/" not in text
+    fed = dataclasses.replace(spec, mix=mix[:1], mix_order="cycle", feeders=(("id", count()),))
+    first = format_result(_result(spec=fed), width=60).splitlines()[:2]
+    assert first == [
+        "Target: http://127.0.0.1:8080, a mix of 1 request in turn",
+        "  (list), filled from feeders id (seed 0)",
+    ]

@@ -129,12 +129,37 @@ def _header(result: LoadResult, width: int) -> list[str]:
             parts.append(f"{spec.workers} workers")
     elif result.generator.connections_peak:
         parts.append(f"{result.generator.connections_peak} connections (peak)")
-    method = f"{spec.method} " if spec is not None and spec.kind == "http" else ""
-    lines = [f"Target: {method}{result.url}"]
+    lines = textwrap.wrap(
+        _target(result),
+        width,
+        subsequent_indent="  ",
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
     lines += textwrap.wrap(
         ", ".join(parts), width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
     )
     return lines
+
+
+def _target(result: LoadResult) -> str:
+    """``Target: GET http://...``; a mix names its server, its kinds and their order, and
+    templates their feeders, so the line never names a request the load did not send."""
+    spec = result.spec
+    if spec is None or spec.kind != "http":
+        return f"Target: {result.url}"
+    if not spec.mix:
+        text = f"Target: {spec.method} {result.url}"
+    else:
+        order = "in turn" if spec.mix_order == "cycle" else "by weight"
+        kinds = ", ".join(request.label for request in spec.mix)
+        server = result.url.removesuffix(spec.target)
+        kind = "request" if len(spec.mix) == 1 else "requests"
+        text = f"Target: {server}, a mix of {len(spec.mix)} {kind} {order} ({kinds})"
+    if spec.feeders:
+        names = ", ".join(name for name, _ in spec.feeders)
+        text += f", filled from feeders {names} (seed {spec.seed})"
+    return text
 
 
 def _invalid(result: LoadResult, width: int, *, details: bool = True) -> list[str]:
