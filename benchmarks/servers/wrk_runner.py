@@ -35,14 +35,23 @@ class WrkRun:
 
 
 def run_wrk(
-    url: str, *, cpu: int, connections: int, duration_s: float, latency: bool = False
+    url: str,
+    *,
+    cpu: int,
+    connections: int,
+    duration_s: float,
+    latency: bool = False,
+    close_each: bool = False,
 ) -> WrkRun:
-    """One thread, ``connections`` keep-alive connections, for ``duration_s`` seconds."""
+    """One thread, ``connections`` keep-alive connections, for ``duration_s`` seconds; with
+    ``close_each`` every request asks ``Connection: close`` and wrk reconnects for the next."""
     wrk = need_tool("wrk", "apt-get install wrk")
     taskset = need_tool("taskset", "apt-get install util-linux")
     argv = [taskset, "-c", str(cpu), wrk, "-t1", f"-c{connections}", f"-d{duration_s:g}s"]
     if latency:
         argv.append("--latency")
+    if close_each:
+        argv += ["-H", "Connection: close"]
     done = run_measured([*argv, url], timeout_s=duration_s + 60)
     total = _TOTAL.search(done.stdout)
     if done.returncode != 0 or total is None:
