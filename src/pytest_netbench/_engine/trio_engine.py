@@ -295,6 +295,9 @@ async def _closed_slot(run: TrioRun) -> None:
     while not run.stopping:
         now = monotonic_ns()
         if not run.take(now):
+            # Refused: the budget is spent, or the feeders ran out just now (which spent it),
+            # after the last answer's check: this one ends the run if all are answered.
+            run.check_finished()
             return
         slot = _Slot()
         slot.pending.append(now)
