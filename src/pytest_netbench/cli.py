@@ -1,6 +1,6 @@
-"""The ``netbench`` command: ``http``, ``echo``, ``sweep``, ``capacity``, ``cold-start``,
-``crosscheck``, ``compare`` and ``servers``, in the spirit of wrk, ab and autobench. The
-parts are in :mod:`pytest_netbench._cli`.
+"""The ``netbench`` command: ``http``, ``echo``, ``flow``, ``sweep``, ``capacity``,
+``cold-start``, ``crosscheck``, ``compare`` and ``servers``, in the spirit of wrk, ab and
+autobench. The parts are in :mod:`pytest_netbench._cli`.
 
 Its exit statuses are the members of :class:`ExitCode` (:mod:`pytest_netbench._cli.exit_codes`),
 tabled in docs/cli.md and at the end of ``netbench --help``.
@@ -16,6 +16,7 @@ from pytest_netbench._cli.compare import run_compare
 from pytest_netbench._cli.crosscheck import run_crosscheck
 from pytest_netbench._cli.exit_codes import ExitCode, exit_status_help
 from pytest_netbench._cli.experiments import run_capacity, run_cold_start, run_sweep
+from pytest_netbench._cli.flow import run_flow
 from pytest_netbench._cli.loads import run_load
 from pytest_netbench._cli.options import build_parser
 from pytest_netbench._errors import NetbenchError, SpecError, TargetUnreachableError
@@ -48,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> ExitCode:
         "cold-start": run_cold_start,
         "crosscheck": run_crosscheck,
         "compare": run_compare,
+        "flow": run_flow,
     }
     run = experiments.get(args.command, run_load)
     try:

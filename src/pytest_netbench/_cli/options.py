@@ -234,10 +234,42 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_crosscheck(sub)
     add_compare_parser(sub)
+    _add_flow(sub)
 
     servers = sub.add_parser("servers", help="list the catalog of reference servers")
     servers.add_argument("--app", choices=("hello", "echo"), default=None)
     return parser
+
+
+# The load options a user flow takes from the option table; users and sessions are its own.
+FLOW_LOAD_OPTIONS = frozenset(
+    {"duration", "warmup", "timeout", "connect_timeout", "loop", "seed", "allow_remote"}
+)
+
+
+def _add_flow(sub: Any) -> None:
+    flow = sub.add_parser(
+        "flow",
+        help="virtual users running a user flow (an async function of an httpx client)",
+        description="Virtual users, each running the flow MODULE:FUNCTION in a loop with its"
+        " own httpx client, cookies and connection; each request is a step of the report."
+        " Needs the flows extra (httpx).",
+    )
+    flow.add_argument("flow", metavar="MODULE:FUNCTION", help="e.g. shop_flows:shopper")
+    flow.add_argument("url", help="http:// or https:// URL on loopback")
+    group = add_load_flags(flow, "http", only=FLOW_LOAD_OPTIONS)
+    group.add_argument(
+        "-u",
+        "--users",
+        type=int,
+        default=10,
+        metavar="N",
+        help="virtual users, a connection each [10]",
+    )
+    group.add_argument("--sessions", type=int, metavar="N", help="stop after N sessions in all")
+    _add_output_options(flow, "the result", "LoadResult.to_dict()")
+    flow.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
+    add_threshold_option(flow)
 
 
 def add_threshold_option(parser: argparse.ArgumentParser) -> None:

@@ -48,7 +48,6 @@ class _Link(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
-        self.owner.accounting.live += 1
 
     def data_received(self, data: bytes) -> None:
         if self.owner.link is self:
@@ -111,13 +110,16 @@ class FlowConnection:
         hostname = spec.host if self.ssl_context is not None else None
         self.reader = ResponseReader(self._on_response, self._on_error)
         link = _Link(self)
-        acct.count_opened(acct.live + 1)
+        acct.live += 1  # opening counts: every user may open at once
+        acct.count_opened(acct.live)
         try:
             async with asyncio.timeout(spec.connect_timeout_s):
                 await connect(loop, link, (spec.host, spec.port), None, self.ssl_context, hostname)
         except TimeoutError:
+            acct.live -= 1
             self._fail("connect", "connect failed: connect timeout")
         except OSError as exc:  # refused, unreachable, TLS (ssl.SSLError is an OSError)
+            acct.live -= 1
             self._fail("connect", f"connect failed: {describe_connect_error(exc)}", exc.errno)
         self.link = link
 

@@ -1,0 +1,66 @@
+"""A flow named by reference, ``module:function`` or ``path/to/file.py:function``, as the
+``netbench flow`` command takes it (and, later, as workers on other processes or hosts will
+import it). Every way it can fail is a :class:`SpecError` saying what to do, before any
+socket exists."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from pytest_netbench._errors import SpecError
+from pytest_netbench._flow.run import FlowFunction
+
+_HOW = "give the flow as module:function (e.g. shop_flows:shopper) or path/to/file.py:function"
+
+
+def load_flow(reference: str) -> FlowFunction:
+    """The async function ``reference`` names, imported (a module from the current
+    directory first, as ``python -m`` finds it)."""
+    module_name, sep, name = reference.rpartition(":")
+    if not sep or not module_name or not name.isidentifier():
+        raise SpecError(f"cannot read the flow {reference!r}: {_HOW}")
+    module = _import(module_name)
+    found = getattr(module, name, None)
+    if found is None:
+        flows = sorted(n for n, v in vars(module).items() if inspect.iscoroutinefunction(v))
+        offer = f": its async functions are {', '.join(flows)}" if flows else ""
+        raise SpecError(f"{module_name} has no {name!r}{offer}")
+    if not inspect.iscoroutinefunction(found):
+        raise SpecError(
+            f"{reference} is not an async function: a flow is `async def {name}(client): ...`"
+        )
+    flow: FlowFunction = found
+    return flow
+
+
+def _import(module_name: str) -> ModuleType:
+    if module_name.endswith(".py") or "/" in module_name:
+        return _import_file(Path(module_name))
+    if "" not in sys.path and "." not in sys.path:
+        sys.path.insert(0, "")  # the current directory, as `python -m` puts it first
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name.startswith(exc.name):
+            raise SpecError(
+                f"cannot import the flow's module {module_name!r} ({exc}): run netbench from"
+                " the directory holding it, or give its path: netbench flow ./flows.py:shopper"
+            ) from None
+        raise
+
+
+def _import_file(path: Path) -> ModuleType:
+    if not path.is_file():
+        raise SpecError(f"no flow file {str(path)!r}: {_HOW}")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise SpecError(f"cannot import {str(path)!r} as Python: {_HOW}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module  # so its own pickles and dataclasses find it
+    spec.loader.exec_module(module)
+    return module
