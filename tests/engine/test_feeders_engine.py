@@ -257,3 +257,17 @@ def test_the_client_delay_probe_sends_the_first_rendered_request(
     paths = app.paths()
     assert paths.pop(b"/items/1000") >= 1 + probe.sent
     assert set(paths.values()) == {1}  # the load's own: each value of the counter once
+
+
+def test_a_worker_process_whose_feeder_runs_out_fails_the_load_with_feeder_exhausted(
+    recording: tuple[ServerThread, RecordingApp], tmp_path: Path
+) -> None:
+    server, _ = recording
+    users = write_users(tmp_path / "users.csv", 30)
+    with pytest.raises(FeederExhausted, match=r"share [01] of 2 sent all of its rows"):
+        http_load(
+            server.url + "/u/${user.id}",
+            feeders={"user": feeders.csv(users, on_end="error")},
+            requests=100,
+            workers=2,
+        )

@@ -45,7 +45,7 @@ from pytest_netbench._engine.workers import (
     connect_phase_bound_s,
     outcome_limit_s,
 )
-from pytest_netbench._errors import NetbenchError, TargetUnreachableError
+from pytest_netbench._errors import FeederExhausted, NetbenchError, TargetUnreachableError
 from pytest_netbench._live import ShareSnapshot
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
@@ -341,8 +341,10 @@ class _Run:
     def _outcome_of(self, future: Any, address: str) -> WorkerOutcome:
         if future.status == "error":
             exc = future.exception()
-            if isinstance(exc, TargetUnreachableError):
-                raise exc  # the share found nothing listening: the target's fault, not Dask's
+            if isinstance(exc, TargetUnreachableError | FeederExhausted):
+                # The share found nothing listening, or its feeder ran out (on_end="error"):
+                # the target's or the input's fault, not Dask's.
+                raise exc
             if isinstance(exc, NetbenchError):
                 raise WorkerFailed(f"load share on Dask worker {address} failed: {exc}") from exc
             return self._lost(address, f"its task failed: {exc!r}")

@@ -31,7 +31,7 @@ from pytest_netbench._engine.connect_phase import phase_limit_s
 from pytest_netbench._engine.driver import run_share
 from pytest_netbench._engine.share import WorkerShare, split_load
 from pytest_netbench._engine.watch import ShareWatch
-from pytest_netbench._errors import NetbenchError, TargetUnreachableError
+from pytest_netbench._errors import FeederExhausted, NetbenchError, TargetUnreachableError
 from pytest_netbench._live import ShareSnapshot
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
@@ -41,6 +41,7 @@ from pytest_netbench._stats.recorder import WorkerOutcome
 _GRACE_S = 30.0
 # A worker's failure that is the target's (TargetUnreachableError), not the worker's.
 _UNREACHABLE = "unreachable: "
+_RAN_OUT = "feeder ran out: "
 # Shares that open their connections first start their windows this long after the last
 # one is ready, so that every worker process is awake by then.
 _WINDOW_MARGIN_NS = 20_000_000
@@ -145,6 +146,9 @@ class LocalProcesses:
         unreachable = [f.removeprefix(_UNREACHABLE) for f in failures if f.startswith(_UNREACHABLE)]
         if unreachable:
             raise TargetUnreachableError(unreachable[0])  # a share found nothing listening
+        ran_out = [f.removeprefix(_RAN_OUT) for f in failures if f.startswith(_RAN_OUT)]
+        if ran_out:
+            raise FeederExhausted(ran_out[0])  # a share's feeder with on_end="error" ran out
         if failures:
             raise WorkerFailed("load worker failed: " + "\n".join(failures))
         return [outcomes[i] for i in range(len(procs))]
@@ -295,6 +299,8 @@ def _worker_main(
         pipe.send(("ok", run_share(spec, share, released_ns, watch)))
     except TargetUnreachableError as exc:
         pipe.send(("error", f"{_UNREACHABLE}{exc}"))
+    except FeederExhausted as exc:
+        pipe.send(("error", f"{_RAN_OUT}{exc}"))
     except NetbenchError as exc:
         pipe.send(("error", str(exc)))
     except BaseException:
