@@ -27,7 +27,11 @@ def load_flow(reference: str) -> FlowFunction:
     module = _import(module_name)
     found = getattr(module, name, None)
     if found is None:
-        flows = sorted(n for n, v in vars(module).items() if inspect.iscoroutinefunction(v))
+        flows = sorted(
+            n
+            for n, v in vars(module).items()
+            if inspect.iscoroutinefunction(v) and v.__module__ == module.__name__
+        )  # defined there, not imported (think)
         offer = f": its async functions are {', '.join(flows)}" if flows else ""
         raise SpecError(f"{module_name} has no {name!r}{offer}")
     if not inspect.iscoroutinefunction(found):
