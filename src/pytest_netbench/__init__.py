@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from pytest_netbench._api import http_load as http_load
     from pytest_netbench._api import http_load_async as http_load_async
     from pytest_netbench._api import run_spec as run_spec
+    from pytest_netbench._api import ws_load as ws_load
+    from pytest_netbench._api import ws_load_async as ws_load_async
     from pytest_netbench._compare.metric_verdict import MetricComparison as MetricComparison
     from pytest_netbench._compare.metric_verdict import compare_values as compare_values
     from pytest_netbench._compare.thresholds import Threshold as Threshold
@@ -80,6 +82,7 @@ if TYPE_CHECKING:
     from pytest_netbench._model.spec import Request as Request
     from pytest_netbench._options import EchoOptions as EchoOptions
     from pytest_netbench._options import HttpOptions as HttpOptions
+    from pytest_netbench._options import WsOptions as WsOptions
     from pytest_netbench._proto.source import preview as preview
     from pytest_netbench._servers import catalog as catalog
     from pytest_netbench._servers.launcher import Server as Server
@@ -94,6 +97,7 @@ if TYPE_CHECKING:
     from pytest_netbench._servers.spec import ServerSpec as ServerSpec
     from pytest_netbench._spec import echo_spec as echo_spec
     from pytest_netbench._spec import http_spec as http_spec
+    from pytest_netbench._spec import ws_spec as ws_spec
 else:
     # Hidden from type checkers, which read the re-exports above (a computed __all__ would
     # hide them all from mypy).

@@ -1,4 +1,5 @@
-"""The library entry points: ``http_load``, ``echo_load`` and their async variants.
+"""The library entry points: ``http_load``, ``echo_load``, ``ws_load`` and their async
+variants.
 
 The arguments become a checked :class:`LoadSpec` (``_spec``) before any socket exists; the
 fd budget is made; then the engine runs and the worker outcomes are merged into one
@@ -28,10 +29,10 @@ from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableErr
 from pytest_netbench._kernel import tcp_ext_counter
 from pytest_netbench._live import ProgressCallback, ProgressTracker, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
-from pytest_netbench._options import EchoOptions, HttpOptions
+from pytest_netbench._options import EchoOptions, HttpOptions, WsOptions
 from pytest_netbench._preflight import plan_load
 from pytest_netbench._public import publish
-from pytest_netbench._spec import echo_spec, http_spec
+from pytest_netbench._spec import echo_spec, http_spec, ws_spec
 from pytest_netbench._stats.merge import merge_outcomes
 from pytest_netbench._stats.probe import ProbeSample, summarize_probe
 from pytest_netbench._stats.recorder import WorkerOutcome
@@ -323,6 +324,25 @@ def echo_load(
     return _run_with_retries(spec, server, progress, stop, cluster, retries)
 
 
+def ws_load(
+    url: str,
+    *,
+    server: Monitored | None = None,
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+    cluster: object | None = None,
+    retries: int = 0,
+    **options: Unpack[WsOptions],
+) -> LoadResult:
+    """Open WebSocket connections to ``url`` (``ws://``) and exchange messages, each sent
+    and its echo awaited (the options: :data:`~pytest_netbench._options.LOAD_OPTIONS`;
+    ``progress``, ``stop``, ``cluster`` and ``retries`` as for :func:`http_load`). The
+    result counts messages: ``sent``, ``ok``, ``errors`` and the latencies are per message
+    round trip (docs/websocket.md)."""
+    spec = ws_spec(url, **options)
+    return _run_with_retries(spec, server, progress, stop, cluster, retries)
+
+
 def _run_with_retries(
     spec: LoadSpec,
     server: Monitored | None,
@@ -361,6 +381,18 @@ async def echo_load_async(
     """As :func:`echo_load`, on the caller's running loop (more workers run in processes)."""
     spec = echo_spec(host, port, **options)
     return await run_spec_async(spec, server, progress=progress, stop=stop)
+
+
+async def ws_load_async(
+    url: str,
+    *,
+    server: Monitored | None = None,
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+    **options: Unpack[WsOptions],
+) -> LoadResult:
+    """As :func:`ws_load`, on the caller's running loop (more workers run in processes)."""
+    return await run_spec_async(ws_spec(url, **options), server, progress=progress, stop=stop)
 
 
 publish(globals())

@@ -24,7 +24,7 @@ from pytest_netbench._model import ARRIVALS, LOOPS, MIX_ORDERS, Request
 from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._public import publish
 
-LoadKind = Literal["http", "echo"]
+LoadKind = Literal["http", "echo", "ws"]
 # How a value is written on the command line (and what its unit is in the docs).
 ValueKind = Literal[
     "count",
@@ -41,9 +41,12 @@ ValueKind = Literal[
 ]
 HeadersArg = Mapping[str, str] | Sequence[tuple[str, str]] | None
 
-_BOTH: frozenset[LoadKind] = frozenset({"http", "echo"})
+_EVERY: frozenset[LoadKind] = frozenset({"http", "echo", "ws"})
 _HTTP: frozenset[LoadKind] = frozenset({"http"})
 _ECHO: frozenset[LoadKind] = frozenset({"echo"})
+_WS: frozenset[LoadKind] = frozenset({"ws"})
+# The options an upgrade request shares with an HTTP request.
+_HTTP_AND_WS: frozenset[LoadKind] = frozenset({"http", "ws"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +57,7 @@ class LoadOption:
     default: object
     kind: ValueKind
     help: str
-    loads: frozenset[LoadKind] = _BOTH
+    loads: frozenset[LoadKind] = _EVERY
     choices: tuple[str, ...] = ()
     short: str = ""
     # The long flag when it is not ``--`` + the name with dashes (a documented exception).
@@ -144,8 +147,8 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "headers",
         None,
         "headers",
-        "request headers (CLI: 'Name: value', repeated)",
-        loads=_HTTP,
+        "request headers (WebSocket: the handshake's) (CLI: 'Name: value', repeated)",
+        loads=_HTTP_AND_WS,
         short="-H",
         flag="--header",  # one header a flag, repeated, as curl's
     ),
@@ -230,6 +233,26 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         loads=_ECHO,
         metavar="FRAMING",
     ),
+    # WebSocket
+    LoadOption(
+        "message",
+        None,
+        "text",
+        "the message each round trip sends and expects back (str: a text message, bytes:"
+        " binary; default: message_bytes of a pattern)",
+        loads=_WS,
+        metavar="TEXT",
+    ),
+    LoadOption("message_bytes", 64, "size", "size of the generated message", loads=_WS),
+    LoadOption("binary", False, "switch", "send binary messages (default: text)", loads=_WS),
+    LoadOption(
+        "subprotocols",
+        None,
+        "text",
+        "the subprotocols the handshake offers, in order of preference (CLI: comma-separated)",
+        loads=_WS,
+        metavar="NAME,...",
+    ),
 )
 
 BY_NAME: dict[str, LoadOption] = {option.name: option for option in LOAD_OPTIONS}
@@ -276,6 +299,17 @@ class HttpOptions(CommonOptions, total=False):
     seed: int
 
 
+class WsOptions(CommonOptions, total=False):
+    """The options of a WebSocket load: ``ws_load(url, **options)``, ``netbench.ws`` and
+    ``netbench ws``."""
+
+    headers: HeadersArg
+    message: bytes | str | None
+    message_bytes: int
+    binary: bool
+    subprotocols: str | Sequence[str] | None
+
+
 class EchoOptions(CommonOptions, total=False):
     """The options of a raw TCP load: ``echo_load(host, port, **options)``, ``netbench.echo``
     and ``netbench echo``."""
@@ -309,11 +343,19 @@ def check_names(load: LoadKind, given: Collection[str], *, also: Collection[str]
             raise SpecError(unknown_option_message(name, load, [*known, *also]))
 
 
+_KIND_WORDS: dict[LoadKind, str] = {"http": "HTTP", "echo": "echo (raw TCP)", "ws": "WebSocket"}
+_LOAD_WORDS: dict[LoadKind, str] = {
+    "http": "an HTTP load",
+    "echo": "an echo (raw TCP) load",
+    "ws": "a WebSocket load",
+}
+
+
 def unknown_option_message(name: str, load: LoadKind, known: Collection[str]) -> str:
-    what = "an HTTP load" if load == "http" else "an echo (raw TCP) load"
+    what = _LOAD_WORDS[load]
     option = BY_NAME.get(name)
     if option is not None and load not in option.loads:
-        other = "echo (raw TCP)" if "echo" in option.loads else "HTTP"
+        other = " and ".join(sorted(_KIND_WORDS[kind] for kind in option.loads))
         return f"{name!r} is an option of {other} loads, not of {what}"
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}?" if close else "see docs/api.md for every option"

@@ -22,12 +22,19 @@ from pytest_netbench._options import (
     EchoOptions,
     HeadersArg,
     HttpOptions,
+    WsOptions,
     with_defaults,
 )
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
 from pytest_netbench._public import publish
 from pytest_netbench._target import guard_target, parse_http_url
+from pytest_netbench._ws_checks import (
+    check_handshake_headers,
+    checked_message,
+    checked_subprotocols,
+    parse_ws_url,
+)
 
 # A load given neither a duration nor a request count runs this long.
 DEFAULT_DURATION_S = 10.0
@@ -37,7 +44,7 @@ FINEST_TIMELINE_RESOLUTION_S = 0.01
 MAX_MIX_PERIOD = 10_000
 
 # The options that become LoadSpec fields of both kinds, checked by ``_checked_common``.
-_COMMON = tuple(option.name for option in LOAD_OPTIONS if option.loads == {"http", "echo"})
+_COMMON = tuple(option.name for option in LOAD_OPTIONS if {"http", "echo"} <= option.loads)
 
 
 def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
@@ -127,6 +134,38 @@ def echo_spec(host: str, port: int, **options: Unpack[EchoOptions]) -> LoadSpec:
     )
     _check_renders(spec)
     return spec
+
+
+def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
+    """Check every option (:data:`~pytest_netbench._options.LOAD_OPTIONS`) and build the
+    :class:`LoadSpec` of a WebSocket load at ``url`` (``ws://``): each connection opens
+    with the handshake (``headers``, ``subprotocols``), then sends ``message`` and awaits
+    its echo, again and again; a request of the result is one message round trip.
+    """
+    o = with_defaults("ws", options)
+    target = parse_ws_url(url)
+    guard_target(target.host, allow_remote=bool(o["allow_remote"]))
+    if o["probe_every"] is not None:
+        raise SpecError("probe_every is not available for WebSocket loads yet: leave it out")
+    headers = _header_pairs(o["headers"])
+    check_handshake_headers(headers)
+    message, binary = checked_message(o["message"], o["message_bytes"], bool(o["binary"]))
+    return LoadSpec(
+        kind="ws",
+        host=target.host,
+        port=target.port,
+        target=target.target,
+        headers=headers,
+        payload=message,
+        binary=binary,
+        subprotocols=checked_subprotocols(o["subprotocols"]),
+        **_checked_common(
+            {name: o[name] for name in _COMMON},
+            requests_per_connection=0,
+            pipeline=1,
+            connect_first=bool(o["connect_first"]),
+        ),
+    )
 
 
 def _default_connect_first(asked: bool | None, rate: float | None, loop: str) -> bool:

@@ -22,6 +22,7 @@ EXPECTED = {
     "http_load", "http_load_async", "echo_load", "echo_load_async", "run_spec", "http_spec",
     "echo_spec", "HttpOptions", "EchoOptions", "LoadSpec", "Request", "feeders", "preview",
     "load_mix",
+    "ws_load", "ws_load_async", "ws_spec", "WsOptions",
     "LoadResult",
     "LatencySummary", "GeneratorStats",
     "ServerStats", "TimelineRow", "ERROR_KINDS", "metric_value",

@@ -22,6 +22,7 @@ from pytest_netbench._options import (
     EchoOptions,
     HttpOptions,
     LoadKind,
+    WsOptions,
     options_of,
 )
 from pytest_netbench._plugin.loads import NetbenchFixture
@@ -40,6 +41,7 @@ def names_of(load: LoadKind) -> set[str]:
 def test_the_typed_dicts_are_the_table() -> None:
     assert set(get_type_hints(HttpOptions)) == names_of("http")
     assert set(get_type_hints(EchoOptions)) == names_of("echo")
+    assert set(get_type_hints(WsOptions)) == names_of("ws")
     assert len({option.name for option in LOAD_OPTIONS}) == len(LOAD_OPTIONS)
 
 
@@ -47,6 +49,7 @@ def load_entry_points() -> list[tuple[str, Callable[..., Any], str]]:
     nb = pytest_netbench
     http = "Unpack[HttpOptions]"
     echo = "Unpack[EchoOptions]"
+    ws = "Unpack[WsOptions]"
     return [
         ("http_spec", nb.http_spec, http),
         ("echo_spec", nb.echo_spec, echo),
@@ -54,6 +57,9 @@ def load_entry_points() -> list[tuple[str, Callable[..., Any], str]]:
         ("http_load_async", nb.http_load_async, http),
         ("echo_load", nb.echo_load, echo),
         ("echo_load_async", nb.echo_load_async, echo),
+        ("ws_spec", nb.ws_spec, ws),
+        ("ws_load", nb.ws_load, ws),
+        ("ws_load_async", nb.ws_load_async, ws),
         ("sweep", nb.sweep, http),
         ("capacity", nb.capacity, http),
         ("cold_start", nb.cold_start, http),
@@ -239,8 +245,9 @@ def test_the_docs_list_every_option_with_its_flag() -> None:
             assert f"`{option.cli_flag}`" in flags, option.name
         else:
             assert flags == "(Python only)", option.name
+        kinds = [k for k in ("http", "echo", "ws") if k in option.loads]
         assert rows[option.name][4] == " and ".join(
-            k for k in ("http", "echo") if k in option.loads
+            [", ".join(kinds[:-1]), kinds[-1]] if len(kinds) > 1 else kinds
         )
         assert rows[option.name][5] == option.help, option.name
         assert rows[option.name][3] == (option.unit or "—"), option.name

@@ -45,6 +45,7 @@ from pytest_netbench._engine.open_rules import GROW_AFTER_NS, OpenAccounting
 from pytest_netbench._engine.precise_timer import create_precise_timer
 from pytest_netbench._engine.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._engine.ws_connection import WsConnection
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.source import RequestSource
 from pytest_netbench._stats.recorder import ONE_SECOND_NS
@@ -87,6 +88,8 @@ class BaseRun(RunAccounting):
             self.connection_class = FusedOpenConnection if self.open_loop else FusedHttpConnection
         elif exchange.verified_echo:
             self.connection_class = EchoConnection
+        elif exchange.websocket is not None:
+            self.connection_class = WsConnection
         self.bucket_timer: asyncio.TimerHandle | None = None
         # Set while a closed-loop share opens its connections before the window.
         self.phase: ConnectPhase | None = None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
+from pytest_netbench._proto import websocket as ws_proto
 from pytest_netbench._proto.framing import Framer, OnError, OnResponse
 
 
@@ -40,6 +41,8 @@ class Exchange:
     parser_framed: bool = False
     mix_requests: tuple[bytes, ...] = ()
     verified_echo: bool = False
+    # A WebSocket load: its handshake and message (``ws_connection`` sends and frames them).
+    websocket: ws_proto.WsSetup | None = None
 
 
 # The most one read of an echo takes (uvloop reads up to 256 KiB at a time itself).
@@ -50,6 +53,8 @@ def build_exchange(spec: LoadSpec) -> Exchange:
     """The exchange a checked spec describes (``_spec`` has already refused bad input)."""
     if spec.kind == "http":
         return _http_exchange(spec)
+    if spec.kind == "ws":
+        return _ws_exchange(spec)
     return _tcp_exchange(spec)
 
 
@@ -96,3 +101,17 @@ def _tcp_exchange(spec: LoadSpec) -> Exchange:
     return Exchange(
         chunks, len(payload), False, make, spec.host, spec.port, verified_echo=options is None
     )
+
+
+def _ws_exchange(spec: LoadSpec) -> Exchange:
+    """A message round trip: no fixed chunks (each message gets its own masking key)."""
+    host = f"[{spec.host}]" if ":" in spec.host else spec.host
+    frames = ws_proto.MessageFrames(spec.payload, text=not spec.binary)
+    setup = ws_proto.WsSetup(
+        f"{host}:{spec.port}", spec.target, spec.subprotocols, spec.headers, spec.payload, frames
+    )
+
+    def no_framer(on_response: OnResponse, on_error: OnError) -> Framer:
+        raise TypeError("a WebSocket load frames with its WsSetup (see ws_connection)")
+
+    return Exchange((), frames.size, False, no_framer, spec.host, spec.port, websocket=setup)

@@ -29,8 +29,11 @@ from pytest_netbench._engine.precise_timer import TimerFd, open_timerfd
 from pytest_netbench._engine.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch, Watcher
+from pytest_netbench._engine.ws_trio import HandshakeEnded, WsTalk, open_websocket
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._proto.framing import OnError, OnResponse
 from pytest_netbench._proto.source import RequestSource
+from pytest_netbench._proto.websocket import HandshakeInvalid, HandshakeRefused
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 _READ_SIZE = 256 * 1024
@@ -47,7 +50,7 @@ class _Slot:
     """One connection's outstanding requests: start times, (open loop) intended times and
     (a mix) the kind of each one written."""
 
-    __slots__ = ("broken", "intended", "keep_alive", "kinds", "pending", "served")
+    __slots__ = ("broken", "intended", "keep_alive", "kinds", "pending", "served", "ws_leftover")
 
     def __init__(self) -> None:
         self.pending: deque[int] = deque()
@@ -56,6 +59,7 @@ class _Slot:
         self.served = 0
         self.keep_alive = True
         self.broken = ""
+        self.ws_leftover = b""  # frames that came with a WebSocket handshake's answer
 
 
 class TrioRun(OpenAccounting):
@@ -190,7 +194,7 @@ class TrioRun(OpenAccounting):
                         raise
                     stream = tls
             self.contact.reached = True
-            return stream
+            return stream if self.exchange.websocket is None else await self._upgrade(slot, stream)
         except (trio.TooSlowError, OSError, trio.BrokenResourceError) as exc:
             self.fail(slot, "connect", exc)
             if self.contact.failed(informative_cause(exc), monotonic_ns()):
@@ -206,10 +210,10 @@ class TrioRun(OpenAccounting):
         """Send and read until the connection is done; ``next_request`` feeds more work."""
         exchange = self.exchange
         rec = self.recorder
-        framer = exchange.make_framer(
-            lambda code, ka: self.on_response(slot, code, ka),
-            lambda reason: setattr(slot, "broken", reason),
-        )
+        on_response = lambda code, ka: self.on_response(slot, code, ka)  # noqa: E731
+        on_error = lambda reason: setattr(slot, "broken", reason)  # noqa: E731
+        talk = self._ws_talk(slot, on_response, on_error)
+        framer = talk.framer if talk is not None else exchange.make_framer(on_response, on_error)
         try:
             for start, intended in next_request.initial(slot):
                 await self._send(slot, stream, start, intended)
@@ -230,6 +234,8 @@ class TrioRun(OpenAccounting):
                 rec.bytes_read += len(data)
                 done_before = slot.served
                 framer.feed(data)  # type: ignore[arg-type]  # bytearray from TLS works too
+                if talk is not None and await self._ws_answered(slot, stream, talk):
+                    break
                 if slot.broken:
                     self.fail(slot, "protocol")
                     break
@@ -261,9 +267,69 @@ class TrioRun(OpenAccounting):
                 slot.kinds.append(kind)
             await stream.send_all(data)
             return
+        websocket = self.exchange.websocket
+        if websocket is not None:
+            frame = websocket.frames.next_frame()  # a fresh masking key for each message
+            await stream.send_all(frame)
+            self.recorder.bytes_written += len(frame)
+            return
         for chunk in self.exchange.chunks:
             await stream.send_all(chunk)
         self.recorder.bytes_written += self.exchange.size
+
+    # -- WebSocket (see ws_trio) --
+    async def _upgrade(self, slot: _Slot, stream: trio.abc.Stream) -> trio.abc.Stream | None:
+        """A WebSocket load's opening handshake on a connected stream; None when it failed,
+        counted against the message the connection was opened for (a refusal as
+        ``status``, its status in ``status_codes``)."""
+        assert self.exchange.websocket is not None
+        oldest = slot.pending[0] if slot.pending else monotonic_ns()
+        left_s = (oldest - monotonic_ns()) / NS_PER_S + self.spec.timeout_s
+        try:
+            accepted = await open_websocket(stream, self.exchange.websocket, left_s, self.recorder)
+            slot.ws_leftover = accepted.leftover
+            return stream
+        except HandshakeRefused as refused:
+            if slot.pending and slot.pending[0] >= self.measure_start_ns and not self.stopping:
+                codes = self.recorder.status_codes
+                codes[refused.status] = codes.get(refused.status, 0) + 1
+            self.fail_outstanding(slot, "status", str(refused))
+        except HandshakeInvalid as invalid:
+            slot.broken = f"WebSocket handshake: {invalid}"
+            self.fail(slot, "protocol")
+        except trio.TooSlowError:
+            self.fail(slot, "timeout")
+        except HandshakeEnded:
+            self.fail(slot, "closed")
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            self.fail(slot, "reset", exc)
+        self.slots.discard(slot)
+        with trio.CancelScope(shield=True):
+            await trio.aclose_forcefully(stream)
+        return None
+
+    def _ws_talk(self, slot: _Slot, on_response: OnResponse, on_error: OnError) -> WsTalk | None:
+        """A WebSocket connection's frame reader, fed what came with the handshake."""
+        if self.exchange.websocket is None:
+            return None
+        talk = WsTalk(self.exchange.websocket, on_response, on_error)
+        if slot.ws_leftover:
+            talk.framer.feed(slot.ws_leftover)
+            slot.ws_leftover = b""
+        return talk
+
+    async def _ws_answered(self, slot: _Slot, stream: trio.abc.Stream, talk: WsTalk) -> bool:
+        """After a read: write the pongs (and close reply) owed; True when the server
+        closed, its close failing what is outstanding as ``reset`` with the code."""
+        if talk.replies:
+            self.recorder.bytes_written += await talk.send_replies(stream)
+        if not talk.closed:
+            return False
+        if not self.stopping and monotonic_ns() >= self.measure_start_ns:
+            codes = self.recorder.status_codes
+            codes[talk.close_code] = codes.get(talk.close_code, 0) + 1
+        self.fail_outstanding(slot, "reset", talk.closed)
+        return True
 
 
 class _Next:
@@ -357,10 +423,10 @@ async def _one_open_exchange(
     run: TrioRun, slot: _Slot, stream: trio.abc.Stream, current: tuple[int, int]
 ) -> None:
     before = slot.served
-    framer = run.exchange.make_framer(
-        lambda code, ka: run.on_response(slot, code, ka),
-        lambda reason: setattr(slot, "broken", reason),
-    )
+    on_response = lambda code, ka: run.on_response(slot, code, ka)  # noqa: E731
+    on_error = lambda reason: setattr(slot, "broken", reason)  # noqa: E731
+    talk = run._ws_talk(slot, on_response, on_error)
+    framer = talk.framer if talk is not None else run.exchange.make_framer(on_response, on_error)
     try:
         await run._send(slot, stream, *current)
         while slot.served == before and slot.pending:
@@ -380,6 +446,9 @@ async def _one_open_exchange(
                 return
             run.recorder.bytes_read += len(data)
             framer.feed(data)  # type: ignore[arg-type]  # bytearray from TLS works too
+            if talk is not None and await run._ws_answered(slot, stream, talk):
+                slot.broken = slot.broken or "closed"
+                return
             if slot.broken:
                 run.fail(slot, "protocol")
                 return

@@ -55,9 +55,9 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class LoadSpec:
-    """What to send, how hard, and for how long (shared by HTTP and raw TCP)."""
+    """What to send, how hard, and for how long (shared by HTTP, raw TCP and WebSocket)."""
 
-    kind: Literal["http", "echo"]
+    kind: Literal["http", "echo", "ws"]
     host: str
     port: int
     connections: int = 10
@@ -104,14 +104,17 @@ class LoadSpec:
     # the order given; their random draws are seeded from ``seed``.
     feeders: tuple[tuple[str, Feeder], ...] = ()
     seed: int = 0
-    # raw TCP
+    # raw TCP; a WebSocket load's message is ``payload`` too
     payload: bytes = b""
     chunk: int = 0
     framing: str = "echo"
+    # WebSocket (``target`` and ``headers`` are its handshake's)
+    subprotocols: tuple[str, ...] = ()
+    binary: bool = False
 
     def __repr__(self) -> str:
         # Only the fields of its kind: an HTTP load has no framing, an echo load no method.
-        other = _ECHO_ONLY if self.kind == "http" else _HTTP_ONLY
+        other = _NOT_OF_KIND[self.kind]
         shown = ", ".join(
             f"{f.name}={getattr(self, f.name)!r}"
             for f in dataclasses.fields(self)
@@ -136,6 +139,8 @@ class LoadSpec:
     def url(self) -> str:
         if self.kind == "echo":
             return f"tcp://{_host_for_url(self.host)}:{self.port}"
+        if self.kind == "ws":
+            return f"ws://{_host_for_url(self.host)}:{self.port}{self.target}"
         return f"{self.scheme}://{_host_for_url(self.host)}:{self.port}{self.target}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -171,6 +176,13 @@ _HTTP_ONLY = frozenset(
     }
 )
 _ECHO_ONLY = frozenset({"payload", "chunk", "framing"})
+_WS_ONLY = frozenset({"subprotocols", "binary"})
+_NOT_OF_KIND = {
+    "http": _ECHO_ONLY | _WS_ONLY,
+    "echo": _HTTP_ONLY | _WS_ONLY,
+    # A WebSocket load's handshake has a target and headers; its message is the payload.
+    "ws": (_HTTP_ONLY - {"target", "headers"}) | {"chunk", "framing"},
+}
 
 
 def _host_for_url(host: str) -> str:

@@ -129,7 +129,7 @@ class ClientHandshake:
         self.request = render_handshake(host_header, target, self.key, subprotocols, headers)
         self._buffer = bytearray()
 
-    def receive(self, data: bytes) -> Accepted | None:
+    def receive(self, data: bytes | bytearray) -> Accepted | None:
         """None while the answer's head is incomplete; :class:`HandshakeRefused` for a
         status other than 101, :class:`HandshakeInvalid` for a 101 that breaks the rules."""
         self._buffer += data
@@ -268,6 +268,10 @@ class MessageFrames:
 
 
 # -- frames in --
+def _ignore(*_: object) -> None:
+    """A released framer's callbacks."""
+
+
 class WsFramer:
     """Server frames in: data messages reassembled and checked against the echo expected,
     pings answered, a close reported (and answered) once, broken frames refused."""
@@ -321,6 +325,12 @@ class WsFramer:
 
     def feed_eof(self) -> bool:
         return False
+
+    def release(self) -> None:
+        """The connection is gone: drop the callbacks into it (they would keep it and this
+        framer in a reference cycle)."""
+        self._on_response = self._on_error = self._on_reply = self._on_close = _ignore
+        self.closed = True
 
     def _fail(self, reason: str) -> None:
         self.failed = True
@@ -406,3 +416,25 @@ def describe_close(code: int, reason: str) -> str:
     name = CLOSE_CODE_NAMES.get(code, "application" if code >= 4000 else "unnamed")
     said = f": {reason!r}" if reason else ""
     return f"code {code} ({name}){said}"
+
+
+@dataclass(frozen=True, slots=True)
+class WsSetup:
+    """What every connection of a WebSocket load shares: how to open it (``handshake``
+    makes one connection's, with its own key) and the message it exchanges (``frames``,
+    built once: it holds no state of a connection's)."""
+
+    host_header: str
+    target: str
+    subprotocols: tuple[str, ...]
+    headers: tuple[tuple[str, str], ...]
+    message: bytes
+    frames: MessageFrames
+
+    def handshake(self) -> ClientHandshake:
+        return ClientHandshake(self.host_header, self.target, self.subprotocols, self.headers)
+
+    def make_framer(
+        self, on_response: OnResponse, on_error: OnError, on_reply: OnReply, on_close: OnClose
+    ) -> WsFramer:
+        return WsFramer(self.frames, self.message, on_response, on_error, on_reply, on_close)

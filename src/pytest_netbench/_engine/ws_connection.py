@@ -1,0 +1,126 @@
+"""The asyncio engine's WebSocket connection: the opening handshake, then message round trips.
+
+A :class:`Connection` whose first bytes out are the upgrade request and whose first bytes
+in are read as its answer (``_proto.websocket.ClientHandshake``); once the server accepts,
+the run is told the connection is ready (``connected``) and each message is sent as a
+frame with its own masking key. The message that needed the connection is outstanding
+from the connect on, so a handshake that hangs is that message's timeout, and one the
+server refuses is that message's ``status`` error (the status counted in
+``status_codes``), as the request an HTTP connection was opened for would be.
+
+A close from the server fails the message outstanding as ``reset`` with the close's code
+in its words, counts the code in ``status_codes`` (codes are 1000-4999, apart from HTTP
+statuses), answers the close and lets the run open a new connection in its place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from time import monotonic_ns
+from typing import Protocol, cast
+
+from pytest_netbench._engine.accounting import Outstanding
+from pytest_netbench._engine.connection import Connection, ConnectionOwner
+from pytest_netbench._proto.websocket import (
+    ClientHandshake,
+    HandshakeInvalid,
+    HandshakeRefused,
+    MessageFrames,
+    WsSetup,
+    describe_close,
+)
+
+
+class _FailingOwner(ConnectionOwner, Protocol):
+    """The run, with the rule that fails a connection's outstanding messages."""
+
+    def fail_outstanding(
+        self, requests: Outstanding, kind: str, detail: str, err_no: int | None = None
+    ) -> None: ...
+
+
+class WsConnection(Connection):
+    """One WebSocket client connection (see the module's docstring)."""
+
+    _setup: WsSetup
+    _frames: MessageFrames
+    _handshake: ClientHandshake
+
+    def __init__(self, run: ConnectionOwner) -> None:
+        super().__init__(run)
+        self._fast = False  # every message is rendered with its own masking key
+
+    def _attach_framer(self) -> Callable[[bytes], object]:
+        setup = self.run.exchange.websocket
+        if setup is None:
+            raise TypeError("WsConnection needs a WebSocket exchange")
+        self._setup = setup
+        self._frames = setup.frames
+        self._handshake = setup.handshake()
+        self.framer = setup.make_framer(
+            self.on_response, self.on_protocol_error, self._reply, self._server_closed
+        )
+        return self._receive_handshake
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        if self.run.stopping:
+            transport.close()
+            return
+        request = self._handshake.request
+        self.transport.write(request)  # type: ignore[union-attr]
+        self._rec.bytes_written += len(request)
+
+    def _receive_handshake(self, data: bytes) -> None:
+        try:
+            accepted = self._handshake.receive(data)
+        except HandshakeRefused as refused:
+            self._refused(refused)
+            return
+        except HandshakeInvalid as invalid:
+            self.on_protocol_error(f"WebSocket handshake: {invalid}")
+            return
+        if accepted is None:
+            return
+        assert self.framer is not None
+        self._feed = self.framer.feed
+        self.run.connected(self)
+        if accepted.leftover and self.transport is not None and not self.transport.is_closing():
+            self._feed(accepted.leftover)
+
+    def _refused(self, refused: HandshakeRefused) -> None:
+        run = self.run
+        if self.pending and self.pending[0] >= self._measure and not run.stopping:
+            codes = self._codes
+            codes[refused.status] = codes.get(refused.status, 0) + 1
+        if not run.stopping:
+            cast(_FailingOwner, run).fail_outstanding(self, "status", str(refused))
+        if self.transport is not None:
+            self.transport.abort()
+
+    def _reply(self, frame: bytes) -> None:
+        """A pong or the close reply the framer owes the server."""
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(frame)
+            self._rec.bytes_written += len(frame)
+
+    def _server_closed(self, code: int, reason: str) -> None:
+        run = self.run
+        if not run.stopping and monotonic_ns() >= self._measure:
+            codes = self._codes
+            codes[code] = codes.get(code, 0) + 1
+        if self.pending and not run.stopping:
+            detail = f"the server closed the WebSocket: {describe_close(code, reason)}"
+            cast(_FailingOwner, run).fail_outstanding(self, "reset", detail)
+        if self.transport is not None:
+            self.transport.close()  # after the close reply, already written
+
+    def send(self, start: int, intended: int) -> None:
+        assert self.transport is not None
+        frame = self._frames.next_frame()
+        self.transport.write(frame)
+        self._rec.bytes_written += len(frame)
+        self.pending.append(start)
+        if self.run.open_loop:
+            self.intended.append(intended)

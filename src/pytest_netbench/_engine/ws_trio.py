@@ -1,0 +1,62 @@
+"""The trio engine's WebSocket parts: the opening handshake on a connected stream, and the
+frame-reading hooks one connection's loop calls (``trio_engine`` maps what they report
+to the run rules' error kinds, as it does for every other failure)."""
+
+from __future__ import annotations
+
+import trio
+
+from pytest_netbench._proto.framing import OnError, OnResponse
+from pytest_netbench._proto.websocket import Accepted, WsSetup, describe_close
+from pytest_netbench._stats.recorder import Recorder
+
+_READ_SIZE = 64 * 1024
+
+
+class HandshakeEnded(Exception):
+    """The server closed the connection before answering the upgrade."""
+
+
+async def open_websocket(
+    stream: trio.abc.Stream, setup: WsSetup, timeout_s: float, recorder: Recorder
+) -> Accepted:
+    """Write the upgrade request and read the answer, within ``timeout_s`` (its bytes
+    counted in ``recorder``). Raises what ``ClientHandshake.receive`` raises,
+    :class:`HandshakeEnded`, ``trio.TooSlowError``, or the stream's own errors."""
+    handshake = setup.handshake()
+    with trio.fail_after(max(timeout_s, 0)):
+        await stream.send_all(handshake.request)
+        recorder.bytes_written += len(handshake.request)
+        while True:
+            data = await stream.receive_some(_READ_SIZE)
+            if not data:
+                raise HandshakeEnded("server closed the connection during the WebSocket handshake")
+            recorder.bytes_read += len(data)
+            accepted = handshake.receive(data)
+            if accepted is not None:
+                return accepted
+
+
+class WsTalk:
+    """One connection's frames in: the framer, the replies it owes the server (pongs, the
+    close reply), and the server's close once it came (its code, and its words for the
+    error)."""
+
+    __slots__ = ("close_code", "closed", "framer", "replies")
+
+    def __init__(self, setup: WsSetup, on_response: OnResponse, on_error: OnError) -> None:
+        self.replies: list[bytes] = []
+        self.closed = ""
+        self.close_code = 0
+        self.framer = setup.make_framer(on_response, on_error, self.replies.append, self._close)
+
+    def _close(self, code: int, reason: str) -> None:
+        self.close_code = code
+        self.closed = f"the server closed the WebSocket: {describe_close(code, reason)}"
+
+    async def send_replies(self, stream: trio.abc.Stream) -> int:
+        """Write what the server is owed; returns the bytes written."""
+        data = b"".join(self.replies)
+        self.replies.clear()
+        await stream.send_all(data)
+        return len(data)

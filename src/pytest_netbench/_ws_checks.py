@@ -1,0 +1,93 @@
+"""The checks of a WebSocket load's own options (``ws_spec`` runs them before any socket):
+its URL, its message, the subprotocols and headers its handshake sends."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from pytest_netbench._errors import SpecError
+from pytest_netbench._target import HttpTarget
+
+# The handshake's own headers: one given again would make a request the server may refuse.
+_HANDSHAKE_HEADERS = frozenset(
+    {"host", "upgrade", "connection", "sec-websocket-key", "sec-websocket-version"}
+)
+# A subprotocol is an HTTP token (RFC 6455 section 4.1, RFC 7230 section 3.2.6).
+_TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "!#$%&'*+-.^_`|~")
+
+
+def parse_ws_url(url: str) -> HttpTarget:
+    """``ws://host[:port]/path?query`` as a target (``scheme`` ``"ws"``)."""
+    if "://" not in url:
+        raise SpecError(f"target {url!r} has no scheme: write it as ws://{url}")
+    parts = urlsplit(url)
+    if parts.scheme == "wss":
+        raise SpecError(
+            f"{url!r}: wss:// (WebSocket over TLS) is not supported yet; test the server"
+            " over ws:// on loopback"
+        )
+    if parts.scheme != "ws":
+        raise SpecError(f"unsupported scheme {parts.scheme!r} in {url!r}: a WebSocket URL is ws://")
+    if not parts.hostname:
+        raise SpecError(f"target {url!r} has no host")
+    try:
+        port = parts.port or 80
+    except ValueError as exc:
+        raise SpecError(f"bad port in {url!r}: {exc}") from None
+    target = parts.path or "/"
+    if parts.query:
+        target += "?" + parts.query
+    return HttpTarget("ws", parts.hostname, port, target)
+
+
+def checked_message(message: object, size: object, binary: bool) -> tuple[bytes, bool]:
+    """The message's bytes and whether it goes as binary: a ``str`` is text (unless
+    ``binary``), ``bytes`` binary; none given: ``size`` bytes of letters."""
+    if message is None:
+        if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+            raise SpecError(f"message_bytes must be a positive whole number, got {size!r}")
+        letters = string.ascii_lowercase.encode()
+        return bytes(letters[i % 26] for i in range(size)), binary
+    if isinstance(message, str):
+        return message.encode("utf-8"), binary
+    if isinstance(message, (bytes, bytearray, memoryview)):
+        return bytes(message), True
+    raise SpecError(f"message must be str (text) or bytes (binary), got {type(message).__name__}")
+
+
+def checked_subprotocols(value: object) -> tuple[str, ...]:
+    """Subprotocol names from a list or a comma-separated string, each an HTTP token."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        names = [name.strip() for name in value.split(",") if name.strip()]
+    elif isinstance(value, Sequence):
+        names = [str(name) for name in value]
+    else:
+        raise SpecError(f"subprotocols must be a list of names, got {value!r}")
+    for name in names:
+        if not name or not set(name) <= _TOKEN_CHARS:
+            raise SpecError(
+                f"subprotocol {name!r} is not a valid name: letters, digits and !#$%&'*+-.^_`|~"
+                " only (no spaces or commas)"
+            )
+    if len(set(names)) != len(names):
+        raise SpecError(f"subprotocols names one twice: {', '.join(names)}")
+    return tuple(names)
+
+
+def check_handshake_headers(headers: Sequence[tuple[str, str]]) -> None:
+    for name, value in headers:
+        key = name.strip().lower()
+        if not key or any(c in name + value for c in "\r\n"):
+            raise SpecError(
+                f"header {name!r}: a name must be non-empty, and neither may hold CR or LF"
+            )
+        if key == "sec-websocket-protocol":
+            raise SpecError(
+                "offer subprotocols with subprotocols=, not a Sec-WebSocket-Protocol header"
+            )
+        if key in _HANDSHAKE_HEADERS:
+            raise SpecError(f"header {name!r} is the WebSocket handshake's own: leave it out")

@@ -1,0 +1,159 @@
+"""WebSocket loads on every loop against real servers on loopback: each fault the server
+can make is classified exactly, the counting rules hold, and nothing hangs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from servers import ServerThread
+from ws_servers import WsApp, WsOptions
+
+from pytest_netbench import LoadResult, SpecError, ws_load, ws_spec
+
+StartWs = Callable[..., tuple[ServerThread, WsApp]]
+Consistent = Callable[[LoadResult], LoadResult]
+MESSAGES = 120
+
+
+@pytest.fixture
+def ws_server() -> Iterator[StartWs]:
+    started: list[ServerThread] = []
+
+    def start(**options: object) -> tuple[ServerThread, WsApp]:
+        app = WsApp(WsOptions(**options))  # type: ignore[arg-type]
+        server = ServerThread(app).start()
+        started.append(server)
+        return server, app
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def url_of(server: ServerThread, path: str = "/echo") -> str:
+    return f"ws://127.0.0.1:{server.port}{path}"
+
+
+def test_round_trips_are_counted_per_message(
+    ws_server: StartWs, loop: str, consistent: Consistent
+) -> None:
+    server, app = ws_server()
+    r = consistent(ws_load(url_of(server), connections=4, requests=MESSAGES, loop=loop))
+    assert (r.sent, r.ok, r.errors_total) == (MESSAGES, MESSAGES, 0)
+    assert app.seen.messages == MESSAGES and app.seen.masked
+    assert app.seen.handshakes == 4  # one per connection, kept open throughout
+    assert r.url == f"ws://127.0.0.1:{server.port}/echo"
+    assert r.latency.count == MESSAGES and r.bytes_written > 0 and r.bytes_read > 0
+
+
+def test_binary_message_and_a_large_one(ws_server: StartWs, loop: str) -> None:
+    server, _ = ws_server()
+    message = bytes(range(256)) * 300  # 76,800 bytes: the 64-bit length form
+    r = ws_load(url_of(server), connections=2, requests=10, message=message, loop=loop)
+    assert (r.ok, r.errors_total) == (10, 0)
+
+
+def test_handshake_refused_names_the_status_line(
+    ws_server: StartWs, loop: str, consistent: Consistent
+) -> None:
+    server, app = ws_server(refuse=403)
+    r = consistent(ws_load(url_of(server), connections=2, requests=20, loop=loop))
+    assert (r.ok, r.errors["status"], r.errors_total) == (0, 20, 20)
+    assert dict(r.status_codes) == {403: 20}
+    assert "HTTP/1.1 403 Forbidden" in r.error_samples["status"]
+    assert app.seen.messages == 0
+
+
+def test_subprotocol_negotiation(ws_server: StartWs, loop: str) -> None:
+    server, app = ws_server(subprotocols=("chat.v2", "chat.v1"))
+    r = ws_load(url_of(server), requests=10, subprotocols=["chat.v3", "chat.v2"], loop=loop)
+    assert (r.ok, r.errors_total) == (10, 0)
+    assert set(app.seen.offered) == {"chat.v3, chat.v2"}
+
+
+def test_a_subprotocol_not_offered_is_a_protocol_error(
+    ws_server: StartWs, loop: str, consistent: Consistent
+) -> None:
+    server, _ = ws_server(force_subprotocol="bogus")
+    r = consistent(ws_load(url_of(server), requests=6, subprotocols="chat", loop=loop))
+    assert (r.ok, r.errors["protocol"]) == (0, 6)
+    assert "'bogus'" in r.error_samples["protocol"]
+
+
+def test_fragmented_echoes_with_a_ping_between_are_reassembled(
+    ws_server: StartWs, loop: str, consistent: Consistent
+) -> None:
+    server, app = ws_server(fragment=True)
+    r = consistent(ws_load(url_of(server), connections=3, requests=60, loop=loop))
+    assert (r.ok, r.errors_total) == (60, 0)
+    assert app.seen.pongs == 60  # every ping between fragments was answered
+
+
+def test_pings_during_a_load_are_answered(
+    ws_server: StartWs, loop: str, consistent: Consistent
+) -> None:
+    server, app = ws_server(ping_every=5)
+    r = consistent(ws_load(url_of(server), connections=3, requests=MESSAGES, loop=loop))
+    assert (r.ok, r.errors_total) == (MESSAGES, 0)
+    assert app.seen.pongs == MESSAGES // 5
+
+
+def test_a_server_close_mid_load_is_a_reset_with_its_code(
+    ws_server: StartWs, loop: str, consistent: Consistent
+) -> None:
+    server, app = ws_server(close_every=10, close_code=1011)
+    r = consistent(ws_load(url_of(server), connections=2, requests=100, loop=loop))
+    assert (r.ok, r.errors["reset"], r.errors_total) == (90, 10, 10)
+    assert dict(r.status_codes) == {1011: 10}
+    assert "code 1011 (internal error): 'bye'" in r.error_samples["reset"]
+    assert app.seen.messages == 100
+    # Each close was answered with its code, and the run opened a connection in its place.
+    assert app.seen.handshakes >= 11
+
+
+def test_a_corrupt_frame_is_a_protocol_error(
+    ws_server: StartWs, loop: str, consistent: Consistent
+) -> None:
+    server, _ = ws_server(corrupt_every=10)
+    r = consistent(ws_load(url_of(server), connections=2, requests=100, loop=loop))
+    assert (r.ok, r.errors["protocol"], r.errors_total) == (90, 10, 10)
+    assert "reserved bits" in r.error_samples["protocol"]
+
+
+def test_a_duration_run_keeps_the_invariant(
+    ws_server: StartWs, loop: str, consistent: Consistent
+) -> None:
+    server, _ = ws_server(ping_every=7)
+    r = consistent(ws_load(url_of(server), connections=3, duration=0.5, loop=loop))
+    assert r.ok > 0 and r.errors_total == 0
+    assert r.in_flight <= 3
+
+
+@pytest.mark.parametrize(
+    ("url", "options", "words"),
+    [
+        ("http://127.0.0.1:9/", {}, "a WebSocket URL is ws://"),
+        ("wss://127.0.0.1:9/", {}, "not supported yet"),
+        ("ws://127.0.0.1:9/", {"subprotocols": ["a b"]}, "not a valid name"),
+        ("ws://127.0.0.1:9/", {"headers": {"Upgrade": "x"}}, "handshake's own"),
+        ("ws://127.0.0.1:9/", {"message_bytes": 0}, "positive"),
+        ("ws://127.0.0.1:9/", {"pipeline": 2}, "option of HTTP loads"),
+        ("ws://127.0.0.1:9/", {"probe_every": 1.0}, "not available"),
+    ],
+)
+def test_bad_input_is_refused_before_any_socket(url: str, options: object, words: str) -> None:
+    with pytest.raises(SpecError, match=words):
+        ws_spec(url, **options)  # type: ignore[arg-type]
+
+
+def test_open_loop_messages_on_schedule(
+    ws_server: StartWs, loop: str, consistent: Consistent
+) -> None:
+    server, app = ws_server(ping_every=10, close_every=50)
+    r = consistent(ws_load(url_of(server), connections=4, rate=500, requests=200, loop=loop))
+    assert r.mode == "open"
+    assert (r.sent, r.ok, r.errors["reset"], r.errors_total) == (200, 196, 4, 4)
+    assert dict(r.status_codes) == {1011: 4}
+    # A ping before every 10th echo; the 50th, 100th, ... were closes instead.
+    assert app.seen.messages == 200 and app.seen.pongs == 20 - 4

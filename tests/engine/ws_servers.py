@@ -1,0 +1,141 @@
+"""A small WebSocket echo server for the engine tests, with numbered faults (never random).
+
+Written apart from ``pytest_netbench._proto.websocket`` on purpose (its own accept key,
+its own frame reader), so a mistake there cannot hide by being made on both sides. Served
+by ``servers.ServerThread`` on 127.0.0.1, port 0.
+
+"Every Nth message" counts data messages across all connections, so a test can assert
+exact counts of what the client must have seen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+from dataclasses import dataclass, field
+
+_RFC6455_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+@dataclass
+class WsOptions:
+    refuse: int = 0  # answer every handshake with this status instead of 101
+    subprotocols: tuple[str, ...] = ()  # the ones it speaks: the client's first of them wins
+    force_subprotocol: str = ""  # answer with this subprotocol whatever was offered
+    fragment: bool = False  # echo each message in three fragments, a ping between two
+    ping_every: int = 0  # every Nth message: a ping before its echo
+    close_every: int = 0  # every Nth message: a close with close_code instead of its echo
+    close_code: int = 1011
+    corrupt_every: int = 0  # every Nth message: a frame with a reserved bit set instead
+
+
+@dataclass
+class WsSeen:
+    connections: int = 0
+    handshakes: int = 0  # accepted
+    messages: int = 0
+    pongs: int = 0
+    close_replies: list[int] = field(default_factory=list)  # the codes clients echoed
+    offered: list[str] = field(default_factory=list)  # each handshake's protocol header
+    masked: bool = True  # every client frame was masked
+
+
+def _frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
+    first = (0x80 if fin else 0) | opcode
+    size = len(payload)
+    if size < 126:
+        return bytes((first, size)) + payload
+    if size < 65536:
+        return bytes((first, 126)) + size.to_bytes(2, "big") + payload
+    return bytes((first, 127)) + size.to_bytes(8, "big") + payload
+
+
+class WsApp:
+    """An echo server speaking just enough RFC 6455 to test a client against."""
+
+    def __init__(self, options: WsOptions | None = None) -> None:
+        self.options = options or WsOptions()
+        self.seen = WsSeen()
+
+    async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.seen.connections += 1
+        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+        headers = {}
+        for line in head.split("\r\n")[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        options = self.options
+        if options.refuse:
+            writer.write(
+                f"HTTP/1.1 {options.refuse} Forbidden\r\nContent-Length: 0\r\n"
+                "Connection: close\r\n\r\n".encode()
+            )
+            await writer.drain()
+            return
+        offered_header = headers.get("sec-websocket-protocol", "")
+        self.seen.offered.append(offered_header)
+        offered = [p.strip() for p in offered_header.split(",") if p.strip()]
+        chosen = options.force_subprotocol or next(
+            (p for p in offered if p in options.subprotocols), ""
+        )
+        digest = hashlib.sha1(headers["sec-websocket-key"].encode() + _RFC6455_GUID).digest()
+        answer = [
+            "HTTP/1.1 101 Switching Protocols",
+            "Upgrade: websocket",
+            "Connection: Upgrade",
+            f"Sec-WebSocket-Accept: {base64.b64encode(digest).decode()}",
+        ]
+        if chosen:
+            answer.append(f"Sec-WebSocket-Protocol: {chosen}")
+        writer.write(("\r\n".join(answer) + "\r\n\r\n").encode())
+        self.seen.handshakes += 1
+        while True:
+            opcode, payload = await self._read_frame(reader)
+            if opcode == 0x8:
+                self.seen.close_replies.append(int.from_bytes(payload[:2], "big"))
+                return
+            if opcode == 0xA:
+                self.seen.pongs += 1
+                continue
+            if not await self._answer(writer, opcode, payload):
+                return
+
+    async def _answer(self, writer: asyncio.StreamWriter, opcode: int, payload: bytes) -> bool:
+        """Answer one data message; False once this connection is done."""
+        options = self.options
+        self.seen.messages += 1
+        n = self.seen.messages
+        if options.corrupt_every and n % options.corrupt_every == 0:
+            writer.write(bytes((0x80 | 0x40 | opcode, 2)) + b"no")  # RSV1, no extension
+            return True  # the client must drop the connection
+        if options.close_every and n % options.close_every == 0:
+            writer.write(_frame(0x8, options.close_code.to_bytes(2, "big") + b"bye"))
+            await writer.drain()
+            return True  # read on: the client's close reply ends the connection
+        if options.ping_every and n % options.ping_every == 0:
+            writer.write(_frame(0x9, b"ping %d" % n))
+        if options.fragment and len(payload) >= 3:
+            third = len(payload) // 3
+            writer.write(_frame(opcode, payload[:third], fin=False))
+            writer.write(_frame(0x9, b"between"))
+            writer.write(_frame(0x0, payload[third : 2 * third], fin=False))
+            writer.write(_frame(0x0, payload[2 * third :]))
+        else:
+            writer.write(_frame(opcode, payload))
+        await writer.drain()
+        return True
+
+    async def _read_frame(self, reader: asyncio.StreamReader) -> tuple[int, bytes]:
+        first, second = await reader.readexactly(2)
+        size = second & 0x7F
+        if size == 126:
+            size = int.from_bytes(await reader.readexactly(2), "big")
+        elif size == 127:
+            size = int.from_bytes(await reader.readexactly(8), "big")
+        if not second & 0x80:
+            self.seen.masked = False
+            return first & 0x0F, await reader.readexactly(size)
+        key = await reader.readexactly(4)
+        data = await reader.readexactly(size)
+        return first & 0x0F, bytes(b ^ key[i % 4] for i, b in enumerate(data))
