@@ -18,6 +18,7 @@ from pytest_netbench._experiment.cold_start import ColdStartResult
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep
 from pytest_netbench._model import ERROR_KINDS, LoadResult, LoadSpec
 from pytest_netbench._report.cells import format_ms
+from pytest_netbench._report.targets import describe_target
 
 _WIDTH = 80
 _NOTE = "      "  # the indent of the notes under a row
@@ -43,10 +44,6 @@ def load_description(spec: LoadSpec, per: str) -> str:
     return ", ".join(parts)
 
 
-def _target(spec: LoadSpec) -> str:
-    return f"{spec.method} {spec.url}" if spec.kind == "http" else spec.url
-
-
 # -- sweep ---------------------------------------------------------------------------------
 # Column widths: demanded 8, achieved 9, sd 6 | corrected 7 7 7 | uncorrected 8 7 7 |
 # errors 7, valid 6: 79 columns.
@@ -61,7 +58,7 @@ def sweep_heading(spec: LoadSpec, rates: tuple[float, ...]) -> list[str]:
     """What is swept and how, and the table's column heads."""
     span = f"{_rate(rates[0])} to {_rate(rates[-1])} req/s" if len(rates) > 1 else ""
     count = f"{len(rates)} rates" if len(rates) > 1 else f"1 rate, {_rate(rates[0])} req/s"
-    lines = [f"Sweep {_target(spec)}: {count}" + (f" from {span}" if span else "")]
+    lines = _heading(f"Sweep {describe_target(spec)}: {count}" + (f" from {span}" if span else ""))
     lines += _wrap(load_description(spec, "step"), "  ")
     return [*lines, "", *_SWEEP_HEAD]
 
@@ -137,7 +134,7 @@ _CAPACITY_HEAD = f"{'#':>3}  {'phase':<9}{'rate/s':>9}  {'verdict':<9}why"
 
 
 def capacity_heading(spec: LoadSpec, slo: str, precision: float) -> list[str]:
-    lines = [f"Capacity of {_target(spec)}"]
+    lines = _heading(f"Capacity of {describe_target(spec)}")
     lines += _wrap(f"the highest rate meeting {slo!r}, to within {precision:.0%}", "  ")
     lines += _wrap(load_description(spec, "step"), "  ")
     return [*lines, "", _CAPACITY_HEAD]
@@ -213,7 +210,7 @@ _COLD_HEAD = (
 
 def cold_start_heading(spec: LoadSpec, resolution_s: float) -> list[str]:
     length = f"{spec.duration_s:g} s" if spec.duration_s is not None else "a run"
-    lines = [f"Cold start {_target(spec)}"]
+    lines = _heading(f"Cold start {describe_target(spec)}")
     lines += _wrap(
         f"{length} from the very first request (no warm-up), {spec.connections} connections,"
         f" a timeline row every {resolution_s * 1000:g} ms",
@@ -303,6 +300,13 @@ def _spread(value: float) -> str:
 
 def _count(value: int) -> str:
     return f"{value:,}" if value < 1_000_000 else f"{value / 1e6:.1f}M"
+
+
+def _heading(text: str) -> list[str]:
+    """A heading naming a load's target: wrapped (a mix names its kinds), a URL kept whole."""
+    return textwrap.wrap(
+        text, _WIDTH, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False
+    )
 
 
 def _wrap(text: str, indent: str) -> list[str]:

@@ -21,6 +21,7 @@ from pytest_netbench._model import (
 from pytest_netbench._report.cells import format_bytes, format_count, format_ms
 from pytest_netbench._report.requests import request_lines
 from pytest_netbench._report.shares import share_lines
+from pytest_netbench._report.targets import describe_target
 
 if TYPE_CHECKING:
     from pytest_netbench._experiment.slo import SloVerdict, TermCheck
@@ -102,8 +103,6 @@ def _threshold_value(check: TermCheck, result: LoadResult) -> str:
 
 
 def _unit_name(result: LoadResult) -> str:
-    if result.url.startswith("ws://") or (result.spec is not None and result.spec.kind == "ws"):
-        return "messages"  # a WebSocket load counts message round trips
     is_tcp = result.url.startswith("tcp://") or (
         result.spec is not None and result.spec.kind == "echo"
     )
@@ -123,11 +122,6 @@ def _header(result: LoadResult, width: int) -> list[str]:
                 parts.append(f"{spec.requests_per_connection} requests/connection")
             if spec.pipeline > 1:
                 parts.append(f"pipeline {spec.pipeline}")
-        elif spec.kind == "ws":
-            kind = "binary" if spec.binary else "text"
-            parts.append(f"{format_bytes(len(spec.payload))} {kind} messages")
-            if spec.subprotocols:
-                parts.append(f"subprotocols {', '.join(spec.subprotocols)}")
         else:
             parts.append(f"{format_bytes(len(spec.payload))} payload")
         if spec.warmup_s:
@@ -150,23 +144,8 @@ def _header(result: LoadResult, width: int) -> list[str]:
 
 
 def _target(result: LoadResult) -> str:
-    """``Target: GET http://...``; a mix names its server, its kinds and their order, and
-    templates their feeders, so the line never names a request the load did not send."""
     spec = result.spec
-    if spec is None or spec.kind != "http":
-        return f"Target: {result.url}"
-    if not spec.mix:
-        text = f"Target: {spec.method} {result.url}"
-    else:
-        order = "in turn" if spec.mix_order == "cycle" else "by weight"
-        kinds = ", ".join(request.label for request in spec.mix)
-        server = result.url.removesuffix(spec.target)
-        kind = "request" if len(spec.mix) == 1 else "requests"
-        text = f"Target: {server}, a mix of {len(spec.mix)} {kind} {order} ({kinds})"
-    if spec.feeders:
-        names = ", ".join(name for name, _ in spec.feeders)
-        text += f", filled from feeders {names} (seed {spec.seed})"
-    return text
+    return f"Target: {describe_target(spec) if spec is not None else result.url}"
 
 
 def _invalid(result: LoadResult, width: int, *, details: bool = True) -> list[str]:
@@ -222,8 +201,7 @@ def _latency_row(label: str, summary: LatencySummary) -> str:
 def _latency(result: LoadResult) -> list[str]:
     heading = "".join(name.rjust(_CELL_WIDTH) for name, _ in _LATENCY_COLUMNS)
     lower_bounds = result.generator.lower_bounds  # open loop: see GeneratorStats
-    answers = "echoes" if _unit_name(result) == "messages" else "responses"
-    title = f"Latency (ms) of {result.latency.count - lower_bounds:,} ok {answers}"
+    title = f"Latency (ms) of {result.latency.count - lower_bounds:,} ok responses"
     bounds = f"{lower_bounds:,} lower bound" + ("" if lower_bounds == 1 else "s")
     if lower_bounds:
         title += f" and {bounds}"
