@@ -1,6 +1,7 @@
-"""hello_app.py [--delay-ms N] [--crash-after N] [--status N] [--status-for PATH=N ...] -- a
-keep-alive HTTP/1.1 hello server (``--status 404``: every answer has that status;
-``--status-for /missing=404``: the answers to that path only).
+"""hello_app.py [--delay-ms N] [--crash-after N] [--status N] [--status-for PATH=N ...]
+[--delay-for PATH=MS ...] -- a keep-alive HTTP/1.1 hello server (``--status 404``: every
+answer has that status; ``--status-for /missing=404``: the answers to that path only;
+``--delay-for /orders=2``: that path's answers 2 ms late).
 
 Copied into each pytester directory by the ``hello_app`` fixture and run there as a script.
 """
@@ -30,12 +31,17 @@ async def main() -> None:
     parser.add_argument("--crash-after", type=int, default=0)
     parser.add_argument("--status", type=int, default=200)
     parser.add_argument("--status-for", action="append", default=[])
+    parser.add_argument("--delay-for", action="append", default=[])
     args = parser.parse_args()
     response = RESPONSE.replace(b"200 OK", f"{args.status} Status".encode(), 1)
     by_path = {}
     for pair in args.status_for:
         path, _, code = pair.partition("=")
         by_path[path.encode()] = RESPONSE.replace(b"200 OK", f"{code} Status".encode(), 1)
+    delays = {}
+    for pair in args.delay_for:
+        path, _, milliseconds = pair.partition("=")
+        delays[path.encode()] = float(milliseconds) / 1000.0
     served = 0
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -54,7 +60,9 @@ async def main() -> None:
                     os._exit(3)
                 if args.delay_ms:
                     await asyncio.sleep(args.delay_ms / 1000.0)
-                target = head.split(b" ", 2)[1] if by_path else b""
+                target = head.split(b" ", 2)[1] if by_path or delays else b""
+                if target in delays:
+                    await asyncio.sleep(delays[target])
                 writer.write(by_path.get(target, response))
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):

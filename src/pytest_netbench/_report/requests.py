@@ -127,7 +127,8 @@ def _error_counts(errors: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
 
 def mix_loads(records: Sequence[Record], function: str) -> list[MixLoad]:
     """The loads of ``function`` that sent a mix: per parametrisation its median trial,
-    captioned by its parameters (and the trials it was chosen from)."""
+    captioned by its parameters (and the trials it was chosen from, and ``INVALID`` when
+    its figures cannot be trusted)."""
     groups: dict[tuple[tuple[str, str], ...], list[Record]] = {}
     for record in records:
         if record.function == function and record.result.by_request:
@@ -135,12 +136,14 @@ def mix_loads(records: Sequence[Record], function: str) -> list[MixLoad]:
             groups.setdefault(key, []).append(record)
     loads = []
     for key, trials in groups.items():
-        caption = ", ".join(f"{name}={value}" for name, value in key)
-        if len(trials) > 1:
-            caption += f"{', ' if caption else ''}median trial of {len(trials)}"
         median = median_trial([r.result for r in trials])
         record = next(r for r in trials if r.result is median)
-        loads.append(MixLoad(caption, record, len(trials)))
+        words = [f"{name}={value}" for name, value in key]
+        if len(trials) > 1:
+            words.append(f"median trial of {len(trials)}")
+        if not median.valid:  # its reasons are under the matrix; the table says it too
+            words.append("INVALID")
+        loads.append(MixLoad(", ".join(words), record, len(trials)))
     return loads
 
 

@@ -21,7 +21,7 @@ from pytest_netbench._report.requests import (
     request_rows,
 )
 
-_FIGURES = ("sent", "ok", "errors", "in flight", "req/s", *(f"{h} ms" for h, _ in LATENCY_COLUMNS))
+_FIGURES = ("sent", "ok", "errors", "req/s", *(f"{h} ms" for h, _ in LATENCY_COLUMNS))
 
 
 def requests_html(
@@ -62,10 +62,14 @@ def _spectrum_of(load: MixLoad, pictures: Sequence[Picture]) -> Picture | None:
 
 
 def _table(rows: Sequence[RequestRow], *, caption: str) -> str:
+    # "in flight" only when some request was (a closed loop's last ones, an interrupted
+    # run): a column of zeros would push the status codes off a laptop's screen.
+    in_flight = any(row.in_flight for row in rows)
+    figures = [*_FIGURES[:3], *(["in flight"] if in_flight else []), *_FIGURES[3:]]
     head = "<tr><th>request</th><th>method, path</th>"
-    head += "".join(f"<th class=num>{h}</th>" for h in _FIGURES)
+    head += "".join(f"<th class=num>{h}</th>" for h in figures)
     head += "<th>status codes</th></tr>"
-    body = "\n".join(_row(row) for row in rows)
+    body = "\n".join(_row(row, in_flight=in_flight) for row in rows)
     return (
         '<div class="scroll"><table class="requests">'
         + (f"<caption>{escape(caption)}</caption>" if caption else "")
@@ -78,17 +82,17 @@ def _num(text: str, *, title: str = "") -> str:
     return f"<td class=num{attr}>{escape(text)}</td>"
 
 
-def _row(row: RequestRow) -> str:
+def _row(row: RequestRow, *, in_flight: bool) -> str:
     errors = f"{row.errors_total:,}"
-    if row.errors:
-        errors += f' <span class="extra">{escape(row.errors_text)}</span>'
+    if row.errors:  # the kinds under the count, small, to keep the column narrow
+        errors += f'<br><span class="extra">{escape(row.errors_text)}</span>'
     cells = [
         f"<td class=label>{escape(row.name)}</td>",
         f"<td class=label><code>{escape(row.target)}</code></td>" if row.target else "<td></td>",
         _num(f"{row.sent:,}"),
         _num(f"{row.ok:,}"),
         f"<td class=num>{errors}</td>",
-        _num(f"{row.in_flight:,}"),
+        *([_num(f"{row.in_flight:,}")] if in_flight else []),
         _num(f"{row.rps:,.1f}"),
         *(_num(cell) for cell in row.latency_cells()),
         f"<td class=label>{escape(row.status_text)}</td>",
