@@ -189,7 +189,8 @@ def check_templates(spec: LoadSpec) -> None:
             if has_placeholder(path.encode("utf-8", "replace")):
                 raise SpecError(
                     f"the path {path!r} has a placeholder, but the load has no feeders: give"
-                    " feeders={'id': feeders.count()} (a literal '${' is written '$${')"
+                    " feeders={'id': feeders.count()} (on the command line: --feeder"
+                    " id=count) (a literal '${' is written '$${')"
                 )
         return
     names = source_proto.kind_names(spec)
