@@ -1,4 +1,4 @@
-"""The ``netbench`` command: ``http``, ``echo``, ``flow``, ``sweep``, ``capacity``,
+"""The ``netbench`` command: ``http``, ``echo``, ``ws``, ``flow``, ``sweep``, ``capacity``,
 ``cold-start``, ``crosscheck``, ``compare`` and ``servers``, in the spirit of wrk, ab and
 autobench. The parts are in :mod:`pytest_netbench._cli`.
 

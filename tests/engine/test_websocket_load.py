@@ -3,13 +3,16 @@ can make is classified exactly, the counting rules hold, and nothing hangs."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from servers import ServerThread
 from ws_servers import WsApp, WsOptions
 
 from pytest_netbench import LoadResult, SpecError, ws_load, ws_spec
+from pytest_netbench.cli import ExitCode, main
 
 StartWs = Callable[..., tuple[ServerThread, WsApp]]
 Consistent = Callable[[LoadResult], LoadResult]
@@ -157,3 +160,25 @@ def test_open_loop_messages_on_schedule(
     assert dict(r.status_codes) == {1011: 4}
     # A ping before every 10th echo; the 50th, 100th, ... were closes instead.
     assert app.seen.messages == 200 and app.seen.pongs == 20 - 4
+
+
+def test_the_command_line_runs_a_websocket_load(
+    ws_server: StartWs, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    server, app = ws_server(subprotocols=("chat",))
+    out = tmp_path / "r.json"
+    argv = ["ws", url_of(server), "-n", "40", "-c", "2", "--subprotocols", "chat", "--json"]
+    code = main([*argv, str(out), "--message", "héllo", "-H", "Origin: http://127.0.0.1"])
+    assert code == ExitCode.OK
+    text = capsys.readouterr().out
+    assert "Messages:       40 sent, 40 ok, 0 errors" in text
+    assert "6 B text messages, subprotocols" in text  # "héllo" in UTF-8
+    data = json.loads(out.read_text())
+    assert (data["sent"], data["ok"], data["spec"]["kind"]) == (40, 40, "ws")
+    assert app.seen.offered == ["chat", "chat"]
+
+
+def test_the_command_line_refuses_bad_input_as_usage(ws_server: StartWs) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["ws", "wss://127.0.0.1:9/", "-n", "1"])
+    assert exited.value.code == ExitCode.USAGE

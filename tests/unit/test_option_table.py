@@ -66,6 +66,7 @@ def load_entry_points() -> list[tuple[str, Callable[..., Any], str]]:
         ("crosscheck", nb.crosscheck, http),
         ("fixture.http", NetbenchFixture.http, http),
         ("fixture.echo", NetbenchFixture.echo, echo),
+        ("fixture.ws", NetbenchFixture.ws, ws),
         ("fixture.sweep", NetbenchFixture.sweep, "Unpack[SweepOptions]"),
         ("fixture.capacity", NetbenchFixture.capacity, "Unpack[CapacityOptions]"),
         ("fixture.cold_start", NetbenchFixture.cold_start, "Unpack[ColdStartOptions]"),
@@ -118,6 +119,7 @@ def subcommands() -> dict[str, argparse.ArgumentParser]:
 LEFT_OUT: dict[str, tuple[LoadKind, set[str]]] = {
     "http": ("http", set()),
     "echo": ("echo", set()),
+    "ws": ("ws", set()),
     "sweep": ("http", {"rate", "pipeline", "connect_first", "connect_rate"}),
     "capacity": ("http", {"rate", "pipeline", "connect_first", "connect_rate"}),
     "cold-start": (

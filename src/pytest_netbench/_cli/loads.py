@@ -1,4 +1,5 @@
-"""``netbench http`` and ``netbench echo``: one load, reported as wrk and ab report theirs."""
+"""``netbench http``, ``netbench echo`` and ``netbench ws``: one load, reported as wrk and ab
+report theirs."""
 
 from __future__ import annotations
 
@@ -11,16 +12,19 @@ from pytest_netbench._cli.live import CommandLive
 from pytest_netbench._cli.options import load_options
 from pytest_netbench._cli.outputs import write_files
 from pytest_netbench._model import LoadResult, Request
+from pytest_netbench._options import LoadKind
 
 if TYPE_CHECKING:
     from pytest_netbench._experiment.slo import Slo, SloVerdict
+
+_LOAD_OF_COMMAND: dict[str, LoadKind] = {"http": "http", "echo": "echo", "ws": "ws"}
 
 
 def run_load(args: argparse.Namespace) -> ExitCode:
     """Run the load the arguments ask for; print, write, and say how it ended."""
     # Read first, so a mix file, a feeder or a term that cannot be read stops us before
     # any load.
-    options = load_options(args, "http" if args.command == "http" else "echo")
+    options = load_options(args, _LOAD_OF_COMMAND[args.command])
     if getattr(args, "show_requests", None) is not None:
         from pytest_netbench._cli.show_requests import show_requests
 
@@ -30,6 +34,8 @@ def run_load(args: argparse.Namespace) -> ExitCode:
     with CommandLive(progress=args.progress, quiet=args.quiet) as live:
         if args.command == "http":
             result = _run_http(args, live, options)
+        elif args.command == "ws":
+            result = _run_ws(args, live, options)
         else:
             result = _run_echo(args, live, options)
         live.clear()
@@ -104,6 +110,19 @@ def _run_http(args: argparse.Namespace, live: CommandLive, options: dict[str, An
     from pytest_netbench._api import http_load
 
     return http_load(
+        args.url,
+        progress=live.progress,
+        stop=live.stop,
+        cluster=args.cluster,
+        retries=args.retries or 0,
+        **options,
+    )
+
+
+def _run_ws(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -> LoadResult:
+    from pytest_netbench._api import ws_load
+
+    return ws_load(
         args.url,
         progress=live.progress,
         stop=live.stop,

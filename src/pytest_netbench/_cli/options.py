@@ -228,6 +228,15 @@ def build_parser() -> argparse.ArgumentParser:
     echo.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
     add_threshold_option(echo)
 
+    ws = sub.add_parser(
+        "ws", help="WebSocket load", description="WebSocket message round trips at URL"
+    )
+    ws.add_argument("url", help="ws:// URL on loopback")
+    _add_run_flags(add_load_flags(ws, "ws"), retries_default="0")
+    _add_output_options(ws, "the result", "LoadResult.to_dict()", pictures=True)
+    ws.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
+    add_threshold_option(ws)
+
     _add_sweep(sub)
     _add_capacity(sub)
     _add_cold_start(sub)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pytest_netbench._experiment.sweep import SweepOptions, SweepResult
     from pytest_netbench._experiment.trials import AbResult, TrialsResult
     from pytest_netbench._model import LoadResult, LoadSpec
-    from pytest_netbench._options import EchoOptions, HttpOptions
+    from pytest_netbench._options import EchoOptions, HttpOptions, WsOptions
     from pytest_netbench._records import ExperimentKind
     from pytest_netbench._servers.launcher import Server
 
@@ -95,6 +95,28 @@ class NetbenchFixture:
 
         host, port, server = self._address(host, port, server)
         spec = self._checked(lambda: echo_spec(host, port, **options))
+        return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
+
+    def ws(
+        self,
+        url: str | Server,
+        *,
+        server: Server | None = None,
+        label: str = "",
+        allow_invalid: bool = False,
+        retries: int | None = None,
+        cluster: object | None = None,
+        **options: Unpack[WsOptions],
+    ) -> LoadResult:
+        """WebSocket message round trips at ``url`` (``ws://...``, or a server the test
+        started: its ``/`` over ``ws://``; the options as ``ws_load``'s), recorded like
+        :meth:`http`."""
+        from pytest_netbench._spec import ws_spec
+
+        target, server = self._target(url, server)
+        if not isinstance(url, str):
+            target = "ws://" + target.partition("://")[2]  # a server's URL is its http:// one
+        spec = self._checked(lambda: ws_spec(target, **options))
         return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
 
     def flow(
