@@ -7,7 +7,8 @@ Three forms, told apart by the file's suffix:
   requests: ``method``, ``path``, ``headers``, ``body`` or ``body_file``, ``name``,
   ``weight``), ``mix_order``, ``feeders`` (name -> ``{kind = "csv", path = ...}``, the
   function's arguments by name) and ``seed``;
-- anything else: vegeta's targets format (``_targets_file.py``).
+- anything else: vegeta's targets format (``_targets_file.py``); a ``.json`` file whose
+  lines are objects with a ``url`` is vegeta's JSON targets format.
 
 Relative paths in a file (body files, feeder files) are read from the file's folder. Every
 error names the file and, where the format keeps it, the line: a syntax error's line and
@@ -32,7 +33,7 @@ from pytest_netbench._model import Request
 from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._options import HttpOptions
 from pytest_netbench._public import publish
-from pytest_netbench._targets_file import read_targets
+from pytest_netbench._targets_file import read_json_targets, read_targets
 
 # The keys of a JSON or TOML mix file, and of each of its requests.
 _FILE_KEYS = ("mix", "mix_order", "feeders", "seed")
@@ -46,7 +47,8 @@ def load_mix(path: str | os.PathLike[str], *, url: str | None = None) -> HttpOpt
 
     ``.json`` and ``.toml`` files give ``mix``, and may give ``mix_order``, ``feeders``
     and ``seed`` (docs/traffic.md shows both); any other file is read as vegeta's targets
-    (``GET http://127.0.0.1:8080/items`` lines, header lines, ``@body-file``). ``url``:
+    (``GET http://127.0.0.1:8080/items`` lines, header lines, ``@body-file``), and a
+    ``.json`` file of ``{"method": ..., "url": ...}`` lines as vegeta's JSON targets. ``url``:
     the load's URL, which every absolute URL in a targets file must name the server of.
     A file that cannot be read or understood is a :class:`SpecError` naming the file and
     the line or entry."""
@@ -61,10 +63,22 @@ def load_mix(path: str | os.PathLike[str], *, url: str | None = None) -> HttpOpt
         raise SpecError(f"{file}: not UTF-8 text ({exc})") from None
     suffix = file.suffix.lower()
     if suffix == ".json":
+        if _vegeta_json(text):
+            return {"mix": read_json_targets(file, text, url=url)}
         return _from_data(file, _json(file, text))
     if suffix == ".toml":
         return _from_data(file, _toml(file, text))
     return {"mix": read_targets(file, text, url=url)}
+
+
+def _vegeta_json(text: str) -> bool:
+    """vegeta's JSON targets: an object a line, each with a "url" (a mix file has "mix")."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        target = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(target, dict) and "url" in target and "mix" not in target
 
 
 def _json(file: Path, text: str) -> object:

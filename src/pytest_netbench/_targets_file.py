@@ -6,7 +6,9 @@ targets, and a line starting with ``#`` is a comment. Each target becomes one
 :class:`Request` of a mix sent in turn (``mix_order="cycle"``, as vegeta round-robins its
 targets). Two additions vegeta ignores, so a file stays vegeta's: a ``# name: search``
 comment names the next target (its figures are ``by_request.search...``), and the URL may be
-a path alone (``GET /items``), for the server the load's URL names.
+a path alone (``GET /items``), for the server the load's URL names. vegeta's JSON form
+(``-format=json``: an object a line, the body in base64) is read by
+:func:`read_json_targets`.
 
 What differs from vegeta, on purpose: a body file is read relative to the targets file's
 folder (vegeta: the working directory; the same when both sit in the folder you run
@@ -16,7 +18,10 @@ scheme, host and port as the load's URL, or a path alone.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -83,6 +88,67 @@ def read_targets(path: Path, text: str, *, url: str | None) -> list[Request]:
             " e.g. GET http://127.0.0.1:8080/items"
         )
     return _distinct_names(requests)
+
+
+def read_json_targets(path: Path, text: str, *, url: str | None) -> list[Request]:
+    """The requests of vegeta's JSON targets (``vegeta attack -format=json``): one object
+    a line, ``{"method": "GET", "url": "...", "header": {"Name": ["value"]}, "body":
+    "<base64>"}``, checked as a targets file's lines are."""
+    requests: list[tuple[Request, int]] = []
+    origin = _origin(url) if url is not None else None
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            target = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SpecError(f"{where}: not a JSON target: {exc.msg} (column {exc.colno})") from None
+        if not isinstance(target, dict) or not isinstance(target.get("url"), str):
+            raise SpecError(f'{where}: a JSON target is {{"method": "GET", "url": "http://..."}}')
+        unknown = sorted(set(target) - {"method", "url", "header", "body"})
+        if unknown:
+            raise SpecError(f"{where}: unknown key {unknown[0]!r} (a JSON target has method,"
+                            " url, header, body)")  # fmt: skip
+        method = target.get("method", "GET")
+        if not isinstance(method, str) or not _TARGET_LINE.match(f"{method} "):
+            raise SpecError(f"{where}: method must be a word in capitals, got {method!r}")
+        path_part, origin = _path_of(target["url"], origin, path, number)
+        requests.append(
+            (
+                Request(method, path_part, _json_headers(target.get("header"), where),
+                        _json_body(target.get("body"), where)),
+                number,
+            )
+        )  # fmt: skip
+    if not requests:
+        raise SpecError(f"{path}: no targets in the file")
+    return _distinct_names(requests)
+
+
+def _json_headers(header: object, where: str) -> tuple[tuple[str, str], ...]:
+    if header is None:
+        return ()
+    if not isinstance(header, dict):
+        raise SpecError(f'{where}: header must be {{"Name": ["value", ...]}}, got {header!r}')
+    pairs = []
+    for name, values in header.items():
+        for value in values if isinstance(values, list) else [values]:
+            if not isinstance(value, str):
+                raise SpecError(f"{where}: header {name!r}: a value must be text, got {value!r}")
+            pairs.append((name, value))
+    return tuple(pairs)
+
+
+def _json_body(body: object, where: str) -> bytes:
+    if body is None:
+        return b""
+    if not isinstance(body, str):
+        raise SpecError(f"{where}: body must be base64 text, as vegeta writes it, got {body!r}")
+    try:
+        return base64.b64decode(body, validate=True)
+    except binascii.Error as exc:
+        raise SpecError(f"{where}: body is not base64 ({exc})") from None
 
 
 def _origin(url: str) -> tuple[str, str, int]:

@@ -269,3 +269,41 @@ def test_a_feeder_as_data_reads_back_its_to_dict(tmp_path: Path) -> None:
         feeders.call("myapp.data:signups", batch=10),
     ):
         assert feeder_from_data("x", feeder.to_dict(), where="here") == feeder
+
+
+def test_vegetas_json_targets(tmp_path: Path) -> None:
+    lines = [
+        {
+            "method": "POST",
+            "url": f"{URL}/orders",
+            "header": {"Content-Type": ["application/json"], "X-Tag": ["a", "b"]},
+            "body": "eyJxdHkiOiAyfQ==",  # base64 of {"qty": 2}, as vegeta writes bodies
+        },
+        {"method": "GET", "url": "/items"},
+        {"method": "GET", "url": "/items"},
+    ]
+    path = write(tmp_path / "targets.json", "\n".join(json.dumps(line) for line in lines))
+    first, second, third = load_mix(path, url=URL)["mix"] or ()
+    assert first == Request(
+        "POST",
+        "/orders",
+        (("Content-Type", "application/json"), ("X-Tag", "a"), ("X-Tag", "b")),
+        b'{"qty": 2}',
+    )
+    assert (second.label, third.label) == ("GET /items (line 2)", "GET /items (line 3)")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"url": "/a"}\n{"url": "/b",}\n', r"t.json:2: not a JSON target"),
+        ('{"url": "/a", "headers": {}}\n', r"t.json:1: unknown key 'headers'"),
+        ('{"url": "/a", "body": "not base64!"}\n', r"t.json:1: body is not base64"),
+        ('{"url": "/a", "method": "get"}\n', r"t.json:1: method must be a word in capitals"),
+        ('{"url": "/a", "header": {"X": [1]}}\n', r"t.json:1: header 'X': a value must be text"),
+        ('{"url": "http://127.0.0.1:1/a"}\n', r"t.json:1: .* is not on the load's server"),
+    ],
+)
+def test_bad_json_targets_name_their_line(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        load_mix(write(tmp_path / "t.json", text), url=URL)
