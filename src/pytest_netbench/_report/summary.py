@@ -103,6 +103,8 @@ def _threshold_value(check: TermCheck, result: LoadResult) -> str:
 
 
 def _unit_name(result: LoadResult) -> str:
+    if result.url.startswith("ws://") or (result.spec is not None and result.spec.kind == "ws"):
+        return "messages"  # a WebSocket load counts message round trips
     is_tcp = result.url.startswith("tcp://") or (
         result.spec is not None and result.spec.kind == "echo"
     )
@@ -122,6 +124,11 @@ def _header(result: LoadResult, width: int) -> list[str]:
                 parts.append(f"{spec.requests_per_connection} requests/connection")
             if spec.pipeline > 1:
                 parts.append(f"pipeline {spec.pipeline}")
+        elif spec.kind == "ws":
+            kind = "binary" if spec.binary else "text"
+            parts.append(f"{format_bytes(len(spec.payload))} {kind} messages")
+            if spec.subprotocols:
+                parts.append(f"subprotocols {', '.join(spec.subprotocols)}")
         else:
             parts.append(f"{format_bytes(len(spec.payload))} payload")
         if spec.warmup_s:
@@ -201,7 +208,8 @@ def _latency_row(label: str, summary: LatencySummary) -> str:
 def _latency(result: LoadResult) -> list[str]:
     heading = "".join(name.rjust(_CELL_WIDTH) for name, _ in _LATENCY_COLUMNS)
     lower_bounds = result.generator.lower_bounds  # open loop: see GeneratorStats
-    title = f"Latency (ms) of {result.latency.count - lower_bounds:,} ok responses"
+    answers = "echoes" if _unit_name(result) == "messages" else "responses"
+    title = f"Latency (ms) of {result.latency.count - lower_bounds:,} ok {answers}"
     bounds = f"{lower_bounds:,} lower bound" + ("" if lower_bounds == 1 else "s")
     if lower_bounds:
         title += f" and {bounds}"
