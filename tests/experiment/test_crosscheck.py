@@ -24,6 +24,7 @@ from pytest_netbench import (
     ToolNotInstalled,
     catalog,
     crosscheck,
+    feeders,
 )
 from pytest_netbench._experiment.tool_runs import run_tool
 
@@ -139,3 +140,15 @@ def test_remote_targets_are_refused_for_both_tools() -> None:
 def test_an_unknown_tool_is_refused() -> None:
     with pytest.raises(SpecError, match="tool must be one of wrk, ab"):
         crosscheck("http://127.0.0.1:9/", tool="httperf", runner=never)
+
+
+def test_a_load_with_feeders_is_refused_before_any_load() -> None:
+    for tool, options in (("wrk", {"duration": 1}), ("ab", {"requests": 10})):
+        with pytest.raises(SpecError, match=f"one fixed request, as {tool} does: drop feeders"):
+            crosscheck(
+                "http://127.0.0.1:9/items/${id}",
+                tool=tool,
+                feeders={"id": feeders.count()},
+                runner=never,
+                **options,
+            )

@@ -69,6 +69,11 @@ def check_comparable(tool: str, spec: LoadSpec) -> None:
         )
     if spec.method.upper() != "GET" or spec.body or spec.mix:
         raise SpecError("a crosscheck sends plain GET requests: drop method, body and mix")
+    if spec.feeders:
+        raise SpecError(
+            f"a crosscheck sends one fixed request, as {tool} does: drop feeders (and the"
+            " ${...} placeholders), or compare templated loads with netbench alone"
+        )
     if spec.pipeline != 1 or spec.requests_per_connection or spec.proxy is not None:
         raise SpecError("a crosscheck takes no pipeline, requests_per_connection or proxy")
     if spec.warmup_s > 0:
