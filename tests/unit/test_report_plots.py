@@ -323,6 +323,10 @@ def test_unknown_metric_is_refused() -> None:
 # -- names and the missing extra ---------------------------------------------------------------
 def test_file_names_say_test_parameters_and_trial() -> None:
     assert function_stem("tests/test_x.py::TestA::test_f") == "test_x.TestA.test_f"
+    # A command's records are named after it: its pictures still have a stem of their own.
+    assert function_stem("netbench http http://127.0.0.1:8080/") == (
+        "netbench_http_http_127.0.0.1_8080"
+    )
     stem = record_stem("t.py::test_f", {"server": "go/1 2", "load": "get"}, trial=1)
     assert stem == "t.test_f-server=go_1_2-load=get-trial2"
     names = UniqueNames()

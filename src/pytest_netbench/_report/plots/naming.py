@@ -18,8 +18,12 @@ def safe_part(text: str) -> str:
 
 
 def function_stem(function: str) -> str:
-    """``tests/test_x.py::TestA::test_f`` -> ``test_x.TestA.test_f``."""
-    module, _, rest = function.partition("::")
+    """``tests/test_x.py::TestA::test_f`` -> ``test_x.TestA.test_f``; a name that is no
+    test's node id (a command's, ``netbench http http://host/``) is kept whole, made safe:
+    cut at its last ``/`` it would be empty, and its pictures would belong to no test."""
+    module, separator, rest = function.partition("::")
+    if not separator:
+        return safe_part(function)
     module = module.rsplit("/", 1)[-1].removesuffix(".py")
     parts = [module, *rest.split("::")] if rest else [module]
     return ".".join(safe_part(p) for p in parts if p)
