@@ -6,8 +6,9 @@ a test function's body) is marked on the line before its fence with
 ``<!-- not-run: why -->``; it is still compiled, and its import statements are run, so it
 can name nothing that does not exist, and the names it imports serve the blocks after it.
 docs/architecture.md ("Documentation") says the same to writers. Nothing here sends a
-load: a block that would is marked, and an unmarked one that tried would fail on its
-missing server, not wait for it.
+load: a block that would is marked, and an unmarked one that calls a load function (or
+starts a server) at its top level is refused before it runs, so the test never loads
+whatever happens to listen on the port a page names.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+import pytest_netbench
 
 ROOT = Path(__file__).parents[2]
 PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
@@ -60,6 +63,31 @@ def compiled(block: Block, tree: ast.Module | None = None) -> object:
     return compile(tree, str(block.page), "exec")
 
 
+# What sends traffic or starts a server when called: a block that calls one at its top level
+# must be marked (the test would otherwise load whatever listens on the port it names).
+SENDS = frozenset(
+    {name for name in pytest_netbench.__all__ if name.endswith(("_load", "_load_async"))}
+    | {"run_spec", "sweep", "capacity", "cold_start", "crosscheck", "flow", "Server", "from_spec"}
+)
+
+
+def sending_calls(block: Block) -> list[str]:
+    """The calls at a block's top level (not inside a def) that would send or serve."""
+    found = []
+    pending: list[ast.AST] = list(ast.parse(block.code).body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if name in SENDS:
+                found.append(name)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
 def run_imports(block: Block, namespace: dict[str, object]) -> None:
     """A block's top-level imports, one at a time: those of this package must work; a
     module the reader installs for that block (dask_kubernetes) may be missing here."""
@@ -98,6 +126,12 @@ def test_the_python_blocks_of_a_page_run(
             assert block.not_run, f"{block.where}: say why it does not run: <!-- not-run: why -->"
             run_imports(block, namespace)
             continue
+        sends = sending_calls(block)
+        if sends:
+            pytest.fail(
+                f"{block.where}: calls {', '.join(sorted(set(sends)))}, which would send a load"
+                " here: mark it '<!-- not-run: why -->' on the line before its fence"
+            )
         try:
             exec(code, namespace)
         except Exception as exc:
@@ -106,3 +140,15 @@ def test_the_python_blocks_of_a_page_run(
                 " mark it '<!-- not-run: why -->' on the line before its fence if it cannot"
                 " run without a server or a file of the reader's)"
             )
+
+
+def test_a_block_that_would_send_is_found_before_it_runs() -> None:
+    def calls(code: str) -> list[str]:
+        return sorted(sending_calls(Block(ROOT / "README.md", 1, code, None)))
+
+    assert calls('r = http_load("http://127.0.0.1:8080/", duration=5)') == ["http_load"]
+    assert calls("with Server.from_spec(spec) as s:\n    pass\n") == ["from_spec"]
+    assert calls("x = [pytest_netbench.sweep(url, rates='1,2')]") == ["sweep"]
+    # A test function's body runs only under pytest: defining it sends nothing.
+    assert calls("def test_a(netbench):\n    netbench.http(url)\n    http_load(url)\n") == []
+    assert calls("spec = http_spec(url)\npreview(spec)") == []
