@@ -103,10 +103,14 @@ def render_markdown(
     return "\n".join(parts).rstrip("\n") + "\n"
 
 
-def render_table_markdown(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    """A plain Markdown table (first column left-aligned, the rest right-aligned)."""
+def render_table_markdown(
+    headers: Sequence[str], rows: Iterable[Sequence[str]], *, text_columns: Sequence[str] = ()
+) -> str:
+    """A plain Markdown table: the first column and ``text_columns`` (headers of columns of
+    words, not figures) left-aligned, the rest right-aligned."""
     lines = ["| " + " | ".join(_escape(h) for h in headers) + " |"]
-    lines.append("|" + "|".join(["---"] + ["---:"] * (len(headers) - 1)) + "|")
+    align = ["---" if i == 0 or h in text_columns else "---:" for i, h in enumerate(headers)]
+    lines.append("|" + "|".join(align) + "|")
     for row in rows:
         lines.append("| " + " | ".join(_escape(str(c)) for c in row) + " |")
     return "\n".join(lines) + "\n"

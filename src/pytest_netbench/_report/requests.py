@@ -246,7 +246,10 @@ def request_tables_markdown(records: Sequence[Record], function: str) -> str:
         where = f": {load.caption}" if load.caption else ""
         rows = [markdown_cells(row) for row in request_rows(load.result)]
         parts.append(
-            f"#### Per request{where}\n\n" + render_table_markdown(MARKDOWN_HEADINGS, rows)
+            f"#### Per request{where}\n\n"
+            + render_table_markdown(
+                MARKDOWN_HEADINGS, rows, text_columns=("errors by kind", "status codes")
+            )
         )
     if not parts:
         return ""

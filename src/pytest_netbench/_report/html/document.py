@@ -1,7 +1,7 @@
 """The whole report as one HTML page: a header with the session's counts, a table of
 contents, the comparison verdicts, the invalid results, a section per test function (its
-matrix, experiment tables, every load and its pictures), discarded runs and the
-environment.
+matrix, experiment tables, every load, a mix's per-request tables and its pictures),
+discarded runs and the environment.
 
 Everything is in the file (styles, pictures as ``data:`` URIs, no scripts), so it opens
 the same without a network. Built with the standard library's :func:`html.escape`.
