@@ -99,6 +99,11 @@ _PARSERS = {
     "feeder": parse_feeder,
 }
 _METAVARS = {"count": "N", "seconds": "T", "per_second": "N", "size": "BYTES", "headers": "H"}
+_MIX_FLAG_HELP = (
+    "a request mix from FILE: vegeta's targets (GET http://host/path lines, header lines,"
+    " @body-file), or .toml/.json with names, weights and feeders (docs/traffic.md); the"
+    " URL names the server only"
+)
 # Options given once a flag, repeated (as curl's -H), collected into a list.
 _REPEATED = frozenset({"headers", "feeder"})
 _PER_STEP = frozenset({"duration", "requests", "warmup"})
@@ -151,6 +156,8 @@ def _flag_kwargs(option: LoadOption, per: str) -> dict[str, Any]:
         kwargs["metavar"] = "'NAME: VALUE'"
     if option.kind == "feeder":
         kwargs["help"] = FEEDER_FLAG_HELP
+    if option.kind == "mix_file":
+        kwargs["help"] = _MIX_FLAG_HELP
     return kwargs
 
 
