@@ -3,10 +3,11 @@
 The same three-step flow (log in with a JSON POST, then two GETs with the token from its
 answer; every session) run by each tool for the same time, with the same number of
 virtual users, against the Go net/http hello server pinned to one core, each tool pinned
-to the other. Each trial runs the three tools in turn (the order rotates) and prints, for
-each, ok requests per CPU-second of the tool's whole process (start-up included: each
-tool runs as its own process, as a user runs it), and the ratio of netbench's to
-Locust's. The issue's bar: at least 1.0x FastHttpUser's requests per core, aim for 3x.
+to the other. Each trial runs four in turn, the order rotating: netbench with httpx and
+with its lean client, Locust with each of its clients. It prints, for each, ok requests
+per CPU-second of the tool's whole process (start-up included: each tool runs as its own
+process, as a user runs it), and the ratios of netbench's to Locust's. The issue's bar:
+at least 1.0x FastHttpUser's requests per core, aim for 3x.
 
     python benchmarks/bench_vs_locust.py [--trials 3] [--duration 10] [--users 20]
 
@@ -33,6 +34,7 @@ from launch import BUILD_DIR, PinnedServer, cpus_for_pinning, need_tool
 HERE = Path(__file__).resolve().parent / "servers"
 LOCUST_VERSION = "2.47.0"
 LOCUST_VENV = BUILD_DIR / "locust-venv"
+NETBENCH_CLIENTS = {"netbench httpx": "httpx", "netbench lean": "lean"}
 LOCUST_CLASSES = {"FastHttpUser": "ThreeStepsFast", "HttpUser": "ThreeStepsRequests"}
 
 
@@ -63,10 +65,11 @@ def run_pinned(command: list[str], cpu: int) -> tuple[str, float]:
     return text, usage.ru_utime + usage.ru_stime
 
 
-def netbench_run(url: str, users: int, seconds: float, cpu: int) -> float:
-    """ok requests per CPU-second of a netbench flow process."""
+def netbench_run(client: str, url: str, users: int, seconds: float, cpu: int) -> float:
+    """ok requests per CPU-second of a netbench flow process on ``client``."""
     script = str(HERE / "three_step_flow.py")
-    text, cpu_s = run_pinned([sys.executable, script, url, str(users), str(seconds)], cpu)
+    command = [sys.executable, script, url, str(users), str(seconds), client]
+    text, cpu_s = run_pinned(command, cpu)
     figures = json.loads(text.strip().splitlines()[-1])
     if figures["errors"]:
         sys.exit(f"netbench flow had errors: {figures}")
@@ -100,14 +103,17 @@ def main() -> None:
     args = parser.parse_args()
     server_cpu, generator_cpu = cpus_for_pinning()
     locust_bin()
-    tools = ["netbench", *LOCUST_CLASSES]
+    tools = [*NETBENCH_CLIENTS, *LOCUST_CLASSES]
     per_cpu: dict[str, list[float]] = {tool: [] for tool in tools}
     with PinnedServer("hello", server="go", cpu=server_cpu) as server:
         for trial in range(args.trials):
             order = tools[trial % len(tools) :] + tools[: trial % len(tools)]
             for tool in order:
-                if tool == "netbench":
-                    value = netbench_run(server.url, args.users, args.duration, generator_cpu)
+                if tool in NETBENCH_CLIENTS:
+                    client = NETBENCH_CLIENTS[tool]
+                    value = netbench_run(
+                        client, server.url, args.users, args.duration, generator_cpu
+                    )
                 else:
                     value = locust_run(
                         LOCUST_CLASSES[tool], server.url, args.users, args.duration, generator_cpu
@@ -123,9 +129,10 @@ def main() -> None:
     )
     for tool in tools:
         print(row(tool, per_cpu[tool], "req/CPU-s"))
-    for tool in LOCUST_CLASSES:
-        ratios = [n / o for n, o in zip(per_cpu["netbench"], per_cpu[tool], strict=True)]
-        print(row(f"netbench / Locust {tool}", ratios, "x"))
+    for ours in NETBENCH_CLIENTS:
+        for tool in LOCUST_CLASSES:
+            ratios = [n / o for n, o in zip(per_cpu[ours], per_cpu[tool], strict=True)]
+            print(row(f"{ours} / Locust {tool}", ratios, "x"))
 
 
 if __name__ == "__main__":

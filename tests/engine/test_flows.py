@@ -22,6 +22,7 @@ from pytest_netbench import (
 )
 
 FLOW_LOOPS = ("uvloop", "asyncio")
+CLIENTS = ("httpx", "lean")
 Consistent = Callable[[LoadResult], LoadResult]
 
 
@@ -55,12 +56,13 @@ def assert_steps_consistent(result: LoadResult) -> None:
     assert sessions.failed == sum(sessions.failure_kinds.values())
 
 
+@pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.parametrize("loop", FLOW_LOOPS)
 def test_each_step_counted_exactly_and_credentials_carried(
-    shop: tuple[ServerThread, ShopApp], loop: str, consistent: Consistent
+    shop: tuple[ServerThread, ShopApp], loop: str, client: str, consistent: Consistent
 ) -> None:
     server, app = shop
-    r = consistent(flow(shopper, server.url, users=4, sessions=24, loop=loop))
+    r = consistent(flow(shopper, server.url, users=4, sessions=24, loop=loop, client=client))
     assert_steps_consistent(r)
     assert list(r.by_request) == ["login", "GET /items", "POST /orders"]
     for step in r.by_request.values():
@@ -77,9 +79,10 @@ def test_each_step_counted_exactly_and_credentials_carried(
     assert app.counts.connections == 4
 
 
+@pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.parametrize("loop", FLOW_LOOPS)
 def test_a_rejected_token_fails_each_session_at_its_step(
-    shop: tuple[ServerThread, ShopApp], loop: str, consistent: Consistent
+    shop: tuple[ServerThread, ShopApp], loop: str, client: str, consistent: Consistent
 ) -> None:
     server, app = shop
 
@@ -90,7 +93,7 @@ def test_a_rejected_token_fails_each_session_at_its_step(
         r.raise_for_status()
         await client.post("/orders", headers=auth)
 
-    r = consistent(flow(mallory, server.url, users=3, sessions=9, loop=loop))
+    r = consistent(flow(mallory, server.url, users=3, sessions=9, loop=loop, client=client))
     assert_steps_consistent(r)
     assert r.by_request["login"].ok == 9
     assert r.by_request["items"].errors == {**r.by_request["items"].errors, "status": 9}
@@ -103,8 +106,9 @@ def test_a_rejected_token_fails_each_session_at_its_step(
     assert app.counts.rejected == 9 and app.counts.without_credentials == 0
 
 
+@pytest.mark.parametrize("client", CLIENTS)
 def test_a_flow_that_raises_every_session_stops_early_with_its_traceback(
-    shop: tuple[ServerThread, ShopApp],
+    shop: tuple[ServerThread, ShopApp], client: str
 ) -> None:
     server, app = shop
 
@@ -113,7 +117,7 @@ def test_a_flow_that_raises_every_session_stops_early_with_its_traceback(
         r.json()["no such field"]
 
     with pytest.raises(FlowError, match="after step 'login'") as caught:
-        flow(buggy, server.url, users=2, duration=60)
+        flow(buggy, server.url, users=2, duration=60, client=client)
     assert isinstance(caught.value.__cause__, KeyError)
     assert "bug in the flow" in str(caught.value)
     assert app.counts.logins < 50  # stopped after the first sessions, not after 60 s
@@ -142,9 +146,10 @@ def test_a_flow_bug_in_some_sessions_is_no_server_error(
     assert "RuntimeError: flow bug" in r.sessions.failure_samples["flow"]
 
 
+@pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.parametrize("loop", FLOW_LOOPS)
 def test_a_connection_closed_unanswered_is_a_reset_at_its_step(
-    shop: tuple[ServerThread, ShopApp], loop: str, consistent: Consistent
+    shop: tuple[ServerThread, ShopApp], loop: str, client: str, consistent: Consistent
 ) -> None:
     server, _ = shop
 
@@ -152,7 +157,7 @@ def test_a_connection_closed_unanswered_is_a_reset_at_its_step(
         await client.post("/login", **login_step())
         await client.get("/drop")
 
-    r = consistent(flow(dropped, server.url, users=2, sessions=6, loop=loop))
+    r = consistent(flow(dropped, server.url, users=2, sessions=6, loop=loop, client=client))
     assert_steps_consistent(r)
     assert r.by_request["GET /drop"].errors["reset"] == 6
     assert r.by_request["login"].ok == 6
@@ -197,6 +202,7 @@ def test_unreachable_target_is_refused_like_a_load(consistent: Consistent) -> No
         ({"sessions": 0}, "sessions must be a whole number"),
         ({"loop": "trio"}, "trio is not supported yet"),
         ({"duration": -1}, "duration"),
+        ({"client": "requests"}, "client must be one of httpx, lean"),
     ],
 )
 def test_bad_arguments_are_refused_before_any_socket(
@@ -264,3 +270,43 @@ def test_a_managed_server_is_sampled_during_the_flow(consistent: Consistent) -> 
         r = consistent(flow(index, managed.url, users=2, sessions=20, server=managed))
     assert r.by_request["GET /"].ok == 20
     assert r.server is not None and r.server.cpu_s >= 0
+
+
+def test_the_lean_client_sends_what_httpx_would(
+    shop: tuple[ServerThread, ShopApp], consistent: Consistent
+) -> None:
+    """Query parameters, form and raw bodies, default headers, a cookie the flow sets and
+    the answer's headers and text, on the lean client."""
+    server, app = shop
+    seen: list[Any] = []
+
+    async def lean_details(client: Any) -> None:
+        client.headers["X-Flow"] = "lean"
+        r = await client.post("/login", json={"user": "u2", "pw": "x"})
+        assert r.is_success and r.headers["content-type"] == "application/json"
+        assert "sid" in client.cookies
+        auth = {"Authorization": f"Bearer {r.json()['token']}"}
+        r = await client.get("/items", params={"page": 2}, headers=auth)
+        seen.append((r.status_code, r.text[:1]))
+        r = await client.get(server.url + "/items", headers=auth)
+        seen.append(r.status_code)
+        r = await client.post("/orders", data={"item": 1}, headers=auth)
+        seen.append(r.raise_for_status().status_code)
+
+    r = consistent(flow(lean_details, server.url, users=1, sessions=3, client="lean"))
+    assert_steps_consistent(r)
+    assert r.sessions is not None and r.sessions.completed == 3, r.sessions
+    assert seen == [(200, "["), 200, 201] * 3
+    assert app.counts.without_credentials == 0
+    assert app.counts.by_route["GET /items"] == 6
+
+
+def test_the_lean_client_refuses_another_origin(shop: tuple[ServerThread, ShopApp]) -> None:
+    server, _ = shop
+
+    async def elsewhere(client: Any) -> None:
+        await client.get("http://127.0.0.2:1/")
+
+    with pytest.raises(FlowError) as caught:
+        flow(elsewhere, server.url, users=1, sessions=2, client="lean")
+    assert "sends only to the URL it was given" in str(caught.value.__cause__)

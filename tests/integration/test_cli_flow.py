@@ -73,6 +73,21 @@ def test_a_flow_runs_and_writes_its_steps_and_sessions(
     assert "started 30  completed 30  failed 0  in progress 0" in done.stdout
 
 
+def test_the_lean_client_on_the_command_line(
+    shop: tuple[ServerThread, ShopApp], flows_file: Path, tmp_path: Path
+) -> None:
+    server, app = shop
+    out = tmp_path / "lean.json"
+    done = netbench(
+        "flow", f"{flows_file}:shopper", server.url, "-u", "2", "--sessions", "10",
+        "--client", "lean", "--json", str(out),
+    )  # fmt: skip
+    assert done.returncode == ExitCode.OK, done.stderr
+    data = json.loads(out.read_text())
+    assert data["sessions"]["completed"] == 10 and data["ok"] == 20
+    assert app.counts.without_credentials == 0
+
+
 def test_a_module_from_the_current_directory(
     shop: tuple[ServerThread, ShopApp], flows_file: Path
 ) -> None:

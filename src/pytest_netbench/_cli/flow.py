@@ -34,7 +34,9 @@ def run_flow(args: argparse.Namespace) -> ExitCode:
     )
     with CommandLive(progress=False, quiet=args.quiet) as live:
         try:
-            result = run_flow_spec(flow_function, spec, sessions, stop=live.stop)
+            result = run_flow_spec(
+                flow_function, spec, sessions, stop=live.stop, client=args.client
+            )
         except FlowError as exc:
             # The flow's own traceback, which the error's message points to.
             if exc.__cause__ is not None:

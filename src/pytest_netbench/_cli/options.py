@@ -283,6 +283,13 @@ def _add_flow(sub: Any) -> None:
         help="virtual users, a connection each [10]",
     )
     group.add_argument("--sessions", type=int, metavar="N", help="stop after N sessions in all")
+    group.add_argument(
+        "--client",
+        choices=("httpx", "lean"),
+        default="httpx",
+        help="the flow's client: httpx.AsyncClient, or the lean client (the same verbs at a"
+        " fraction of httpx's cost) [httpx]",
+    )
     _add_output_options(flow, "the result", "LoadResult.to_dict()")
     flow.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
     add_threshold_option(flow)

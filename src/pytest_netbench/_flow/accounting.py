@@ -27,7 +27,6 @@ from pytest_netbench._stats.recorder import RequestCounters
 # Beyond this many distinct step names a flow is naming each URL apart (ids in paths), and
 # its per-step figures would be noise: the load stops and says how to name them.
 MAX_STEPS = 100
-NO_STEP = "(no request)"
 
 
 class TooManySteps(Exception):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+from collections.abc import Coroutine
 from time import monotonic_ns
 from typing import Any
 
@@ -21,7 +22,7 @@ from pytest_netbench._engine.driver import resolve_loop, run_on_loop
 from pytest_netbench._engine.share import split_load
 from pytest_netbench._errors import SpecError, TargetUnreachableError
 from pytest_netbench._flow.outcome import SessionOutcome, merge_flow
-from pytest_netbench._flow.run import FlowFunction, FlowRun
+from pytest_netbench._flow.run import CLIENTS, FlowFunction, FlowRun
 from pytest_netbench._live import StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec
 from pytest_netbench._public import publish
@@ -44,15 +45,17 @@ def flow(
     allow_remote: bool = False,
     server: Monitored | None = None,
     stop: StopSignal | None = None,
+    client: str = "httpx",
 ) -> LoadResult:
     """Run ``users`` virtual users, each calling ``await flow_function(client)`` in a loop
-    (one call is a session) with an ``httpx.AsyncClient`` whose requests go to ``url``
+    (one call is a session) with an ``httpx.AsyncClient`` (``client="lean"``: the lean
+    client, the same verbs at a fraction of httpx's cost) whose requests go to ``url``
     through the engine, for ``duration`` seconds or until ``sessions`` sessions have run
     (neither: the load's default duration). Each request is a step of the result's
     ``by_request`` (named by ``extensions={"netbench_step": NAME}``, else ``"METHOD
     /path"``); ``result.sessions`` counts the sessions. ``server``: a managed server whose
     process tree is sampled during the load; ``stop``: a :class:`StopSignal` that ends it
-    early (``interrupted``). Needs the ``flows`` extra (httpx).
+    early (``interrupted``). ``client="httpx"`` needs the ``flows`` extra (httpx).
     """
     spec, sessions = flow_spec(
         url,
@@ -66,7 +69,7 @@ def flow(
         seed=seed,
         allow_remote=allow_remote,
     )
-    return run_flow_spec(flow_function, spec, sessions, server=server, stop=stop)
+    return run_flow_spec(flow_function, spec, sessions, server=server, stop=stop, client=client)
 
 
 def run_flow_spec(
@@ -76,19 +79,21 @@ def run_flow_spec(
     *,
     server: Monitored | None = None,
     stop: StopSignal | None = None,
+    client: str = "httpx",
 ) -> LoadResult:
     """Run a flow on a checked spec (:func:`flow_spec`) on a fresh loop in this thread."""
     _check_flow_function(flow_function)
+    check_client(client)
     loop_name = resolve_loop(spec.loop)
     share = split_load(spec)[0]
     sampler = _start_sampler(server)
+
+    def start() -> Coroutine[Any, Any, tuple[WorkerOutcome, SessionOutcome]]:
+        run = FlowRun(flow_function, spec, share, monotonic_ns(), sessions, stop, client)
+        return run.run(loop_name)
+
     with pinned_thread(spec.cpus):
-        outcomes = run_on_loop(
-            loop_name,
-            lambda: FlowRun(flow_function, spec, share, monotonic_ns(), sessions, stop).run(
-                loop_name
-            ),
-        )
+        outcomes = run_on_loop(loop_name, start)
     return _result(spec, outcomes, sampler, stop)
 
 
@@ -106,6 +111,7 @@ async def flow_async(
     allow_remote: bool = False,
     server: Monitored | None = None,
     stop: StopSignal | None = None,
+    client: str = "httpx",
 ) -> LoadResult:
     """As :func:`flow`, on the caller's running asyncio loop."""
     loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
@@ -121,9 +127,10 @@ async def flow_async(
         allow_remote=allow_remote,
     )
     _check_flow_function(flow_function)
+    check_client(client)
     share = split_load(spec)[0]
     sampler = _start_sampler(server)
-    run = FlowRun(flow_function, spec, share, monotonic_ns(), sessions, stop)
+    run = FlowRun(flow_function, spec, share, monotonic_ns(), sessions, stop, client)
     return _result(spec, await run.run(loop_name), sampler, stop)
 
 
@@ -169,6 +176,20 @@ def flow_spec(
     if sessions is not None and duration is None:
         spec = dataclasses.replace(spec, duration_s=None)  # ends when the sessions have run
     return spec, sessions
+
+
+def check_client(client: str) -> None:
+    """``"httpx"`` (installed) or ``"lean"``; anything else said before any socket."""
+    if client not in CLIENTS:
+        raise SpecError(f"client must be one of {', '.join(CLIENTS)}, got {client!r}")
+    if client == "httpx":
+        try:
+            import httpx  # noqa: F401
+        except ImportError:
+            raise SpecError(
+                "a flow with client='httpx' needs httpx: pip install 'pytest-netbench[flows]',"
+                " or run it with client='lean'"
+            ) from None
 
 
 def _check_flow_function(flow_function: object) -> None:

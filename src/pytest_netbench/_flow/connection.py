@@ -76,6 +76,21 @@ class FlowConnection:
         self.link: _Link | None = None
         self.reader = ResponseReader(self._on_response, self._on_error)
         self.waiter: asyncio.Future[WholeResponse] | None = None
+        spec = accounting.spec
+        self.origin = (spec.scheme, spec.host, spec.port)
+        host = f"[{spec.host}]" if ":" in spec.host else spec.host
+        self.host_header = (
+            host if spec.port == _default_port(spec.scheme) else f"{host}:{spec.port}"
+        )
+
+    def check_origin(self, scheme: str, host: str, port: int | None, url: str) -> None:
+        """A flow sends only to the load's own origin: any other is its bug, said so."""
+        if (scheme, host, port or _default_port(scheme)) != self.origin:
+            scheme, host, port = self.origin
+            raise ValueError(
+                f"the flow requested {url}, but a flow load sends only to the URL it was"
+                f" given ({scheme}://{host}:{port}): use paths (client.get('/items'))"
+            )
 
     async def exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
         """Send one request of ``step`` and return its whole response."""
@@ -187,3 +202,7 @@ class FlowConnection:
 
     def close(self) -> None:
         self._drop()
+
+
+def _default_port(scheme: str) -> int:
+    return 443 if scheme == "https" else 80

@@ -18,37 +18,48 @@ from collections.abc import Awaitable, Callable
 from time import monotonic_ns
 from typing import Any
 
-import httpx
-
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.connecting import make_ssl_context
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._errors import FlowError, SpecError
-from pytest_netbench._flow.accounting import NO_STEP, FlowAccounting, TooManySteps
+from pytest_netbench._flow.accounting import FlowAccounting, TooManySteps
 from pytest_netbench._flow.connection import FlowConnection, LoadStopped
 from pytest_netbench._flow.outcome import SessionOutcome
+from pytest_netbench._flow.steps import NO_STEP, STEP_EXTENSION, SessionTrail
 from pytest_netbench._flow.think import user_random
-from pytest_netbench._flow.transport import STEP_EXTENSION, EngineTransport
 from pytest_netbench._live import StopSignal
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 # How often a stop request (Ctrl-C) is looked at, as a load's ShareWatch does.
 _STOP_CHECK_S = 0.1
-FlowFunction = Callable[[httpx.AsyncClient], Awaitable[Any]]
+# An async function of a client: an httpx.AsyncClient, or the lean client.
+FlowFunction = Callable[[Any], Awaitable[Any]]
+CLIENTS = ("httpx", "lean")
 # (kind, step, description) of a failed session
 Failure = tuple[str, str, str]
 
 
 class _VirtualUser:
-    """One user: a client over its own transport and connection, and its session."""
+    """One user: a client over its own connection, and its session."""
 
-    def __init__(self, index: int, accounting: FlowAccounting, base_url: str) -> None:
+    def __init__(self, index: int, accounting: FlowAccounting, base_url: str, client: str) -> None:
         self.connection = FlowConnection(accounting, make_ssl_context(accounting.spec))
-        self.transport = EngineTransport(accounting, self.connection)
-        self.client = httpx.AsyncClient(
-            base_url=base_url, transport=self.transport, timeout=None, follow_redirects=True
-        )
+        self.trail = SessionTrail()
+        self.client: Any
+        if client == "lean":
+            from pytest_netbench._flow.lean import LeanClient
+
+            self.client = LeanClient(accounting, self.connection, self.trail)
+        else:
+            import httpx
+
+            from pytest_netbench._flow.transport import EngineTransport
+
+            transport = EngineTransport(accounting, self.connection, self.trail)
+            self.client = httpx.AsyncClient(
+                base_url=base_url, transport=transport, timeout=None, follow_redirects=True
+            )
         self.index = index
         self.session_start: int | None = None  # while a session runs
 
@@ -64,13 +75,16 @@ class FlowRun:
         start_at_ns: int,
         sessions: int | None,
         stop: StopSignal | None = None,
+        client: str = "httpx",
     ) -> None:
         self.flow_function = flow_function
         self.stop_signal = stop
         self.spec = spec
         self.accounting = FlowAccounting(spec, share, start_at_ns, self.stop, sessions)
         base_url = f"{spec.scheme}://{_host_for_url(spec.host)}:{spec.port}"
-        self.users = [_VirtualUser(i, self.accounting, base_url) for i in range(share.connections)]
+        self.users = [
+            _VirtualUser(i, self.accounting, base_url, client) for i in range(share.connections)
+        ]
         self.tasks: list[asyncio.Task[None]] = []
         self.first_flow_error: BaseException | None = None
         self.first_flow_step = NO_STEP
@@ -141,7 +155,7 @@ class FlowRun:
             if not acct.begin_session(start):
                 return
             user.session_start = start
-            user.transport.new_session()
+            user.trail.new_session()
             failure: Failure | None
             try:
                 await self.flow_function(user.client)
@@ -163,17 +177,20 @@ class FlowRun:
 
     def _failure(self, user: _VirtualUser, exc: Exception) -> Failure:
         """Why the session failed: at its failed request's step, or by the flow's bug."""
-        failure = user.transport.failure
+        failure = user.trail.failure
         if failure is not None and _caused_by(exc, failure.error):
             return failure.kind, failure.step, f"{failure.step}: {failure.error}"
-        if isinstance(exc, httpx.HTTPStatusError):
-            step = exc.response.extensions.get(STEP_EXTENSION)
-            if step is not None:
-                return "status", str(step), f"{step}: HTTP {exc.response.status_code}"
+        # raise_for_status() (httpx's HTTPStatusError, the lean client's own): the response
+        # it carries names its step.
+        response = getattr(exc, "response", None)
+        step = getattr(response, "extensions", {}).get(STEP_EXTENSION)
+        status = getattr(response, "status_code", None)
+        if step is not None and isinstance(status, int) and status >= 400:
+            return "status", str(step), f"{step}: HTTP {status}"
         if isinstance(exc, TooManySteps):
             self.accounting.fatal = SpecError(str(exc))
             self.stop()
-        step = user.transport.step
+        step = user.trail.step
         if self.first_flow_error is None:
             self.first_flow_error = exc
             self.first_flow_step = step

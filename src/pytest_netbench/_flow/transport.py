@@ -11,16 +11,12 @@ so a session it ends is reported as failed at that step, of that kind.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import httpx
 
-from pytest_netbench._flow.accounting import NO_STEP, FlowAccounting
+from pytest_netbench._flow.accounting import FlowAccounting
 from pytest_netbench._flow.connection import FlowConnection, RequestFailed
+from pytest_netbench._flow.steps import STEP_EXTENSION, RequestFailure, SessionTrail, step_name
 from pytest_netbench._proto.http import render_request
-
-# ``client.get(url, extensions={"netbench_step": "login"})`` names a request's step.
-STEP_EXTENSION = "netbench_step"
 
 _ERRORS: dict[str, type[httpx.TransportError]] = {
     "connect": httpx.ConnectError,
@@ -30,46 +26,21 @@ _ERRORS: dict[str, type[httpx.TransportError]] = {
 }
 
 
-@dataclass(slots=True)
-class RequestFailure:
-    """The last request of a session that failed: the exception raised into the flow."""
-
-    error: httpx.TransportError
-    kind: str
-    step: str
-
-
 class EngineTransport(httpx.AsyncBaseTransport):
     """One virtual user's transport: its steps, its connection, its last failure."""
 
-    def __init__(self, accounting: FlowAccounting, connection: FlowConnection) -> None:
+    def __init__(
+        self, accounting: FlowAccounting, connection: FlowConnection, trail: SessionTrail
+    ) -> None:
         self.accounting = accounting
         self.connection = connection
-        spec = accounting.spec
-        self.origin = (spec.scheme, spec.host, spec.port)
-        host = f"[{spec.host}]" if ":" in spec.host else spec.host
-        default_port = 443 if spec.scheme == "https" else 80
-        self.host_header = host if spec.port == default_port else f"{host}:{spec.port}"
-        self.step = NO_STEP  # the step of the session's latest request
-        self.failure: RequestFailure | None = None
-
-    def new_session(self) -> None:
-        self.step = NO_STEP
-        self.failure = None
+        self.trail = trail
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
-        if (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80)) != (
-            self.origin
-        ):
-            scheme, host, port = self.origin
-            raise ValueError(
-                f"the flow requested {url}, but a flow load sends only to the URL it was"
-                f" given ({scheme}://{host}:{port}): use paths (client.get('/items'))"
-            )
+        self.connection.check_origin(url.scheme, url.host, url.port, str(url))
         method = request.method
-        name = request.extensions.get(STEP_EXTENSION) or f"{method} {url.path}"
-        self.step = name = str(name)
+        self.trail.step = name = step_name(method, url.path, request.extensions)
         step = self.accounting.step(name, method, url.path)
         body = await request.aread()
         headers = [
@@ -80,12 +51,12 @@ class EngineTransport(httpx.AsyncBaseTransport):
         if body and not any(k.lower() == "content-length" for k, _ in headers):
             headers.append(("Content-Length", str(len(body))))
         target = url.raw_path.decode("ascii")
-        data = render_request(method, target, self.host_header, headers, body)
+        data = render_request(method, target, self.connection.host_header, headers, body)
         try:
             whole = await self.connection.exchange(data, method, step)
         except RequestFailed as exc:
             error = _ERRORS[exc.kind](f"{exc.detail} ({name})", request=request)
-            self.failure = RequestFailure(error, exc.kind, name)
+            self.trail.failure = RequestFailure(error, exc.kind, name)
             raise error from None
         return httpx.Response(
             whole.status,

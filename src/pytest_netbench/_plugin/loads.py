@@ -127,6 +127,7 @@ class NetbenchFixture:
         users: int = 10,
         duration: float | None = None,
         sessions: int | None = None,
+        client: str = "httpx",
         server: Server | None = None,
         label: str = "",
         allow_invalid: bool = False,
@@ -135,9 +136,9 @@ class NetbenchFixture:
     ) -> LoadResult:
         """Virtual users running ``flow_function`` (an async function of an httpx client)
         against ``url`` (a URL, or a server the test started), recorded like :meth:`http`;
-        the options as ``flow``'s (``warmup``, ``timeout``, ``connect_timeout``, ``loop``,
-        ``seed``). ``duration`` and ``sessions`` are scaled by ``--netbench-scale``."""
-        from pytest_netbench._flow.api import flow_spec, run_flow_spec
+        the options as ``flow``'s (``client``, ``warmup``, ``timeout``, ``connect_timeout``,
+        ``loop``, ``seed``). ``duration`` and ``sessions`` are scaled by ``--netbench-scale``."""
+        from pytest_netbench._flow.api import check_client, flow_spec, run_flow_spec
 
         target, server = self._target(url, server)
         scale = self._session.settings.scale
@@ -146,6 +147,7 @@ class NetbenchFixture:
         counted: list[int | None] = []
 
         def build() -> LoadSpec:
+            check_client(client)
             spec, count = flow_spec(
                 target, users=users, duration=duration, sessions=sessions, **options
             )
@@ -155,7 +157,7 @@ class NetbenchFixture:
         spec = self._checked(build)
 
         def run_load(spec: LoadSpec, srv: Server | None) -> LoadResult:
-            return run_flow_spec(flow_function, spec, counted[0], server=srv)
+            return run_flow_spec(flow_function, spec, counted[0], server=srv, client=client)
 
         tries = self._retries(retries)
         return self._run(spec, server, label, allow_invalid, tries, run_load=run_load)
