@@ -152,3 +152,20 @@ def test_a_block_that_would_send_is_found_before_it_runs() -> None:
     # A test function's body runs only under pytest: defining it sends nothing.
     assert calls("def test_a(netbench):\n    netbench.http(url)\n    http_load(url)\n") == []
     assert calls("spec = http_spec(url)\npreview(spec)") == []
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_BLOCKS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_public_name_is_imported_from_the_package(page: Path) -> None:
+    """``from pytest_netbench import Server``, never ``from pytest_netbench._servers.launcher
+    import Server``: a reader copies the import, and private paths may change."""
+    for block in BLOCKS[page]:
+        for node in ast.walk(ast.parse(block.code)):
+            if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith(
+                "pytest_netbench._"
+            ):
+                continue
+            public = [a.name for a in node.names if a.name in pytest_netbench.__all__]
+            assert public == [], (
+                f"{block.where}: import {', '.join(public)} from pytest_netbench, not from"
+                f" {node.module}"
+            )
