@@ -68,9 +68,12 @@ class FusedHttpConnection(Connection):
         # When each outstanding request counts from, for the window: its start in closed
         # loop, its due time in open loop (FusedOpenConnection).
         self._due: deque[int] = self.pending
-        # Closed loop, one request: the steady state's work is inline in on_message_complete;
-        # the other fused connections do theirs in _steady_response.
+        # Closed loop, one request: the steady state's work is inline in on_message_complete,
+        # and so is that of one request rendered from feeders (``_varied``); the other
+        # fused connections do theirs in _steady_response.
         self._plain = True
+        self._varied = False
+        self._next_ready = self.run.ready.popleft  # the run's rendered requests, if they vary
         return parser.feed_data
 
     def data_received(self, data: bytes) -> None:
@@ -126,7 +129,18 @@ class FusedHttpConnection(Connection):
                 self._write(self._request)  # type: ignore[misc]
                 due.append(now)
                 return
-            if not run.draining and not run.backlog:  # a closed run has neither
+            if self._varied:
+                # The same, with the next ready request: inlined copies of RunAccounting
+                # .claim and .next_request too. None spare: the general path renders more.
+                spare = run.spare
+                if spare:
+                    run.spare = spare - 1
+                    self._record(now - due.popleft())
+                    self._streak += 1
+                    self._write(self._next_ready())  # type: ignore[misc]
+                    due.append(now)
+                    return
+            elif not run.draining and not run.backlog:  # a closed run has neither
                 self._steady_response(now)
                 return
         self._other_response(self._status())
@@ -164,28 +178,14 @@ class FusedHttpConnection(Connection):
 
 class FusedVariedConnection(FusedHttpConnection, VariedConnection):
     """The fused path for one request rendered from feeders: the plain steady state, but
-    each write the next ready request. Its bytes are counted by the run, from its
-    batches (``RunAccounting.finish``), so the streak settles as the plain one does."""
+    each write the next ready request (inline in ``on_message_complete``, as the plain
+    one's). Its bytes are counted by the run, from its batches
+    (``RunAccounting.finish``), so the streak settles as the plain one does."""
 
     def __init__(self, run: ConnectionOwner) -> None:
         super().__init__(run)
-        self._next_ready = run.ready.popleft
         self._plain = False
-
-    def _steady_response(self, now: int) -> None:
-        # Inlined copies of RunAccounting.record, .take (with .claim) and .next_request,
-        # settled in settle_counts; tests/engine/test_rule_copies.py holds them to the rules.
-        run = self.run
-        spare = run.spare
-        if not spare:
-            self._other_response(200)  # the general path renders the next batch
-            return
-        run.spare = spare - 1
-        due = self._due
-        self._record(now - due.popleft())
-        self._streak += 1
-        self._write(self._next_ready())  # type: ignore[misc]
-        due.append(now)
+        self._varied = True
 
 
 class FusedMixConnection(FusedHttpConnection, MixConnection):
@@ -199,7 +199,6 @@ class FusedMixConnection(FusedHttpConnection, MixConnection):
         super().__init__(run)
         counters = run.recorder.by_request
         self._kind_records = [kind.latencies.append for kind in counters]
-        self._next_ready = run.ready.popleft
         self._next_kind = run.ready_kinds.popleft
         # Per kind, not yet settled: measured 200s answered, and measured requests sent.
         self._answered = [0] * len(counters)
