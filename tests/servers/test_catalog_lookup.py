@@ -20,6 +20,7 @@ ALL = [
     "tornado", "gevent", "eventlet", "aiohttp", "trio", "go", "node", "java", "c", "rust", "nginx",
 ]  # fmt: skip
 HELLO_ONLY = {"wsgiref", "twisted_web", "aiohttp", "nginx"}
+WEBSOCKET = {"tornado", "aiohttp"}  # the servers with a ws app
 PROXIES = ["twisted_proxy", "go_proxy", "nginx_proxy"]
 PYTHON_SERVERS = ALL[:11]
 
@@ -28,6 +29,7 @@ def test_names_per_app() -> None:
     assert catalog.names(app="hello") == ALL
     assert catalog.names(app=None) == ALL
     assert catalog.names(app="echo") == [n for n in ALL if n not in HELLO_ONLY]
+    assert catalog.names(app="ws") == [n for n in ALL if n in WEBSOCKET]
     assert catalog.names(app=None, proxies=True) == ALL + PROXIES
     assert catalog.proxy_names() == PROXIES
 
@@ -60,9 +62,9 @@ def test_unknown_name_suggests_the_close_one() -> None:
 
 
 def test_app_the_framework_lacks_names_what_it_has() -> None:
-    with pytest.raises(SpecError, match=r"'aiohttp' has no 'echo' app.*it has: hello"):
+    with pytest.raises(SpecError, match=r"'aiohttp' has no 'echo' app.*it has: hello, ws"):
         catalog.get("aiohttp", app="echo")
-    with pytest.raises(SpecError, match=r"app must be 'hello' \(HTTP\) or 'echo' \(TCP\)"):
+    with pytest.raises(SpecError, match=r"app must be 'hello' \(HTTP\), 'echo' \(TCP\) or 'ws'"):
         catalog.get("tornado", app="websocket")  # type: ignore[arg-type]
 
 
@@ -94,7 +96,10 @@ def test_pypy_reasons() -> None:
 def test_availability_covers_every_server_and_app() -> None:
     rows = catalog.availability()
     assert [(n, a) for n, a, _, _ in rows] == [
-        (n, a) for n in ALL for a in ("hello", "echo") if a == "hello" or n not in HELLO_ONLY
+        (n, a)
+        for n in ALL
+        for a in ("hello", "echo", "ws")
+        if a == "hello" or (a == "echo" and n not in HELLO_ONLY) or (a == "ws" and n in WEBSOCKET)
     ] + [(n, "hello") for n in PROXIES]
     for name, _app, ok, reason in rows:
         assert reason, name  # either what runs or why it cannot

@@ -253,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_flow(sub)
 
     servers = sub.add_parser("servers", help="list the catalog of reference servers")
-    servers.add_argument("--app", choices=("hello", "echo"), default=None)
+    servers.add_argument("--app", choices=("hello", "echo", "ws"), default=None)
     return parser
 
 

@@ -3,7 +3,8 @@
 Every catalog server binds ``{host}:{port}`` (port 0 allowed), prints
 ``NETBENCH_LISTENING port=<n>`` once it listens, serves the HTTP *hello* app
 (``/`` -> ``Hello World!``, ``/bytes/N``, ``/status/N``) and, where the
-framework does raw TCP, an *echo* app. ``get`` raises :class:`ToolchainMissing`
+framework does raw TCP, an *echo* app; where it speaks WebSocket, a *ws* app (every
+path echoes each message, text or binary, as it came). ``get`` raises :class:`ToolchainMissing`
 with the reason when a server cannot run on this machine, so the plugin can
 skip it; compiled servers are built on first use (see ``build.py``).
 """
@@ -23,7 +24,8 @@ from pytest_netbench._servers.interpreters import interpreter_info
 from pytest_netbench._servers.spec import AppKind, ServerSpec
 
 PORT_PATTERN = r"NETBENCH_LISTENING port=(\d+)"
-APPS: tuple[AppKind, ...] = ("hello", "echo")
+APPS: tuple[AppKind, ...] = ("hello", "echo", "ws")
+_HELLO_ECHO: tuple[AppKind, ...] = ("hello", "echo")
 _APPS_DIR = Path(__file__).parent / "apps"
 _MIN_PYTHON = (3, 9)  # the apps avoid newer syntax so Debian's PyPy (3.9) runs them
 
@@ -43,13 +45,15 @@ class _Entry:
     proxy: bool = False  # an HTTP proxy: needs a backend (host:port) to pass requests to
 
 
-def _python(name: str, script: str, description: str, *modules: str, echo: bool = True) -> _Entry:
-    apps: tuple[AppKind, ...] = APPS if echo else ("hello",)
+def _python(
+    name: str, script: str, description: str, *modules: str, echo: bool = True, ws: bool = False
+) -> _Entry:
+    apps: tuple[AppKind, ...] = ("hello", *(("echo",) if echo else ()), *(("ws",) if ws else ()))
     return _Entry(name, "python", apps, description, script=script, modules=modules)
 
 
 def _compiled(name: str, recipe: build.BuildRecipe, description: str, *run: str) -> _Entry:
-    return _Entry(name, "compiled", APPS, description, recipe=recipe, run_tools=run)
+    return _Entry(name, "compiled", _HELLO_ECHO, description, recipe=recipe, run_tools=run)
 
 
 _C = build.BuildRecipe(
@@ -101,13 +105,33 @@ _ENTRIES: dict[str, _Entry] = {
             "twisted", "twisted_server.py", "twisted.web hello, twisted.internet echo", "twisted"
         ),
         _python("twisted_web", "twisted_server.py", "twisted.web", "twisted", echo=False),
-        _python("tornado", "tornado_server.py", "tornado.web hello, TCPServer echo", "tornado"),
+        _python(
+            "tornado",
+            "tornado_server.py",
+            "tornado.web hello, TCPServer echo, WebSocketHandler echo",
+            "tornado",
+            ws=True,
+        ),
         _python("gevent", "gevent_server.py", "gevent WSGIServer / StreamServer", "gevent"),
         _python("eventlet", "eventlet_server.py", "eventlet.wsgi, green-thread echo", "eventlet"),
-        _python("aiohttp", "aiohttp_server.py", "aiohttp.web", "aiohttp", echo=False),
+        _python(
+            "aiohttp",
+            "aiohttp_server.py",
+            "aiohttp.web hello, WebSocketResponse echo",
+            "aiohttp",
+            echo=False,
+            ws=True,
+        ),
         _python("trio", "trio_server.py", "trio streams", "trio"),
         _compiled("go", _GO, "Go net/http hello, net echo"),
-        _Entry("node", "node", APPS, "Node.js http / net", script="server.js", run_tools=("node",)),
+        _Entry(
+            "node",
+            "node",
+            _HELLO_ECHO,
+            "Node.js http / net",
+            script="server.js",
+            run_tools=("node",),
+        ),
         _compiled("java", _JAVA, "com.sun.net.httpserver on a thread pool, thread echo", "java"),
         _compiled("c", _C, "C, one thread, epoll"),
         _compiled("rust", _RUST, "Rust std, a thread per connection"),
@@ -277,7 +301,7 @@ def listing(app: AppKind | None = None) -> str:
             lines.append(f"  {name:<16} {apps:<11} {mark}  {reason}")
         lines.append("")
     lines.append(
-        "Use: Server.from_spec(catalog.get(name, app='hello'|'echo', python=None)), "
+        "Use: Server.from_spec(catalog.get(name, app='hello'|'echo'|'ws', python=None)), "
         "or the plugin's netbench_server(name)."
     )
     return "\n".join(lines)
@@ -309,11 +333,14 @@ def _entry(name: str, app: str) -> _Entry:
             f"the catalog has no server {name!r}; {hint}known servers: {', '.join(_ENTRIES)}"
         )
     if app not in APPS:
-        raise SpecError(f"app must be 'hello' (HTTP) or 'echo' (TCP), got {app!r}")
-    if app not in entry.apps:
         raise SpecError(
-            f"catalog server {name!r} has no {app!r} app ({entry.description} does no raw "
-            f"TCP here); it has: {', '.join(entry.apps)}"
+            f"app must be 'hello' (HTTP), 'echo' (TCP) or 'ws' (WebSocket echo), got {app!r}"
+        )
+    if app not in entry.apps:
+        missing = "raw TCP" if app == "echo" else "WebSocket" if app == "ws" else app
+        raise SpecError(
+            f"catalog server {name!r} has no {app!r} app ({entry.description} does no"
+            f" {missing} here); it has: {', '.join(entry.apps)}"
         )
     return entry
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pytest_netbench._public import publish
 
-AppKind = Literal["hello", "echo"]
+AppKind = Literal["hello", "echo", "ws"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
-"""aiohttp: web.Application hello (aiohttp does no raw TCP, so no echo)."""
+"""aiohttp: web.Application hello, and a WebSocket echo (aiohttp does no raw TCP, so no
+TCP echo)."""
 
 import asyncio
 
-from aiohttp import web
+from aiohttp import WSMsgType, web
 
 import _netbench_app as app
 
@@ -14,10 +15,24 @@ async def hello(request):
     return web.Response(status=status, body=body, content_type="text/plain")
 
 
+async def websocket_echo(request):
+    """Every path: each message back as it came (text as text, binary as binary); the
+    client's first subprotocol, if it offers any, is accepted."""
+    offered = request.headers.get("Sec-WebSocket-Protocol", "")
+    ws = web.WebSocketResponse(protocols=[p.strip() for p in offered.split(",") if p.strip()])
+    await ws.prepare(request)
+    async for message in ws:
+        if message.type == WSMsgType.TEXT:
+            await ws.send_str(message.data)
+        elif message.type == WSMsgType.BINARY:
+            await ws.send_bytes(message.data)
+    return ws
+
+
 async def main():
-    args = app.parse_args(apps=("hello",))
+    args = app.parse_args(apps=("hello", "ws"))
     application = web.Application()
-    application.router.add_get("/{tail:.*}", hello)
+    application.router.add_get("/{tail:.*}", websocket_echo if args.app == "ws" else hello)
     runner = web.AppRunner(application, access_log=None, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, args.host, args.port, backlog=args.backlog, reuse_address=True)

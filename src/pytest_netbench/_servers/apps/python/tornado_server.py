@@ -1,4 +1,4 @@
-"""Tornado: tornado.web hello and a TCPServer echo."""
+"""Tornado: tornado.web hello, a TCPServer echo and a WebSocketHandler echo."""
 
 import asyncio
 
@@ -6,6 +6,7 @@ import tornado.httpserver
 import tornado.iostream
 import tornado.tcpserver
 import tornado.web
+import tornado.websocket
 from tornado.netutil import bind_sockets
 
 import _netbench_app as app
@@ -20,6 +21,19 @@ class HelloHandler(tornado.web.RequestHandler):
             self.write(body)
 
 
+class WebSocketEcho(tornado.websocket.WebSocketHandler):
+    """Every path: each message back as it came (text as text, binary as binary)."""
+
+    def check_origin(self, origin):
+        return True  # a load generator sends whatever Origin its test asks for
+
+    def select_subprotocol(self, subprotocols):
+        return subprotocols[0] if subprotocols else None  # the client's first, if any
+
+    def on_message(self, message):
+        self.write_message(message, binary=isinstance(message, bytes))
+
+
 class EchoServer(tornado.tcpserver.TCPServer):
     async def handle_stream(self, stream, address):
         try:
@@ -31,11 +45,16 @@ class EchoServer(tornado.tcpserver.TCPServer):
 
 
 async def main():
-    args = app.parse_args()
+    args = app.parse_args(apps=("hello", "echo", "ws"))
     sockets = bind_sockets(args.port, address=args.host, backlog=args.backlog)
     if args.app == "hello":
         application = tornado.web.Application(
             [(r"(.*)", HelloHandler)], log_function=lambda handler: None
+        )
+        server = tornado.httpserver.HTTPServer(application)
+    elif args.app == "ws":
+        application = tornado.web.Application(
+            [(r".*", WebSocketEcho)], log_function=lambda handler: None
         )
         server = tornado.httpserver.HTTPServer(application)
     else:
