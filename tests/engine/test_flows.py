@@ -310,3 +310,42 @@ def test_the_lean_client_refuses_another_origin(shop: tuple[ServerThread, ShopAp
     with pytest.raises(FlowError) as caught:
         flow(elsewhere, server.url, users=1, sessions=2, client="lean")
     assert "sends only to the URL it was given" in str(caught.value.__cause__)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_several_flows_by_weight_share_the_sessions(
+    shop: tuple[ServerThread, ShopApp], client: str, consistent: Consistent
+) -> None:
+    server, _ = shop
+
+    async def browse(client: Any) -> None:
+        r = await client.post("/login", **login_step())
+        await client.get("/items", headers={"Authorization": f"Bearer {r.json()['token']}"})
+
+    async def buy(client: Any) -> None:
+        r = await client.post("/login", **login_step())
+        await client.post("/orders", headers={"Authorization": f"Bearer {r.json()['token']}"})
+
+    flows = {browse: 3, buy: 1}
+    r = consistent(flow(flows, server.url, users=2, sessions=400, client=client))
+    assert_steps_consistent(r)
+    assert r.sessions is not None
+    by_flow = r.sessions.by_flow
+    browsed, bought = by_flow[browse.__qualname__], by_flow[buy.__qualname__]
+    assert browsed + bought == 400 == r.by_request["login"].ok
+    assert r.by_request["GET /items"].ok == browsed
+    assert r.by_request["POST /orders"].ok == bought
+    assert 0.6 < browsed / 400 < 0.9  # three in four, drawn
+
+
+@pytest.mark.parametrize(
+    ("flows", "message"),
+    [
+        ({}, "need at least one"),
+        ({shopper: 0}, "must be a whole number of at least 1"),
+        ({shopper: 1, print: 1}, "a flow is an async function"),
+    ],
+)
+def test_bad_weights_are_refused_before_any_socket(flows: Any, message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        flow(flows, "http://127.0.0.1:9/")

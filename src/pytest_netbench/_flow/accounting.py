@@ -91,8 +91,9 @@ class FlowAccounting(RunAccounting):
         return True
 
     # -- sessions --
-    def begin_session(self, now: int) -> bool:
-        """May a virtual user start one more session at ``now``? Counts it if measured."""
+    def begin_session(self, now: int, flow: str = "") -> bool:
+        """May a virtual user start one more session (of ``flow``) at ``now``? Counts it if
+        measured."""
         if self.stopping:
             return False
         if self.session_budget is not None:
@@ -102,6 +103,8 @@ class FlowAccounting(RunAccounting):
         self.running_sessions += 1
         if now >= self.measure_start_ns:
             self.sessions.started += 1
+            by_flow = self.sessions.by_flow
+            by_flow[flow] = by_flow.get(flow, 0) + 1
         return True
 
     def end_session(self, start: int, now: int, failure: tuple[str, str, str] | None) -> None:

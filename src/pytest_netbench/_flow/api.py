@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 from collections.abc import Coroutine
 from time import monotonic_ns
 from typing import Any
@@ -21,8 +20,9 @@ from pytest_netbench._engine.connecting import unreachable_message
 from pytest_netbench._engine.driver import resolve_loop, run_on_loop
 from pytest_netbench._engine.share import split_load
 from pytest_netbench._errors import SpecError, TargetUnreachableError
+from pytest_netbench._flow.choice import Flows, flow_choice
 from pytest_netbench._flow.outcome import SessionOutcome, merge_flow
-from pytest_netbench._flow.run import CLIENTS, FlowFunction, FlowRun
+from pytest_netbench._flow.run import CLIENTS, FlowRun
 from pytest_netbench._live import StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec
 from pytest_netbench._public import publish
@@ -31,7 +31,7 @@ from pytest_netbench._stats.recorder import WorkerOutcome
 
 
 def flow(
-    flow_function: FlowFunction,
+    flow_function: Flows,
     url: str,
     *,
     users: int = 10,
@@ -53,7 +53,8 @@ def flow(
     through the engine, for ``duration`` seconds or until ``sessions`` sessions have run
     (neither: the load's default duration). Each request is a step of the result's
     ``by_request`` (named by ``extensions={"netbench_step": NAME}``, else ``"METHOD
-    /path"``); ``result.sessions`` counts the sessions. ``server``: a managed server whose
+    /path"``); ``result.sessions`` counts the sessions. Several flows by weight:
+    ``{browse: 3, buy: 1}`` (each session draws one). ``server``: a managed server whose
     process tree is sampled during the load; ``stop``: a :class:`StopSignal` that ends it
     early (``interrupted``). ``client="httpx"`` needs the ``flows`` extra (httpx).
     """
@@ -73,7 +74,7 @@ def flow(
 
 
 def run_flow_spec(
-    flow_function: FlowFunction,
+    flow_function: Flows,
     spec: LoadSpec,
     sessions: int | None = None,
     *,
@@ -82,14 +83,14 @@ def run_flow_spec(
     client: str = "httpx",
 ) -> LoadResult:
     """Run a flow on a checked spec (:func:`flow_spec`) on a fresh loop in this thread."""
-    _check_flow_function(flow_function)
+    choice = flow_choice(flow_function)
     check_client(client)
     loop_name = resolve_loop(spec.loop)
     share = split_load(spec)[0]
     sampler = _start_sampler(server)
 
     def start() -> Coroutine[Any, Any, tuple[WorkerOutcome, SessionOutcome]]:
-        run = FlowRun(flow_function, spec, share, monotonic_ns(), sessions, stop, client)
+        run = FlowRun(choice, spec, share, monotonic_ns(), sessions, stop, client)
         return run.run(loop_name)
 
     with pinned_thread(spec.cpus):
@@ -98,7 +99,7 @@ def run_flow_spec(
 
 
 async def flow_async(
-    flow_function: FlowFunction,
+    flow_function: Flows,
     url: str,
     *,
     users: int = 10,
@@ -126,11 +127,11 @@ async def flow_async(
         seed=seed,
         allow_remote=allow_remote,
     )
-    _check_flow_function(flow_function)
+    choice = flow_choice(flow_function)
     check_client(client)
     share = split_load(spec)[0]
     sampler = _start_sampler(server)
-    run = FlowRun(flow_function, spec, share, monotonic_ns(), sessions, stop, client)
+    run = FlowRun(choice, spec, share, monotonic_ns(), sessions, stop, client)
     return _result(spec, await run.run(loop_name), sampler, stop)
 
 
@@ -190,15 +191,6 @@ def check_client(client: str) -> None:
                 "a flow with client='httpx' needs httpx: pip install 'pytest-netbench[flows]',"
                 " or run it with client='lean'"
             ) from None
-
-
-def _check_flow_function(flow_function: object) -> None:
-    call = getattr(flow_function, "__call__", None)  # noqa: B004 (an async __call__ too)
-    if not (inspect.iscoroutinefunction(flow_function) or inspect.iscoroutinefunction(call)):
-        raise SpecError(
-            f"a flow is an async function of a client, got {flow_function!r}: write"
-            " `async def shopper(client): await client.get('/')`"
-        )
 
 
 def _start_sampler(server: Monitored | None) -> Sampler | None:

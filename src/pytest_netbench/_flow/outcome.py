@@ -42,6 +42,7 @@ class SessionOutcome:
     failure_samples: dict[str, str] = field(default_factory=dict)
     duration_counts: Counter[int] = field(default_factory=Counter)  # completed, us
     steps: list[StepName] = field(default_factory=list)  # in the share's kind order
+    by_flow: dict[str, int] = field(default_factory=dict)  # sessions started, per flow
 
 
 def merge_flow(
@@ -79,7 +80,9 @@ def _merge_sessions(shares: Sequence[tuple[WorkerOutcome, SessionOutcome]]) -> S
     kinds: Counter[str] = Counter()
     samples: dict[str, str] = {}
     durations: Counter[int] = Counter()
+    by_flow: Counter[str] = Counter()
     for _, s in shares:
+        by_flow.update(s.by_flow)
         failed_at.update(s.failed_at)
         kinds.update(s.failure_kinds)
         durations.update(s.duration_counts)
@@ -97,4 +100,5 @@ def _merge_sessions(shares: Sequence[tuple[WorkerOutcome, SessionOutcome]]) -> S
         failure_samples=samples,
         duration=summarize(hist),
         duration_histogram=encode_histogram(hist),
+        by_flow=dict(by_flow),
     )

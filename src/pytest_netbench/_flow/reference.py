@@ -13,7 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 from pytest_netbench._errors import SpecError
-from pytest_netbench._flow.run import FlowFunction
+from pytest_netbench._flow.choice import FlowFunction
 
 _HOW = "give the flow as module:function (e.g. shop_flows:shopper) or path/to/file.py:function"
 

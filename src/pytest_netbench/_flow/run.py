@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import random
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from time import monotonic_ns
 from typing import Any
 
@@ -23,6 +23,7 @@ from pytest_netbench._engine.connecting import make_ssl_context
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._errors import FlowError, SpecError
 from pytest_netbench._flow.accounting import FlowAccounting, TooManySteps
+from pytest_netbench._flow.choice import FlowChoice
 from pytest_netbench._flow.connection import FlowConnection, LoadStopped
 from pytest_netbench._flow.outcome import SessionOutcome
 from pytest_netbench._flow.steps import NO_STEP, STEP_EXTENSION, SessionTrail
@@ -33,8 +34,6 @@ from pytest_netbench._stats.recorder import WorkerOutcome
 
 # How often a stop request (Ctrl-C) is looked at, as a load's ShareWatch does.
 _STOP_CHECK_S = 0.1
-# An async function of a client: an httpx.AsyncClient, or the lean client.
-FlowFunction = Callable[[Any], Awaitable[Any]]
 CLIENTS = ("httpx", "lean")
 # (kind, step, description) of a failed session
 Failure = tuple[str, str, str]
@@ -61,6 +60,7 @@ class _VirtualUser:
                 base_url=base_url, transport=transport, timeout=None, follow_redirects=True
             )
         self.index = index
+        self.rng = random.Random()
         self.session_start: int | None = None  # while a session runs
 
 
@@ -69,7 +69,7 @@ class FlowRun:
 
     def __init__(
         self,
-        flow_function: FlowFunction,
+        choice: FlowChoice,
         spec: LoadSpec,
         share: WorkerShare,
         start_at_ns: int,
@@ -77,7 +77,7 @@ class FlowRun:
         stop: StopSignal | None = None,
         client: str = "httpx",
     ) -> None:
-        self.flow_function = flow_function
+        self.choice = choice
         self.stop_signal = stop
         self.spec = spec
         self.accounting = FlowAccounting(spec, share, start_at_ns, self.stop, sessions)
@@ -97,8 +97,10 @@ class FlowRun:
         handles = self._arm_window(loop)
         seed = self.spec.seed
         for user in self.users:
-            # Each user's task gets its own generator for think times (see think.py).
-            user_random.set(random.Random(f"{seed}:{acct.share.index}:{user.index}"))
+            # Each user's task gets its own generator for think times (see think.py) and
+            # for drawing its sessions' flows.
+            user.rng = random.Random(f"{seed}:{acct.share.index}:{user.index}")
+            user_random.set(user.rng)
             self.tasks.append(loop.create_task(self._user_loop(user)))
         try:
             await asyncio.gather(*self.tasks, return_exceptions=True)
@@ -152,13 +154,14 @@ class FlowRun:
         acct = self.accounting
         while True:
             start = monotonic_ns()
-            if not acct.begin_session(start):
+            which = self.choice.draw(user.rng)
+            if not acct.begin_session(start, self.choice.names[which]):
                 return
             user.session_start = start
             user.trail.new_session()
             failure: Failure | None
             try:
-                await self.flow_function(user.client)
+                await self.choice.flows[which](user.client)
             except LoadStopped:
                 return  # counted in progress by stop()
             except Exception as exc:

@@ -37,6 +37,8 @@ class SessionStats:
     failure_samples: Mapping[str, str] = field(default_factory=dict)
     duration: LatencySummary = field(default_factory=LatencySummary)
     duration_histogram: str = field(default="", repr=False, compare=False)
+    # flow name -> sessions started of it (several flows by weight; one entry otherwise)
+    by_flow: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def flow_errors(self) -> int:
@@ -63,6 +65,7 @@ class SessionStats:
             "failure_samples": dict(self.failure_samples),
             "duration": summary_dict(self.duration),
             "duration_histogram": self.duration_histogram,
+            "by_flow": dict(self.by_flow),
         }
 
     @classmethod
@@ -78,6 +81,7 @@ class SessionStats:
             failure_samples={str(k): str(v) for k, v in data.get("failure_samples", {}).items()},
             duration=summary_from(data.get("duration") or {}),
             duration_histogram=str(data.get("duration_histogram", "")),
+            by_flow={str(k): int(v) for k, v in data.get("by_flow", {}).items()},
         )
 
 

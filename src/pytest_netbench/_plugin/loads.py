@@ -121,7 +121,7 @@ class NetbenchFixture:
 
     def flow(
         self,
-        flow_function: Callable[[Any], Awaitable[Any]],
+        flow_function: Callable[[Any], Awaitable[Any]] | Mapping[Any, int],
         url: str | Server,
         *,
         users: int = 10,
@@ -134,7 +134,8 @@ class NetbenchFixture:
         retries: int | None = None,
         **options: Any,
     ) -> LoadResult:
-        """Virtual users running ``flow_function`` (an async function of an httpx client)
+        """Virtual users running ``flow_function`` (an async function of a client, or
+        several in a mapping to their weights)
         against ``url`` (a URL, or a server the test started), recorded like :meth:`http`;
         the options as ``flow``'s (``client``, ``warmup``, ``timeout``, ``connect_timeout``,
         ``loop``, ``seed``). ``duration`` and ``sessions`` are scaled by ``--netbench-scale``."""

@@ -23,6 +23,9 @@ def format_sessions(stats: SessionStats) -> str:
             f"  duration (ms) p50 {d.p50_ms:.1f}  p90 {d.p90_ms:.1f}  p99 {d.p99_ms:.1f}"
             f"  max {d.max_ms:.1f}  (completed sessions, think time included)"
         )
+    if len(stats.by_flow) > 1:
+        started = "  ".join(f"{name} {count:,}" for name, count in stats.by_flow.items())
+        lines.append(f"  by flow   {started} (sessions started)")
     for step, count in stats.failed_at.items():
         lines.append(f"  failed at {step}: {count:,}")
     for kind, count in stats.failure_kinds.items():
