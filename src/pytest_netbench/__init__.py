@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     from pytest_netbench._model.sessions import SessionStats as SessionStats
     from pytest_netbench._model.spec import LoadSpec as LoadSpec
     from pytest_netbench._model.spec import Request as Request
+    from pytest_netbench._model.stages import Stage as Stage
     from pytest_netbench._options import EchoOptions as EchoOptions
     from pytest_netbench._options import HttpOptions as HttpOptions
     from pytest_netbench._options import WsOptions as WsOptions

@@ -22,6 +22,7 @@ from typing import Any, Literal, TypedDict
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import ARRIVALS, LOOPS, MIX_ORDERS, Request
 from pytest_netbench._model.feeders import Feeder
+from pytest_netbench._model.stages import Stage
 from pytest_netbench._public import publish
 
 LoadKind = Literal["http", "echo", "ws"]
@@ -38,8 +39,11 @@ ValueKind = Literal[
     "body",
     "mix_file",
     "feeder",
+    "stages",
 ]
 HeadersArg = Mapping[str, str] | Sequence[tuple[str, str]] | None
+# One stage of a ramp as users write it: Stage(30, 100), ("30s", 100), k6's mapping.
+StageArg = Stage | tuple[float | str, float] | Mapping[str, float | str]
 
 _EVERY: frozenset[LoadKind] = frozenset({"http", "echo", "ws"})
 _HTTP: frozenset[LoadKind] = frozenset({"http"})
@@ -99,6 +103,16 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
     LoadOption("requests", None, "count", "stop after this many requests", short="-n"),
     LoadOption("rate", None, "per_second", "open loop: a fixed arrival rate, requests a second"),
     LoadOption("arrival", "uniform", "choice", "open loop: spacing of sends", choices=ARRIVALS),
+    LoadOption(
+        "stages",
+        None,
+        "stages",
+        "load that changes over time, as k6's stages: each stage moves the rate (with rate=,"
+        " its start) or else the connections (from connections=, or 0) linearly to its target;"
+        " their durations add up to the duration (CLI: --stage 30s:100, repeated)",
+        flag="--stage",  # one stage a flag, repeated, as k6's
+        metavar="DURATION:TARGET",
+    ),
     LoadOption(
         "max_connections",
         None,
@@ -266,6 +280,7 @@ class CommonOptions(TypedDict, total=False):
     requests: int | None
     rate: float | None
     arrival: str
+    stages: Sequence[StageArg] | None
     max_connections: int | None
     warmup: float
     timeout: float

@@ -39,6 +39,7 @@ PUBLIC: dict[str, str] = {
     "WsOptions": "pytest_netbench._options",
     "LoadSpec": "pytest_netbench._model.spec",
     "Request": "pytest_netbench._model.spec",
+    "Stage": "pytest_netbench._model.stages",
     "feeders": "pytest_netbench._model.feeders",
     "preview": "pytest_netbench._proto.source",
     "load_mix": "pytest_netbench._mix_file",

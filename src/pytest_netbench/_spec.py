@@ -28,6 +28,7 @@ from pytest_netbench._options import (
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
 from pytest_netbench._public import publish
+from pytest_netbench._stage_checks import check_ramp, checked_stages, ramp_start
 from pytest_netbench._target import guard_target, parse_http_url
 from pytest_netbench._ws_checks import (
     check_handshake_headers,
@@ -93,6 +94,7 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
             requests_per_connection=o["requests_per_connection"],
             pipeline=o["pipeline"],
             connect_first=bool(o["connect_first"]),
+            connections_given="connections" in options,
         ),
     )
     _check_renders(spec)
@@ -129,7 +131,10 @@ def echo_spec(host: str, port: int, **options: Unpack[EchoOptions]) -> LoadSpec:
             {name: o[name] for name in _COMMON},
             requests_per_connection=0,
             pipeline=1,
-            connect_first=_default_connect_first(o["connect_first"], o["rate"], o["loop"]),
+            connect_first=_default_connect_first(
+                o["connect_first"], o["rate"], o["loop"], bool(o["stages"])
+            ),
+            connections_given="connections" in options,
         ),
     )
     _check_renders(spec)
@@ -147,6 +152,8 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
     guard_target(target.host, allow_remote=bool(o["allow_remote"]))
     if o["probe_every"] is not None:
         raise SpecError("probe_every is not available for WebSocket loads yet: leave it out")
+    if o["stages"] is not None:
+        raise SpecError("stages are not available for WebSocket loads yet: leave them out")
     headers = _header_pairs(o["headers"])
     check_handshake_headers(headers)
     message, binary = checked_message(o["message"], o["message_bytes"], bool(o["binary"]))
@@ -164,13 +171,15 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
             requests_per_connection=0,
             pipeline=1,
             connect_first=bool(o["connect_first"]),
+            connections_given="connections" in options,
         ),
     )
 
 
-def _default_connect_first(asked: bool | None, rate: float | None, loop: str) -> bool:
-    """An echo flood opens its connections first unless told not to, where it can."""
-    return rate is None and loop != "trio" if asked is None else asked
+def _default_connect_first(asked: bool | None, rate: float | None, loop: str, ramp: bool) -> bool:
+    """An echo flood opens its connections first unless told not to, where it can (not on
+    a ramp, whose connections come and go)."""
+    return rate is None and loop != "trio" and not ramp if asked is None else asked
 
 
 def scale_spec(spec: LoadSpec, factor: float) -> LoadSpec:
@@ -183,6 +192,11 @@ def scale_spec(spec: LoadSpec, factor: float) -> LoadSpec:
     changes: dict[str, Any] = {"warmup_s": spec.warmup_s * factor}
     if spec.duration_s is not None:
         changes["duration_s"] = spec.duration_s * factor
+    if spec.stages:  # the same ramp, stretched: each stage as much longer as the whole
+        changes["stages"] = tuple(
+            dataclasses.replace(stage, duration_s=stage.duration_s * factor)
+            for stage in spec.stages
+        )
     if spec.requests is not None:
         changes["requests"] = max(spec.workers, round(spec.requests * factor))
     return dataclasses.replace(spec, **changes)
@@ -194,7 +208,7 @@ _MAY_BE_ZERO = frozenset({"warmup", "requests_per_connection"})
 _CHECKED_APART = frozenset({"timeline_resolution", "payload_bytes", "chunk"})
 
 
-def _check_number(name: str, value: object) -> None:
+def _check_number(name: str, value: object, *, allow_zero: bool) -> None:
     """A numeric option: a number (not a bool), > 0 (or >= 0 where 0 means something)."""
     if value is None:
         return
@@ -202,7 +216,6 @@ def _check_number(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         unit = " of seconds" if BY_NAME[name].kind == "seconds" else ""
         raise SpecError(f"{name} must be a number{unit}, got {value!r}")
-    allow_zero = name in _MAY_BE_ZERO
     if value < 0 or (value == 0 and not allow_zero):
         raise SpecError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
 
@@ -213,12 +226,16 @@ def _checked_common(
     requests_per_connection: int,
     pipeline: int,
     connect_first: bool,
+    connections_given: bool,
 ) -> dict[str, Any]:
     """The checks and defaults HTTP and raw TCP loads share, as LoadSpec fields."""
     numbers = {**o, "requests_per_connection": requests_per_connection, "pipeline": pipeline}
+    stages = checked_stages(o["stages"])
+    # A ramp may start from nothing (k6's startRate and startVUs may be 0).
+    may_be_zero = _MAY_BE_ZERO | ({"rate", "connections"} if stages else set())
     for name, value in numbers.items():
         if BY_NAME[name].kind in ("count", "seconds", "per_second") and name not in _CHECKED_APART:
-            _check_number(name, value)
+            _check_number(name, value, allow_zero=name in may_be_zero)
     rate, requests, workers, loop = o["rate"], o["requests"], o["workers"], o["loop"]
     check_timeline_resolution(o["timeline_resolution"], loop)
     if o["arrival"] not in ARRIVALS:
@@ -239,8 +256,11 @@ def _checked_common(
         raise SpecError(
             "connect_rate (--connect-rate) paces connect_first (--connect-first): turn that on too"
         )
+    check_ramp(stages, o, connections_given=connections_given, connect_first=connect_first)
     duration = o["duration"]
-    if duration is None and requests is None:
+    if stages:
+        duration = sum(stage.duration_s for stage in stages)
+    elif duration is None and requests is None:
         duration = DEFAULT_DURATION_S
     return {
         "connections": int(o["connections"]),
@@ -248,6 +268,7 @@ def _checked_common(
         "requests": int(requests) if requests is not None else None,
         "rate": _float_or_none(rate),
         "arrival": o["arrival"],
+        "stages": stages,
         "max_connections": o["max_connections"],
         "requests_per_connection": int(requests_per_connection),
         "pipeline": int(pipeline),
@@ -263,6 +284,7 @@ def _checked_common(
         "connect_first": bool(connect_first),
         "connect_rate": _float_or_none(o["connect_rate"]),
         "probe_every_s": _float_or_none(o["probe_every"]),
+        **(ramp_start(o, connections_given=connections_given) if stages else {}),
     }
 
 

@@ -21,7 +21,7 @@ EXPECTED = {
     # one load and its result
     "http_load", "http_load_async", "echo_load", "echo_load_async", "run_spec", "http_spec",
     "echo_spec", "HttpOptions", "EchoOptions", "LoadSpec", "Request", "feeders", "preview",
-    "load_mix",
+    "load_mix", "Stage",
     "ws_load", "ws_load_async", "ws_spec", "WsOptions",
     "LoadResult",
     "LatencySummary", "GeneratorStats",

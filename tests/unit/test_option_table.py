@@ -120,11 +120,19 @@ LEFT_OUT: dict[str, tuple[LoadKind, set[str]]] = {
     "http": ("http", set()),
     "echo": ("echo", set()),
     "ws": ("ws", set()),
-    "sweep": ("http", {"rate", "pipeline", "connect_first", "connect_rate"}),
-    "capacity": ("http", {"rate", "pipeline", "connect_first", "connect_rate"}),
+    "sweep": ("http", {"rate", "pipeline", "connect_first", "connect_rate", "stages"}),
+    "capacity": ("http", {"rate", "pipeline", "connect_first", "connect_rate", "stages"}),
     "cold-start": (
         "http",
-        {"requests", "rate", "arrival", "max_connections", "warmup", "timeline_resolution"},
+        {
+            "requests",
+            "rate",
+            "arrival",
+            "max_connections",
+            "warmup",
+            "timeline_resolution",
+            "stages",
+        },
     ),
     # What wrk and ab can both be told (the CLI module's list: checked here to be rows).
     "crosscheck": ("http", names_of("http") - _CROSSCHECK_ONLY),
@@ -156,6 +164,8 @@ def test_a_flag_is_the_option_name_with_dashes() -> None:
             assert option.cli_flag == "--header"  # one header a flag, as curl's
         elif option.name == "feeders":
             assert option.cli_flag == "--feeder"  # one feeder a flag, as headers
+        elif option.name == "stages":
+            assert option.cli_flag == "--stage"  # one stage a flag, as k6's
         elif option.default is True:
             assert option.cli_flag == f"--no-{dashed}"
         else:

@@ -17,8 +17,10 @@ from pytest_netbench._cli.compare import add_compare_parser
 from pytest_netbench._errors import SpecError
 from pytest_netbench._feeder_descriptions import FEEDER_FLAG_HELP, feeder_from_flag
 from pytest_netbench._model.feeders import Feeder
+from pytest_netbench._model.stages import Stage
 from pytest_netbench._options import LoadKind, LoadOption, options_of
 from pytest_netbench._shared_flags import SHARED_BY_NAME, shared_help
+from pytest_netbench._stage_checks import parse_stage_text
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -61,10 +63,11 @@ def parse_fraction(text: str) -> float:
 
 
 # The subcommands' load flags, from the one option table (``_options.LOAD_OPTIONS``).
-# Each step sets the rate, and steps are open loop (no pipelining, no connections first).
-_SWEEP_SKIP = frozenset({"rate", "pipeline", "connect_first", "connect_rate"})
+# Each step sets the rate and duration, and steps are open loop (no pipelining, no
+# connections first, no ramp: a step holds one rate).
+_SWEEP_SKIP = frozenset({"rate", "pipeline", "connect_first", "connect_rate", "stages"})
 _COLD_SKIP = frozenset(
-    {"requests", "rate", "arrival", "max_connections", "warmup", "timeline_resolution"}
+    {"requests", "rate", "arrival", "max_connections", "warmup", "timeline_resolution", "stages"}
 )
 # What wrk and ab can both be told, so the two tools run the same load.
 _CROSSCHECK_ONLY = frozenset(
@@ -90,6 +93,14 @@ def parse_feeder(text: str) -> tuple[str, Feeder]:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--feeder ")) from None
 
 
+def parse_stage(text: str) -> Stage:
+    """``30s:1000``: a stage of a ramp, k6's ``--stage`` form."""
+    try:
+        return parse_stage_text(text)
+    except SpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 _PARSERS = {
     "count": int,
     "seconds": parse_duration,
@@ -97,6 +108,7 @@ _PARSERS = {
     "size": parse_size,
     "headers": parse_header,
     "feeder": parse_feeder,
+    "stages": parse_stage,
 }
 _METAVARS = {"count": "N", "seconds": "T", "per_second": "N", "size": "BYTES", "headers": "H"}
 _MIX_FLAG_HELP = (
@@ -105,7 +117,7 @@ _MIX_FLAG_HELP = (
     " URL names the server only"
 )
 # Options given once a flag, repeated (as curl's -H), collected into a list.
-_REPEATED = frozenset({"headers", "feeder"})
+_REPEATED = frozenset({"headers", "feeder", "stages"})
 _PER_STEP = frozenset({"duration", "requests", "warmup"})
 
 

@@ -43,6 +43,7 @@ from pytest_netbench._engine.fused_http import (
 )
 from pytest_netbench._engine.open_rules import GROW_AFTER_NS, OpenAccounting
 from pytest_netbench._engine.precise_timer import create_precise_timer
+from pytest_netbench._engine.ramp import NEVER_NS, ConnectionRamp, share_connection_ramp
 from pytest_netbench._engine.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.ws_connection import WsConnection
@@ -279,10 +280,26 @@ class BaseRun(RunAccounting):
 
 
 class ClosedRun(BaseRun):
-    """Fixed connections, each sending its next request as soon as the last one finished."""
+    """Fixed connections, each sending its next request as soon as the last one finished.
+
+    With ``stages`` the count follows the ramp (``ramp.ConnectionRamp``): a timer wakes
+    when it moves, opens what is missing, and sheds the surplus gently: a connection shed
+    sends nothing more and closes once its requests are answered (``closing``), so a ramp
+    down never cuts a request short.
+    """
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.ramp: ConnectionRamp | None = share_connection_ramp(self.spec, self.share)
+        self.wanted = self.share.connections  # the connections this share holds now
+        self.closing: set[Connection] = set()  # shed: closing once answered
+        self.ramp_timer: asyncio.TimerHandle | None = None
 
     def begin(self) -> None:
         missing = self.share.connections
+        if self.ramp is not None:
+            missing = self.wanted = self.ramp.start(self.start_at_ns)
+            self._arm_ramp(self.start_at_ns)
         if self.phase is not None:
             ready = self.phase.alive()
             # Connects the phase gave up waiting for finish inside the window.
@@ -304,7 +321,8 @@ class ClosedRun(BaseRun):
         if first:
             conn.pending.popleft()
             conn.send(first, first)
-        for _ in range(self.spec.pipeline - len(conn.pending)):
+        more = 0 if conn in self.closing else self.spec.pipeline - len(conn.pending)
+        for _ in range(more):
             now = monotonic_ns()
             if not self.take(now):
                 break
@@ -314,6 +332,10 @@ class ClosedRun(BaseRun):
 
     def response_done(self, conn: Connection, now: int, keep_alive: bool) -> None:
         if self.stopping:
+            return
+        if conn in self.closing:
+            if not conn.pending:
+                self._retire(conn)
             return
         if not keep_alive or (self.rpc and conn.served + len(conn.pending) >= self.rpc):
             if not conn.pending:
@@ -332,6 +354,11 @@ class ClosedRun(BaseRun):
         self.check_finished()
 
     def after_connect_failure(self, conn: Connection) -> None:
+        if self.ramp is not None:
+            self.closing.discard(conn)
+            if self._held() >= self.wanted:
+                self.check_finished()
+                return
         if self.contact.reached:
             self._reopen()
         else:
@@ -343,7 +370,59 @@ class ClosedRun(BaseRun):
         if self.phase is not None:
             self.phase.lost(conn)
             return
+        if self.ramp is not None:
+            self.closing.discard(conn)
+            if self._held() >= self.wanted:
+                self.check_finished()
+                return
         self._reopen()
+
+    # -- a ramp of connections --
+    def _held(self) -> int:
+        """Connections open or opening that are not being shed."""
+        return len(self.connections) - len(self.closing)
+
+    def _arm_ramp(self, counted_at: int) -> None:
+        """Wake when the count next differs from the count at ``counted_at`` (the instant
+        ``wanted`` was read: a change since then is due at once, never skipped)."""
+        assert self.ramp is not None
+        due = self.ramp.next_change(counted_at)
+        if due != NEVER_NS:
+            delay = max(due - monotonic_ns(), 0) / NS_PER_S
+            self.ramp_timer = self.loop.call_later(delay, self._follow_ramp)
+
+    def _follow_ramp(self) -> None:
+        """The ramp's count moved (or is about to: a loop timer may fire a little early,
+        and then this only re-arms): open the connections missing, or shed the surplus."""
+        self.ramp_timer = None
+        if self.stopping or self.ramp is None:
+            return
+        now = monotonic_ns()
+        self.wanted = self.ramp.count_at(now)
+        held = self._held()
+        for _ in range(self.wanted - held):
+            if not self.take(now):
+                break
+            self.open_connection(now, now)
+        if held > self.wanted:
+            self._shed(held - self.wanted)
+        self._arm_ramp(now)
+
+    def _shed(self, count: int) -> None:
+        """Send nothing more on ``count`` connections and close each once answered; those
+        already connected first (one still connecting sends its first request, then goes)."""
+        candidates = [c for c in self.connections if c not in self.closing]
+        candidates.sort(key=lambda c: c.transport is None)
+        for conn in candidates[:count]:
+            self.closing.add(conn)
+            conn.close_after_response()
+            if conn.transport is not None and not conn.pending:
+                self._retire(conn)
+
+    def stop(self) -> None:
+        if self.ramp_timer is not None:
+            self.ramp_timer.cancel()
+        super().stop()
 
     def _reopen(self) -> None:
         if self.stopping:
@@ -378,6 +457,8 @@ class OpenRun(BaseRun, OpenAccounting):
         self._arm()
 
     def _arm(self) -> None:
+        if self.next_due == NEVER_NS:
+            return  # a ramp that holds no more requests: the deadline ends the window
         if self.precise is not None:
             self.precise.arm_at(self.next_due)
             return

@@ -188,6 +188,11 @@ class Connection(asyncio.BaseProtocol):
     def settle_counts(self) -> None:
         """Bring the run's counters up to date (see the fused path); nothing to do here."""
 
+    def close_after_response(self) -> None:
+        """Write nothing more (a ramp sheds this connection): every response goes to the
+        run, which closes the connection once what it has outstanding is answered."""
+        self._fast = False
+
     def on_protocol_error(self, reason: str) -> None:
         self.broken = self.broken or reason  # the first error is the one to report
         if self.transport is not None:

@@ -50,6 +50,10 @@ def fits_fused_path(parser_framed: bool, rpc: int, chunks: int) -> bool:
     return parser_framed and not rpc and chunks == 1
 
 
+def _last_response() -> bool:
+    return False
+
+
 class OpenConnectionOwner(ConnectionOwner, Protocol):
     """What the open-loop steady state needs of its run (``asyncio_engine.OpenRun``)."""
 
@@ -149,6 +153,13 @@ class FusedHttpConnection(Connection):
         """The steady state's work on a fused connection that is not plain (see the
         subclasses); the plain one does its own inline, saving the call."""
         raise NotImplementedError
+
+    def close_after_response(self) -> None:
+        """Leave the steady state for good (its guard reads ``_keep_alive``): each response
+        goes to the general rules as the last of the connection, so nothing more is written
+        and the run closes it once what it has outstanding is answered."""
+        super().close_after_response()
+        self._keep_alive = _last_response
 
     def settle_counts(self) -> None:
         """Move the steady-state streak into the run's counters. Only a duration run has a

@@ -34,7 +34,7 @@ from time import monotonic_ns
 from pytest_netbench._engine.accounting import RunAccounting
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.exchange import Exchange
-from pytest_netbench._engine.schedule import Schedule, share_schedule
+from pytest_netbench._engine.schedule import ArrivalSchedule, share_schedule
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.source import RequestSource
@@ -64,10 +64,10 @@ class OpenAccounting(RunAccounting):
         source: RequestSource | None = None,
     ) -> None:
         super().__init__(spec, share, exchange, start_at_ns, source)
-        self.schedule: Schedule | None = None
+        self.schedule: ArrivalSchedule | None = None
         self.next_due = 0  # intended time of the next request to fall due
         if share.rate is not None:
-            self.schedule = share_schedule(share, spec.arrival)
+            self.schedule = share_schedule(share, spec.arrival, spec.ramp)
             self.next_due = self.schedule.first(start_at_ns)
         self.schedule_done = False  # the request budget is spent: nothing more falls due
         self.scheduled = 0  # measured requests that fell due
@@ -91,9 +91,10 @@ class OpenAccounting(RunAccounting):
         have come since the timeline took the samples; None before any measured answer
         (those of the warm-up, slow while both sides start, would overstate it)."""
         recent = self.recorder.uncorrected[-RECENT_ANSWERS:]
-        if len(recent) >= 16 and self.share.rate is not None:
+        if len(recent) >= 16 and self.schedule is not None:
             median_ns = sorted(recent)[len(recent) // 2]
-            self._pool_wanted = math.ceil(POOL_HEADROOM * self.share.rate * median_ns / NS_PER_S)
+            rate = self.schedule.rate_at(monotonic_ns())  # a ramp's rate now
+            self._pool_wanted = math.ceil(POOL_HEADROOM * rate * median_ns / NS_PER_S)
         return self._pool_wanted
 
     def may_grow(self, pool: int, waited_ns: int) -> bool:

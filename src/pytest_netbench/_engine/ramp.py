@@ -22,6 +22,8 @@ import random
 from collections.abc import Iterator
 
 from pytest_netbench._engine.clocks import NS_PER_S
+from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._model import LoadSpec
 from pytest_netbench._model.stages import RampProfile
 
 NEVER_NS = 2**63 - 1
@@ -147,6 +149,14 @@ class ConnectionRamp:
                         return at
             elapsed += length
         return NEVER_NS
+
+
+def share_connection_ramp(spec: LoadSpec, share: WorkerShare) -> ConnectionRamp | None:
+    """The connection ramp of a closed-loop share of a load with ``stages``; else None."""
+    profile = spec.ramp
+    if profile is None or share.rate is not None:
+        return None
+    return ConnectionRamp(profile, index=share.index, workers=share.workers)
 
 
 def _half_crossings(begin: float, end: float, after_s: float, length: float) -> Iterator[float]:

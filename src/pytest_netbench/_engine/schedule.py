@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import random
+from typing import Protocol
 
 from pytest_netbench._engine.clocks import NS_PER_S
+from pytest_netbench._engine.ramp import RampSchedule
 from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._model.stages import RampProfile
 
 # Requests due within this much of a wake-up go out in it: a wake-up per request costs
 # several times the send itself at high rates. An early send is timed from when it actually
 # left, never from its later intended time, so batching never flatters the latency.
 EARLY_SEND_NS = 250_000
+
+
+class ArrivalSchedule(Protocol):
+    """When each request of a share falls due: a constant rate's, or a ramp's."""
+
+    def first(self, start_ns: int) -> int: ...
+
+    def next(self, previous_ns: int) -> int: ...
+
+    def rate_at(self, t_ns: int) -> float: ...
 
 
 class Schedule:
@@ -42,12 +55,22 @@ class Schedule:
         self._index += 1
         return self._origin + int(self._offset + self._index * self._interval)
 
+    def rate_at(self, t_ns: int) -> float:
+        return self.rate
 
-def share_schedule(share: WorkerShare, arrival: str) -> Schedule:
+
+def share_schedule(
+    share: WorkerShare, arrival: str, ramp: RampProfile | None = None
+) -> ArrivalSchedule:
     """The schedule of one worker's share of an open-loop rate: each worker draws its own
-    Poisson gaps, and uniform ones are offset so the merged arrivals stay evenly spaced."""
+    Poisson gaps, and uniform ones are offset so the merged arrivals stay evenly spaced.
+    With a ``ramp`` (``LoadSpec.ramp``) the rate follows it (see ``ramp.RampSchedule``)."""
     if share.rate is None:
         raise ValueError("a closed-loop share has no schedule")
+    if ramp is not None:
+        return RampSchedule(
+            ramp, arrival, index=share.index, workers=share.workers, seed=share.index + 1
+        )
     return Schedule(
         share.rate,
         arrival,

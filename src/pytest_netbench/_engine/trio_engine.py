@@ -26,6 +26,7 @@ from pytest_netbench._engine.connecting import (
 from pytest_netbench._engine.exchange import Exchange, build_exchange
 from pytest_netbench._engine.open_rules import OpenAccounting
 from pytest_netbench._engine.precise_timer import TimerFd, open_timerfd
+from pytest_netbench._engine.ramp import NEVER_NS, share_connection_ramp
 from pytest_netbench._engine.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch, Watcher
@@ -91,6 +92,18 @@ class TrioRun(OpenAccounting):
         self.nursery: trio.Nursery | None = None
         # Whether a connect has succeeded yet; ends a load against nothing listening.
         self.contact = FirstContact()
+        # Closed loop with stages: the connection tasks follow the ramp (see _follow_ramp).
+        self.ramp = share_connection_ramp(spec, share)
+        self.wanted = share.connections
+        self.slot_tasks = 0  # connection tasks not shed
+
+    def shed(self) -> bool:
+        """Does the ramp want fewer connections than this share holds? Then the connection
+        task asking goes (it sends nothing more, and closes once answered)."""
+        if self.ramp is None or self.slot_tasks <= self.wanted:
+            return False
+        self.slot_tasks -= 1
+        return True
 
     def end_window(self) -> bool:
         """The deadline passed (``close_window``); True while draining. Requests due
@@ -338,6 +351,7 @@ class _Next:
     def __init__(self, run: TrioRun, first: tuple[int, int] | None) -> None:
         self.run = run
         self.first = first
+        self.shed = False  # a ramp shed this connection: it sends nothing more
 
     def initial(self, slot: _Slot) -> list[tuple[int, int]]:
         out = [self.first] if self.first else []
@@ -346,6 +360,9 @@ class _Next:
     def more(self, slot: _Slot, count: int) -> list[tuple[int, int]]:
         run = self.run
         out: list[tuple[int, int]] = []
+        if self.shed or run.shed():
+            self.shed = True
+            return out
         for _ in range(count):
             in_use = slot.served + len(slot.pending) + len(out)
             if run.rpc and in_use >= run.rpc:
@@ -359,6 +376,8 @@ class _Next:
 
 async def _closed_slot(run: TrioRun) -> None:
     while not run.stopping:
+        if run.shed():
+            return
         now = monotonic_ns()
         if not run.take(now):
             # Refused: the budget is spent, or the feeders ran out just now (which spent it),
@@ -371,7 +390,30 @@ async def _closed_slot(run: TrioRun) -> None:
         if stream is None:
             continue
         slot.pending.clear()
-        await run.converse(slot, stream, _Next(run, (now, now)))
+        following = _Next(run, (now, now))
+        await run.converse(slot, stream, following)
+        if following.shed:
+            return
+
+
+async def _follow_ramp(run: TrioRun, nursery: trio.Nursery) -> None:
+    """Closed loop with stages: start a connection task for each one the ramp adds; those
+    it removes leave by themselves (``TrioRun.shed``) once their requests are answered."""
+    ramp = run.ramp
+    assert ramp is not None
+    counted_at = run.start_at_ns
+    run.wanted = ramp.start(counted_at)
+    while not run.stopping:
+        while run.slot_tasks < run.wanted:
+            run.slot_tasks += 1
+            nursery.start_soon(_closed_slot, run)
+        # From the instant the count was read: a change since then is due at once.
+        due = ramp.next_change(counted_at)
+        if due == NEVER_NS:
+            return
+        await trio.sleep(max(due - monotonic_ns(), 0) / NS_PER_S)
+        counted_at = monotonic_ns()
+        run.wanted = ramp.count_at(counted_at)
 
 
 async def _open_connection(run: TrioRun, precounted: bool = False) -> None:
@@ -490,6 +532,8 @@ async def _schedule_loop(run: TrioRun, timer: TimerFd | None) -> None:
     """Hand each due request to a connection (see ``_open_connection``) until the window
     closes (a wake-up under way then finds nothing due: see ``collect_due``)."""
     while not (run.stopping or run.draining):
+        if run.next_due == NEVER_NS:
+            await trio.sleep_forever()  # a ramp that holds no more requests
         if run.next_due > monotonic_ns() + _EARLY_SEND_NS:
             await _sleep_until(run.next_due, timer)
         now = monotonic_ns()
@@ -584,6 +628,8 @@ async def _run_from(
                 nursery.start_soon(stopper)
             if run.open_loop:
                 nursery.start_soon(_open_scheduler, run, nursery)
+            elif run.ramp is not None:
+                nursery.start_soon(_follow_ramp, run, nursery)
             else:
                 for _ in range(share.connections):
                     nursery.start_soon(_closed_slot, run)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._model.kinds import Arrival, LoopName, MixOrder, Mode
+from pytest_netbench._model.stages import RampProfile, Stage
 from pytest_netbench._public import publish
 
 
@@ -65,6 +66,10 @@ class LoadSpec:
     requests: int | None = None
     rate: float | None = None
     arrival: Arrival = "uniform"
+    # Load that changes over time: the rate (open loop) or the connections (closed loop)
+    # move from ``rate`` / ``connections`` through each stage's target; ``duration_s`` is
+    # the stages' sum (see ``ramp``).
+    stages: tuple[Stage, ...] = ()
     max_connections: int | None = None
     keepalive: bool = True
     requests_per_connection: int = 0
@@ -129,11 +134,22 @@ class LoadSpec:
     @property
     def pool_limit(self) -> int:
         """The most connections the whole load may hold at once: the fixed count in closed
-        loop; in open loop the pool grows up to ``max_connections`` (default: ``connections``,
-        at least 1,024) when the server falls behind."""
+        loop (a ramp's highest); in open loop the pool grows up to ``max_connections``
+        (default: ``connections``, at least 1,024) when the server falls behind."""
         if self.rate is None:
-            return self.connections
+            ramp = self.ramp
+            return max(self.connections, round(ramp.peak)) if ramp else self.connections
         return self.max_connections or max(self.connections, 1024)
+
+    @property
+    def ramp(self) -> RampProfile | None:
+        """The target over time of a load with ``stages`` (req/s in open loop, connections in
+        closed loop), from the start of its warm-up, which holds the start value; None
+        without stages."""
+        if not self.stages:
+            return None
+        start = self.rate if self.rate is not None else float(self.connections)
+        return RampProfile(start, self.stages, lead_s=self.warmup_s)
 
     @property
     def url(self) -> str:

@@ -26,12 +26,26 @@ class Stage:
     duration_s: float
     target: float
 
+    @property
+    def text(self) -> str:
+        """The command line's form: ``30s:1000``, ``1m30s:0``, ``500ms:10``."""
+        return f"{_duration_text(self.duration_s)}:{self.target:g}"
+
     def to_dict(self) -> dict[str, Any]:
         return {"duration_s": self.duration_s, "target": self.target}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Stage:
         return cls(float(data["duration_s"]), float(data["target"]))
+
+
+def _duration_text(seconds: float) -> str:
+    if seconds < 1:
+        return f"{seconds * 1000:g}ms"
+    minutes, rest = divmod(seconds, 60)
+    if minutes and rest == int(rest):
+        return f"{minutes:g}m{rest:g}s" if rest else f"{minutes:g}m"
+    return f"{seconds:g}s"
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,9 +115,15 @@ def _header(result: LoadResult, width: int) -> list[str]:
     spec = result.spec
     parts = [f"{result.mode} loop", f"{result.duration_s:.2f} s measured"]
     if spec is not None:
-        if spec.rate is not None:
+        stages = ", ".join(stage.text for stage in spec.stages)
+        if spec.stages and spec.rate is not None:
+            parts.append(f"stages {stages} from rate {format_count(spec.rate)}/s ({spec.arrival})")
+        elif spec.stages:
+            parts.append(f"stages {stages} from {spec.connections} connections")
+        elif spec.rate is not None:
             parts.append(f"rate {format_count(spec.rate)}/s ({spec.arrival})")
-        parts.append(f"{spec.connections} connections")
+        if not spec.stages or spec.rate is not None:
+            parts.append(f"{spec.connections} connections")
         if spec.kind == "http":
             parts.append("keep-alive" if spec.keepalive else "new connection per request")
             if spec.requests_per_connection:

@@ -193,7 +193,7 @@ def _generator_stats(
         busy_percent=100.0 * busiest / duration_s if duration_s > 0 else 0.0,
         connections_opened=sum(o.connections_opened for o in outcomes),
         connections_peak=sum(o.connections_peak for o in outcomes),
-        intended_rate=spec.rate,
+        intended_rate=_intended_rate(spec),
         achieved_rate=sent / duration_s if open_loop and duration_s > 0 else None,
         send_lag_p99_ms=percentile_of_counts(lag_counts, 99.0) if open_loop else None,
         send_lag_max_ms=(max(lag_counts) / 1000.0 if lag_counts else 0.0) if open_loop else None,
@@ -204,6 +204,15 @@ def _generator_stats(
         connections_without_exchange=_sum_known([o.connections_without_exchange for o in outcomes]),
         **_connect_phase_stats(outcomes),
     )
+
+
+def _intended_rate(spec: LoadSpec) -> float | None:
+    """The rate asked for; a ramp's mean over the window (the requests it holds there,
+    a second), so the achieved rate compares with it as with a constant one."""
+    ramp = spec.ramp
+    if ramp is None or spec.rate is None:
+        return spec.rate
+    return ramp.mean(ramp.lead_s, ramp.duration_s)
 
 
 def _with_shares(
