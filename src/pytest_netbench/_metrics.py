@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import (
@@ -60,17 +61,47 @@ def higher_is_better(metric: str) -> bool:
 def own_metric(metric: str) -> str:
     """The load-wide metric a request kind's figure corresponds to
     (``by_request.search.p99_ms`` -> ``p99_ms``); any other metric unchanged."""
-    parts = metric.split(".", 2)
-    if len(parts) == 3 and parts[0] == "by_request":
-        return parts[2]
-    return metric
+    split = split_request_metric(metric)
+    return metric if split is None else split[1]
 
 
 def request_name(metric: str) -> str | None:
     """The request kind a metric is about (``by_request.search.p99_ms`` -> ``search``),
     None for a load-wide metric."""
-    parts = metric.split(".", 2)
-    return parts[1] if len(parts) == 3 and parts[0] == "by_request" else None
+    split = split_request_metric(metric)
+    return None if split is None else split[0]
+
+
+# A metric as the SLO and gate parsers read it: a dotted name, or a request kind's figure,
+# whose NAME may hold spaces, slashes and dots as a mix's default names do
+# (``by_request.GET /items.json.p99_ms``). A parser anchors what follows it.
+METRIC_PATTERN = r"(?:by_request\.[^,]+?|[A-Za-z_][\w.]*)"
+_REQUEST_PREFIX = "by_request."
+# Groups of a request kind's figures, named by two parts (errors.reset, status_codes.404).
+_FIGURE_GROUPS = ("errors", "status_codes", "latency")
+
+
+def split_request_metric(metric: str, names: Iterable[str] | None = None) -> tuple[str, str] | None:
+    """``by_request.NAME.FIGURE`` -> ``(NAME, FIGURE)``; None for any other metric, or one
+    naming no figure. NAME may hold dots (``GET /items.json``): with the load's request
+    ``names`` the longest that fits is taken; without them FIGURE is the last part, or the
+    last two for a figure inside a group (``errors.reset``, ``status_codes.404``)."""
+    if not metric.startswith(_REQUEST_PREFIX):
+        return None
+    rest = metric[len(_REQUEST_PREFIX) :]
+    fitting = [n for n in names or () if rest.startswith(f"{n}.") and len(rest) > len(n) + 1]
+    if fitting:
+        name = max(fitting, key=len)
+        return name, rest[len(name) + 1 :]
+    head, dot, last = rest.rpartition(".")
+    if not dot or not head:
+        return None
+    inner, dot, group = head.rpartition(".")
+    # errors.KIND, status_codes.N, latency.X; but a kind named "x.errors" keeps p99_ms whole.
+    grouped = group == "latency" or (group in _FIGURE_GROUPS and last not in REQUEST_METRICS)
+    if dot and inner and grouped:
+        return inner, f"{group}.{last}"
+    return head, last
 
 
 class UnknownRequestError(SpecError):
@@ -101,9 +132,17 @@ def metric_value(result: LoadResult, metric: str) -> float:
 
 def _walk(result: LoadResult, metric: str) -> object:
     """The part of a result a metric names, whatever it is (None past a missing part)."""
-    value: object = result
-    path: list[str] = []
-    for part in metric.split("."):
+    split = split_request_metric(metric, result.by_request)
+    if split is not None:  # a request kind's name is one part, dots and all
+        name, figure = split
+        kind = _entry(result.by_request, "by_request", name, metric)
+        return _walk_parts(kind, figure, ["by_request", name], metric)
+    return _walk_parts(result, metric, [], metric)
+
+
+def _walk_parts(start: object, parts: str, path: list[str], metric: str) -> object:
+    value = start
+    for part in parts.split("."):
         if value is None:
             return None
         if isinstance(value, Mapping):
@@ -114,7 +153,7 @@ def _walk(result: LoadResult, metric: str) -> object:
     return value
 
 
-def _entry(mapping: Mapping[object, object], where: str, key: str, metric: str) -> object:
+def _entry(mapping: Mapping[Any, object], where: str, key: str, metric: str) -> object:
     """One entry of a mapping in a result, strictly: an error kind that did not occur or a
     status code not seen reads 0, but an unknown error kind, a code that is no number or a
     request kind the load did not send is an error naming the valid ones."""
@@ -273,15 +312,15 @@ def check_metrics(
 def _check_request_metric(name: str, requests: tuple[str, ...] | None) -> None:
     """``by_request.NAME.METRIC``: METRIC one of a request kind's figures; NAME one of
     ``requests`` when they are known."""
-    parts = name.split(".", 2)
+    split = split_request_metric(name, requests)
     figures = ", ".join(REQUEST_METRICS)
-    if len(parts) < 3 or not parts[1]:
+    if split is None:
         raise SpecError(
             f"metric {name!r}: name a request kind and one of its figures, as"
             f" by_request.NAME.p99_ms; a kind's figures: {figures}, errors.<kind>,"
             " status_codes.<code>"
         )
-    _, request, figure = parts
+    request, figure = split
     probe = _probe_for(name)
     try:
         metric_value(probe, name)

@@ -7,14 +7,17 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from servers import StartHttp
 
-from pytest_netbench import LoadResult, http_load
+from pytest_netbench import LoadResult, http_load, metric_value, parse_slo
+from pytest_netbench._cli.exit_codes import ExitCode
 from pytest_netbench._model import ERROR_KINDS, Request
 from pytest_netbench._report.requests import request_lines
 from pytest_netbench._report.summary import format_result
+from pytest_netbench.cli import main
 
 MIX = [
     Request("GET", "/items", name="list"),
@@ -94,3 +97,32 @@ def test_the_spectrum_has_a_line_per_kind_and_one_for_the_whole_load(mixed: Load
     assert math.isclose(float(whole.get_ydata()[-1]), mixed.max_ms, rel_tol=1e-3)
     assert whole.get_linestyle() == "--"
     assert [t.get_text() for t in axes.get_legend().get_texts()] == labels
+
+
+def test_a_kind_named_by_its_target_is_addressed_whole_in_slos_and_thresholds(
+    http_server: StartHttp,
+    consistent: Callable[..., LoadResult],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Default names ("GET /items.json", "GET /search?q=x") hold a space, dots and '=':
+    an SLO term, a metric and the command line's --threshold read them whole."""
+    server, _ = http_server()
+    mix = [Request("GET", "/items.json"), Request("GET", "/search?q=x")]
+    result = consistent(http_load(server.url, mix=mix, requests=100, connections=2))
+    assert list(result.by_request) == ["GET /items.json", "GET /search?q=x"]
+    assert metric_value(result, "by_request.GET /items.json.ok") == 50
+    verdict = parse_slo(
+        "by_request.GET /items.json.ok == 50 and by_request.GET /search?q=x.errors_total == 0"
+    ).evaluate(result)
+    assert verdict.passed, verdict.describe()
+
+    targets = tmp_path / "targets.txt"
+    targets.write_text(f"GET {server.url}/items.json\n\nGET {server.url}/search?q=x\n")
+    term = "by_request.GET /items.json.ok == 50"
+    code = main(
+        ["http", server.url, "--mix", str(targets), "-n", "100", "-c", "2", "--threshold", term]
+    )
+    out = capsys.readouterr().out
+    assert code == ExitCode.OK, out
+    assert f"ok      {term}  by_request.GET /items.json.ok = 50" in out

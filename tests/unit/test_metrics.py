@@ -19,6 +19,8 @@ from pytest_netbench._metrics import (
     higher_is_better,
     is_count,
     metric_value,
+    own_metric,
+    split_request_metric,
 )
 from pytest_netbench._model import LatencySummary, LoadResult, RequestStats, ServerStats
 
@@ -143,3 +145,30 @@ def test_per_request_slo_terms_are_checked_against_the_specs_names() -> None:
     check_slo_requests(slo, ["search", "list"])
     with pytest.raises(SpecError, match=r"SLO term 'by_request.search.p99_ms < 80'.*list, item"):
         check_slo_requests(slo, ["list", "item"])
+
+
+def test_a_request_named_by_its_target_is_a_metric_name_whole() -> None:
+    """A mix's default names ("GET /items.json", "GET /search?q=x") hold spaces, slashes,
+    dots and '=': the name is one part of by_request.NAME.METRIC, taken whole."""
+    result = _with_requests(make_result(10), **{"GET /items": 20, "GET /items.json": 30})
+    assert metric_value(result, "by_request.GET /items.json.ok") == 30.0
+    assert metric_value(result, "by_request.GET /items.ok") == 20.0
+    assert metric_value(result, "by_request.GET /items.json.errors.reset") == 1.0
+    assert metric_value(result, "by_request.GET /items.json.status_codes.404") == 2.0
+    assert check_metrics(["by_request.GET /items.json.p999_ms"], requests=["GET /items.json"])
+    # Without the names (a flag's shape, checked before any load): the figure is the end.
+    assert split_request_metric("by_request.GET /items.json.p99_ms") == (
+        "GET /items.json",
+        "p99_ms",
+    )
+    assert split_request_metric("by_request.s.errors.reset") == ("s", "errors.reset")
+    assert split_request_metric("by_request.s.latency.p99_ms") == ("s", "latency.p99_ms")
+    assert split_request_metric("by_request.x.errors.p99_ms") == ("x.errors", "p99_ms")
+    assert split_request_metric("by_request.search") is None
+    assert split_request_metric("p99_ms") is None
+    assert own_metric("by_request.GET /a.b.rps") == "rps" and higher_is_better("by_request.a.b.rps")
+
+    slo = parse_slo("by_request.GET /search?q=x.p99_ms < 50 and p99_ms <= 10")
+    assert [t.metric for t in slo.terms] == ["by_request.GET /search?q=x.p99_ms", "p99_ms"]
+    (limit,) = parse_thresholds("by_request.GET /items.json.p99_ms:10%")
+    assert limit.metric == "by_request.GET /items.json.p99_ms" and limit.relative

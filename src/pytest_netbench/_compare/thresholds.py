@@ -17,10 +17,15 @@ import re
 from dataclasses import dataclass
 
 from pytest_netbench._errors import SpecError
-from pytest_netbench._metrics import check_gate_metric, higher_is_better, is_count
+from pytest_netbench._metrics import (
+    METRIC_PATTERN,
+    check_gate_metric,
+    higher_is_better,
+    is_count,
+)
 from pytest_netbench._public import publish
 
-_THRESHOLD_RE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*:\s*([0-9]*\.?[0-9]+)\s*(%|ms|s)?\s*$")
+_THRESHOLD_RE = re.compile(rf"^\s*({METRIC_PATTERN})\s*:\s*([0-9]*\.?[0-9]+)\s*(%|ms|s)?\s*$")
 
 
 def metric_unit(metric: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_netbench._errors import SpecError
-from pytest_netbench._metrics import check_metrics, metric_value
+from pytest_netbench._metrics import METRIC_PATTERN, check_metrics, metric_value
 from pytest_netbench._model import LoadResult
 from pytest_netbench._public import publish
 
@@ -33,7 +33,7 @@ _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "!=": operator.ne,
 }
 _TERM = re.compile(
-    r"^\s*(?P<metric>[A-Za-z_][\w.]*)\s*(?P<op><=|>=|==|!=|<|>)\s*"
+    rf"^\s*(?P<metric>{METRIC_PATTERN})\s*(?P<op><=|>=|==|!=|<|>)\s*"
     r"(?P<bound>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
 )
 _JOINER = re.compile(r"\s*,\s*|\s+and\s+", re.IGNORECASE)
