@@ -54,8 +54,14 @@ _HIGHER_IS_BETTER = frozenset(
 def higher_is_better(metric: str) -> bool:
     """Whether a larger value of ``metric`` is the better outcome (``rps``: yes;
     latencies, errors, CPU, memory: no). A request kind's figure
-    (``by_request.search.rps``) goes the way the load's own figure of that name goes."""
-    return own_metric(metric) in _HIGHER_IS_BETTER
+    (``by_request.search.rps``) goes the way the load's own figure of that name goes. A
+    status code's count goes up when more answers succeed (``status_codes.200``) and down
+    for an error's (``status_codes.503``)."""
+    own = own_metric(metric)
+    group, _, code = own.partition(".")
+    if group == "status_codes" and code.isdigit():
+        return int(code) < 400  # 4xx and 5xx count under errors["status"]
+    return own in _HIGHER_IS_BETTER
 
 
 def own_metric(metric: str) -> str:

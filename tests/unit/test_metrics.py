@@ -101,6 +101,11 @@ def test_per_request_figures_are_metrics_like_the_loads_own() -> None:
     # Direction and units go by the last part, as for the load's own figures.
     assert higher_is_better("by_request.search.rps") and higher_is_better("by_request.x.ok")
     assert not higher_is_better("by_request.search.p99_ms")
+    # More 200s is better, more 503s worse: a status code goes by its class.
+    assert higher_is_better("status_codes.200") and higher_is_better(
+        "by_request.s.status_codes.204"
+    )
+    assert not higher_is_better("status_codes.503") and not higher_is_better("status_codes.404")
     assert is_count("by_request.search.errors_total") and not is_count("by_request.s.p99_ms")
 
 
