@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from servers import ServerThread
+from servers import ServerThread, StartEcho, StartHttp
 from ws_servers import WsApp, WsOptions
 
 from pytest_netbench import LoadResult, SpecError, ws_load, ws_spec
@@ -131,6 +131,32 @@ def test_a_duration_run_keeps_the_invariant(
     r = consistent(ws_load(url_of(server), connections=3, duration=0.5, loop=loop))
     assert r.ok > 0 and r.errors_total == 0
     assert r.in_flight <= 3
+
+
+def test_an_unanswered_message_is_a_timeout(
+    ws_server: StartWs, loop: str, consistent: Consistent
+) -> None:
+    server, _ = ws_server(stall_every=15)
+    r = consistent(ws_load(url_of(server), connections=3, requests=45, timeout=0.5, loop=loop))
+    assert (r.ok, r.errors["timeout"], r.errors_total) == (42, 3, 3)
+
+
+def test_a_plain_http_answer_is_a_refused_handshake(
+    http_server: StartHttp, loop: str, consistent: Consistent
+) -> None:
+    server, _ = http_server()
+    r = consistent(ws_load(f"ws://127.0.0.1:{server.port}/", requests=4, loop=loop))
+    assert (r.ok, r.errors["status"]) == (0, 4)
+    assert "'HTTP/1.1 200 OK', not 101" in r.error_samples["status"]
+
+
+def test_a_raw_tcp_echo_is_not_http(
+    echo_server: StartEcho, loop: str, consistent: Consistent
+) -> None:
+    server, _ = echo_server()  # echoes the upgrade request back
+    r = consistent(ws_load(f"ws://127.0.0.1:{server.port}/", requests=4, loop=loop))
+    assert (r.ok, r.errors["protocol"]) == (0, 4)
+    assert "not HTTP: 'GET / HTTP/1.1'" in r.error_samples["protocol"]
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ class WsOptions:
     close_every: int = 0  # every Nth message: a close with close_code instead of its echo
     close_code: int = 1011
     corrupt_every: int = 0  # every Nth message: a frame with a reserved bit set instead
+    stall_every: int = 0  # every Nth message: never answered (its connection stays open)
 
 
 @dataclass
@@ -106,6 +107,8 @@ class WsApp:
         options = self.options
         self.seen.messages += 1
         n = self.seen.messages
+        if options.stall_every and n % options.stall_every == 0:
+            return True  # read on, answer nothing: the client's timeout must end it
         if options.corrupt_every and n % options.corrupt_every == 0:
             writer.write(bytes((0x80 | 0x40 | opcode, 2)) + b"no")  # RSV1, no extension
             return True  # the client must drop the connection
