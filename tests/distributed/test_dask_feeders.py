@@ -62,6 +62,7 @@ def test_each_row_once_across_the_clusters_shares(
         )
     )
     assert (result.sent, result.ok, result.in_flight) == (501, 501, 0)
+    assert result.generator.feeders_ran_out
     shares = result.generator.shares
     assert sorted(s.sent for s in shares) == [250, 251]  # share i of 2 takes rows i, i+2, ...
     ids = Counter(int(r.path.split(b"/")[2]) for r in app.received if r.method == b"GET")

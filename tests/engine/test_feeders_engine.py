@@ -83,6 +83,8 @@ def test_each_row_once_with_headers_and_bodies_as_rendered(
     )
     # The load ended when the rows ran out: every row sent once, every one answered.
     assert (result.sent, result.ok, result.errors_total, result.in_flight) == (300, 300, 0, 0)
+    assert result.generator.feeders_ran_out  # an end, not an error
+    assert result.duration_s < 30.0
     assert len(app.received) == 300
     seen_ids = Counter()
     for request in app.received:
@@ -156,6 +158,7 @@ def test_each_row_once_across_two_workers(
         )
     )
     assert (result.sent, result.ok) == (301, 301)
+    assert result.generator.feeders_ran_out
     ids = Counter(int(r.path.split(b"/")[2]) for r in app.received)
     assert ids == Counter(range(1, 302))  # no row twice, none left out
 
@@ -188,6 +191,7 @@ def test_a_duration_load_that_wraps_keeps_its_invariants_by_kind(
         )
     )
     assert result.ok > 0 and result.in_flight > 0
+    assert not result.generator.feeders_ran_out  # wrapped: it ran to its duration
     assert_kinds_add_up(result)
     users_seen = {int(p.split(b"/")[2]) for p in app.paths() if p.startswith(b"/u/")}
     assert users_seen == set(range(1, 8))  # the 7 rows, over and over

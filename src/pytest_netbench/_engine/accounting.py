@@ -367,4 +367,5 @@ class RunAccounting:
         outcome.connections_opened = self.opened
         outcome.connections_peak = self.peak
         outcome.loop = loop_name
+        outcome.feeders_ran_out = self.source_ran_out
         return outcome

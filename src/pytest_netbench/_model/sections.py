@@ -179,6 +179,9 @@ class GeneratorStats:
     send_lag_max_ms: float | None = None
     late_sends: int = 0
     unsent: int = 0
+    # A feeder with on_end="stop" ran out in a worker: the load ended there (each row of
+    # its file sent once), not at its duration or request count. Not an error.
+    feeders_ran_out: bool = False
     # Open loop, the drain: requests still waiting for a connection when the window closed
     # and sent after it (in `sent`, not in achieved_rate). And the corrected latency
     # samples that are lower bounds: requests unanswered when the run stopped (no drain, a

@@ -201,6 +201,7 @@ def _generator_stats(
         sent_after_window=sum(o.sent_after_window for o in outcomes),
         lower_bounds=sum(sum(o.lower_bound_counts.values()) for o in outcomes),
         unsent=sum(o.unsent for o in outcomes),
+        feeders_ran_out=any(o.feeders_ran_out for o in outcomes),
         connections_without_exchange=_sum_known([o.connections_without_exchange for o in outcomes]),
         **_connect_phase_stats(outcomes),
     )

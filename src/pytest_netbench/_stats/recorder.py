@@ -112,6 +112,8 @@ class WorkerOutcome:
     worker: str = ""
     # Why a share's outcome never came back (its worker was lost); its figures are empty.
     lost: str = ""
+    # Its feeders ran out (on_end="stop"): the share ended there, not at its duration.
+    feeders_ran_out: bool = False
 
 
 class Recorder:
