@@ -72,6 +72,7 @@ class BaseRun(RunAccounting):
         self.loop = loop
         self.ssl_context = ssl_context
         self.connections: set[Connection] = set()
+        self.recorder.count_connections = self.connections.__len__  # per timeline row
         self.done: asyncio.Future[None] = loop.create_future()
         self.timeout_ns = int(spec.timeout_s * NS_PER_S)
         self.connect_timeout_ns = int(spec.connect_timeout_s * NS_PER_S)
@@ -255,6 +256,7 @@ class BaseRun(RunAccounting):
             self.without_exchange = sum(
                 1 for c in self.connections if getattr(c, "exchanges", 1) == 0
             )
+        self.recorder.freeze_connections()
         self.stop_counting(self.connections, self.backlog)  # backlog: open loop, never sent
         for conn in list(self.connections):
             if conn.connect_task is not None:

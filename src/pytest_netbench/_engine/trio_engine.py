@@ -76,6 +76,7 @@ class TrioRun(OpenAccounting):
     ) -> None:
         super().__init__(spec, share, exchange, start_at_ns, source)
         self.slots: set[_Slot] = set()
+        self.recorder.count_connections = self.slots.__len__  # per timeline row
         self.ssl_context = make_ssl_context(spec)
         self.cancel_scope = trio.CancelScope()
         # (intended time, already counted as sent, late): see _schedule_loop
@@ -135,6 +136,7 @@ class TrioRun(OpenAccounting):
 
     def stop(self) -> None:
         """End the run; what is outstanding now is in flight (tasks unwind after this)."""
+        self.recorder.freeze_connections()
         if self.stop_counting(self.slots, [*self.handed, *self.queued]):
             # As in the asyncio engine, a request a connection is being opened for has
             # started: it is in flight, not unsent.

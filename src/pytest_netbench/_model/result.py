@@ -255,6 +255,8 @@ class LoadResult:
                     math.nan if r["p99_ms"] is None else float(r["p99_ms"]),
                     math.nan if r.get("p50_ms") is None else float(r["p50_ms"]),
                     float(r.get("span_s", 1.0)),
+                    None if r.get("connections") is None else int(r["connections"]),
+                    None if r.get("target") is None else float(r["target"]),
                 )
                 for r in data.get("timeline", ())
             ),

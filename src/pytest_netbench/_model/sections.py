@@ -42,6 +42,11 @@ class TimelineRow:
     p99_ms: float
     p50_ms: float = math.nan
     span_s: float = 1.0
+    # Connections open or opening at the row's end, every share's (None: not counted).
+    connections: int | None = None
+    # A load with stages: the ramp's mean over the row (req/s in open loop, connections in
+    # closed loop), what the row was asked for; None without stages.
+    target: float | None = None
 
     @property
     def start_s(self) -> float:

@@ -106,7 +106,7 @@ def merge_outcomes(
         bytes_written=sum(o.bytes_written for o in outcomes),
         latency=summarize(hist),
         uncorrected=summarize(histogram_from_counts(uncorrected_counts)) if open_loop else None,
-        timeline=_merge_timeline([o.seconds for o in outcomes], spec.timeline_resolution_s),
+        timeline=_merge_timeline([o.seconds for o in outcomes], spec),
         server=server,
         generator=generator,
         valid=not found,
@@ -120,24 +120,36 @@ def merge_outcomes(
 
 
 def _merge_timeline(
-    per_worker: Sequence[Sequence[TimelineBucket]], span_s: float
+    per_worker: Sequence[Sequence[TimelineBucket]], spec: LoadSpec
 ) -> tuple[TimelineRow, ...]:
     """Row i sums every worker's bucket i: workers start together (``WorkerShare.start_at``)
-    and cut buckets at the same offsets from the start of the window."""
+    and cut buckets at the same offsets from the start of the window. A load with stages
+    gets each row's target: the ramp's mean over the part of the window the row covers."""
+    span_s = spec.timeline_resolution_s
+    ramp = spec.ramp
     length = max((len(rows) for rows in per_worker), default=0)
     merged: list[TimelineRow] = []
     for index in range(length):
         counts: Counter[int] = Counter()
         ok = errors = 0
+        live: list[int | None] = []
         for rows in per_worker:
             if index < len(rows):
                 row = rows[index]
                 ok += row.ok
                 errors += row.errors
                 counts.update(row.counts)
+                live.append(row.connections)
         p99 = percentile_of_counts(counts, 99.0)
         p50 = percentile_of_counts(counts, 50.0)
-        merged.append(TimelineRow(index, ok, errors, p99, p50, span_s))
+        connections = sum(n for n in live if n is not None) if None not in live else None
+        target = None
+        if ramp is not None:
+            begin = ramp.lead_s + index * span_s
+            target = ramp.mean(begin, min(begin + span_s, ramp.duration_s))
+        merged.append(
+            TimelineRow(index, ok, errors, p99, p50, span_s, connections=connections, target=target)
+        )
     return tuple(merged)
 
 

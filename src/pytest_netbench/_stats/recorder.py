@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pytest_netbench._model import ERROR_KINDS
@@ -30,6 +31,7 @@ class TimelineBucket:
     ok: int
     errors: int
     counts: Counter[int]
+    connections: int | None = None  # open or opening at the bucket's end
 
     @property
     def p99_ms(self) -> float:
@@ -125,6 +127,7 @@ class Recorder:
         "by_request",
         "bytes_read",
         "bytes_written",
+        "count_connections",
         "error_samples",
         "errors",
         "generator_faults",
@@ -170,6 +173,8 @@ class Recorder:
         self.lower_bounds: array[int] = array("q")
         self.outcome = WorkerOutcome()
         self._folded_errors = 0
+        # The run's count of its connections, read as each bucket closes (None: not kept).
+        self.count_connections: Callable[[], int] | None = None
 
     def error(self, kind: str, detail: str, errno: int | None = None, request: int = -1) -> None:
         """Count one measured failure (of the mix's ``request`` kind, if a mix); keep the
@@ -181,6 +186,13 @@ class Recorder:
             self.error_samples[kind] = detail[:200]
         if errno in GENERATOR_FAULT_ERRNOS:
             self.generator_faults += 1
+
+    def freeze_connections(self) -> None:
+        """The run stops: a bucket still to close counts the connections held now, not
+        the none left once they are torn down."""
+        if self.count_connections is not None:
+            held = self.count_connections()
+            self.count_connections = lambda: held
 
     def reset_window(self) -> None:
         """Forget the bytes moved during warm-up. (Samples need no reset: only requests
@@ -222,7 +234,8 @@ class Recorder:
         errors_now = sum(self.errors.values())
         errors = errors_now - self._folded_errors
         self._folded_errors = errors_now
-        out.seconds.append(TimelineBucket(ok, errors, counts))
+        live = self.count_connections() if self.count_connections is not None else None
+        out.seconds.append(TimelineBucket(ok, errors, counts, live))
 
     def finish(
         self, *, in_flight: int, window_end_ns: int, in_flight_by_request: list[int] | None = None

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from pytest_netbench._model import LoadResult, RequestStats, TimelineRow
 from pytest_netbench._report.plots.canvas import (
+    PALETTE,
     colour,
     from_zero,
     new_figure,
@@ -105,6 +106,10 @@ def spectrum_figure(series: Sequence[tuple[str, LoadResult]], *, title: str) -> 
     return figure
 
 
+# A mix of more kinds than the palette has colours: the next ones dash-dotted, then dotted.
+_KIND_STYLES = ("-", "-.", ":")
+
+
 def mix_spectrum_figure(result: LoadResult, *, title: str) -> Figure:
     """A mix's spectra on one graph: a line per request kind, in the mix's order, and the
     load's own (every kind together) in black, dashed, so one kind's tail shows beside the
@@ -113,15 +118,18 @@ def mix_spectrum_figure(result: LoadResult, *, title: str) -> Figure:
     axes = figure.add_subplot(1, 1, 1)
     top = 1.0
     for index, (name, part) in enumerate(result.by_request.items()):
+        style = _KIND_STYLES[index // len(PALETTE) % len(_KIND_STYLES)]
         points = spectrum(part)
         if not points.x:
             # Still in the legend, so a kind that never succeeded is seen missing.
             why = f"{part.errors_total:,} errors" if part.errors_total else "no answer"
-            axes.plot([], [], color=colour(index), label=f"{name} (no ok response: {why})")
+            axes.plot(
+                [], [], color=colour(index), ls=style, label=f"{name} (no ok response: {why})"
+            )
             continue
         top = max(top, points.x[-1])
         label = f"{name} ({points.count:,} ok, max {number(points.ms[-1])} ms)"
-        axes.plot(points.x, points.ms, color=colour(index), linewidth=1.6, label=label)
+        axes.plot(points.x, points.ms, color=colour(index), ls=style, linewidth=1.6, label=label)
     whole = spectrum(result)
     if whole.x:
         top = max(top, whole.x[-1])
