@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_netbench._model import LoadResult, RequestStats, TimelineRow
 from pytest_netbench._report.plots.canvas import (
@@ -41,6 +41,8 @@ _POINTS_PER_DECADE = 40
 _ROW_SLACK_S = 0.05
 # Fewer rows than this show no course over time; the timeline says so on its face.
 FEW_ROWS = 3
+# A ramp's target: a wide pale band drawn under what was achieved.
+_TARGET_STYLE: dict[str, Any] = {"color": "#b0b0b0", "linewidth": 5, "alpha": 0.7, "zorder": 1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,19 +194,50 @@ def _covered(row: TimelineRow, duration_s: float) -> float:
     return max(duration_s - row.start_s, 1e-3)
 
 
+def ramp_line(result: LoadResult) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """The target of a load with stages over its window, as (seconds, values): the ramp's
+    corners from its spec, or each row's target where only the rows were kept (a stored
+    result); None without stages."""
+    ramp = result.spec.ramp if result.spec is not None else None
+    if ramp is not None:
+        xs = [0.0]
+        elapsed = 0.0
+        for stage in ramp.stages:
+            elapsed += stage.duration_s
+            xs.append(elapsed)
+        return tuple(xs), tuple(ramp.value_at(ramp.lead_s + x) for x in xs)
+    rows = [r for r in result.timeline if r.target is not None]
+    rows = [r for r in rows if r.start_s < result.duration_s - _ROW_SLACK_S]
+    if not rows:
+        return None
+    middles = tuple(r.start_s + _covered(r, result.duration_s) / 2 for r in rows)
+    return middles, tuple(r.target or 0.0 for r in rows)
+
+
 def timeline_figure(result: LoadResult, *, title: str) -> Figure:
-    """Three panels over the same seconds: ok req/s, errors/s, and p99 / p50 latency."""
+    """Three panels over the same seconds: ok req/s, errors/s, and p99 / p50 latency; a
+    closed-loop ramp (stages of connections) gets a fourth, its connections. The target of
+    a ramp is drawn as a dashed line beside what was achieved."""
     series = timeline_series(result)
-    figure = new_figure(8, 7)
-    rate_axes, error_axes, latency_axes = figure.subplots(3, 1, sharex=True)
+    target = ramp_line(result)
+    ramped_connections = target is not None and result.mode == "closed"
+    figure = new_figure(8, 9 if ramped_connections else 7)
+    panels = figure.subplots(4 if ramped_connections else 3, 1, sharex=True)
+    rate_axes, error_axes, latency_axes = panels[0], panels[1], panels[-1]
     span = result.timeline[0].span_s if result.timeline else 1.0
     xs = series.middle_s
     rate_axes.plot(xs, series.ok_per_s, marker="o", markersize=3, color=colour(0), label="ok")
     demanded = result.generator.intended_rate
-    if result.mode == "open" and demanded:
+    tops = [*series.ok_per_s, demanded or 0.0]
+    if result.mode == "open" and target is not None:
+        # A wide pale band under the achieved line: where they agree, both stay visible.
+        rate_axes.plot(*target, **_TARGET_STYLE, label="target rate (stages)")
+        rate_axes.legend(fontsize="small", loc="upper left")
+        tops += list(target[1])
+    elif result.mode == "open" and demanded:
         rate_axes.axhline(demanded, color="grey", linestyle="--", label="demanded rate")
         rate_axes.legend(fontsize="small", loc="lower right")
-    from_zero(rate_axes, [*series.ok_per_s, demanded or 0.0])
+    from_zero(rate_axes, tops)
     thousands(rate_axes)
     style_axes(rate_axes, xlabel="", ylabel="ok responses (req/s)", title=title)
     error_axes.plot(xs, series.errors_per_s, marker="o", markersize=3, color=colour(1))
@@ -228,6 +261,8 @@ def timeline_figure(result: LoadResult, *, title: str) -> Figure:
             fontsize="small",
         )
     style_axes(error_axes, xlabel="", ylabel="errors (per second)")
+    if ramped_connections and target is not None:
+        _connections_panel(panels[2], result, target)
     latency_axes.plot(xs, series.p99_ms, marker="o", markersize=3, color=colour(3), label="p99")
     latency_axes.plot(
         xs, series.p50_ms, marker=".", markersize=3, linestyle=":", color=colour(2), label="p50"
@@ -242,3 +277,26 @@ def timeline_figure(result: LoadResult, *, title: str) -> Figure:
     )
     latency_axes.set_xlim(0.0, result.duration_s if result.duration_s > 0 else span)
     return figure
+
+
+def _connections_panel(
+    axes: Axes, result: LoadResult, target: tuple[tuple[float, ...], tuple[float, ...]]
+) -> None:
+    """A closed-loop ramp: the connections asked for, and those open at each row's end."""
+    axes.plot(*target, **_TARGET_STYLE, label="target (stages)")
+    rows = [r for r in result.timeline if r.start_s < result.duration_s - _ROW_SLACK_S]
+    held = [(r.start_s + _covered(r, result.duration_s), r.connections) for r in rows]
+    counted = [(x, n) for x, n in held if n is not None]
+    if counted:
+        axes.plot(
+            [x for x, _ in counted],
+            [n for _, n in counted],
+            marker="o",
+            markersize=3,
+            linestyle="",
+            color=colour(4),
+            label="open at the row's end",
+        )
+    from_zero(axes, [*target[1], *(float(n) for _, n in counted)])
+    axes.legend(fontsize="small", loc="upper left")
+    style_axes(axes, xlabel="", ylabel="connections")
