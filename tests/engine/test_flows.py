@@ -349,3 +349,40 @@ def test_several_flows_by_weight_share_the_sessions(
 def test_bad_weights_are_refused_before_any_socket(flows: Any, message: str) -> None:
     with pytest.raises(SpecError, match=message):
         flow(flows, "http://127.0.0.1:9/")
+
+
+@pytest.mark.parametrize("loop", FLOW_LOOPS)
+def test_the_open_model_starts_each_session_due(
+    shop: tuple[ServerThread, ShopApp], loop: str, consistent: Consistent
+) -> None:
+    server, app = shop
+    r = consistent(
+        flow(shopper, server.url, rate=100, sessions=30, users=3, loop=loop, client="lean")
+    )
+    assert_steps_consistent(r)
+    assert r.mode == "open" and r.uncorrected is not None
+    assert r.sessions is not None
+    assert (r.sessions.started, r.sessions.completed, r.sessions.not_started) == (30, 30, 0)
+    for step in r.by_request.values():
+        assert (step.sent, step.ok) == (30, 30)
+    assert app.counts.without_credentials == 0
+
+
+def test_sessions_a_full_pool_could_not_start_count_against_the_server(
+    shop: tuple[ServerThread, ShopApp], consistent: Consistent
+) -> None:
+    """One user, sessions due ten times faster than it can run them: the sessions that
+    waited carry their delay into every request's corrected latency, those never started
+    are lower bounds, and the result says the rate was not achieved."""
+    server, _ = shop
+
+    async def slow(client: Any) -> None:
+        await client.post("/login", **login_step())
+        await think(0.1)
+
+    r = consistent(flow(slow, server.url, rate=100, duration=1.0, users=1, max_users=1))
+    assert_steps_consistent(r)
+    assert r.sessions is not None and r.sessions.not_started > 0
+    assert r.generator.unsent == r.sessions.not_started
+    assert r.uncorrected is not None and r.p99_ms > r.uncorrected.p99_ms
+    assert "rate_not_achieved" in r.invalid_causes

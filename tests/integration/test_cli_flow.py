@@ -88,6 +88,21 @@ def test_the_lean_client_on_the_command_line(
     assert app.counts.without_credentials == 0
 
 
+def test_sessions_at_a_rate_on_the_command_line(
+    shop: tuple[ServerThread, ShopApp], flows_file: Path, tmp_path: Path
+) -> None:
+    server, _ = shop
+    out = tmp_path / "open.json"
+    done = netbench(
+        "flow", f"{flows_file}:shopper", server.url, "--rate", "50", "--sessions", "10",
+        "--client", "lean", "--json", str(out),
+    )  # fmt: skip
+    assert done.returncode == ExitCode.OK, done.stderr
+    data = json.loads(out.read_text())
+    assert data["mode"] == "open" and data["uncorrected"] is not None
+    assert data["sessions"]["completed"] == 10 and data["ok"] == 20
+
+
 def test_a_module_from_the_current_directory(
     shop: tuple[ServerThread, ShopApp], flows_file: Path
 ) -> None:

@@ -28,7 +28,13 @@ def run_flow(args: argparse.Namespace) -> ExitCode:
 
     flow_function = load_flow(args.flow)
     options = load_options(args, "http")
-    spec, sessions = flow_spec(args.url, users=args.users, sessions=args.sessions, **options)
+    spec, sessions = flow_spec(
+        args.url,
+        users=args.users,
+        sessions=args.sessions,
+        max_users=args.max_users,
+        **options,
+    )
     thresholds = (
         parse_slo(" and ".join(args.threshold), what="threshold") if args.threshold else None
     )

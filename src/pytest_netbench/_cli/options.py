@@ -271,7 +271,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 # The load options a user flow takes from the option table; users and sessions are its own.
 FLOW_LOAD_OPTIONS = frozenset(
-    {"duration", "warmup", "timeout", "connect_timeout", "loop", "seed", "allow_remote"}
+    {
+        "duration",
+        "rate",
+        "arrival",
+        "warmup",
+        "timeout",
+        "connect_timeout",
+        "loop",
+        "seed",
+        "allow_remote",
+    }
 )
 
 
@@ -295,6 +305,13 @@ def _add_flow(sub: Any) -> None:
         help="virtual users, a connection each [10]",
     )
     group.add_argument("--sessions", type=int, metavar="N", help="stop after N sessions in all")
+    group.add_argument(
+        "--max-users",
+        type=int,
+        metavar="N",
+        help="with --rate: the most users running sessions at once (default: --users, at"
+        " least 1024)",
+    )
     group.add_argument(
         "--client",
         choices=("httpx", "lean"),

@@ -13,7 +13,7 @@ failed (at a named step, of a named kind), or still in progress when the load en
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from pytest_netbench._engine.accounting import RunAccounting
 from pytest_netbench._engine.exchange import Exchange
@@ -132,6 +132,13 @@ class FlowAccounting(RunAccounting):
     def count_sessions_in_progress(self, starts: list[int]) -> None:
         """The load stopped with sessions begun at ``starts`` still running."""
         self.sessions.in_progress += sum(1 for t in starts if t >= self.measure_start_ns)
+
+    def count_sessions_not_started(self, due: Iterable[int]) -> None:
+        """The load stopped with sessions due at ``due`` that no user had started (open
+        model): their first requests are the outcome's ``unsent``."""
+        count = sum(1 for t in due if t >= self.measure_start_ns)
+        self.sessions.not_started += count
+        self.recorder.outcome.unsent += count
 
     def finish_sessions(self) -> SessionOutcome:
         s = self.sessions

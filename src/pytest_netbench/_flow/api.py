@@ -20,6 +20,7 @@ from pytest_netbench._engine.connecting import unreachable_message
 from pytest_netbench._engine.driver import resolve_loop, run_on_loop
 from pytest_netbench._engine.share import split_load
 from pytest_netbench._errors import SpecError, TargetUnreachableError
+from pytest_netbench._flow.arrivals import OpenFlowRun
 from pytest_netbench._flow.choice import Flows, flow_choice
 from pytest_netbench._flow.outcome import SessionOutcome, merge_flow
 from pytest_netbench._flow.run import CLIENTS, FlowRun
@@ -37,6 +38,9 @@ def flow(
     users: int = 10,
     duration: float | None = None,
     sessions: int | None = None,
+    rate: float | None = None,
+    arrival: str = "uniform",
+    max_users: int | None = None,
     warmup: float = 0.0,
     timeout: float | None = None,
     connect_timeout: float | None = None,
@@ -54,15 +58,21 @@ def flow(
     (neither: the load's default duration). Each request is a step of the result's
     ``by_request`` (named by ``extensions={"netbench_step": NAME}``, else ``"METHOD
     /path"``); ``result.sessions`` counts the sessions. Several flows by weight:
-    ``{browse: 3, buy: 1}`` (each session draws one). ``server``: a managed server whose
-    process tree is sampled during the load; ``stop``: a :class:`StopSignal` that ends it
-    early (``interrupted``). ``client="httpx"`` needs the ``flows`` extra (httpx).
+    ``{browse: 3, buy: 1}`` (each session draws one). ``rate``: the open model, sessions
+    started at ``rate`` a second (``arrival`` uniform or poisson) by whichever user is
+    free, up to ``max_users`` of them (default: ``users``, at least 1,024). ``server``: a
+    managed server whose process tree is sampled during the load; ``stop``: a
+    :class:`StopSignal` that ends it early (``interrupted``). ``client="httpx"`` needs the
+    ``flows`` extra (httpx).
     """
     spec, sessions = flow_spec(
         url,
         users=users,
         duration=duration,
         sessions=sessions,
+        rate=rate,
+        arrival=arrival,
+        max_users=max_users,
         warmup=warmup,
         timeout=timeout,
         connect_timeout=connect_timeout,
@@ -90,7 +100,7 @@ def run_flow_spec(
     sampler = _start_sampler(server)
 
     def start() -> Coroutine[Any, Any, tuple[WorkerOutcome, SessionOutcome]]:
-        run = FlowRun(choice, spec, share, monotonic_ns(), sessions, stop, client)
+        run = _run_class(spec)(choice, spec, share, monotonic_ns(), sessions, stop, client)
         return run.run(loop_name)
 
     with pinned_thread(spec.cpus):
@@ -105,6 +115,9 @@ async def flow_async(
     users: int = 10,
     duration: float | None = None,
     sessions: int | None = None,
+    rate: float | None = None,
+    arrival: str = "uniform",
+    max_users: int | None = None,
     warmup: float = 0.0,
     timeout: float | None = None,
     connect_timeout: float | None = None,
@@ -121,6 +134,9 @@ async def flow_async(
         users=users,
         duration=duration,
         sessions=sessions,
+        rate=rate,
+        arrival=arrival,
+        max_users=max_users,
         warmup=warmup,
         timeout=timeout,
         connect_timeout=connect_timeout,
@@ -131,7 +147,7 @@ async def flow_async(
     check_client(client)
     share = split_load(spec)[0]
     sampler = _start_sampler(server)
-    run = FlowRun(choice, spec, share, monotonic_ns(), sessions, stop, client)
+    run = _run_class(spec)(choice, spec, share, monotonic_ns(), sessions, stop, client)
     return _result(spec, await run.run(loop_name), sampler, stop)
 
 
@@ -141,6 +157,9 @@ def flow_spec(
     users: int = 10,
     duration: float | None = None,
     sessions: int | None = None,
+    rate: float | None = None,
+    arrival: str = "uniform",
+    max_users: int | None = None,
     warmup: float = 0.0,
     timeout: float | None = None,
     connect_timeout: float | None = None,
@@ -167,6 +186,11 @@ def flow_spec(
         "seed": seed,
         "allow_remote": allow_remote,
     }
+    if rate is not None:
+        options["rate"] = rate
+        options["arrival"] = arrival
+    if max_users is not None:
+        options["max_connections"] = max_users
     if duration is not None:
         options["duration"] = duration
     if timeout is not None:
@@ -177,6 +201,11 @@ def flow_spec(
     if sessions is not None and duration is None:
         spec = dataclasses.replace(spec, duration_s=None)  # ends when the sessions have run
     return spec, sessions
+
+
+def _run_class(spec: LoadSpec) -> type[FlowRun]:
+    """The closed model's run, or the open model's when sessions start at a rate."""
+    return FlowRun if spec.rate is None else OpenFlowRun
 
 
 def check_client(client: str) -> None:

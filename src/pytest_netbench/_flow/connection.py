@@ -76,6 +76,9 @@ class FlowConnection:
         self.link: _Link | None = None
         self.reader = ResponseReader(self._on_response, self._on_error)
         self.waiter: asyncio.Future[WholeResponse] | None = None
+        # How late the session began (open model): its requests are due this much earlier
+        # than they start, so their corrected latency carries the delay.
+        self.lag_ns = 0
         spec = accounting.spec
         self.origin = (spec.scheme, spec.host, spec.port)
         host = f"[{spec.host}]" if ":" in spec.host else spec.host
@@ -96,10 +99,11 @@ class FlowConnection:
         """Send one request of ``step`` and return its whole response."""
         acct = self.accounting
         now = monotonic_ns()
-        if not acct.take_step(now, step):
+        intended = now - self.lag_ns
+        if not acct.take_step(intended, step):
             raise LoadStopped
         self.pending.append(now)
-        self.intended.append(now)
+        self.intended.append(intended)
         self.kinds.append(step)
         if self.link is None:
             await self._open()

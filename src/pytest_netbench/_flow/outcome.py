@@ -37,6 +37,7 @@ class SessionOutcome:
     completed: int = 0
     failed: int = 0
     in_progress: int = 0
+    not_started: int = 0
     failed_at: dict[str, int] = field(default_factory=dict)
     failure_kinds: dict[str, int] = field(default_factory=dict)
     failure_samples: dict[str, str] = field(default_factory=dict)
@@ -61,7 +62,13 @@ def merge_flow(
     outcomes = [_in_order(worker, sessions.steps, names) for worker, sessions in shares]
     as_mix = tuple(Request(s.method, s.path, name=s.name) for s in names)
     result = merge_outcomes(dataclasses.replace(spec, mix=as_mix), outcomes, server)
-    return dataclasses.replace(result, spec=spec, sessions=_merge_sessions(shares))
+    stats = _merge_sessions(shares)
+    generator = result.generator
+    if spec.rate is not None and result.duration_s > 0:
+        # The open model's rate is of sessions, not of the requests they make.
+        achieved = stats.started / result.duration_s
+        generator = dataclasses.replace(generator, achieved_rate=achieved)
+    return dataclasses.replace(result, spec=spec, sessions=stats, generator=generator)
 
 
 def _in_order(
@@ -95,6 +102,7 @@ def _merge_sessions(shares: Sequence[tuple[WorkerOutcome, SessionOutcome]]) -> S
         completed=sum(s.completed for _, s in shares),
         failed=sum(s.failed for _, s in shares),
         in_progress=sum(s.in_progress for _, s in shares),
+        not_started=sum(s.not_started for _, s in shares),
         failed_at=dict(failed_at.most_common()),
         failure_kinds=dict(kinds.most_common()),
         failure_samples=samples,

@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import random
 import traceback
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Coroutine
 from time import monotonic_ns
 from typing import Any
 
@@ -39,7 +40,7 @@ CLIENTS = ("httpx", "lean")
 Failure = tuple[str, str, str]
 
 
-class _VirtualUser:
+class VirtualUser:
     """One user: a client over its own connection, and its session."""
 
     def __init__(self, index: int, accounting: FlowAccounting, base_url: str, client: str) -> None:
@@ -81,28 +82,26 @@ class FlowRun:
         self.stop_signal = stop
         self.spec = spec
         self.accounting = FlowAccounting(spec, share, start_at_ns, self.stop, sessions)
-        base_url = f"{spec.scheme}://{_host_for_url(spec.host)}:{spec.port}"
-        self.users = [
-            _VirtualUser(i, self.accounting, base_url, client) for i in range(share.connections)
-        ]
+        self.base_url = f"{spec.scheme}://{_host_for_url(spec.host)}:{spec.port}"
+        self.client = client
+        self.users: list[VirtualUser] = []
         self.tasks: list[asyncio.Task[None]] = []
         self.first_flow_error: BaseException | None = None
         self.first_flow_step = NO_STEP
+        self.done: asyncio.Future[None] | None = None
+        # Sessions due that no user could start yet (open model): their due times.
+        self.waiting: deque[int] = deque()
 
     async def run(self, loop_name: str) -> tuple[WorkerOutcome, SessionOutcome]:
         acct = self.accounting
         loop = asyncio.get_running_loop()
         while (left := acct.start_at_ns - monotonic_ns()) > 0:
             await asyncio.sleep(left / NS_PER_S)
+        self.done = done = loop.create_future()
         handles = self._arm_window(loop)
-        seed = self.spec.seed
-        for user in self.users:
-            # Each user's task gets its own generator for think times (see think.py) and
-            # for drawing its sessions' flows.
-            user.rng = random.Random(f"{seed}:{acct.share.index}:{user.index}")
-            user_random.set(user.rng)
-            self.tasks.append(loop.create_task(self._user_loop(user)))
         try:
+            self.begin()
+            await done  # stop() sets it: deadline, sessions run, a stop request, a fault
             await asyncio.gather(*self.tasks, return_exceptions=True)
         finally:
             for handle in handles:
@@ -113,6 +112,25 @@ class FlowRun:
         if acct.fatal is not None:
             raise acct.fatal
         return acct.finish(loop_name), acct.finish_sessions()
+
+    def begin(self) -> None:
+        """The closed model: every user starts its first session now."""
+        for _ in range(self.accounting.share.connections):
+            self.start_task(self._user_loop(self.new_user()))
+
+    def new_user(self) -> VirtualUser:
+        """One more virtual user, with its own generator for think times (see think.py)
+        and for drawing its sessions' flows."""
+        user = VirtualUser(len(self.users), self.accounting, self.base_url, self.client)
+        user.rng = random.Random(f"{self.spec.seed}:{self.accounting.share.index}:{user.index}")
+        self.users.append(user)
+        return user
+
+    def start_task(self, work: Coroutine[Any, Any, None], user: VirtualUser | None = None) -> None:
+        """Run ``work`` as a task whose context holds its user's generator."""
+        if user is not None:
+            user_random.set(user.rng)
+        self.tasks.append(asyncio.get_running_loop().create_task(work))
 
     def _arm_window(self, loop: asyncio.AbstractEventLoop) -> list[asyncio.TimerHandle]:
         acct = self.accounting
@@ -150,35 +168,42 @@ class FlowRun:
             watch()
         return handles
 
-    async def _user_loop(self, user: _VirtualUser) -> None:
-        acct = self.accounting
-        while True:
-            start = monotonic_ns()
-            which = self.choice.draw(user.rng)
-            if not acct.begin_session(start, self.choice.names[which]):
-                return
-            user.session_start = start
-            user.trail.new_session()
-            failure: Failure | None
-            try:
-                await self.choice.flows[which](user.client)
-            except LoadStopped:
-                return  # counted in progress by stop()
-            except Exception as exc:
-                failure = self._failure(user, exc)
-            else:
-                failure = None
-            user.session_start = None
-            acct.end_session(start, monotonic_ns(), failure)
-            if acct.stopping:
-                return
-            if acct.flow_failures == acct.ended_sessions >= len(self.users):
-                acct.fatal = self._every_session_raised()
-                self.stop()
-                return
+    async def _user_loop(self, user: VirtualUser) -> None:
+        user_random.set(user.rng)
+        while await self.session(user, monotonic_ns()):
             await asyncio.sleep(0)  # a flow that never awaits still lets the loop run
 
-    def _failure(self, user: _VirtualUser, exc: Exception) -> Failure:
+    async def session(self, user: VirtualUser, intended: int) -> bool:
+        """Run one session of ``user`` that was due at ``intended``; False when the user
+        is to run no more (the load stopped, or no session was left to start)."""
+        acct = self.accounting
+        which = self.choice.draw(user.rng)
+        if not acct.begin_session(intended, self.choice.names[which]):
+            return False
+        # Late by this much (open model): each of its requests is due that much earlier.
+        user.connection.lag_ns = max(monotonic_ns() - intended, 0)
+        user.session_start = intended
+        user.trail.new_session()
+        failure: Failure | None
+        try:
+            await self.choice.flows[which](user.client)
+        except LoadStopped:
+            return False  # counted in progress by stop()
+        except Exception as exc:
+            failure = self._failure(user, exc)
+        else:
+            failure = None
+        user.session_start = None
+        acct.end_session(intended, monotonic_ns(), failure)
+        if acct.stopping:
+            return False
+        if acct.flow_failures == acct.ended_sessions >= acct.share.connections:
+            acct.fatal = self._every_session_raised()
+            self.stop()
+            return False
+        return True
+
+    def _failure(self, user: VirtualUser, exc: Exception) -> Failure:
         """Why the session failed: at its failed request's step, or by the flow's bug."""
         failure = user.trail.failure
         if failure is not None and _caused_by(exc, failure.error):
@@ -215,17 +240,20 @@ class FlowRun:
         """End the share now: requests outstanding are in flight, sessions running are in
         progress, every user's task is cancelled."""
         acct = self.accounting
-        if not acct.stop_counting([user.connection for user in self.users]):
+        if not acct.stop_counting([user.connection for user in self.users], self.waiting):
             return
         acct.count_sessions_in_progress(
             [u.session_start for u in self.users if u.session_start is not None]
         )
+        acct.count_sessions_not_started(self.waiting)
         for user in self.users:
             user.connection.close()
         current = asyncio.current_task()
         for task in self.tasks:
             if task is not current:
                 task.cancel()
+        if self.done is not None and not self.done.done():
+            self.done.set_result(None)
 
 
 def _caused_by(exc: BaseException, error: BaseException) -> bool:

@@ -29,6 +29,8 @@ class SessionStats:
     completed: int
     failed: int
     in_progress: int
+    # Open model: sessions due inside the window that no user had started when it ended.
+    not_started: int = 0
     # step name -> sessions that failed at it ("(no request)" before a flow's first one)
     failed_at: Mapping[str, int] = field(default_factory=dict)
     # failure kind -> sessions: an error kind of the request, or "flow"
@@ -60,6 +62,7 @@ class SessionStats:
             "completed": self.completed,
             "failed": self.failed,
             "in_progress": self.in_progress,
+            "not_started": self.not_started,
             "failed_at": dict(self.failed_at),
             "failure_kinds": dict(self.failure_kinds),
             "failure_samples": dict(self.failure_samples),
@@ -76,6 +79,7 @@ class SessionStats:
             completed=int(data["completed"]),
             failed=int(data["failed"]),
             in_progress=int(data["in_progress"]),
+            not_started=int(data.get("not_started", 0)),
             failed_at={str(k): int(v) for k, v in data.get("failed_at", {}).items()},
             failure_kinds={str(k): int(v) for k, v in data.get("failure_kinds", {}).items()},
             failure_samples={str(k): str(v) for k, v in data.get("failure_samples", {}).items()},
