@@ -43,6 +43,7 @@ class _Entry:
     recipe: build.BuildRecipe | None = None  # compiled: how to build it
     run_tools: tuple[str, ...] = ()  # compiled: what runs the artifact besides itself
     proxy: bool = False  # an HTTP proxy: needs a backend (host:port) to pass requests to
+    ws_recipe: build.BuildRecipe | None = None  # compiled: the ws app, when built apart
 
 
 def _python(
@@ -80,6 +81,17 @@ _GO = build.BuildRecipe(
     artifact="server",
     install_hint="https://go.dev/dl, or Debian: apt-get install golang-go",
     env={"GOTOOLCHAIN": "local", "CGO_ENABLED": "0"},  # no toolchain download, no cgo
+)
+# The Go ws app is a module of its own (gorilla/websocket): its first build downloads it
+# through the Go module proxy, checked against go.sum; the hello/echo build stays offline.
+_GO_WS = build.BuildRecipe(
+    name="go_ws",
+    source_dir=_APPS_DIR / "go_ws",
+    tools=("go",),
+    steps=(("go", "build", "-C", "{src}", "-o", "{out}/server", "."),),
+    artifact="server",
+    install_hint="https://go.dev/dl, or Debian: apt-get install golang-go",
+    env={"GOTOOLCHAIN": "local", "CGO_ENABLED": "0"},
 )
 _JAVA = build.BuildRecipe(
     name="java",
@@ -123,7 +135,14 @@ _ENTRIES: dict[str, _Entry] = {
             ws=True,
         ),
         _python("trio", "trio_server.py", "trio streams", "trio"),
-        _compiled("go", _GO, "Go net/http hello, net echo"),
+        _Entry(
+            "go",
+            "compiled",
+            APPS,
+            "Go net/http hello, net echo, gorilla/websocket echo",
+            recipe=_GO,
+            ws_recipe=_GO_WS,
+        ),
         _Entry(
             "node",
             "node",
@@ -403,12 +422,13 @@ def _python_command(entry: _Entry, app: AppKind, python: str | None) -> tuple[st
 
 
 def _compiled_command(entry: _Entry, app: str) -> tuple[str, ...]:
-    assert entry.recipe is not None
+    recipe = entry.ws_recipe if app == "ws" and entry.ws_recipe is not None else entry.recipe
+    assert recipe is not None
     for tool in entry.run_tools:
-        _require_tool(tool, entry.recipe.install_hint)
-    built = build.ensure_built(entry.recipe)
+        _require_tool(tool, recipe.install_hint)
+    built = build.ensure_built(recipe)
     if entry.name == "java":
-        java = _require_tool("java", entry.recipe.install_hint)
+        java = _require_tool("java", recipe.install_hint)
         return (
             java,
             *_JAVA_SERVER_OPTIONS,
