@@ -1,0 +1,588 @@
+"""Sans-IO HTTP/2 client connection for a load: one fixed request on many streams.
+
+No sockets and no loop. The engine writes :meth:`H2ClientConnection.initiate`'s bytes
+once, then for each read calls :meth:`~H2ClientConnection.feed`, which calls
+``on_response(stream_id, status)`` once per stream whose response ended (END_STREAM, after
+trailers if any) and ``on_stream_error(stream_id, error)`` once per stream that ended any
+other way; then :meth:`~H2ClientConnection.open_streams` for the new requests it wants
+(bounded by ``max_streams`` and the server's SETTINGS_MAX_CONCURRENT_STREAMS) and
+:meth:`~H2ClientConnection.data_to_send` for the bytes to write: requests, the answers the
+protocol asks for (SETTINGS and PING acknowledgements, WINDOW_UPDATEs) and request bodies
+as flow control lets them go. Every stream opened ends exactly once, in one callback or the
+other, or stays open until the engine stops: the run rules' invariant holds per stream.
+
+Windows follow h2load (nghttp2's ``src/h2load_http2_session.cc``): the client announces a
+stream window of 2^30-1 in its SETTINGS and raises the connection's to 2^30-1 with a
+WINDOW_UPDATE, so a server never waits for the client; the client gives back what it
+received in one WINDOW_UPDATE once half a window is used, as nghttp2 does.
+
+What ends a stream in error, by :class:`StreamError` ``cause``:
+
+- ``rst_stream``: the server reset it (kind ``reset``, the error code named);
+- ``goaway``: the server's GOAWAY named a last stream below it, so the server did not
+  process it (kind ``reset``); streams at or below that id go on to their end;
+- ``closed``: the connection closed with the stream open (kind ``reset``);
+- ``protocol``: a malformed response on that stream (kind ``protocol``, answered with a
+  RST_STREAM), or a frame that breaks the connection (every open stream, answered with a
+  GOAWAY; :attr:`H2ClientConnection.failed` is then set).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from pytest_netbench._model.kinds import ErrorKind
+from pytest_netbench._proto import h2_frames as f
+from pytest_netbench._proto.h2_headers import ResponseHeaderDecoder
+
+StreamErrorCause = Literal["rst_stream", "goaway", "closed", "protocol"]
+
+# h2load's default -w and -W: 30 bits.
+DEFAULT_WINDOW = 2**30 - 1
+# A header block split over CONTINUATION frames may not grow past this before it is refused.
+_MAX_HEADER_BLOCK = 256 * 1024
+_FIRST_BYTES_SHOWN = 60
+
+
+@dataclass(frozen=True, slots=True)
+class StreamError:
+    """Why a stream ended without a response: ``kind`` is the run rules' error kind,
+    ``cause`` what happened in HTTP/2's words, ``code`` the HTTP/2 error code involved
+    (the server's, or the one the client answered with)."""
+
+    kind: ErrorKind
+    cause: StreamErrorCause
+    code: int
+    reason: str
+
+
+OnStreamResponse = Callable[[int, int], None]
+OnStreamError = Callable[[int, StreamError], None]
+
+
+@dataclass(frozen=True, slots=True)
+class H2Request:
+    """One request, prepared once for a whole load: its HPACK block (see
+    ``h2_headers.encode_request_block``) and body."""
+
+    block: bytes
+    body: bytes = b""
+
+
+class H2ClientConnection:
+    """One HTTP/2 connection's client side (RFC 9113), sending one prepared request."""
+
+    __slots__ = (
+        "_body_windows",
+        "_connection_window",
+        "_continuing",
+        "_decoder",
+        "_first_frame_seen",
+        "_headers_head",
+        "_initial_send_window",
+        "_max_send_frame",
+        "_max_streams",
+        "_next_id",
+        "_on_response",
+        "_on_stream_error",
+        "_outbound",
+        "_pending_bodies",
+        "_recv_buffer",
+        "_recv_consumed",
+        "_recv_update_at",
+        "_request",
+        "_send_window",
+        "_server_max_streams",
+        "_stream_received",
+        "_stream_update_at",
+        "_stream_window",
+        "_streams",
+        "closed",
+        "connection_error",
+        "failed",
+        "goaway",
+        "settings_acked",
+    )
+
+    def __init__(
+        self,
+        request: H2Request,
+        on_response: OnStreamResponse,
+        on_stream_error: OnStreamError,
+        *,
+        max_streams: int = 100,
+        stream_window: int = DEFAULT_WINDOW,
+        connection_window: int = DEFAULT_WINDOW,
+    ) -> None:
+        if max_streams < 1:
+            raise ValueError(f"max_streams must be at least 1, got {max_streams}")
+        for name, window in (("stream", stream_window), ("connection", connection_window)):
+            if not f.DEFAULT_WINDOW <= window <= f.MAX_WINDOW:
+                raise ValueError(f"{name}_window must be in 65535..2^31-1, got {window}")
+        self._request = request
+        self._on_response = on_response
+        self._on_stream_error = on_stream_error
+        self._max_streams = max_streams
+        self._stream_window = stream_window
+        self._connection_window = connection_window
+        self._decoder = ResponseHeaderDecoder()
+        # Open streams: id -> final status once its HEADERS came, else 0.
+        self._streams: dict[int, int] = {}
+        self._next_id = 1
+        self._outbound: list[bytes] = []
+        self._recv_buffer = b""
+        self._first_frame_seen = False
+        # (stream id, END_STREAM of its HEADERS, the block's pieces) while CONTINUATIONs come.
+        self._continuing: tuple[int, bool, list[bytes]] | None = None
+        # Receiving: what the server sent and was not yet given back, and when to.
+        self._recv_consumed = 0
+        self._recv_update_at = connection_window // 2
+        self._stream_received: dict[int, int] = {}
+        self._stream_update_at = stream_window // 2
+        # Sending: what the server allows (request bodies only; HEADERS are not counted).
+        self._server_max_streams = f.MAX_STREAM_ID  # no limit until its SETTINGS say one
+        self._initial_send_window = f.DEFAULT_WINDOW
+        self._send_window = f.DEFAULT_WINDOW
+        self._max_send_frame = f.DEFAULT_MAX_FRAME_SIZE
+        self._pending_bodies: dict[int, bytes] = {}
+        self._body_windows: dict[int, int] = {}
+        flags = f.END_HEADERS | (0 if request.body else f.END_STREAM)
+        self._headers_head = f.FRAME_HEAD.pack(len(request.block) << 8 | f.HEADERS, flags, 0)[:5]
+        self.goaway: tuple[int, int] | None = None  # (last stream id, error code) received
+        self.settings_acked = False
+        self.failed = False
+        self.closed = False
+        self.connection_error: StreamError | None = None
+
+    # -- what the engine asks --
+    def initiate(self) -> bytes:
+        """The client's connection preface: the magic, SETTINGS, the connection window."""
+        settings = [
+            (f.SETTINGS_ENABLE_PUSH, 0),
+            (f.SETTINGS_INITIAL_WINDOW_SIZE, self._stream_window),
+        ]
+        preface = f.PREFACE + f.settings_frame(settings)
+        if self._connection_window > f.DEFAULT_WINDOW:
+            preface += f.window_update(0, self._connection_window - f.DEFAULT_WINDOW)
+        return preface
+
+    @property
+    def open_stream_count(self) -> int:
+        return len(self._streams)
+
+    @property
+    def free_streams(self) -> int:
+        """How many new streams may open now: 0 after a GOAWAY, a failure, or the last id."""
+        if self.goaway is not None or self.failed or self.closed:
+            return 0
+        limit = min(self._max_streams, self._server_max_streams) - len(self._streams)
+        ids_left = (f.MAX_STREAM_ID - self._next_id) // 2 + 1
+        return max(0, min(limit, ids_left))
+
+    @property
+    def finished(self) -> bool:
+        """True once no stream is open and none may open: the engine closes the socket."""
+        return not self._streams and self.free_streams == 0
+
+    def open_streams(self, count: int) -> tuple[int, int]:
+        """Open up to ``count`` new streams for the request: (first stream id, how many).
+        Their ids are ``first, first + 2, ...``; their bytes join :meth:`data_to_send`."""
+        count = min(count, self.free_streams)
+        if count <= 0:
+            return 0, 0
+        first = self._next_id
+        stop = first + 2 * count
+        self._next_id = stop
+        streams = self._streams
+        block = self._request.block
+        if not self._request.body and len(block) <= self._max_send_frame:
+            head = self._headers_head
+            out = self._outbound
+            for stream_id in range(first, stop, 2):
+                streams[stream_id] = 0
+                out.append(head + stream_id.to_bytes(4, "big") + block)
+            return first, count
+        for stream_id in range(first, stop, 2):
+            streams[stream_id] = 0
+            body = self._request.body
+            self._outbound.append(
+                f.headers_frames(stream_id, block, not body, self._max_send_frame)
+            )
+            if body:
+                self._pending_bodies[stream_id] = body
+                self._body_windows[stream_id] = self._initial_send_window
+        if self._pending_bodies:
+            self._send_bodies()
+        return first, count
+
+    def data_to_send(self) -> bytes:
+        """Everything queued for the server since the last call, as one write."""
+        if not self._outbound:
+            return b""
+        data = b"".join(self._outbound)
+        self._outbound.clear()
+        return data
+
+    def shutdown(self) -> bytes:
+        """The GOAWAY a client sends when it is done with the connection."""
+        self.closed = True
+        return f.goaway(0, f.NO_ERROR)
+
+    # -- what the server sent --
+    def feed(self, data: bytes) -> None:
+        if self.failed or self.closed:
+            return
+        buffer = self._recv_buffer + data if self._recv_buffer else data
+        try:
+            if not self._first_frame_seen:
+                if len(buffer) < 9:
+                    self._recv_buffer = buffer
+                    return
+                self._check_server_preface(buffer)
+            used = self._read_frames(buffer)
+        except f.ConnectionViolation as exc:
+            self._fail_connection(exc.code, exc.reason)
+            return
+        self._recv_buffer = buffer[used:]
+
+    def feed_eof(self) -> None:
+        """The server closed the connection: every open stream ends as ``closed``."""
+        if self.failed or self.closed:
+            return
+        self.closed = True
+        if self.goaway is not None:
+            why = f"after GOAWAY {f.error_name(self.goaway[1])}"
+        else:
+            why = "without a GOAWAY"
+        error = StreamError(
+            "reset", "closed", f.NO_ERROR, f"the server closed the connection {why}, stream open"
+        )
+        self._end_all(error)
+
+    # -- reading frames --
+    def _check_server_preface(self, buffer: bytes) -> None:
+        # RFC 9113 section 3.4: the server's preface is a SETTINGS frame. Anything else
+        # is most likely a server that does not speak HTTP/2: say what it answered.
+        if buffer.startswith(b"HTTP/"):
+            line = buffer.split(b"\r\n", 1)[0][:_FIRST_BYTES_SHOWN]
+            raise f.ConnectionViolation(
+                f.PROTOCOL_ERROR,
+                f"the server answered in HTTP/1 ({line!r}), not HTTP/2: it does not speak "
+                "HTTP/2 over cleartext with prior knowledge (h2c) on this port",
+            )
+        if buffer[3] != f.SETTINGS:
+            raise f.ConnectionViolation(
+                f.PROTOCOL_ERROR,
+                f"the server's first frame is not SETTINGS: {buffer[:_FIRST_BYTES_SHOWN]!r}",
+            )
+        self._first_frame_seen = True
+
+    def _read_frames(self, buffer: bytes) -> int:
+        """Handles every whole frame in ``buffer``; returns how many bytes they took."""
+        size = len(buffer)
+        pos = 0
+        unpack = f.FRAME_HEAD.unpack_from
+        streams = self._streams
+        while size - pos >= 9:
+            length_kind, flags, stream_id = unpack(buffer, pos)
+            length = length_kind >> 8
+            if length > f.DEFAULT_MAX_FRAME_SIZE:
+                raise f.ConnectionViolation(
+                    f.FRAME_SIZE_ERROR,
+                    f"a frame of {length} bytes, above the client's SETTINGS_MAX_FRAME_SIZE "
+                    f"of {f.DEFAULT_MAX_FRAME_SIZE}: {buffer[pos : pos + 9]!r}",
+                )
+            end = pos + 9 + length
+            if end > size:
+                break
+            kind = length_kind & 0xFF
+            stream_id &= f.MAX_STREAM_ID
+            payload = buffer[pos + 9 : end]
+            pos = end
+            if self._continuing is not None:
+                self._on_continuation(kind, flags, stream_id, payload)
+            elif kind == f.DATA:
+                status = streams.get(stream_id)
+                if status and flags & f.END_STREAM:
+                    # The hot path: the last DATA frame of a response whose HEADERS came.
+                    del streams[stream_id]
+                    self._consume(length)
+                    if self._stream_received:
+                        self._stream_received.pop(stream_id, None)
+                    self._on_response(stream_id, status)
+                    if self._pending_bodies:
+                        self._cancel_body(stream_id)
+                else:
+                    self._on_data(flags, stream_id, length, status)
+            elif kind == f.HEADERS:
+                self._on_headers(flags, stream_id, payload)
+            else:
+                self._on_control(kind, flags, stream_id, payload)
+            if self.failed:
+                break
+        return pos
+
+    def _consume(self, length: int) -> None:
+        self._recv_consumed += length
+        if self._recv_consumed >= self._recv_update_at:
+            self._outbound.append(f.window_update(0, self._recv_consumed))
+            self._recv_consumed = 0
+
+    def _on_data(self, flags: int, stream_id: int, length: int, status: int | None) -> None:
+        if stream_id == 0:
+            raise f.ConnectionViolation(f.PROTOCOL_ERROR, "a DATA frame on stream 0")
+        self._consume(length)  # padding included: it counts against the window too
+        if status is None:
+            self._check_known(stream_id, "DATA")
+            return  # a stream already ended: its late frames are dropped
+        if status == 0:
+            self._stream_failed(stream_id, "a DATA frame before the response's HEADERS")
+            return
+        # Not the last frame (that one took the hot path in _read_frames).
+        received = self._stream_received.get(stream_id, 0) + length
+        if received >= self._stream_update_at:
+            self._outbound.append(f.window_update(stream_id, received))
+            received = 0
+        self._stream_received[stream_id] = received
+
+    def _on_headers(self, flags: int, stream_id: int, payload: bytes) -> None:
+        if stream_id == 0:
+            raise f.ConnectionViolation(f.PROTOCOL_ERROR, "a HEADERS frame on stream 0")
+        block = f.strip_padding("HEADERS", flags, payload)
+        if flags & f.PRIORITY_FLAG:
+            if len(block) < 5:
+                raise f.ConnectionViolation(f.FRAME_SIZE_ERROR, "a HEADERS frame too short")
+            block = block[5:]
+        end_stream = bool(flags & f.END_STREAM)
+        if flags & f.END_HEADERS:
+            self._header_block(stream_id, end_stream, block)
+        else:
+            self._continuing = (stream_id, end_stream, [block])
+
+    def _on_continuation(self, kind: int, flags: int, stream_id: int, payload: bytes) -> None:
+        assert self._continuing is not None
+        expected, end_stream, pieces = self._continuing
+        if kind != f.CONTINUATION or stream_id != expected:
+            raise f.ConnectionViolation(
+                f.PROTOCOL_ERROR,
+                f"a frame of type {kind} on stream {stream_id} inside the header block of "
+                f"stream {expected}, where only CONTINUATION frames may come",
+            )
+        pieces.append(payload)
+        if sum(map(len, pieces)) > _MAX_HEADER_BLOCK:
+            raise f.ConnectionViolation(
+                f.PROTOCOL_ERROR, f"a header block over {_MAX_HEADER_BLOCK // 1024} KiB"
+            )
+        if flags & f.END_HEADERS:
+            self._continuing = None
+            self._header_block(stream_id, end_stream, b"".join(pieces))
+
+    def _header_block(self, stream_id: int, end_stream: bool, block: bytes) -> None:
+        # Decoded whatever becomes of the stream: the HPACK table must stay in step.
+        status = self._decoder.status_of(block)
+        current = self._streams.get(stream_id)
+        if current is None:
+            self._check_known(stream_id, "HEADERS")
+            return
+        if current:  # trailers
+            if not end_stream:
+                self._stream_failed(stream_id, "trailers without END_STREAM")
+                return
+            del self._streams[stream_id]
+            self._stream_received.pop(stream_id, None)
+            self._on_response(stream_id, current)
+            self._cancel_body(stream_id)
+            return
+        if status < 100:
+            self._stream_failed(stream_id, "a response header block with no valid :status")
+            return
+        if status < 200:
+            if status == 101 or end_stream:
+                self._stream_failed(stream_id, f"an interim {status} response ending the stream")
+            return  # an interim response: the final one follows
+        if end_stream:
+            del self._streams[stream_id]
+            self._on_response(stream_id, status)
+            self._cancel_body(stream_id)
+        else:
+            self._streams[stream_id] = status
+
+    def _on_control(self, kind: int, flags: int, stream_id: int, payload: bytes) -> None:
+        if kind == f.SETTINGS:
+            self._on_settings(flags, stream_id, payload)
+        elif kind == f.PING:
+            if stream_id != 0 or len(payload) != 8:
+                raise f.ConnectionViolation(
+                    f.PROTOCOL_ERROR if stream_id else f.FRAME_SIZE_ERROR,
+                    f"a PING frame of {len(payload)} bytes on stream {stream_id}",
+                )
+            if not flags & f.ACK:
+                self._outbound.append(f.ping_ack(payload))
+        elif kind == f.WINDOW_UPDATE:
+            self._on_window_update(stream_id, payload)
+        elif kind == f.RST_STREAM:
+            self._on_rst_stream(stream_id, payload)
+        elif kind == f.GOAWAY:
+            self._on_goaway(stream_id, payload)
+        elif kind == f.PRIORITY:
+            if len(payload) != 5:
+                raise f.ConnectionViolation(f.FRAME_SIZE_ERROR, "a PRIORITY frame not 5 bytes")
+        elif kind == f.PUSH_PROMISE:
+            raise f.ConnectionViolation(
+                f.PROTOCOL_ERROR, "a PUSH_PROMISE, though the client's SETTINGS disabled push"
+            )
+        elif kind == f.CONTINUATION:
+            raise f.ConnectionViolation(
+                f.PROTOCOL_ERROR, f"a CONTINUATION frame on stream {stream_id} after no HEADERS"
+            )
+        # Frames of unknown types are ignored (RFC 9113 section 4.1).
+
+    def _on_settings(self, flags: int, stream_id: int, payload: bytes) -> None:
+        if stream_id != 0:
+            raise f.ConnectionViolation(f.PROTOCOL_ERROR, f"a SETTINGS frame on stream {stream_id}")
+        if flags & f.ACK:
+            if payload:
+                raise f.ConnectionViolation(f.FRAME_SIZE_ERROR, "a SETTINGS ACK with a payload")
+            self.settings_acked = True
+            return
+        for key, value in f.parse_settings(payload):
+            if key == f.SETTINGS_MAX_CONCURRENT_STREAMS:
+                self._server_max_streams = value
+            elif key == f.SETTINGS_MAX_FRAME_SIZE:
+                self._max_send_frame = value
+            elif key == f.SETTINGS_INITIAL_WINDOW_SIZE:
+                delta = value - self._initial_send_window
+                self._initial_send_window = value
+                for body_stream in self._body_windows:
+                    self._body_windows[body_stream] += delta
+        self._outbound.append(f.SETTINGS_ACK)
+        if self._pending_bodies:
+            self._send_bodies()
+
+    def _on_window_update(self, stream_id: int, payload: bytes) -> None:
+        if len(payload) != 4:
+            raise f.ConnectionViolation(f.FRAME_SIZE_ERROR, "a WINDOW_UPDATE frame not 4 bytes")
+        increment = f.read_u32(payload) & f.MAX_WINDOW
+        if stream_id == 0:
+            if increment == 0:
+                raise f.ConnectionViolation(f.PROTOCOL_ERROR, "a WINDOW_UPDATE of 0 on stream 0")
+            self._send_window += increment
+            if self._send_window > f.MAX_WINDOW:
+                raise f.ConnectionViolation(
+                    f.FLOW_CONTROL_ERROR, "WINDOW_UPDATEs raised the connection window past 2^31-1"
+                )
+        elif stream_id in self._body_windows:
+            if increment == 0:
+                self._stream_failed(stream_id, "a WINDOW_UPDATE of 0")
+                return
+            self._body_windows[stream_id] += increment
+        else:
+            self._check_known(stream_id, "WINDOW_UPDATE")
+            return
+        if self._pending_bodies:
+            self._send_bodies()
+
+    def _on_rst_stream(self, stream_id: int, payload: bytes) -> None:
+        if stream_id == 0 or len(payload) != 4:
+            raise f.ConnectionViolation(
+                f.PROTOCOL_ERROR if stream_id == 0 else f.FRAME_SIZE_ERROR,
+                f"a RST_STREAM frame of {len(payload)} bytes on stream {stream_id}",
+            )
+        if stream_id not in self._streams:
+            self._check_known(stream_id, "RST_STREAM")
+            return  # a reset after the response ended (a server stopping our body)
+        code = f.read_u32(payload)
+        self._end_stream_in_error(
+            stream_id,
+            StreamError(
+                "reset", "rst_stream", code, f"stream reset by the server: {f.error_name(code)}"
+            ),
+        )
+
+    def _on_goaway(self, stream_id: int, payload: bytes) -> None:
+        if stream_id != 0 or len(payload) < 8:
+            raise f.ConnectionViolation(
+                f.PROTOCOL_ERROR if stream_id else f.FRAME_SIZE_ERROR,
+                f"a GOAWAY frame of {len(payload)} bytes on stream {stream_id}",
+            )
+        last = f.read_u32(payload) & f.MAX_STREAM_ID
+        code = f.read_u32(payload, 4)
+        if self.goaway is not None:
+            last = min(last, self.goaway[0])  # a later GOAWAY may only lower it
+        self.goaway = (last, code)
+        debug = payload[8:][:_FIRST_BYTES_SHOWN]
+        said = f", saying {debug!r}" if debug else ""
+        reason = (
+            f"not processed: the server sent GOAWAY {f.error_name(code)} with last stream "
+            f"{last}{said}"
+        )
+        for unprocessed in sorted(s for s in self._streams if s > last):
+            self._end_stream_in_error(unprocessed, StreamError("reset", "goaway", code, reason))
+
+    # -- ending streams --
+    def _check_known(self, stream_id: int, what: str) -> None:
+        """A frame on a stream that is not open: fine if the stream was (it ended and the
+        server's frame crossed), a connection error if it never was."""
+        if stream_id % 2 == 0 or stream_id >= self._next_id:
+            raise f.ConnectionViolation(
+                f.PROTOCOL_ERROR, f"a {what} frame on stream {stream_id}, which was never opened"
+            )
+
+    def _stream_failed(self, stream_id: int, what: str) -> None:
+        """A malformed response on one stream (RFC 9113 section 8.1.1): the stream ends in
+        a ``protocol`` error and the server is told with a RST_STREAM."""
+        self._outbound.append(f.rst_stream(stream_id, f.PROTOCOL_ERROR))
+        error = StreamError("protocol", "protocol", f.PROTOCOL_ERROR, f"malformed response: {what}")
+        self._end_stream_in_error(stream_id, error)
+
+    def _end_stream_in_error(self, stream_id: int, error: StreamError) -> None:
+        del self._streams[stream_id]
+        self._stream_received.pop(stream_id, None)
+        self._pending_bodies.pop(stream_id, None)
+        self._body_windows.pop(stream_id, None)
+        self._on_stream_error(stream_id, error)
+
+    def _end_all(self, error: StreamError) -> None:
+        for stream_id in sorted(self._streams):
+            self._end_stream_in_error(stream_id, error)
+
+    def _fail_connection(self, code: int, reason: str) -> None:
+        self.failed = True
+        self._continuing = None
+        self._outbound.append(f.goaway(0, code, reason.encode("utf-8", "replace")[:200]))
+        self.connection_error = StreamError("protocol", "protocol", code, reason)
+        self._end_all(self.connection_error)
+
+    # -- request bodies, as flow control lets them go --
+    def _send_bodies(self) -> None:
+        for stream_id in list(self._pending_bodies):
+            if self._send_window <= 0:
+                return
+            body = self._pending_bodies[stream_id]
+            window = self._body_windows[stream_id]
+            sent = 0
+            while sent < len(body) and window > 0 and self._send_window > 0:
+                size = min(len(body) - sent, window, self._send_window, self._max_send_frame)
+                last = sent + size == len(body)
+                chunk = body[sent : sent + size]
+                self._outbound.append(
+                    f.frame(f.DATA, f.END_STREAM if last else 0, stream_id, chunk)
+                )
+                sent += size
+                window -= size
+                self._send_window -= size
+            self._body_windows[stream_id] = window
+            if sent == len(body):
+                del self._pending_bodies[stream_id]
+                del self._body_windows[stream_id]
+            else:
+                self._pending_bodies[stream_id] = body[sent:]
+
+    def _cancel_body(self, stream_id: int) -> None:
+        """The response ended before the request's body was all sent: send no more of it
+        (RFC 9113 section 8.1 lets a server answer early)."""
+        if self._pending_bodies.pop(stream_id, None) is not None:
+            del self._body_windows[stream_id]
+            self._outbound.append(f.rst_stream(stream_id, f.CANCEL))

@@ -1,0 +1,112 @@
+"""HPACK (RFC 7541) for the client's side of a load, with the ``hpack`` library.
+
+A load's request header block is encoded **once**, every field a literal that is never
+indexed (or an index into the static table), so the block touches no dynamic table and the
+same bytes are valid on every stream of every connection: per request, nothing is encoded.
+What that costs against indexing is in ``benchmarks/bench_hpack.py``: a repeated request
+encoded with the dynamic table every time costs about as much CPU as the whole rest of a
+request, to save a few dozen bytes of loopback traffic.
+
+Responses must be decoded, every block, to keep the server's dynamic table in step with
+ours. A server's answers to a fixed request repeat the same block bytes once its table
+holds their fields (Go's net/http then sends one index per field), so
+:class:`ResponseHeaderDecoder` keeps the status of each block it has decoded, by its bytes,
+for as long as the dynamic table has not changed: a block that changes nothing decodes to
+the same fields again, and any change clears what was kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import hpack
+
+from pytest_netbench._proto.h2_frames import COMPRESSION_ERROR, ConnectionViolation
+
+# Not allowed in HTTP/2 (RFC 9113 section 8.2.2): the connection carries what they said.
+_CONNECTION_SPECIFIC = frozenset(
+    {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host"}
+)
+# How many blocks' statuses are kept before the cache starts again (a server whose every
+# answer differs, such as one naming a request id, would otherwise grow it without end).
+_CACHE_LIMIT = 64
+_MAX_HEADER_LIST = 64 * 1024
+_STATUS = b":status"
+
+
+def encode_request_block(
+    method: str,
+    scheme: str,
+    authority: str,
+    path: str,
+    headers: Sequence[tuple[str, str]] = (),
+) -> bytes:
+    """The header block of one request, valid on any stream of any connection.
+
+    ``headers`` are the request's own fields; ``host`` becomes ``:authority`` and the
+    fields HTTP/2 forbids are refused with a ``ValueError`` naming them.
+    """
+    if not method or not method.isalpha():
+        raise ValueError(f"HTTP method must be a token of letters, got {method!r}")
+    if not path or " " in path:
+        raise ValueError(f"request path must be non-empty with no spaces, got {path!r}")
+    fields: list[tuple[str, str]] = []
+    for name, value in headers:
+        lowered = name.lower()
+        if any(c in name + value for c in "\r\n\0") or ":" in name or not name:
+            raise ValueError(f"header {name!r} is empty or holds a line break, NUL or colon")
+        if lowered == "host":
+            authority = value
+        elif lowered == "te" and value.strip().lower() != "trailers":
+            raise ValueError(f"header TE: {value!r} is not allowed in HTTP/2 (only 'trailers')")
+        elif lowered in _CONNECTION_SPECIFIC:
+            raise ValueError(
+                f"header {name!r} is connection-specific, which HTTP/2 forbids: remove it"
+            )
+        else:
+            fields.append((lowered, value))
+    if not any(name == "user-agent" for name, _ in fields):
+        fields.append(("user-agent", "netbench"))
+    pseudo = [(":method", method.upper()), (":scheme", scheme), (":authority", authority)]
+    pseudo.append((":path", path))
+    never_indexed = [hpack.NeverIndexedHeaderTuple(n, v) for n, v in pseudo + fields]
+    return hpack.Encoder().encode(never_indexed)
+
+
+class ResponseHeaderDecoder:
+    """One connection's HPACK decoder, reading the ``:status`` of each block."""
+
+    __slots__ = ("_cache", "_decoder", "_table")
+
+    def __init__(self) -> None:
+        self._decoder = hpack.Decoder(max_header_list_size=_MAX_HEADER_LIST)
+        self._table = self._decoder.header_table
+        self._cache: dict[bytes, int] = {}
+
+    def status_of(self, block: bytes) -> int:
+        """The ``:status`` of a complete header block: 0 if it has none (trailers, or a
+        malformed response), -1 if it is not three digits. A block HPACK cannot decode breaks the
+        whole connection: :class:`ConnectionViolation` with ``COMPRESSION_ERROR``."""
+        status = self._cache.get(block)
+        if status is not None:
+            return status
+        table = self._table
+        entries = table.dynamic_entries
+        before = (len(entries), entries[0] if entries else None, table.maxsize)
+        try:
+            fields = self._decoder.decode(block, raw=True)
+        except hpack.HPACKError as exc:
+            raise ConnectionViolation(COMPRESSION_ERROR, f"bad HPACK header block: {exc}") from None
+        status = 0
+        for name, value in fields:
+            if name == _STATUS:
+                status = int(value) if value.isdigit() and len(value) == 3 else -1
+                break
+        after = (len(entries), entries[0] if entries else None, table.maxsize)
+        if after[0] != before[0] or after[1] is not before[1] or after[2] != before[2]:
+            self._cache.clear()
+        else:
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[block] = status
+        return status

@@ -1,0 +1,477 @@
+"""The sans-IO HTTP/2 client with byte strings only.
+
+Two kinds of peer: the ``h2`` library's server side (an independent implementation, so the
+client's bytes are checked by someone else's parser), and frames written by hand for what a
+well-behaved server never sends: resets mid-body, GOAWAY with streams in flight, garbage.
+"""
+
+from __future__ import annotations
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.settings
+import hpack
+import pytest
+
+from pytest_netbench._proto import h2_frames as f
+from pytest_netbench._proto.h2_client import (
+    DEFAULT_WINDOW,
+    H2ClientConnection,
+    H2Request,
+    StreamError,
+)
+from pytest_netbench._proto.h2_headers import ResponseHeaderDecoder, encode_request_block
+
+BLOCK = encode_request_block("GET", "http", "127.0.0.1:8080", "/")
+RESPONSE = [(":status", "200"), ("content-type", "text/plain"), ("content-length", "13")]
+
+
+class Events:
+    """What a client connection reported, in order."""
+
+    def __init__(self) -> None:
+        self.responses: list[tuple[int, int]] = []
+        self.errors: list[tuple[int, StreamError]] = []
+
+    def client(self, request: H2Request | None = None, **options: int) -> H2ClientConnection:
+        return H2ClientConnection(
+            request or H2Request(BLOCK),
+            lambda stream_id, status: self.responses.append((stream_id, status)),
+            lambda stream_id, error: self.errors.append((stream_id, error)),
+            **options,
+        )
+
+
+class H2Server:
+    """The ``h2`` library's server side, answering every request it completes."""
+
+    def __init__(self, **settings: int) -> None:
+        config = h2.config.H2Configuration(client_side=False)
+        self.conn = h2.connection.H2Connection(config)
+        values = {h2.settings.SettingCodes[name.upper()]: v for name, v in settings.items()}
+        self.conn.local_settings = h2.settings.Settings(client=False, initial_values=values)
+        self.conn.initiate_connection()
+        self.requests: dict[int, list[tuple[bytes, bytes]]] = {}
+        self.bodies: dict[int, bytes] = {}
+        self.ended: list[int] = []
+
+    def receive(self, data: bytes) -> list[h2.events.Event]:
+        events = self.conn.receive_data(data)
+        for event in events:
+            if isinstance(event, h2.events.RequestReceived):
+                self.requests[event.stream_id] = list(event.headers)
+            elif isinstance(event, h2.events.DataReceived):
+                self.bodies[event.stream_id] = self.bodies.get(event.stream_id, b"") + event.data
+                self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.StreamEnded):
+                self.ended.append(event.stream_id)
+        return events
+
+    def answer(self, stream_id: int, body: bytes = b"Hello, World!", **extra: object) -> None:
+        self.conn.send_headers(stream_id, RESPONSE, end_stream=False)
+        self.conn.send_data(stream_id, body, end_stream=not extra.get("trailers"))
+        trailers = extra.get("trailers")
+        if trailers:
+            self.conn.send_headers(stream_id, trailers, end_stream=True)
+
+    def send(self) -> bytes:
+        return self.conn.data_to_send()
+
+
+def connected(events: Events, server: H2Server | None = None, **options: int):
+    """A client and an ``h2`` server past both prefaces and SETTINGS ACKs."""
+    server = server or H2Server()
+    client = events.client(**options)
+    server.receive(client.initiate())
+    client.feed(server.send())
+    server.receive(client.data_to_send())
+    client.feed(server.send())
+    assert client.settings_acked and not client.failed
+    return client, server
+
+
+def exchange(client: H2ClientConnection, server: H2Server, count: int) -> tuple[int, int]:
+    first, opened = client.open_streams(count)
+    server.receive(client.data_to_send())
+    for stream_id in range(first, first + 2 * opened, 2):
+        server.answer(stream_id)
+    client.feed(server.send())
+    server.receive(client.data_to_send())
+    return first, opened
+
+
+# -- the request --
+def test_request_block_is_fixed_and_touches_no_table() -> None:
+    assert encode_request_block("GET", "http", "h:1", "/") == encode_request_block(
+        "GET", "http", "h:1", "/"
+    )
+    decoder = hpack.Decoder()
+    fields = decoder.decode(encode_request_block("get", "https", "h:1", "/x", [("X-A", "b")]))
+    assert fields == [
+        (":method", "GET"),
+        (":scheme", "https"),
+        (":authority", "h:1"),
+        (":path", "/x"),
+        ("x-a", "b"),
+        ("user-agent", "netbench"),
+    ]
+    assert len(decoder.header_table.dynamic_entries) == 0
+
+
+def test_host_header_becomes_authority() -> None:
+    fields = hpack.Decoder().decode(encode_request_block("GET", "http", "a", "/", [("Host", "b")]))
+    assert (":authority", "b") in fields
+    assert not any(name == "host" for name, _ in fields)
+
+
+@pytest.mark.parametrize(
+    ("headers", "words"),
+    [
+        ([("Connection", "close")], "connection-specific"),
+        ([("Transfer-Encoding", "chunked")], "connection-specific"),
+        ([("TE", "gzip")], "only 'trailers'"),
+        ([("X-A", "b\r\nc")], "line break"),
+    ],
+)
+def test_request_headers_http2_forbids_are_refused(headers, words) -> None:
+    with pytest.raises(ValueError, match=words):
+        encode_request_block("GET", "http", "a", "/", headers)
+
+
+def test_preface_announces_large_windows_and_no_push() -> None:
+    client = Events().client()
+    data = client.initiate()
+    assert data.startswith(f.PREFACE)
+    server = H2Server()
+    server.receive(data)
+    remote = server.conn.remote_settings
+    assert remote.initial_window_size == DEFAULT_WINDOW == 2**30 - 1
+    assert remote.enable_push == 0
+    # The connection window raised to 2^30-1 as well, by a WINDOW_UPDATE on stream 0.
+    assert server.conn.outbound_flow_control_window == 2**30 - 1
+
+
+# -- exchanges with an h2 server --
+def test_completes_requests_on_ten_streams() -> None:
+    events = Events()
+    client, server = connected(events, max_streams=10)
+    for _ in range(30):
+        _, opened = exchange(client, server, 10)
+        assert opened == 10
+    assert len(events.responses) == 300 and not events.errors
+    assert {status for _, status in events.responses} == {200}
+    assert [stream_id for stream_id, _ in events.responses] == list(range(1, 600, 2))
+    assert server.requests[1][0] == (b":method", b"GET")
+    assert client.open_stream_count == 0
+
+
+def test_streams_are_bounded_by_max_streams_and_the_servers_setting() -> None:
+    events = Events()
+    client, server = connected(events, H2Server(max_concurrent_streams=3), max_streams=10)
+    assert client.free_streams == 3
+    assert client.open_streams(10) == (1, 3)
+    assert client.free_streams == 0 and client.open_streams(1) == (0, 0)
+    server.receive(client.data_to_send())
+    server.answer(3)
+    client.feed(server.send())
+    assert events.responses == [(3, 200)]
+    assert client.free_streams == 1
+
+
+def test_requests_sent_before_the_servers_settings_arrive() -> None:
+    # A server that sends its SETTINGS late: the client writes requests right after its
+    # preface, as h2load does, and applies the limits when they come.
+    events = Events()
+    client = events.client(max_streams=10)
+    server = H2Server(max_concurrent_streams=100)
+    preface = client.initiate()
+    first, opened = client.open_streams(4)
+    server.receive(preface + client.data_to_send())
+    for stream_id in range(first, first + 2 * opened, 2):
+        server.answer(stream_id)
+    client.feed(server.send())
+    assert [status for _, status in events.responses] == [200] * 4
+    assert client.data_to_send().startswith(f.SETTINGS_ACK)
+
+
+def test_trailers_end_the_stream_with_the_status_of_the_headers() -> None:
+    events = Events()
+    client, server = connected(events)
+    client.open_streams(1)
+    server.receive(client.data_to_send())
+    server.answer(1, trailers=[("grpc-status", "0")])
+    client.feed(server.send())
+    assert events.responses == [(1, 200)]
+
+
+def test_header_block_over_continuation_frames() -> None:
+    events = Events()
+    client, server = connected(events)
+    client.open_streams(1)
+    server.receive(client.data_to_send())
+    big = [*RESPONSE, ("x-big", "v" * 40_000)]
+    server.conn.send_headers(1, big, end_stream=True)
+    data = server.send()
+    assert data.count(bytes([f.CONTINUATION])) >= 1
+    for i in range(0, len(data), 1000):  # in pieces, as reads cut it
+        client.feed(data[i : i + 1000])
+    assert events.responses == [(1, 200)] and not events.errors
+
+
+def test_request_body_waits_for_the_servers_small_window() -> None:
+    events = Events()
+    body = bytes(range(256)) * 4
+    client = events.client(H2Request(encode_request_block("POST", "http", "a", "/"), body))
+    server = H2Server(initial_window_size=100)
+    server.receive(client.initiate())
+    client.feed(server.send())  # the server's SETTINGS: stream windows of 100 bytes
+    client.open_streams(2)
+    for _ in range(40):  # each round the server takes what came and opens its window
+        server.receive(client.data_to_send())
+        client.feed(server.send())
+        if len(server.ended) == 2:
+            break
+    assert server.bodies == {1: body, 3: body}
+    assert server.ended == [1, 3]
+
+
+def test_receive_windows_are_given_back_in_batches() -> None:
+    events = Events()
+    window = 65_535
+    client, server = connected(events, stream_window=window, connection_window=window)
+    client.open_streams(1)
+    server.receive(client.data_to_send())
+    server.conn.send_headers(1, RESPONSE)
+    chunk = b"x" * 10_000
+    updates = []
+    for _ in range(6):  # 60,000 bytes: past half of each window once
+        server.conn.send_data(1, chunk)
+        client.feed(server.send())
+        sent = client.data_to_send()
+        updates.append(sent)
+        server.receive(sent)
+    frames = b"".join(updates)
+    # One WINDOW_UPDATE for the connection and one for the stream, each of 40,000 bytes.
+    assert frames == f.window_update(0, 40_000) + f.window_update(1, 40_000)
+    server.conn.send_data(1, b"", end_stream=True)
+    client.feed(server.send())
+    assert events.responses == [(1, 200)]
+
+
+def test_ping_is_answered() -> None:
+    events = Events()
+    client, server = connected(events)
+    server.conn.ping(b"12345678")
+    client.feed(server.send())
+    events_back = server.receive(client.data_to_send())
+    assert any(isinstance(e, h2.events.PingAckReceived) for e in events_back)
+
+
+# -- servers that misbehave, written by hand --
+def server_preface(**settings: int) -> bytes:
+    return f.settings_frame([(getattr(f, f"SETTINGS_{k.upper()}"), v) for k, v in settings.items()])
+
+
+def headers(stream_id: int, end_stream: bool = False, status: str = "200") -> bytes:
+    block = hpack.Encoder().encode([(":status", status)])
+    return f.headers_frames(stream_id, block, end_stream, 16_384)
+
+
+def started(events: Events, streams: int = 3) -> H2ClientConnection:
+    client = events.client()
+    client.initiate()
+    client.feed(server_preface())
+    client.open_streams(streams)
+    client.data_to_send()
+    return client
+
+
+def test_rst_stream_mid_body_is_a_reset_with_its_code() -> None:
+    events = Events()
+    client = started(events, 2)
+    client.feed(headers(1) + f.frame(f.DATA, 0, 1, b"half") + f.rst_stream(1, f.INTERNAL_ERROR))
+    client.feed(headers(3) + f.frame(f.DATA, f.END_STREAM, 3, b"whole"))
+    assert events.responses == [(3, 200)]
+    [(stream_id, error)] = events.errors
+    assert stream_id == 1
+    assert (error.kind, error.cause, error.code) == ("reset", "rst_stream", f.INTERNAL_ERROR)
+    assert error.reason == "stream reset by the server: INTERNAL_ERROR (0x2)"
+    assert not client.failed and client.free_streams > 0
+
+
+def test_goaway_fails_the_streams_above_its_last_id_and_lets_the_others_finish() -> None:
+    events = Events()
+    client = started(events, 3)  # streams 1, 3, 5
+    client.feed(headers(1) + f.goaway(3, f.NO_ERROR, b"restarting"))
+    [(stream_id, error)] = events.errors
+    assert stream_id == 5
+    assert (error.kind, error.cause, error.code) == ("reset", "goaway", f.NO_ERROR)
+    assert "GOAWAY NO_ERROR (0x0) with last stream 3, saying b'restarting'" in error.reason
+    assert client.free_streams == 0 and client.open_streams(1) == (0, 0)
+    assert not client.finished
+    client.feed(f.frame(f.DATA, f.END_STREAM, 1, b"a") + headers(3, end_stream=True))
+    assert events.responses == [(1, 200), (3, 200)]
+    assert client.finished
+
+
+def test_close_with_streams_open_ends_them_as_closed() -> None:
+    events = Events()
+    client = started(events, 2)
+    client.feed(headers(1))
+    client.feed_eof()
+    assert [(s, e.cause, e.kind) for s, e in events.errors] == [
+        (1, "closed", "reset"),
+        (3, "closed", "reset"),
+    ]
+    assert "without a GOAWAY" in events.errors[0][1].reason
+
+
+def test_interim_response_then_final() -> None:
+    events = Events()
+    client = started(events, 1)
+    client.feed(headers(1, status="103") + headers(1, end_stream=True, status="204"))
+    assert events.responses == [(1, 204)]
+
+
+@pytest.mark.parametrize(
+    ("frames", "words"),
+    [
+        (lambda: f.frame(f.DATA, 0, 1, b"x"), "DATA frame before the response's HEADERS"),
+        (lambda: headers(1, status="abc"), "no valid :status"),
+        (lambda: headers(1) + headers(1), "trailers without END_STREAM"),
+        (lambda: headers(1, end_stream=True, status="101"), "interim 101"),
+    ],
+)
+def test_malformed_response_fails_its_stream_only(frames, words) -> None:
+    events = Events()
+    client = started(events, 2)
+    client.feed(frames())
+    [(stream_id, error)] = events.errors
+    assert stream_id == 1 and error.kind == "protocol" and words in error.reason
+    assert client.data_to_send() == f.rst_stream(1, f.PROTOCOL_ERROR)
+    assert not client.failed
+    client.feed(headers(3, end_stream=True))
+    assert events.responses == [(3, 200)]
+
+
+@pytest.mark.parametrize(
+    ("garbage", "code", "words"),
+    [
+        (b"\x00\x00\x01\x00\x00\x00\x00\x00\x00x", f.PROTOCOL_ERROR, "DATA frame on stream 0"),
+        (b"\xff\xff\xff\x00\x00\x00\x00\x00\x01", f.FRAME_SIZE_ERROR, "frame of 16777215 bytes"),
+        (f.frame(f.HEADERS, f.END_HEADERS, 1, b"\xff\xff\xff\xff"), f.COMPRESSION_ERROR, "HPACK"),
+        (f.frame(f.DATA, 0, 7, b"x"), f.PROTOCOL_ERROR, "stream 7, which was never opened"),
+        (f.frame(f.PING, 0, 0, b"short"), f.FRAME_SIZE_ERROR, "PING frame of 5 bytes"),
+        (f.frame(f.CONTINUATION, f.END_HEADERS, 1, b""), f.PROTOCOL_ERROR, "CONTINUATION"),
+        (f.frame(f.PUSH_PROMISE, 0, 1, b"\x00" * 4), f.PROTOCOL_ERROR, "PUSH_PROMISE"),
+        (f.frame(f.SETTINGS, 0, 0, b"\x00\x05\x00\x00\x00\x01"), f.PROTOCOL_ERROR, "MAX_FRAME"),
+        (f.frame(f.WINDOW_UPDATE, 0, 0, b"\x00\x00\x00\x00"), f.PROTOCOL_ERROR, "of 0"),
+        (headers(1)[:-1] + b"", f.PROTOCOL_ERROR, None),  # cut short: no error yet
+    ],
+)
+def test_garbage_frame_fails_the_connection_and_every_open_stream(garbage, code, words) -> None:
+    events = Events()
+    client = started(events, 2)
+    client.feed(garbage)
+    if words is None:
+        assert not client.failed and not events.errors
+        return
+    assert client.failed
+    assert client.connection_error is not None and words in client.connection_error.reason
+    assert [(s, e.kind, e.code) for s, e in events.errors] == [
+        (1, "protocol", code),
+        (3, "protocol", code),
+    ]
+    sent = client.data_to_send()  # a GOAWAY with the code, and the reason as its debug data
+    assert sent[3] == f.GOAWAY and f.read_u32(sent, 13) == code and words.encode() in sent
+    client.feed(headers(1, end_stream=True))  # nothing more is read
+    assert events.responses == [] and len(events.errors) == 2
+
+
+def test_continuation_interrupted_by_another_frame_is_a_protocol_error() -> None:
+    events = Events()
+    client = started(events, 1)
+    block = hpack.Encoder().encode([(":status", "200")])
+    client.feed(f.frame(f.HEADERS, 0, 1, block[:1]) + f.frame(f.DATA, 0, 1, b"x"))
+    assert client.failed and "only CONTINUATION frames may come" in events.errors[0][1].reason
+
+
+def test_an_http1_answer_is_named() -> None:
+    events = Events()
+    client = started_without_preface(events)
+    client.feed(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+    assert client.failed
+    reason = events.errors[0][1].reason
+    assert "answered in HTTP/1 (b'HTTP/1.1 400 Bad Request')" in reason
+    assert "does not speak HTTP/2" in reason
+
+
+def test_first_frame_must_be_settings() -> None:
+    events = Events()
+    client = started_without_preface(events)
+    client.feed(f.ping_ack(b"12345678")[:4])  # fewer than 9 bytes: wait
+    assert not client.failed
+    client.feed(f.ping_ack(b"12345678")[4:])
+    assert client.failed and "first frame is not SETTINGS" in events.errors[0][1].reason
+
+
+def started_without_preface(events: Events) -> H2ClientConnection:
+    client = events.client()
+    client.initiate()
+    client.open_streams(1)
+    client.data_to_send()
+    return client
+
+
+def test_one_byte_at_a_time() -> None:
+    events = Events()
+    client = events.client()
+    client.initiate()
+    client.open_streams(2)
+    data = (
+        server_preface(max_concurrent_streams=5)
+        + headers(1)
+        + f.frame(f.DATA, f.END_STREAM, 1, b"hi")
+        + f.frame(f.PING, 0, 0, b"abcdefgh")
+        + headers(3, end_stream=True)
+    )
+    for i in range(len(data)):
+        client.feed(data[i : i + 1])
+    assert events.responses == [(1, 200), (3, 200)]
+    client.data_to_send()
+
+
+def test_stream_ids_run_out() -> None:
+    events = Events()
+    client = started(events, 0)
+    client._next_id = f.MAX_STREAM_ID - 2  # two ids left: 2^31-3 and 2^31-1
+    assert client.free_streams == 2
+    assert client.open_streams(5) == (f.MAX_STREAM_ID - 2, 2)
+    assert client.free_streams == 0
+
+
+def test_decoder_cache_follows_the_dynamic_table() -> None:
+    encoder, decoder = hpack.Encoder(), ResponseHeaderDecoder()
+    assert decoder.status_of(encoder.encode([(":status", "299")])) == 299  # into the table
+    index_62 = encoder.encode([(":status", "299")])
+    assert index_62 == b"\xbe"  # one indexed field: the first dynamic entry
+    assert decoder.status_of(index_62) == 299
+    assert decoder.status_of(index_62) == 299  # from the cache
+    # A new entry shifts every index: the same bytes now name the new field, and the
+    # cache must not answer from before.
+    assert decoder.status_of(encoder.encode([(":status", "555")])) == 555
+    assert decoder.status_of(index_62) == 555
+
+
+def test_status_that_is_not_three_digits() -> None:
+    decoder = ResponseHeaderDecoder()
+    assert decoder.status_of(hpack.Encoder().encode([(":status", "20")])) == -1
+    assert decoder.status_of(hpack.Encoder().encode([("grpc-status", "0")])) == 0
+
+
+def test_windows_out_of_range_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"stream_window must be in 65535\.\.2\^31-1"):
+        Events().client(stream_window=10)
+    with pytest.raises(ValueError, match="max_streams must be at least 1"):
+        Events().client(max_streams=0)
