@@ -67,6 +67,8 @@ def check_comparable(tool: str, spec: LoadSpec) -> None:
         raise SpecError(
             f"{tool} runs a closed loop (fixed connections): drop rate for a crosscheck"
         )
+    if spec.stages:
+        raise SpecError(f"{tool} holds its connections fixed: drop stages for a crosscheck")
     if spec.method.upper() != "GET" or spec.body or spec.mix:
         raise SpecError("a crosscheck sends plain GET requests: drop method, body and mix")
     if spec.feeders:
