@@ -184,9 +184,7 @@ def test_a_duration_load_that_wraps_keeps_its_invariants_by_kind(
             duration=0.6,
             warmup=0.1,
             connections=4,
-            # trio with pipeline > 1 can count a request sent that no connection holds when
-            # a duration run stops (in its _Next, not in feeders): reported, not tested here.
-            pipeline=1 if loop == "trio" else 2,
+            pipeline=2,
             loop=loop,
         )
     )

@@ -9,6 +9,7 @@ there (``accounting``, ``open_rules``), and the shared conformance suite checks 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 from time import monotonic_ns
 from typing import Literal
 
@@ -355,25 +356,27 @@ class _Next:
         self.first = first
         self.shed = False  # a ramp shed this connection: it sends nothing more
 
-    def initial(self, slot: _Slot) -> list[tuple[int, int]]:
-        out = [self.first] if self.first else []
-        return out + self.more(slot, self.run.spec.pipeline - len(out))
+    # Both hand out one request at a time, taken only when the one before it is written
+    # (the caller sends each before asking for the next): a permit taken ahead of its write
+    # would count as sent, yet be in no connection's outstanding requests if the run
+    # stopped during that write, and in flight nowhere.
+    def initial(self, slot: _Slot) -> Iterator[tuple[int, int]]:
+        if self.first:
+            yield self.first
+        yield from self.more(slot, self.run.spec.pipeline - bool(self.first))
 
-    def more(self, slot: _Slot, count: int) -> list[tuple[int, int]]:
+    def more(self, slot: _Slot, count: int) -> Iterator[tuple[int, int]]:
         run = self.run
-        out: list[tuple[int, int]] = []
         if self.shed or run.shed():
             self.shed = True
-            return out
+            return
         for _ in range(count):
-            in_use = slot.served + len(slot.pending) + len(out)
-            if run.rpc and in_use >= run.rpc:
-                break
+            if run.rpc and slot.served + len(slot.pending) >= run.rpc:
+                return
             now = monotonic_ns()
             if not run.take(now):
-                break
-            out.append((now, now))
-        return out
+                return
+            yield now, now
 
 
 async def _closed_slot(run: TrioRun) -> None:
