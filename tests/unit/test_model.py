@@ -248,3 +248,36 @@ def test_from_dict_ignores_unknown_generator_and_server_keys() -> None:
     data["server"]["also_new"] = 2
     back = LoadResult.from_dict(data)
     assert back.server == SERVER
+
+
+def test_a_request_kinds_json_keeps_its_schema() -> None:
+    """``by_request[name]``'s JSON (documented in docs/traffic.md): the counts as the load's,
+    the latency figures flat under the load's names (null without an ok response), and the
+    older ``latency`` group and histogram kept."""
+    from pytest_netbench._model import RequestStats
+
+    answered = RequestStats(
+        name="list",
+        method="GET",
+        path="/items",
+        duration_s=2.0,
+        sent=12,
+        ok=10,
+        errors={"reset": 1},
+        in_flight=1,
+        status_codes={200: 10},
+        latency=LatencySummary(count=10, p50_ms=1.0, p99_ms=4.0, p999_ms=5.0, max_ms=5.5),
+    )
+    data = json.loads(json.dumps(answered.to_dict()))
+    assert list(data) == [
+        "name", "method", "path", "duration_s", "sent", "ok", "errors", "errors_total",
+        "in_flight", "status_codes", "rps", "p50_ms", "p75_ms", "p90_ms", "p95_ms", "p99_ms",
+        "p999_ms", "max_ms", "mean_ms", "stdev_ms", "latency", "latency_histogram",
+    ]  # fmt: skip
+    assert list(data["errors"]) == list(ERROR_KINDS) and data["errors_total"] == 1
+    assert data["rps"] == 5.0 and data["p999_ms"] == data["latency"]["p999_ms"] == 5.0
+    assert data["p75_ms"] is None  # nan in the summary: null, as at the top of a result
+    assert RequestStats.from_dict(data).p999_ms == 5.0
+
+    failed = dataclasses.replace(answered, ok=0, errors={"status": 11}, latency=LatencySummary())
+    assert all(failed.to_dict()[k] is None for k in ("p50_ms", "p999_ms", "max_ms"))
