@@ -83,3 +83,14 @@ def test_the_command_line_form() -> None:
         parse_stage_text("30s")
     with pytest.raises(SpecError, match="is not a number"):
         parse_stage_text("30s:lots")
+
+
+@pytest.mark.parametrize("experiment", ["sweep", "capacity"])
+def test_rate_steps_refuse_stages_before_any_load(experiment: str) -> None:
+    import pytest_netbench
+
+    run = getattr(pytest_netbench, experiment)
+    extra = {"rates": [100]} if experiment == "sweep" else {}
+    # Port 9 (discard): were anything sent, the load would fail as unreachable instead.
+    with pytest.raises(SpecError, match="each step holds one rate"):
+        run("http://127.0.0.1:9/", stages=[("1s", 10)], **extra)

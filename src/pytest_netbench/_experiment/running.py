@@ -68,6 +68,11 @@ def open_loop_spec(spec: LoadSpec, rate: float) -> LoadSpec:
         raise SpecError(
             "rate steps are open loop, and pipelining is for closed loop: drop pipeline"
         )
+    if spec.stages:
+        raise SpecError(
+            "each step holds one rate, and stages move it: drop stages (a load with stages"
+            " is itself a ramp through rates: http_load(url, rate=0, stages=[...]))"
+        )
     if not rate > 0:
         raise SpecError(f"a rate must be > 0, got {rate!r}")
     return dataclasses.replace(spec, rate=float(rate))
