@@ -140,9 +140,10 @@ class FlowAccounting(RunAccounting):
         self.sessions.not_started += count
         self.recorder.outcome.unsent += count
 
-    def finish_sessions(self) -> SessionOutcome:
+    def finish_sessions(self, users: int) -> SessionOutcome:
+        """The sessions' outcome; ``users``: how many virtual users the share had."""
         s = self.sessions
         s.steps = list(self.steps)
-        s.users = self.share.connections
+        s.users = users
         s.duration_counts = count_microseconds(self.session_durations)
         return s

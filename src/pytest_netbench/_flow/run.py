@@ -111,7 +111,7 @@ class FlowRun:
                 await user.client.aclose()
         if acct.fatal is not None:
             raise acct.fatal
-        return acct.finish(loop_name), acct.finish_sessions()
+        return acct.finish(loop_name), acct.finish_sessions(len(self.users))
 
     def begin(self) -> None:
         """The closed model: every user starts its first session now."""

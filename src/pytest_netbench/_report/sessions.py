@@ -15,7 +15,8 @@ def format_sessions(stats: SessionStats) -> str:
         "",
         f"Sessions ({stats.users} users)",
         f"  started {stats.started:,}  completed {stats.completed:,}  failed {stats.failed:,}"
-        f"  in progress {stats.in_progress:,}",
+        f"  in progress {stats.in_progress:,}"
+        + (f"  not started {stats.not_started:,}" if stats.not_started else ""),
     ]
     if stats.duration.count:
         d = stats.duration
