@@ -30,6 +30,7 @@ LATENCY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("p99.9", "p999_ms"),
     ("max", "max_ms"),
 )
+_NAME_CHARS = 16  # the text table cuts a long name to fit its width, never below this
 _TEXT_HEADINGS = ("request", "sent", "ok", "errors", "req/s", *(h for h, _ in LATENCY_COLUMNS))
 LEGEND = (
     "one row per request kind of the mix, and all: the load's own figures, which the kinds"
@@ -168,6 +169,7 @@ def request_lines(result: LoadResult, width: int, *, indent: str = "  ") -> list
         max(len(heading), *(len(cells[i]) for cells in table))
         for i, heading in enumerate(_TEXT_HEADINGS)
     ]
+    _fit_names(table, widths, width - len(indent))
     lines = [indent + _text_row(list(_TEXT_HEADINGS), widths)]
     lines += [indent + _text_row(cells, widths) for cells in table]
     for row in rows[:-1]:  # the load's own codes and errors are in its report already
@@ -175,6 +177,22 @@ def request_lines(result: LoadResult, width: int, *, indent: str = "  ") -> list
             _details(row), width, initial_indent=indent, subsequent_indent=indent + "    "
         )
     return lines
+
+
+def _fit_names(table: list[list[str]], widths: list[int], room: int) -> None:
+    """Long names (templated paths) cut so the table fits ``room`` columns, never below
+    :data:`_NAME_CHARS`, and only while the cut names stay apart; each name is whole on
+    its own line under the table."""
+    figures = sum(widths[1:]) + 2 * (len(widths) - 1)
+    limit = max(_NAME_CHARS, room - figures)
+    if widths[0] <= limit:
+        return
+    cut = [n if len(n) <= limit else n[: limit - 1] + "~" for n in (r[0] for r in table)]
+    if len(set(cut)) < len(cut):
+        return  # "GET /search?q=a" and "GET /search?q=b" would read alike: keep them whole
+    for cells, name in zip(table, cut, strict=True):
+        cells[0] = name
+    widths[0] = max(len(_TEXT_HEADINGS[0]), *(len(n) for n in cut))
 
 
 def _text_row(cells: list[str], widths: list[int]) -> str:
