@@ -386,3 +386,41 @@ def test_sessions_a_full_pool_could_not_start_count_against_the_server(
     assert r.generator.unsent == r.sessions.not_started
     assert r.uncorrected is not None and r.p99_ms > r.uncorrected.p99_ms
     assert "rate_not_achieved" in r.invalid_causes
+
+
+async def two_gets(client: Any) -> None:
+    await client.get("/a", extensions={"netbench_step": "first"})
+    await client.get("/b", extensions={"netbench_step": "second"})
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize(
+    ("fault", "kind"),
+    [
+        ({"malformed_every": 3}, "protocol"),
+        ({"reset_every": 2}, "reset"),
+        ({"close_every": 2}, "reset"),
+    ],
+)
+def test_a_server_that_answers_garbage_or_resets_is_measured_at_its_step(
+    http_server: Any, client: str, fault: dict[str, int], kind: str, consistent: Consistent
+) -> None:
+    server, _ = http_server(**fault)
+    r = consistent(flow(two_gets, server.url, users=2, sessions=12, client=client))
+    assert_steps_consistent(r)
+    assert r.errors[kind] > 0 and r.errors_total == r.errors[kind]
+    assert r.sessions is not None
+    assert r.sessions.failure_kinds == {kind: r.sessions.failed}
+    assert r.sessions.failed == r.errors[kind]  # each failed request ended its session
+    assert r.sessions.flow_errors == 0  # never the flow's fault
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_server_that_stalls_is_a_timeout_at_its_step(
+    http_server: Any, client: str, consistent: Consistent
+) -> None:
+    server, _ = http_server(stall_every=2)
+    r = consistent(flow(two_gets, server.url, users=2, sessions=4, timeout=0.5, client=client))
+    assert_steps_consistent(r)
+    assert r.errors["timeout"] > 0 and r.errors_total == r.errors["timeout"]
+    assert r.sessions is not None and r.sessions.failure_kinds == {"timeout": r.sessions.failed}
