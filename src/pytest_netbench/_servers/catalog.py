@@ -93,6 +93,18 @@ _GO_WS = build.BuildRecipe(
     install_hint="https://go.dev/dl, or Debian: apt-get install golang-go",
     env={"GOTOOLCHAIN": "local", "CGO_ENABLED": "0"},
 )
+# HTTP/2 (issue 22): h2c and TLS+ALPN h2 from net/http alone (Go 1.24+'s http.Protocols),
+# built apart so that an older Go still builds the hello/echo app. Not an app of the
+# catalog yet: it becomes one when the engine speaks HTTP/2 (docs/architecture.md).
+GO_H2 = build.BuildRecipe(
+    name="go_h2",
+    source_dir=_APPS_DIR / "go_h2",
+    tools=("go",),
+    steps=(("go", "build", "-o", "{out}/server", "{src}/main.go"),),
+    artifact="server",
+    install_hint="https://go.dev/dl (1.24 or later), or Debian: apt-get install golang-go",
+    env={"GOTOOLCHAIN": "local", "CGO_ENABLED": "0"},
+)
 _JAVA = build.BuildRecipe(
     name="java",
     source_dir=_APPS_DIR / "java",
