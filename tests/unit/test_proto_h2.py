@@ -315,6 +315,16 @@ def test_goaway_fails_the_streams_above_its_last_id_and_lets_the_others_finish()
     assert client.finished
 
 
+def test_cancel_resets_a_stream_and_drops_its_late_frames() -> None:
+    events = Events()
+    client = started(events, 2)
+    assert client.cancel(1) and not client.cancel(1) and not client.cancel(99)
+    assert client.data_to_send() == f.rst_stream(1, f.CANCEL)
+    assert client.free_streams == 99
+    client.feed(headers(1) + f.frame(f.DATA, f.END_STREAM, 1, b"late") + headers(3, True))
+    assert events.responses == [(3, 200)] and not events.errors and not client.failed
+
+
 def test_close_with_streams_open_ends_them_as_closed() -> None:
     events = Events()
     client = started(events, 2)

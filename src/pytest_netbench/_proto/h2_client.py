@@ -225,6 +225,19 @@ class H2ClientConnection:
         self._outbound.clear()
         return data
 
+    def cancel(self, stream_id: int) -> bool:
+        """Give up on an open stream (the engine's timeout counts it): the server is told
+        with RST_STREAM(CANCEL), no callback runs, and its late frames are dropped.
+        False if the stream was not open."""
+        if stream_id not in self._streams:
+            return False
+        del self._streams[stream_id]
+        self._stream_received.pop(stream_id, None)
+        self._pending_bodies.pop(stream_id, None)
+        self._body_windows.pop(stream_id, None)
+        self._outbound.append(f.rst_stream(stream_id, f.CANCEL))
+        return True
+
     def shutdown(self) -> bytes:
         """The GOAWAY a client sends when it is done with the connection."""
         self.closed = True
