@@ -6,17 +6,19 @@ context switches. Here the same for the catalog's WebSocket echo apps (tornado's
 WebSocketHandler, aiohttp's WebSocketResponse, Go's gorilla/websocket), each pinned to one
 core and the generator to the other: every connection opens with the handshake before the
 measured window, then sends a 64-byte text message and awaits its echo, again and again
-(closed loop), every echo checked.
+(closed loop), every echo checked; a probe client every 100 ms (one more client that
+connects, opens the WebSocket, exchanges one message and leaves) measures the client
+delay beside the load.
 
     pytest --netbench examples/test_websocket_echo.py                 # 1 s per load
     pytest --netbench examples/test_websocket_echo.py --netbench-scale 10
 
 What to look at: the matrix, a row per server and connection count: messages a second,
-the echoes' p50 and p99, the server's CPU seconds and voluntary context switches during
-the window. Where does a server stop gaining from more connections, and which one pays
-for its rate with the most context switches? (The client-delay probe of seed 002 is not
-there yet for WebSocket loads: see docs/websocket.md.) On 2 shared cores a closed loop may
-saturate the generator as much as the server; such results are kept, marked invalid.
+the echoes' p50 and p99, the client delay (``probe.p99_ms``), the server's CPU seconds and
+voluntary context switches during the window. Where does a server stop gaining from more
+connections, how does the client delay grow with them, and which one pays for its rate
+with the most context switches? On 2 shared cores a closed loop may saturate the
+generator as much as the server; such results are kept, marked invalid.
 """
 
 from __future__ import annotations
@@ -34,7 +36,14 @@ SERVERS = [
 ]
 
 pytestmark = pytest.mark.netbench(
-    metrics=["rps", "p50_ms", "p99_ms", "server.cpu_s", "server.ctx_switches_voluntary"]
+    metrics=[
+        "rps",
+        "p50_ms",
+        "p99_ms",
+        "probe.p99_ms",
+        "server.cpu_s",
+        "server.ctx_switches_voluntary",
+    ]
 )
 
 
@@ -47,6 +56,7 @@ def test_websocket_echo(netbench, server, connections):
         duration=LOAD_S,
         connect_first=True,  # handshakes before the window, as seed 002 connected first
         cpus=CLIENT_CPUS,
+        probe_every=0.1,  # "Client Delay": one more client every 100 ms
         timeout=30.0,
         allow_invalid=True,
         retries=0,
@@ -55,3 +65,5 @@ def test_websocket_echo(netbench, server, connections):
     assert r.errors_total == 0, r.error_samples  # every echo came back whole and equal
     assert r.generator.connections_ready == connections
     assert r.ok > 0
+    assert r.probe is not None and r.probe.errors_total == 0, r.probe
+    assert r.probe.ok > 0

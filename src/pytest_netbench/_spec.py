@@ -150,8 +150,6 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
     o = with_defaults("ws", options)
     target = parse_ws_url(url)
     guard_target(target.host, allow_remote=bool(o["allow_remote"]))
-    if o["probe_every"] is not None:
-        raise SpecError("probe_every is not available for WebSocket loads yet: leave it out")
     if o["stages"] is not None:
         raise SpecError("stages are not available for WebSocket loads yet: leave them out")
     headers = _header_pairs(o["headers"])

@@ -159,6 +159,26 @@ def test_a_raw_tcp_echo_is_not_http(
     assert "not HTTP: 'GET / HTTP/1.1'" in r.error_samples["protocol"]
 
 
+def test_the_client_delay_probe_opens_a_websocket_beside_the_load(ws_server: StartWs) -> None:
+    server, app = ws_server(ping_every=3)  # a ping to the probe too, now and then
+    r = ws_load(url_of(server), connections=4, duration=0.8, probe_every=0.05)
+    probe = r.probe
+    assert probe is not None and probe.sent >= 1
+    assert (probe.ok, probe.errors_total) == (probe.sent, 0), probe.error_samples
+    assert 0 < probe.p50_ms <= probe.p99_ms
+    # Each probe was a connection and a handshake of its own, beside the load's 4.
+    assert app.seen.handshakes >= 4 + probe.sent
+    assert r.sent == r.ok + r.errors_total + r.in_flight
+
+
+def test_a_refused_probe_is_a_status_error(ws_server: StartWs) -> None:
+    server, _ = ws_server(refuse=403)
+    r = ws_load(url_of(server), connections=1, duration=0.5, probe_every=0.05)
+    assert r.probe is not None and r.probe.sent >= 1
+    assert r.probe.errors["status"] == r.probe.sent
+    assert "HTTP/1.1 403 Forbidden" in r.probe.error_samples["status"]
+
+
 @pytest.mark.parametrize(
     ("url", "options", "words"),
     [
@@ -168,7 +188,6 @@ def test_a_raw_tcp_echo_is_not_http(
         ("ws://127.0.0.1:9/", {"headers": {"Upgrade": "x"}}, "handshake's own"),
         ("ws://127.0.0.1:9/", {"message_bytes": 0}, "positive"),
         ("ws://127.0.0.1:9/", {"pipeline": 2}, "option of HTTP loads"),
-        ("ws://127.0.0.1:9/", {"probe_every": 1.0}, "not available"),
     ],
 )
 def test_bad_input_is_refused_before_any_socket(url: str, options: object, words: str) -> None:

@@ -22,6 +22,7 @@ from time import monotonic_ns
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.connecting import make_ssl_context
 from pytest_netbench._engine.exchange import Exchange, build_exchange
+from pytest_netbench._engine.ws_probe import ws_probe_once
 from pytest_netbench._errors import EngineFault
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.source import preview
@@ -89,7 +90,8 @@ class ProbeProcess:
 def _probe_main(spec: LoadSpec, every_s: float, pipe: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when it ends
     exchange = build_exchange(spec)
-    request = probe_request(spec, exchange)
+    websocket = exchange.websocket
+    request = probe_request(spec, exchange) if websocket is None else b""
     pipe.send("ready")
     samples: list[ProbeSample] = []
     every_ns = int(every_s * NS_PER_S)
@@ -99,7 +101,10 @@ def _probe_main(spec: LoadSpec, every_s: float, pipe: Connection) -> None:
         if pipe.poll(wait_s):
             break  # asked to stop
         start = monotonic_ns()
-        samples.append(probe_once(spec, exchange, start, request))
+        if websocket is not None:
+            samples.append(ws_probe_once(spec, websocket, start))
+        else:
+            samples.append(probe_once(spec, exchange, start, request))
         due = max(due + every_ns, monotonic_ns())
     pipe.send(samples)
     pipe.close()
