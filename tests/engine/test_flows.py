@@ -424,3 +424,16 @@ def test_a_server_that_stalls_is_a_timeout_at_its_step(
     assert_steps_consistent(r)
     assert r.errors["timeout"] > 0 and r.errors_total == r.errors["timeout"]
     assert r.sessions is not None and r.sessions.failure_kinds == {"timeout": r.sessions.failed}
+
+
+def test_progress_reports_come_while_the_flow_runs(
+    shop: tuple[ServerThread, ShopApp], consistent: Consistent
+) -> None:
+    from pytest_netbench import LoadProgress
+
+    server, _ = shop
+    reports: list[LoadProgress] = []
+    r = consistent(flow(shopper, server.url, users=2, duration=2.0, progress=reports.append))
+    assert reports, "no progress report in 2 s"
+    completed = [report.completed for report in reports]
+    assert completed == sorted(completed) and completed[-1] <= r.sent

@@ -103,6 +103,18 @@ def test_sessions_at_a_rate_on_the_command_line(
     assert data["sessions"]["completed"] == 10 and data["ok"] == 20
 
 
+def test_the_progress_line_and_its_end(
+    shop: tuple[ServerThread, ShopApp], flows_file: Path
+) -> None:
+    server, _ = shop
+    done = netbench(
+        "flow", f"{flows_file}:shopper", server.url, "-u", "2", "-d", "4s", "--progress",
+        "--client", "lean",
+    )  # fmt: skip
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "req/s" in done.stderr and "done" in done.stderr  # drawn after its first 2 s
+
+
 def test_a_module_from_the_current_directory(
     shop: tuple[ServerThread, ShopApp], flows_file: Path
 ) -> None:

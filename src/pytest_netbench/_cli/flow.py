@@ -38,16 +38,22 @@ def run_flow(args: argparse.Namespace) -> ExitCode:
     thresholds = (
         parse_slo(" and ".join(args.threshold), what="threshold") if args.threshold else None
     )
-    with CommandLive(progress=False, quiet=args.quiet) as live:
+    with CommandLive(progress=args.progress, quiet=args.quiet) as live:
         try:
             result = run_flow_spec(
-                flow_function, spec, sessions, stop=live.stop, client=args.client
+                flow_function,
+                spec,
+                sessions,
+                progress=live.progress,
+                stop=live.stop,
+                client=args.client,
             )
         except FlowError as exc:
             # The flow's own traceback, which the error's message points to.
             if exc.__cause__ is not None:
                 traceback.print_exception(exc.__cause__, file=sys.stderr)
             raise
+        live.clear()
     verdict = thresholds.evaluate(result) if thresholds is not None else None
     unwritten = write_files(args, result, stem="flow")
     if not args.quiet:

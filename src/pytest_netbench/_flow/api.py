@@ -14,7 +14,7 @@ from collections.abc import Coroutine
 from time import monotonic_ns
 from typing import Any
 
-from pytest_netbench._api import Monitored, Sampler
+from pytest_netbench._api import Monitored, Sampler, _Live
 from pytest_netbench._cpus import pinned_thread
 from pytest_netbench._engine.connecting import unreachable_message
 from pytest_netbench._engine.driver import resolve_loop, run_on_loop
@@ -24,7 +24,7 @@ from pytest_netbench._flow.arrivals import OpenFlowRun
 from pytest_netbench._flow.choice import Flows, flow_choice
 from pytest_netbench._flow.outcome import SessionOutcome, merge_flow
 from pytest_netbench._flow.run import CLIENTS, FlowRun
-from pytest_netbench._live import StopSignal
+from pytest_netbench._live import ProgressCallback, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec
 from pytest_netbench._public import publish
 from pytest_netbench._spec import http_spec
@@ -48,6 +48,7 @@ def flow(
     seed: int = 0,
     allow_remote: bool = False,
     server: Monitored | None = None,
+    progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     client: str = "httpx",
 ) -> LoadResult:
@@ -61,8 +62,9 @@ def flow(
     ``{browse: 3, buy: 1}`` (each session draws one). ``rate``: the open model, sessions
     started at ``rate`` a second (``arrival`` uniform or poisson) by whichever user is
     free, up to ``max_users`` of them (default: ``users``, at least 1,024). ``server``: a
-    managed server whose process tree is sampled during the load; ``stop``: a
-    :class:`StopSignal` that ends it early (``interrupted``). ``client="httpx"`` needs the
+    managed server whose process tree is sampled during the load; ``progress`` and
+    ``stop``: as for ``http_load`` (a :class:`LoadProgress` twice a second; a
+    :class:`StopSignal` that ends it early, ``interrupted``). ``client="httpx"`` needs the
     ``flows`` extra (httpx).
     """
     spec, sessions = flow_spec(
@@ -80,7 +82,15 @@ def flow(
         seed=seed,
         allow_remote=allow_remote,
     )
-    return run_flow_spec(flow_function, spec, sessions, server=server, stop=stop, client=client)
+    return run_flow_spec(
+        flow_function,
+        spec,
+        sessions,
+        server=server,
+        progress=progress,
+        stop=stop,
+        client=client,
+    )
 
 
 def run_flow_spec(
@@ -89,6 +99,7 @@ def run_flow_spec(
     sessions: int | None = None,
     *,
     server: Monitored | None = None,
+    progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     client: str = "httpx",
 ) -> LoadResult:
@@ -98,14 +109,15 @@ def run_flow_spec(
     loop_name = resolve_loop(spec.loop)
     share = split_load(spec)[0]
     sampler = _start_sampler(server)
+    live = _Live(spec, 0.0, progress, stop)
 
     def start() -> Coroutine[Any, Any, tuple[WorkerOutcome, SessionOutcome]]:
-        run = _run_class(spec)(choice, spec, share, monotonic_ns(), sessions, stop, client)
+        run = _run_class(spec)(choice, spec, share, monotonic_ns(), sessions, live.watch, client)
         return run.run(loop_name)
 
     with pinned_thread(spec.cpus):
         outcomes = run_on_loop(loop_name, start)
-    return _result(spec, outcomes, sampler, stop)
+    return live.finish(_result(spec, outcomes, sampler))
 
 
 async def flow_async(
@@ -124,6 +136,7 @@ async def flow_async(
     seed: int = 0,
     allow_remote: bool = False,
     server: Monitored | None = None,
+    progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     client: str = "httpx",
 ) -> LoadResult:
@@ -147,8 +160,9 @@ async def flow_async(
     check_client(client)
     share = split_load(spec)[0]
     sampler = _start_sampler(server)
-    run = _run_class(spec)(choice, spec, share, monotonic_ns(), sessions, stop, client)
-    return _result(spec, await run.run(loop_name), sampler, stop)
+    live = _Live(spec, 0.0, progress, stop)
+    run = _run_class(spec)(choice, spec, share, monotonic_ns(), sessions, live.watch, client)
+    return live.finish(_result(spec, await run.run(loop_name), sampler))
 
 
 def flow_spec(
@@ -235,7 +249,6 @@ def _result(
     spec: LoadSpec,
     outcomes: tuple[WorkerOutcome, SessionOutcome],
     sampler: Sampler | None,
-    stop: StopSignal | None,
 ) -> LoadResult:
     ok = sum(outcomes[0].latency_counts.values())
     result = merge_flow(spec, [outcomes], sampler.stop(ok) if sampler is not None else None)
@@ -243,8 +256,6 @@ def _result(
     if connect_errors and result.ok == 0 and result.errors_total == connect_errors:
         sample = result.error_samples.get("connect", "")
         raise TargetUnreachableError(unreachable_message(spec, connect_errors, sample))
-    if stop is not None and stop.requested:
-        result = dataclasses.replace(result, interrupted=True)
     return result
 
 

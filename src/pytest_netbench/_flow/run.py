@@ -22,6 +22,7 @@ from typing import Any
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.connecting import make_ssl_context
 from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._engine.watch import ShareWatch, Watcher
 from pytest_netbench._errors import FlowError, SpecError
 from pytest_netbench._flow.accounting import FlowAccounting, TooManySteps
 from pytest_netbench._flow.choice import FlowChoice
@@ -29,12 +30,9 @@ from pytest_netbench._flow.connection import FlowConnection, LoadStopped
 from pytest_netbench._flow.outcome import SessionOutcome
 from pytest_netbench._flow.steps import NO_STEP, STEP_EXTENSION, SessionTrail
 from pytest_netbench._flow.think import user_random
-from pytest_netbench._live import StopSignal
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
 
-# How often a stop request (Ctrl-C) is looked at, as a load's ShareWatch does.
-_STOP_CHECK_S = 0.1
 CLIENTS = ("httpx", "lean")
 # (kind, step, description) of a failed session
 Failure = tuple[str, str, str]
@@ -75,11 +73,11 @@ class FlowRun:
         share: WorkerShare,
         start_at_ns: int,
         sessions: int | None,
-        stop: StopSignal | None = None,
+        watch: ShareWatch | None = None,
         client: str = "httpx",
     ) -> None:
         self.choice = choice
-        self.stop_signal = stop
+        self.watch = watch
         self.spec = spec
         self.accounting = FlowAccounting(spec, share, start_at_ns, self.stop, sessions)
         self.base_url = f"{spec.scheme}://{_host_for_url(spec.host)}:{spec.port}"
@@ -156,16 +154,20 @@ class FlowRun:
         at(acct.measure_start_ns, open_window)
         if self.spec.duration_s is not None:
             at(acct.deadline_ns, self.stop)
-        signal = self.stop_signal
-        if signal is not None:
+        if self.watch is not None:
+            # Progress reports and stop requests, as a load's share has them (watch.py).
+            watcher = Watcher(self.watch, acct)
+            every_s = self.watch.every_s
 
-            def watch() -> None:
-                if signal.requested:
+            def check() -> None:
+                if acct.stopping:
+                    return
+                if watcher.check():
                     self.stop()
-                elif not acct.stopping:
-                    handles.append(loop.call_later(_STOP_CHECK_S, watch))
+                else:
+                    handles.append(loop.call_later(every_s, check))
 
-            watch()
+            check()
         return handles
 
     async def _user_loop(self, user: VirtualUser) -> None:
