@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # wrk and ab (apache2-utils) are the second tools of `netbench crosscheck`; chromium opens
-# the HTML report headless in its test (tests/integration/test_html_report.py).
-apt_packages=(wrk apache2-utils nginx-light pypy3 openssl procps iproute2 chromium)
+# the HTML report headless in its test (tests/integration/test_html_report.py); h2load
+# (nghttp2-client) is HTTP/2's yardstick in benchmarks/bench_h2_floor.py.
+apt_packages=(wrk apache2-utils nginx-light pypy3 openssl procps iproute2 chromium nghttp2-client)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -98,12 +98,20 @@ def build_go_echo() -> Path:
     return _build_go("catalog_go", [source / "main.go"])
 
 
+def build_go_h2() -> Path:
+    """The catalog's Go HTTP/2 server (``apps/go_h2``), built as the catalog builds it."""
+    from pytest_netbench._servers import build, catalog
+
+    return build.ensure_built(catalog.GO_H2).artifact
+
+
 class PinnedServer:
     """A benchmark server in one mode, pinned to ``cpu``; use as a context manager.
 
     ``server="c"`` is ``httpd.c`` (hello, delay, stall); ``server="go"`` is net/http with
     GOMAXPROCS=1 (hello only); ``server="go-echo"`` is the catalog's Go echo (read/write
-    per connection, GOMAXPROCS=1).
+    per connection, GOMAXPROCS=1); ``server="go-h2c"`` the catalog's Go HTTP/2 server over
+    h2c (hello's "/", GOMAXPROCS=1).
     """
 
     def __init__(
@@ -111,6 +119,8 @@ class PinnedServer:
     ) -> None:
         if server == "go-echo":
             self.command = [str(build_go_echo()), "echo", "127.0.0.1", "0"]
+        elif server == "go-h2c":
+            self.command = [str(build_go_h2()), "h2c", "127.0.0.1", "0"]
         elif server not in ("c", "go") or (server == "go" and mode != "hello"):
             sys.exit(f"no {server!r} server in mode {mode!r}: use server c, or go with hello")
         else:
