@@ -49,6 +49,9 @@ PUBLIC: dict[str, str] = {
     "GeneratorStats": "pytest_netbench._model.sections",
     "ServerStats": "pytest_netbench._model.sections",
     "TimelineRow": "pytest_netbench._model.sections",
+    "RequestStats": "pytest_netbench._model.sections",
+    "ShareStats": "pytest_netbench._model.sections",
+    "ProbeStats": "pytest_netbench._model.sections",
     "ERROR_KINDS": "pytest_netbench._model.kinds",
     "metric_value": "pytest_netbench._metrics",
     # user flows: virtual users running an async function of an httpx client

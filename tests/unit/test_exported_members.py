@@ -26,6 +26,7 @@ EXPECTED = {
     "LoadResult",
     "LatencySummary", "GeneratorStats",
     "ServerStats", "TimelineRow", "ERROR_KINDS", "metric_value",
+    "RequestStats", "ShareStats", "ProbeStats",
     # user flows
     "flow", "flow_async", "think", "ThinkTime", "SessionStats",
     # a running load: live progress out, a stop request in
