@@ -236,6 +236,59 @@ def test_request_body_waits_for_the_servers_small_window() -> None:
     assert server.ended == [1, 3]
 
 
+def data_frames(sent: bytes) -> list[tuple[int, int, bytes]]:
+    """(stream id, flags, payload) of every DATA frame in ``sent``."""
+    found, pos = [], 0
+    while pos < len(sent):
+        length_kind, flags, stream_id = f.FRAME_HEAD.unpack_from(sent, pos)
+        payload = sent[pos + 9 : pos + 9 + (length_kind >> 8)]
+        if length_kind & 0xFF == f.DATA:
+            found.append((stream_id, flags, payload))
+        pos += 9 + (length_kind >> 8)
+    return found
+
+
+def test_body_follows_the_initial_window_setting_as_it_changes() -> None:
+    events = Events()
+    post = H2Request(encode_request_block("POST", "http", "a", "/"), b"0123456789")
+    client = events.client(post)
+    client.initiate()
+    client.feed(server_preface(initial_window_size=0))
+    client.open_streams(1)
+    assert data_frames(client.data_to_send()) == []  # a window of 0: headers only
+    client.feed(server_preface(initial_window_size=4))  # every open stream gains 4
+    assert data_frames(client.data_to_send()) == [(1, 0, b"0123")]
+    client.feed(f.window_update(1, 100))
+    assert data_frames(client.data_to_send()) == [(1, f.END_STREAM, b"456789")]
+
+
+def test_body_waits_for_the_connection_window() -> None:
+    events = Events()
+    body = b"x" * 70_000
+    client = events.client(H2Request(encode_request_block("POST", "http", "a", "/"), body))
+    client.initiate()
+    client.feed(server_preface(initial_window_size=2**20, max_frame_size=2**20))
+    client.open_streams(1)
+    first = data_frames(client.data_to_send())
+    assert [len(p) for _, _, p in first] == [65_535]  # the connection's initial window
+    client.feed(f.window_update(0, 10_000))
+    assert [(s, fl, len(p)) for s, fl, p in data_frames(client.data_to_send())] == [
+        (1, f.END_STREAM, 4_465)
+    ]
+
+
+def test_response_before_the_whole_body_cancels_the_rest() -> None:
+    events = Events()
+    client = events.client(H2Request(encode_request_block("POST", "http", "a", "/"), b"x" * 10))
+    client.initiate()
+    client.feed(server_preface(initial_window_size=0))
+    client.open_streams(1)
+    client.data_to_send()
+    client.feed(headers(1, end_stream=True, status="413"))
+    assert events.responses == [(1, 413)]
+    assert client.data_to_send() == f.rst_stream(1, f.CANCEL)
+
+
 def test_receive_windows_are_given_back_in_batches() -> None:
     events = Events()
     window = 65_535
