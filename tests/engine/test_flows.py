@@ -437,3 +437,24 @@ def test_progress_reports_come_while_the_flow_runs(
     assert reports, "no progress report in 2 s"
     completed = [report.completed for report in reports]
     assert completed == sorted(completed) and completed[-1] <= r.sent
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_requests_a_session_makes_at_once_go_one_after_another(
+    shop: tuple[ServerThread, ShopApp], client: str, consistent: Consistent
+) -> None:
+    import asyncio
+
+    server, app = shop
+
+    async def at_once(client: Any) -> None:
+        r = await client.post("/login", **login_step())
+        auth = {"Authorization": f"Bearer {r.json()['token']}"}
+        pages = await asyncio.gather(*(client.get("/items", headers=auth) for _ in range(3)))
+        assert [page.status_code for page in pages] == [200, 200, 200]
+
+    r = consistent(flow(at_once, server.url, users=2, sessions=6, client=client))
+    assert_steps_consistent(r)
+    assert r.by_request["GET /items"].ok == 18
+    assert r.sessions is not None and r.sessions.completed == 6
+    assert app.counts.connections == 2  # one connection per user, never more

@@ -76,6 +76,7 @@ class FlowConnection:
         self.link: _Link | None = None
         self.reader = ResponseReader(self._on_response, self._on_error)
         self.waiter: asyncio.Future[WholeResponse] | None = None
+        self.one_at_a_time = asyncio.Lock()
         # How late the session began (open model): its requests are due this much earlier
         # than they start, so their corrected latency carries the delay.
         self.lag_ns = 0
@@ -96,7 +97,13 @@ class FlowConnection:
             )
 
     async def exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
-        """Send one request of ``step`` and return its whole response."""
+        """Send one request of ``step`` and return its whole response. Requests a session
+        makes at once (``asyncio.gather``) go one after another: HTTP/1.1 has one request
+        at a time on a connection, and each is timed from its own write."""
+        async with self.one_at_a_time:
+            return await self._exchange(data, method, step)
+
+    async def _exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
         acct = self.accounting
         now = monotonic_ns()
         intended = now - self.lag_ns

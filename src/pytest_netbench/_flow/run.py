@@ -23,7 +23,7 @@ from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.connecting import make_ssl_context
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch, Watcher
-from pytest_netbench._errors import FlowError, SpecError
+from pytest_netbench._errors import EngineFault, FlowError, SpecError
 from pytest_netbench._flow.accounting import FlowAccounting, TooManySteps
 from pytest_netbench._flow.choice import FlowChoice
 from pytest_netbench._flow.connection import FlowConnection, LoadStopped
@@ -128,7 +128,24 @@ class FlowRun:
         """Run ``work`` as a task whose context holds its user's generator."""
         if user is not None:
             user_random.set(user.rng)
-        self.tasks.append(asyncio.get_running_loop().create_task(work))
+        task = asyncio.get_running_loop().create_task(work)
+        task.add_done_callback(self._task_ended)
+        self.tasks.append(task)
+
+    def _task_ended(self, task: asyncio.Task[None]) -> None:
+        """A task that raised is a fault of this program (a flow's own exceptions end its
+        session, never its task): stop the load and raise it, rather than lose it."""
+        if task.cancelled() or task.exception() is None:
+            return
+        exc = task.exception()
+        if self.accounting.fatal is None:
+            fault = EngineFault(
+                f"the flow engine failed ({exc!r}); this is a bug in pytest-netbench, not a"
+                " fault of the server or of the flow: please report it"
+            )
+            fault.__cause__ = exc
+            self.accounting.fatal = fault
+        self.stop()
 
     def _arm_window(self, loop: asyncio.AbstractEventLoop) -> list[asyncio.TimerHandle]:
         acct = self.accounting
