@@ -62,14 +62,23 @@ class CountingApp:
         return peak
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 def test_an_open_loop_ramp_sends_what_its_integral_holds(
-    loop: str, consistent: Callable[[LoadResult], LoadResult]
+    loop: str, workers: int, consistent: Callable[[LoadResult], LoadResult]
 ) -> None:
-    """0 -> 400 req/s over 2 s holds 400 requests, a quarter of them in the first second."""
+    """0 -> 400 req/s over 2 s holds 400 requests, a quarter of them in the first second,
+    whether one worker sends them or two share the ramp."""
     app = CountingApp()
     with ServerThread(app) as server:
         result = consistent(
-            http_load(server.url, rate=0, stages=[("2s", 400)], connections=4, loop=loop)
+            http_load(
+                server.url,
+                rate=0,
+                stages=[("2s", 400)],
+                connections=4,
+                workers=workers,
+                loop=loop,
+            )
         )
     assert result.mode == "open"
     assert result.spec is not None and result.spec.duration_s == 2.0
@@ -129,3 +138,20 @@ def test_closed_loop_connections_follow_the_stages(
     assert app.mean_open(began, began + 2 * NS) == pytest.approx(3.0, abs=1.0)
     assert app.mean_open(began + 2 * NS + NS // 4, began + 3 * NS + NS // 4) > 5.0
     assert app.mean_open(began + int(3.5 * NS), began + int(4.5 * NS)) == pytest.approx(3, abs=1)
+
+
+def test_connections_pause_at_zero_and_come_back(
+    loop: str, consistent: Callable[[LoadResult], LoadResult]
+) -> None:
+    """Up to 3, held, down to 0, a 1 s pause, up to 3 again: the server sees three
+    connections, none during the pause, then three new ones."""
+    app = CountingApp(delay_s=0.005)
+    stages = [("0.5s", 3), ("1s", 3), ("0.5s", 0), ("1s", 0), ("0.5s", 3), ("0.5s", 3)]
+    with ServerThread(app) as server:
+        result = consistent(http_load(server.url, stages=stages, loop=loop))
+    began = min(at for at, _ in app.events) - NS // 12  # the first is due at 0.5 of 3
+    assert len([e for e in app.events if e[1] == 1]) == 6
+    assert app.peak_open() == 3
+    assert app.open_at(began + int(2.5 * NS)) == 0  # the middle of the pause
+    assert result.errors_total == 0 and app.unanswered == 0
+    assert result.timeline[-1].connections == 3
