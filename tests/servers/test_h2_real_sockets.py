@@ -1,18 +1,21 @@
 """The sans-IO HTTP/2 client (``_proto/h2_client.py``) over real loopback sockets.
 
-Against Go's net/http (``apps/go_h2``, built on first use) over h2c and over TLS with ALPN,
-and against a Python server in this module that misbehaves on purpose: it resets a stream
-mid-body, sends GOAWAY with streams in flight, sends a garbage frame, or answers in
-HTTP/1.1. Each case is classified exactly, and every socket has a timeout, so none hangs.
+Against Go's net/http (``apps/go_h2``, built on first use) and Node.js's http2 module
+(``apps/node/h2_server.js``), each over h2c and over TLS with ALPN, and against a Python
+server in this module that misbehaves on purpose: it resets a stream mid-body, sends GOAWAY
+with streams in flight, sends a garbage frame, or answers in HTTP/1.1. Each case is
+classified exactly, and every socket has a timeout, so none hangs.
 """
 
 from __future__ import annotations
 
+import shutil
 import socket
 import ssl
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import hpack
 import pytest
@@ -73,7 +76,7 @@ def drive(
             client.feed_eof()
 
 
-# -- Go's net/http --
+# -- servers that speak HTTP/2 --
 @pytest.fixture(scope="module")
 def go_h2_binary() -> str:
     try:
@@ -82,17 +85,24 @@ def go_h2_binary() -> str:
         pytest.skip(f"the Go HTTP/2 server cannot be built here: {exc}")
 
 
-@pytest.fixture(params=["h2c", "h2"])
-def go_server(request: pytest.FixtureRequest, go_h2_binary: str) -> Iterator[tuple[str, Server]]:
-    server = Server(
-        [go_h2_binary, request.param, "{host}", "{port}"],
-        ready=None,
-        port_pattern=catalog.PORT_PATTERN,
-        name=f"go_h2 {request.param}",
-    )
+NODE_H2 = Path(catalog.__file__).parent / "apps" / "node" / "h2_server.js"
+
+
+@pytest.fixture(params=["go h2c", "go h2", "node h2c", "node h2"])
+def h2_server(request: pytest.FixtureRequest) -> Iterator[tuple[str, Server]]:
+    """A server speaking HTTP/2, started by the launcher: (mode, server)."""
+    kind, mode = request.param.split()
+    if kind == "go":
+        command = [request.getfixturevalue("go_h2_binary"), mode, "{host}", "{port}"]
+    else:
+        node = shutil.which("node")
+        if node is None:
+            pytest.skip("node is not installed")
+        command = [node, str(NODE_H2), mode, "{host}", "{port}"]
+    server = Server(command, port_pattern=catalog.PORT_PATTERN, name=f"{kind} {mode}")
     server.start()
     try:
-        yield request.param, server
+        yield mode, server
     finally:
         server.stop()
 
@@ -111,10 +121,8 @@ def connect(mode: str, port: int) -> socket.socket:
 
 
 @pytest.mark.parametrize("path", ["/", "/trailers", "/bytes/100000"])
-def test_go_server_completes_every_request_on_ten_streams(
-    go_server: tuple[str, Server], path: str
-) -> None:
-    mode, server = go_server
+def test_every_request_completes_on_ten_streams(h2_server: tuple[str, Server], path: str) -> None:
+    mode, server = h2_server
     scheme = "http" if mode == "h2c" else "https"
     request = H2Request(encode_request_block("GET", scheme, f"{HOST}:{server.port}", path))
     total = 300 if path != "/bytes/100000" else 40
@@ -126,12 +134,12 @@ def test_go_server_completes_every_request_on_ten_streams(
     assert client.settings_acked and not client.failed
 
 
-def test_go_server_reads_request_bodies_under_its_windows(go_server: tuple[str, Server]) -> None:
-    mode, server = go_server
+def test_request_bodies_go_under_the_servers_windows(h2_server: tuple[str, Server]) -> None:
+    mode, server = h2_server
     scheme = "http" if mode == "h2c" else "https"
     block = encode_request_block("POST", scheme, f"{HOST}:{server.port}", "/")
-    # Four bodies of 300 kB at a time are more than Go's 1 MiB connection window: they
-    # wait for its WINDOW_UPDATEs.
+    # Four bodies of 300 kB at a time are more than the server's connection window (Go's
+    # 1 MiB, Node's 64 KiB): they wait for its WINDOW_UPDATEs.
     request = H2Request(block, b"b" * 300_000)
     with connect(mode, server.port) as sock:
         outcome, _ = drive(sock, request, 12, streams=4)
