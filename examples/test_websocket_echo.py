@@ -3,12 +3,12 @@
 Seed 002 flooded echo servers with more and more connections, one core for the server and
 one for the client, and watched messages a second, latency, the server's CPU and its
 context switches. Here the same for the catalog's WebSocket echo apps (tornado's
-WebSocketHandler, aiohttp's WebSocketResponse, Go's gorilla/websocket), each pinned to one
-core and the generator to the other: every connection opens with the handshake before the
-measured window, then sends a 64-byte text message and awaits its echo, again and again
-(closed loop), every echo checked; a probe client every 100 ms (one more client that
-connects, opens the WebSocket, exchanges one message and leaves) measures the client
-delay beside the load.
+WebSocketHandler, aiohttp's WebSocketResponse, Go's gorilla/websocket, Node.js's ws
+package), each pinned to one core and the generator to the other: every connection opens
+with the handshake before the measured window, then sends a 64-byte text message and
+awaits its echo, again and again (closed loop), every echo checked; a probe client every
+100 ms (one more client that connects, opens the WebSocket, exchanges one message and
+leaves) measures the client delay beside the load.
 
     pytest --netbench examples/test_websocket_echo.py                 # 1 s per load
     pytest --netbench examples/test_websocket_echo.py --netbench-scale 10
@@ -32,7 +32,8 @@ CONNECTIONS = [10, 100, 1000]
 _CPUS = sorted(os.sched_getaffinity(0))
 SERVER_CPUS, CLIENT_CPUS = (str(_CPUS[-1]), str(_CPUS[0])) if len(_CPUS) > 1 else (None, None)
 SERVERS = [
-    {"name": name, "app": "ws", "cpus": SERVER_CPUS} for name in ["tornado", "aiohttp", "go"]
+    {"name": name, "app": "ws", "cpus": SERVER_CPUS}
+    for name in ["tornado", "aiohttp", "go", "node"]
 ]
 
 pytestmark = pytest.mark.netbench(

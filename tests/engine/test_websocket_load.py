@@ -124,6 +124,15 @@ def test_a_corrupt_frame_is_a_protocol_error(
     assert "reserved bits" in r.error_samples["protocol"]
 
 
+def test_two_worker_processes_share_the_messages(
+    ws_server: StartWs, consistent: Consistent
+) -> None:
+    server, app = ws_server()
+    r = consistent(ws_load(url_of(server), connections=4, requests=100, workers=2))
+    assert (r.sent, r.ok, r.errors_total) == (100, 100, 0)
+    assert app.seen.messages == 100 and app.seen.handshakes == 4
+
+
 def test_a_duration_run_keeps_the_invariant(
     ws_server: StartWs, loop: str, consistent: Consistent
 ) -> None:

@@ -20,7 +20,7 @@ ALL = [
     "tornado", "gevent", "eventlet", "aiohttp", "trio", "go", "node", "java", "c", "rust", "nginx",
 ]  # fmt: skip
 HELLO_ONLY = {"wsgiref", "twisted_web", "aiohttp", "nginx"}
-WEBSOCKET = {"tornado", "aiohttp", "go"}  # the servers with a ws app
+WEBSOCKET = {"tornado", "aiohttp", "go", "node"}  # the servers with a ws app
 PROXIES = ["twisted_proxy", "go_proxy", "nginx_proxy"]
 PYTHON_SERVERS = ALL[:11]
 

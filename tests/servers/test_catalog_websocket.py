@@ -29,7 +29,7 @@ def ws_server(request: pytest.FixtureRequest) -> Iterator[Server]:
 
 
 def test_the_websocket_servers_are_the_expected_ones() -> None:
-    assert WS_SERVERS == ["tornado", "aiohttp", "go"]
+    assert WS_SERVERS == ["tornado", "aiohttp", "go", "node"]
 
 
 def test_messages_echo_on_every_loop(ws_server: Server, loop: str) -> None:
@@ -44,4 +44,4 @@ def test_messages_echo_on_every_loop(ws_server: Server, loop: str) -> None:
 
 def test_a_server_without_a_websocket_app_says_so() -> None:
     with pytest.raises(SpecError, match=r"has no 'ws' app.*does no WebSocket"):
-        catalog.get("node", app="ws")
+        catalog.get("java", app="ws")

@@ -105,6 +105,20 @@ GO_H2 = build.BuildRecipe(
     install_hint="https://go.dev/dl (1.24 or later), or Debian: apt-get install golang-go",
     env={"GOTOOLCHAIN": "local", "CGO_ENABLED": "0"},
 )
+# Node's ws app needs the ws package: its build installs that one version from the npm
+# registry (ws has no dependencies) beside a copy of the script, which finds it there.
+_WS_NPM = "ws@8.23.0"
+_NODE_WS = build.BuildRecipe(
+    name="node_ws",
+    source_dir=_APPS_DIR / "node_ws",
+    tools=("npm", "cp"),
+    steps=(
+        ("npm", "install", "--prefix", "{out}", "--no-audit", "--no-fund", "--no-save", _WS_NPM),
+        ("cp", "{src}/ws_server.js", "{out}/ws_server.js"),
+    ),
+    artifact="ws_server.js",
+    install_hint="Debian: apt-get install nodejs npm",
+)
 _JAVA = build.BuildRecipe(
     name="java",
     source_dir=_APPS_DIR / "java",
@@ -158,10 +172,11 @@ _ENTRIES: dict[str, _Entry] = {
         _Entry(
             "node",
             "node",
-            _HELLO_ECHO,
-            "Node.js http / net",
+            APPS,
+            "Node.js http / net / the ws package",
             script="server.js",
             run_tools=("node",),
+            ws_recipe=_NODE_WS,
         ),
         _compiled("java", _JAVA, "com.sun.net.httpserver on a thread pool, thread echo", "java"),
         _compiled("c", _C, "C, one thread, epoll"),
@@ -254,13 +269,11 @@ def get(
     elif entry.kind == "compiled":
         command = _compiled_command(entry, "proxy" if entry.proxy else app)
     elif entry.kind == "node":
-        command = (
-            _require_tool("node", "Debian: apt-get install nodejs"),
-            str(_APPS_DIR / "node" / entry.script),
-            app,
-            "{host}",
-            "{port}",
-        )
+        node = _require_tool("node", "Debian: apt-get install nodejs")
+        script = _APPS_DIR / "node" / entry.script
+        if app == "ws" and entry.ws_recipe is not None:
+            script = build.ensure_built(entry.ws_recipe).artifact
+        command = (node, str(script), app, "{host}", "{port}")
     else:
         command = (
             "{python}",
