@@ -1,17 +1,20 @@
 """The sans-IO HTTP/2 client (``_proto/h2_client.py``) over real loopback sockets.
 
-Against Go's net/http (``apps/go_h2``, built on first use) and Node.js's http2 module
-(``apps/node/h2_server.js``), each over h2c and over TLS with ALPN, and against a Python
-server in this module that misbehaves on purpose: it resets a stream mid-body, sends GOAWAY
-with streams in flight, sends a garbage frame, or answers in HTTP/1.1. Each case is
-classified exactly, and every socket has a timeout, so none hangs.
+Against Go's net/http (``apps/go_h2``, built on first use), Node.js's http2 module
+(``apps/node/h2_server.js``) and hypercorn (``apps/python/hypercorn_server.py``), each over
+h2c and over TLS with ALPN, and against a Python server in this module that misbehaves on
+purpose: it resets a stream mid-body, sends GOAWAY with streams in flight, sends a garbage
+frame, or answers in HTTP/1.1. Each case is classified exactly, and every socket has a
+timeout, so none hangs.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import socket
 import ssl
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -85,20 +88,28 @@ def go_h2_binary() -> str:
         pytest.skip(f"the Go HTTP/2 server cannot be built here: {exc}")
 
 
-NODE_H2 = Path(catalog.__file__).parent / "apps" / "node" / "h2_server.js"
+APPS = Path(catalog.__file__).parent / "apps"
+KINDS_AND_MODES = [
+    f"{kind} {mode}" for kind in ("go", "node", "hypercorn") for mode in ("h2c", "h2")
+]
 
 
-@pytest.fixture(params=["go h2c", "go h2", "node h2c", "node h2"])
+@pytest.fixture(params=KINDS_AND_MODES)
 def h2_server(request: pytest.FixtureRequest) -> Iterator[tuple[str, Server]]:
     """A server speaking HTTP/2, started by the launcher: (mode, server)."""
     kind, mode = request.param.split()
     if kind == "go":
         command = [request.getfixturevalue("go_h2_binary"), mode, "{host}", "{port}"]
-    else:
+    elif kind == "node":
         node = shutil.which("node")
         if node is None:
             pytest.skip("node is not installed")
-        command = [node, str(NODE_H2), mode, "{host}", "{port}"]
+        command = [node, str(APPS / "node" / "h2_server.js"), mode, "{host}", "{port}"]
+    else:
+        if importlib.util.find_spec("hypercorn") is None:
+            pytest.skip("hypercorn is not installed (pip install 'pytest-netbench[servers]')")
+        script = str(APPS / "python" / "hypercorn_server.py")
+        command = [sys.executable, script, "--app", mode, "--host", "{host}", "--port", "{port}"]
     server = Server(command, port_pattern=catalog.PORT_PATTERN, name=f"{kind} {mode}")
     server.start()
     try:
