@@ -1,11 +1,11 @@
 """The sans-IO HTTP/2 client (``_proto/h2_client.py``) over real loopback sockets.
 
 Against Go's net/http (``apps/go_h2``, built on first use), Node.js's http2 module
-(``apps/node/h2_server.js``) and hypercorn (``apps/python/hypercorn_server.py``), each over
-h2c and over TLS with ALPN, and against a Python server in this module that misbehaves on
-purpose: it resets a stream mid-body, sends GOAWAY with streams in flight, sends a garbage
-frame, or answers in HTTP/1.1. Each case is classified exactly, and every socket has a
-timeout, so none hangs.
+(``apps/node/h2_server.js``), hypercorn (``apps/python/hypercorn_server.py``) and nginx
+(``apps/nginx/run_nginx.py --http2``), each over h2c and over TLS with ALPN, and against a
+Python server in this module that misbehaves on purpose: it resets a stream mid-body, sends
+GOAWAY with streams in flight, sends a garbage frame, or answers in HTTP/1.1. Each case is
+classified exactly, and every socket has a timeout, so none hangs.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def go_h2_binary() -> str:
 
 APPS = Path(catalog.__file__).parent / "apps"
 KINDS_AND_MODES = [
-    f"{kind} {mode}" for kind in ("go", "node", "hypercorn") for mode in ("h2c", "h2")
+    f"{kind} {mode}" for kind in ("go", "node", "hypercorn", "nginx") for mode in ("h2c", "h2")
 ]
 
 
@@ -105,6 +105,13 @@ def h2_server(request: pytest.FixtureRequest) -> Iterator[tuple[str, Server]]:
         if node is None:
             pytest.skip("node is not installed")
         command = [node, str(APPS / "node" / "h2_server.js"), mode, "{host}", "{port}"]
+    elif kind == "nginx":
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        if not Path(nginx).is_file():
+            pytest.skip("nginx is not installed")
+        script = str(APPS / "nginx" / "run_nginx.py")
+        command = [sys.executable, script, "--host", "{host}", "--port", "{port}"]
+        command += ["--nginx", nginx, "--http2", mode]
     else:
         if importlib.util.find_spec("hypercorn") is None:
             pytest.skip("hypercorn is not installed (pip install 'pytest-netbench[servers]')")

@@ -1,7 +1,7 @@
 """Run Debian's nginx as a pytest-netbench reference server (HTTP hello only).
 
 usage: python run_nginx.py --host HOST --port PORT [--nginx /usr/sbin/nginx]
-                          [--proxy-to BACKEND_HOST:PORT]
+                          [--proxy-to BACKEND_HOST:PORT] [--http2 h2c|h2]
 
 With --proxy-to it is a reverse proxy to that backend instead (proxy_pass, HTTP/1.1 with
 a pool of 64 kept-alive upstream connections); absolute-form requests (a forward
@@ -18,8 +18,12 @@ file is left behind; temp paths go to a per-user cache directory.
 
 import argparse
 import os
+import shutil
 import socket
+import ssl
+import subprocess
 import sys
+import tempfile
 import time
 
 CONFIG = """\
@@ -41,10 +45,10 @@ http {{
 """
 HELLO_SERVER = """\
     server {{
-        listen {listen} backlog=4096;
-        default_type text/plain;
+        listen {listen}{http2} backlog=4096;
+{tls}        default_type text/plain;
         location = / {{ return 200 "Hello World!"; }}
-{status_locations}
+{trailers}{status_locations}
         location ~ "^/bytes/([0-9]+)$" {{ alias {filler_dir}/$1; }}
         location / {{ return 404 "Not Found\\n"; }}
     }}
@@ -108,22 +112,53 @@ def alive(pid):
         return False
 
 
-def wait_and_announce(master_pid, host, port, timeout=60.0):
-    """In the helper process: poll nginx with GET / and print the ready line once it answers."""
+def answers(host, port, http2):
+    """True once nginx serves: a 200 to GET / over HTTP/1.1, or, over HTTP/2, a SETTINGS
+    frame answering the client's preface (over TLS, with ALPN h2 chosen)."""
+    with socket.create_connection((host, port), timeout=1.0) as probe:
+        if not http2:
+            probe.sendall(b"GET / HTTP/1.1\r\nHost: netbench\r\nConnection: close\r\n\r\n")
+            return probe.recv(64).startswith(b"HTTP/1.1 200")
+        if http2 == "h2":
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+            context.set_alpn_protocols(["h2"])
+            probe = context.wrap_socket(probe, server_hostname=host)
+            if probe.selected_alpn_protocol() != "h2":
+                return False
+        probe.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        head = probe.recv(9)
+        return len(head) == 9 and head[3] == 0x4
+
+
+def wait_and_announce(master_pid, host, port, http2="", scratch="", timeout=60.0):
+    """In the helper process: poll nginx and print the ready line once it answers."""
     deadline = time.monotonic() + timeout
-    request = b"GET / HTTP/1.1\r\nHost: netbench\r\nConnection: close\r\n\r\n"
-    while time.monotonic() < deadline and alive(master_pid):
-        try:
-            with socket.create_connection((host, port), timeout=1.0) as probe:
-                probe.sendall(request)
-                if probe.recv(64).startswith(b"HTTP/1.1 200"):
+    try:
+        while time.monotonic() < deadline and alive(master_pid):
+            try:
+                if answers(host, port, http2):
                     sys.stdout.write("NETBENCH_LISTENING port=%d\n" % port)
                     sys.stdout.flush()
                     return 0
-        except OSError:
-            pass
-        time.sleep(0.01)
-    return 1  # nginx died (its own error is in the log) or never answered
+            except (OSError, ssl.SSLError):
+                pass
+            time.sleep(0.01)
+        return 1  # nginx died (its own error is in the log) or never answered
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def self_signed(host, folder):
+    key, cert = os.path.join(folder, "key.pem"), os.path.join(folder, "cert.pem")
+    san = "IP:" + host if host.replace(".", "").isdigit() or ":" in host else "DNS:" + host
+    command = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt"]
+    command += ["ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert]
+    command += ["-days", "1", "-subj", "/CN=netbench " + host, "-addext", "subjectAltName=" + san]
+    subprocess.run(command, check=True, capture_output=True)
+    return key, cert
 
 
 def main():
@@ -132,6 +167,7 @@ def main():
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--nginx", default="/usr/sbin/nginx")
     parser.add_argument("--proxy-to", default="", help="HOST:PORT: be a proxy to it")
+    parser.add_argument("--http2", choices=("h2c", "h2"), default="", help="serve HTTP/2")
     args = parser.parse_args()
 
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
@@ -150,11 +186,24 @@ def main():
     filler_dir = os.path.join(run_dir, "bytes")
     os.makedirs(run_dir, exist_ok=True)
     make_fillers(filler_dir)
+    scratch, tls = "", ""
+    if args.http2 == "h2":
+        scratch = tempfile.mkdtemp(prefix="netbench-nginx-tls-", dir=run_dir)
+        key, cert = self_signed(args.host, scratch)
+        tls = "        ssl_certificate %s;\n        ssl_certificate_key %s;\n" % (cert, key)
     if args.proxy_to:
         server_block = PROXY_SERVER.format(backend=args.proxy_to, listen=listen)
     else:
         server_block = HELLO_SERVER.format(
-            listen=listen, filler_dir=filler_dir, status_locations=status_locations()
+            listen=listen,
+            http2={"": "", "h2c": " http2", "h2": " ssl http2"}[args.http2],
+            tls=tls,
+            # HTTP/2's hello apps answer /trailers with "ok" and a trailer "x-done: yes".
+            trailers='        location = /trailers { add_trailer x-done yes; return 200 "ok"; }\n'
+            if args.http2
+            else "",
+            filler_dir=filler_dir,
+            status_locations=status_locations(),
         )
     config = CONFIG.format(
         # Run as root, nginx would switch its worker to "nobody", who cannot read ~/.cache.
@@ -175,7 +224,7 @@ def main():
             os._exit(0)
         listener.close()
         os.close(config_fd)
-        os._exit(wait_and_announce(master_pid, args.host, port))
+        os._exit(wait_and_announce(master_pid, args.host, port, args.http2, scratch))
     os.waitpid(child, 0)
 
     listener.set_inheritable(True)
