@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 from pytest_netbench._errors import SpecError
-from pytest_netbench._model import ARRIVALS, LOOPS, MIX_ORDERS, Request
+from pytest_netbench._model import ARRIVALS, LOOPS, MIX_ORDERS, WS_ANSWERS, Request
 from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._model.stages import Stage
 from pytest_netbench._public import publish
@@ -267,6 +267,14 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         loads=_WS,
         metavar="NAME,...",
     ),
+    LoadOption(
+        "answer",
+        "echo",
+        "choice",
+        "what answers a message: its echo, checked byte for byte, or any message that comes next",
+        loads=_WS,
+        choices=WS_ANSWERS,
+    ),
 )
 
 BY_NAME: dict[str, LoadOption] = {option.name: option for option in LOAD_OPTIONS}
@@ -323,6 +331,7 @@ class WsOptions(CommonOptions, total=False):
     message_bytes: int
     binary: bool
     subprotocols: str | Sequence[str] | None
+    answer: str
 
 
 class EchoOptions(CommonOptions, total=False):

@@ -15,7 +15,15 @@ from typing import Any, Unpack
 from pytest_netbench._cpus import parse_cpus
 from pytest_netbench._errors import SpecError
 from pytest_netbench._feeder_checks import check_templates, checked_feeders, checked_seed
-from pytest_netbench._model import ARRIVALS, LOOPS, MIX_ORDERS, LoadSpec, MixOrder, Request
+from pytest_netbench._model import (
+    ARRIVALS,
+    LOOPS,
+    MIX_ORDERS,
+    WS_ANSWERS,
+    LoadSpec,
+    MixOrder,
+    Request,
+)
 from pytest_netbench._options import (
     BY_NAME,
     LOAD_OPTIONS,
@@ -155,6 +163,8 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
     headers = _header_pairs(o["headers"])
     check_handshake_headers(headers)
     message, binary = checked_message(o["message"], o["message_bytes"], bool(o["binary"]))
+    if o["answer"] not in WS_ANSWERS:
+        raise SpecError(f"answer must be one of {', '.join(WS_ANSWERS)}, got {o['answer']!r}")
     return LoadSpec(
         kind="ws",
         host=target.host,
@@ -164,6 +174,7 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
         payload=message,
         binary=binary,
         subprotocols=checked_subprotocols(o["subprotocols"]),
+        answer=o["answer"],
         **_checked_common(
             {name: o[name] for name in _COMMON},
             requests_per_connection=0,

@@ -124,6 +124,18 @@ def test_a_corrupt_frame_is_a_protocol_error(
     assert "reserved bits" in r.error_samples["protocol"]
 
 
+@pytest.mark.parametrize("answer", ["echo", "any"])
+def test_a_server_that_acknowledges_instead_of_echoing(
+    ws_server: StartWs, loop: str, consistent: Consistent, answer: str
+) -> None:
+    server, _ = ws_server(reply=b'{"ack": true}')
+    r = consistent(ws_load(url_of(server), connections=2, requests=30, answer=answer, loop=loop))
+    if answer == "echo":
+        assert (r.ok, r.errors["verify"]) == (0, 30)  # an ack is not the echo
+    else:
+        assert (r.ok, r.errors_total) == (30, 0)  # any next message answers
+
+
 def test_two_worker_processes_share_the_messages(
     ws_server: StartWs, consistent: Consistent
 ) -> None:
@@ -197,6 +209,7 @@ def test_a_refused_probe_is_a_status_error(ws_server: StartWs) -> None:
         ("ws://127.0.0.1:9/", {"headers": {"Upgrade": "x"}}, "handshake's own"),
         ("ws://127.0.0.1:9/", {"message_bytes": 0}, "positive"),
         ("ws://127.0.0.1:9/", {"pipeline": 2}, "option of HTTP loads"),
+        ("ws://127.0.0.1:9/", {"answer": "id"}, "answer must be one of echo, any"),
     ],
 )
 def test_bad_input_is_refused_before_any_socket(url: str, options: object, words: str) -> None:

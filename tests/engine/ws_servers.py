@@ -29,6 +29,7 @@ class WsOptions:
     close_code: int = 1011
     corrupt_every: int = 0  # every Nth message: a frame with a reserved bit set instead
     stall_every: int = 0  # every Nth message: never answered (its connection stays open)
+    reply: bytes = b""  # answer every message with this text instead of its echo
 
 
 @dataclass
@@ -118,7 +119,9 @@ class WsApp:
             return True  # read on: the client's close reply ends the connection
         if options.ping_every and n % options.ping_every == 0:
             writer.write(_frame(0x9, b"ping %d" % n))
-        if options.fragment and len(payload) >= 3:
+        if options.reply:
+            writer.write(_frame(0x1, options.reply))
+        elif options.fragment and len(payload) >= 3:
             third = len(payload) // 3
             writer.write(_frame(opcode, payload[:third], fin=False))
             writer.write(_frame(0x9, b"between"))

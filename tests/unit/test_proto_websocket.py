@@ -19,11 +19,13 @@ class Events:
         self.replies: list[bytes] = []
         self.closes: list[tuple[int, str]] = []
 
-    def framer(self, payload: bytes = PAYLOAD, *, text: bool = True) -> ws.WsFramer:
+    def framer(
+        self, payload: bytes = PAYLOAD, *, text: bool = True, any_answer: bool = False
+    ) -> ws.WsFramer:
         frames = ws.MessageFrames(payload, text=text)
         return ws.WsFramer(
             frames,
-            payload,
+            None if any_answer else payload,
             lambda code, keep_alive: self.responses.append(code),
             self.errors.append,
             self.replies.append,
@@ -171,6 +173,14 @@ def test_an_echo_that_differs_fails_verification() -> None:
     events = Events()
     events.framer().feed(server_frame(ws.TEXT, PAYLOAD.upper()))
     assert events.responses == [VERIFY_FAILED]
+
+
+def test_with_any_answer_every_message_counts_as_the_answer() -> None:
+    events = Events()
+    framer = events.framer(any_answer=True)
+    framer.feed(server_frame(ws.TEXT, b'{"ack": 1}') + server_frame(ws.BINARY, b""))
+    framer.feed(server_frame(ws.TEXT, PAYLOAD))
+    assert events.responses == [OK, OK, OK]
 
 
 def test_a_close_is_reported_with_its_code_and_answered() -> None:

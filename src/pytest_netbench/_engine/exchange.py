@@ -107,8 +107,9 @@ def _ws_exchange(spec: LoadSpec) -> Exchange:
     """A message round trip: no fixed chunks (each message gets its own masking key)."""
     host = f"[{spec.host}]" if ":" in spec.host else spec.host
     frames = ws_proto.MessageFrames(spec.payload, text=not spec.binary)
+    expected = spec.payload if spec.answer == "echo" else None  # None: any message answers
     setup = ws_proto.WsSetup(
-        f"{host}:{spec.port}", spec.target, spec.subprotocols, spec.headers, spec.payload, frames
+        f"{host}:{spec.port}", spec.target, spec.subprotocols, spec.headers, expected, frames
     )
 
     def no_framer(on_response: OnResponse, on_error: OnError) -> Framer:

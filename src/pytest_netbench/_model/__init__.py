@@ -13,12 +13,14 @@ from pytest_netbench._model.kinds import INVALID_CAUSES as INVALID_CAUSES
 from pytest_netbench._model.kinds import LOOPS as LOOPS
 from pytest_netbench._model.kinds import MIX_ORDERS as MIX_ORDERS
 from pytest_netbench._model.kinds import PERCENTILE_FIELDS as PERCENTILE_FIELDS
+from pytest_netbench._model.kinds import WS_ANSWERS as WS_ANSWERS
 from pytest_netbench._model.kinds import Arrival as Arrival
 from pytest_netbench._model.kinds import ErrorKind as ErrorKind
 from pytest_netbench._model.kinds import InvalidCause as InvalidCause
 from pytest_netbench._model.kinds import LoopName as LoopName
 from pytest_netbench._model.kinds import MixOrder as MixOrder
 from pytest_netbench._model.kinds import Mode as Mode
+from pytest_netbench._model.kinds import WsAnswer as WsAnswer
 from pytest_netbench._model.kinds import cause_of_reason as cause_of_reason
 from pytest_netbench._model.no_latency import NoLatency as NoLatency
 from pytest_netbench._model.result import LoadResult as LoadResult

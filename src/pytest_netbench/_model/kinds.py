@@ -16,6 +16,9 @@ LOOPS: tuple[LoopName, ...] = ("auto", "uvloop", "asyncio", "trio")
 # How a request mix picks the next request: each in turn, or interleaved by weight.
 MixOrder = Literal["cycle", "weighted"]
 MIX_ORDERS: tuple[MixOrder, ...] = ("cycle", "weighted")
+# What answers a WebSocket message: its echo (checked), or whatever message comes next.
+WsAnswer = Literal["echo", "any"]
+WS_ANSWERS: tuple[WsAnswer, ...] = ("echo", "any")
 
 # Why a result cannot be trusted, one kind per entry of ``invalid_reasons`` (whose text is
 # for people; these are for code, e.g. the experiment layer deciding whether to retry).

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_netbench._model.feeders import Feeder
-from pytest_netbench._model.kinds import Arrival, LoopName, MixOrder, Mode
+from pytest_netbench._model.kinds import Arrival, LoopName, MixOrder, Mode, WsAnswer
 from pytest_netbench._model.stages import RampProfile, Stage
 from pytest_netbench._public import publish
 
@@ -116,6 +116,7 @@ class LoadSpec:
     # WebSocket (``target`` and ``headers`` are its handshake's)
     subprotocols: tuple[str, ...] = ()
     binary: bool = False
+    answer: WsAnswer = "echo"  # what answers a message: its echo, or any next message
 
     def __repr__(self) -> str:
         # Only the fields of its kind: an HTTP load has no framing, an echo load no method.
@@ -192,7 +193,7 @@ _HTTP_ONLY = frozenset(
     }
 )
 _ECHO_ONLY = frozenset({"payload", "chunk", "framing"})
-_WS_ONLY = frozenset({"subprotocols", "binary"})
+_WS_ONLY = frozenset({"subprotocols", "binary", "answer"})
 _NOT_OF_KIND = {
     "http": _ECHO_ONLY | _WS_ONLY,
     "echo": _HTTP_ONLY | _WS_ONLY,

@@ -273,8 +273,9 @@ def _ignore(*_: object) -> None:
 
 
 class WsFramer:
-    """Server frames in: data messages reassembled and checked against the echo expected,
-    pings answered, a close reported (and answered) once, broken frames refused."""
+    """Server frames in: data messages reassembled and checked against the echo expected
+    (``expected`` None: any message is the answer), pings answered, a close reported (and
+    answered) once, broken frames refused."""
 
     __slots__ = (
         "_buffer",
@@ -294,7 +295,7 @@ class WsFramer:
     def __init__(
         self,
         frames: MessageFrames,
-        expected: bytes,
+        expected: bytes | None,
         on_response: OnResponse,
         on_error: OnError,
         on_reply: OnReply,
@@ -310,7 +311,7 @@ class WsFramer:
         self._message = bytearray()
         self._message_opcode = -1  # the opcode of a fragmented message under way
         # An answer far larger than the message sent is a broken server, not an echo.
-        self._max_message = max(16 * 2**20, 4 * len(expected))
+        self._max_message = max(16 * 2**20, 4 * frames.size)
         self.failed = False
         self.closed = False
 
@@ -397,7 +398,9 @@ class WsFramer:
             message = bytes(self._message)
             self._message.clear()
             self._message_opcode = -1
-            self._on_response(OK if message == self._expected else VERIFY_FAILED, True)
+            expected = self._expected  # None: any message answers the one outstanding
+            ok = expected is None or message == expected
+            self._on_response(OK if ok else VERIFY_FAILED, True)
 
     def _close(self, payload: bytes) -> None:
         if len(payload) == 1:
@@ -421,14 +424,14 @@ def describe_close(code: int, reason: str) -> str:
 @dataclass(frozen=True, slots=True)
 class WsSetup:
     """What every connection of a WebSocket load shares: how to open it (``handshake``
-    makes one connection's, with its own key) and the message it exchanges (``frames``,
-    built once: it holds no state of a connection's)."""
+    makes one connection's, with its own key), the message it sends (``frames``, built
+    once: it holds no state of a connection's) and the answer it expects (None: any)."""
 
     host_header: str
     target: str
     subprotocols: tuple[str, ...]
     headers: tuple[tuple[str, str], ...]
-    message: bytes
+    expected: bytes | None
     frames: MessageFrames
 
     def handshake(self) -> ClientHandshake:
@@ -437,4 +440,4 @@ class WsSetup:
     def make_framer(
         self, on_response: OnResponse, on_error: OnError, on_reply: OnReply, on_close: OnClose
     ) -> WsFramer:
-        return WsFramer(self.frames, self.message, on_response, on_error, on_reply, on_close)
+        return WsFramer(self.frames, self.expected, on_response, on_error, on_reply, on_close)
