@@ -32,6 +32,7 @@ from pytest_netbench._attempts import (
 )
 from pytest_netbench._errors import SpecError
 from pytest_netbench._experiment.live import ExperimentLive
+from pytest_netbench._experiment.per_request import step_requests
 from pytest_netbench._experiment.running import base_spec, open_loop_spec, own_options
 from pytest_netbench._experiment.slo import Slo, SloTerm, TermCheck, check_slo_requests, parse_slo
 from pytest_netbench._live import ProgressCallback, StopSignal
@@ -74,6 +75,7 @@ class CapacityStep:
             "decision": self.decision,
             "why": self.why,
             "checks": [c.to_dict() for c in self.checks],
+            "by_request": step_requests(self.result),
             "result": self.result.to_dict(),
             "discarded": [d.to_dict() for d in self.attempts.discarded],
         }

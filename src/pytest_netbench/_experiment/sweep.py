@@ -24,6 +24,7 @@ from pytest_netbench._attempts import (
 )
 from pytest_netbench._errors import SpecError
 from pytest_netbench._experiment.live import ExperimentLive
+from pytest_netbench._experiment.per_request import step_requests
 from pytest_netbench._experiment.running import base_spec, open_loop_spec, own_options
 from pytest_netbench._experiment.slo import error_rate
 from pytest_netbench._live import ProgressCallback, StopSignal
@@ -143,6 +144,7 @@ class SweepStep:
             "valid": r.valid,
             "invalid_reasons": list(r.invalid_reasons),
             "invalid_causes": list(r.invalid_causes),
+            "by_request": step_requests(r),
             "result": r.to_dict(),
             "discarded": [d.to_dict() for d in self.attempts.discarded],
         }

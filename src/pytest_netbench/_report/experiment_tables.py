@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_netbench._experiment.per_request import stored_step_requests
 from pytest_netbench._records import ExperimentRecord
 from pytest_netbench._report.markdown import render_table_markdown
 from pytest_netbench._report.matrix import abbreviate, effective_params
@@ -93,6 +94,7 @@ def _build_one(function: str, kind: str, records: list[ExperimentRecord]) -> Exp
         varying = tuple(names)
     rows: list[tuple[str, ...]] = []
     notes: list[str] = []
+    mix = False  # a sweep step of a mix shows its kinds in rows under it
     if kind == "sweep":
         headers = _SWEEP_HEADERS
     elif kind == "capacity":
@@ -109,12 +111,17 @@ def _build_one(function: str, kind: str, records: list[ExperimentRecord]) -> Exp
         where = ", ".join(label) + ": " if label else ""
         data = record.data
         if kind == "sweep":
-            rows += [label + _sweep_cells(step) for step in data.get("steps", ())]
+            for step in data.get("steps", ()):
+                rows.append(label + _sweep_cells(step))
+                kinds = stored_step_requests(step)
+                rows += [label + _sweep_request_cells(n, f) for n, f in kinds.items()]
+                mix = mix or bool(kinds)
             if data.get("stop_reason"):
                 notes.append(f"{where}{data['stop_reason']}")
         elif kind == "capacity":
             rows.append(label + _capacity_cells(data))
             notes.append(f"{where}{data.get('reason', '')}")
+            notes += [f"{where}{line}" for line in _capacity_request_note(data)]
         elif kind == "cold_start":
             rows.append(label + _cold_start_cells(data))
         elif kind == "crosscheck":
@@ -122,6 +129,8 @@ def _build_one(function: str, kind: str, records: list[ExperimentRecord]) -> Exp
             rows.append(label + (cells[1:] if "tool" in varying else cells))
         else:
             rows.append(label + tuple(_scalar_text(data.get(h)) for h in headers))
+    if mix:
+        notes.insert(0, _SWEEP_MIX_NOTE)
     return ExperimentTable(function, kind, varying, headers, tuple(rows), tuple(notes))
 
 
@@ -139,6 +148,46 @@ def _sweep_cells(step: Mapping[str, Any]) -> tuple[str, ...]:
         str(1 + len(step.get("discarded") or ())),
         valid,
     )
+
+
+_SWEEP_MIX_NOTE = (
+    "a row named after a request is that request of the mix at the rate above it: its"
+    " answered req/s, latency (from when each request was due) and errors"
+)
+
+
+def _sweep_request_cells(name: str, figures: Mapping[str, Any]) -> tuple[str, ...]:
+    """One kind of a mix at a sweep step, under the step's row, in its columns."""
+    return (
+        f"  {name}",
+        "",
+        _rate(float(figures.get("rps") or 0.0)),
+        _number(figures.get("p50_ms")),
+        _number(figures.get("p99_ms")),
+        f"{int(figures.get('errors_total', 0)):,}",
+        "",
+        "",
+    )
+
+
+def _capacity_request_note(data: Mapping[str, Any]) -> list[str]:
+    """A mix's kinds at the answer (or the highest rate verified): each one's p50, p99 and
+    errors, so the endpoint that set the capacity is in sight."""
+    rate = data.get("rate") if data.get("rate") is not None else data.get("at_least")
+    if rate is None:
+        return []
+    passed = [
+        s for s in data.get("steps") or () if s.get("rate") == rate and s.get("verdict") == "pass"
+    ]
+    kinds = stored_step_requests(passed[-1]) if passed else {}
+    if not kinds:
+        return []
+    parts = [
+        f"{name} p50 {_number(f.get('p50_ms'))} ms, p99 {_number(f.get('p99_ms'))} ms,"
+        f" {int(f.get('errors_total', 0)):,} errors"
+        for name, f in kinds.items()
+    ]
+    return [f"per request at {_rate(float(rate))} req/s: " + "; ".join(parts)]
 
 
 def _capacity_cells(data: Mapping[str, Any]) -> tuple[str, ...]:

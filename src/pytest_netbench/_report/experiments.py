@@ -60,6 +60,8 @@ def sweep_heading(spec: LoadSpec, rates: tuple[float, ...]) -> list[str]:
     count = f"{len(rates)} rates" if len(rates) > 1 else f"1 rate, {_rate(rates[0])} req/s"
     lines = _heading(f"Sweep {describe_target(spec)}: {count}" + (f" from {span}" if span else ""))
     lines += _wrap(load_description(spec, "step"), "  ")
+    if spec.mix:
+        lines += _wrap(_SWEEP_MIX_NOTE, "  ")
     return [*lines, "", *_SWEEP_HEAD]
 
 
@@ -80,7 +82,31 @@ def sweep_row(step: SweepStep) -> list[str]:
         f"{uncorrected[0]:>7}{uncorrected[1]:>6}{uncorrected[2]:>6}"
         f"{_count(r.errors_total):>7}{valid:>6}"
     )
-    return [row, *_result_notes(r, step.attempts.discarded)]
+    return [row, *_request_rows(r), *_result_notes(r, step.attempts.discarded)]
+
+
+_SWEEP_MIX_NOTE = (
+    "under each rate, a row per request of the mix: its answered req/s, latency (from"
+    " when each request was due) and errors"
+)
+_KIND_NAME = 16  # a kind's name fills the demanded and sent columns, indented by 2
+
+
+def _request_rows(result: LoadResult) -> list[str]:
+    """A mix's kinds at one step, in the step row's columns: the answered rate, the
+    corrected percentiles and the errors (each kind has one latency, from when its
+    requests were due, so the uncorrected columns stay blank)."""
+    lines = []
+    for name, kind in result.by_request.items():
+        shown = name if len(name) <= _KIND_NAME - 2 else name[: _KIND_NAME - 3] + "~"
+        corrected = [format_ms(getattr(kind.latency, f)) for f in ("p50_ms", "p90_ms", "p99_ms")]
+        line = (
+            f"  {shown:<{_KIND_NAME - 2}}{_achieved(kind.rps):>9}{'':>5}"
+            f"{corrected[0]:>6}{corrected[1]:>6}{corrected[2]:>6}{'':>19}"
+            f"{_count(kind.errors_total):>7}"
+        )
+        lines.append(line.rstrip())
+    return lines
 
 
 def sweep_closing(result: SweepResult) -> list[str]:
@@ -183,7 +209,29 @@ def capacity_answer(result: CapacityResult) -> list[str]:
         detail = result.reason.removeprefix("unknown: ")
         if result.at_least is not None:
             head += f" (at least {_exact_rate(result.at_least)} req/s)"
-    return ["", head, *_wrap(detail, "  ")]
+    return ["", head, *_wrap(detail, "  "), *_answer_requests(result)]
+
+
+def answer_step(result: CapacityResult) -> CapacityStep | None:
+    """The last passing run at the answer (or at the highest rate verified, when the
+    answer is unknown): the step whose figures the answer stands on."""
+    rate = result.rate if result.rate is not None else result.at_least
+    passed = [s for s in result.steps if s.rate == rate and s.verdict == "pass"]
+    return passed[-1] if passed else None
+
+
+def _answer_requests(result: CapacityResult) -> list[str]:
+    """A mix's kinds at the answer: each one's p50, p99 and errors, so the endpoint that
+    set the capacity (and how far the others were from their bounds) is in sight."""
+    step = answer_step(result)
+    if step is None or not step.result.by_request:
+        return []
+    kinds = "; ".join(
+        f"{name} p50 {format_ms(kind.latency.p50_ms)} ms, p99 {format_ms(kind.latency.p99_ms)}"
+        f" ms, {_count(kind.errors_total)} errors"
+        for name, kind in step.result.by_request.items()
+    )
+    return _wrap(f"Per request at {_exact_rate(step.rate)} req/s: {kinds}", "  ")
 
 
 def format_capacity(result: CapacityResult) -> str:
