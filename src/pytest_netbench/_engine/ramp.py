@@ -57,19 +57,36 @@ class RampSchedule:
             done += length * (begin + end) / 2
         self._pieces = pieces
         self.total = done  # requests the whole ramp holds
-        self._piece = 0
         self._origin = 0
         self._count = 0.0
+        self._enter(0)
+
+    def _enter(self, piece: int) -> None:
+        """Make ``piece`` the current one: its figures kept flat for the fast path."""
+        self._piece = piece
+        start, length, begin, end, before = self._pieces[piece] if self._pieces else (0,) * 5
+        self._start, self._length, self._begin, self._before = start, length, begin, before
+        self._holds = length * (begin + end) / 2
+        self._begin_sq = begin * begin
+        self._four_a = 2 * (end - begin) / length if length else 0.0
 
     def first(self, start_ns: int) -> int:
         self._origin = start_ns
-        self._piece = 0
+        self._enter(0)
         self._count = self._draw(0.0) if self.poisson else self._first_count
         return self._due(self._count)
 
     def next(self, previous_ns: int) -> int:
-        self._count = self._draw(self._count) if self.poisson else self._count + self._step
-        return self._due(self._count)
+        count = self._draw(self._count) if self.poisson else self._count + self._step
+        self._count = count
+        # The current piece, inline (once per request): _time_into's root.
+        within = count - self._before
+        if 0 < within <= self._holds:
+            begin = self._begin
+            root = math.sqrt(max(self._begin_sq + self._four_a * within, 0.0))
+            seconds = self._start + min(2 * within / (begin + root), self._length)
+            return self._origin + int(seconds * NS_PER_S)
+        return self._due(count)
 
     def rate_at(self, t_ns: int) -> float:
         """This share's rate at ``t_ns`` (req/s), for sizing its pool."""
@@ -93,7 +110,10 @@ class RampSchedule:
             holds = length * (begin + end) / 2
             if within <= holds and holds > 0:
                 return start + _time_into(within, length, begin, end)
-            self._piece += 1
+            if self._piece + 1 < len(pieces):
+                self._enter(self._piece + 1)
+            else:
+                self._piece += 1
         return None
 
 
