@@ -458,3 +458,31 @@ def test_requests_a_session_makes_at_once_go_one_after_another(
     assert r.by_request["GET /items"].ok == 18
     assert r.sessions is not None and r.sessions.completed == 6
     assert app.counts.connections == 2  # one connection per user, never more
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_flows_split_over_two_worker_processes(
+    shop: tuple[ServerThread, ShopApp], client: str, consistent: Consistent
+) -> None:
+    import shop_flows
+
+    server, app = shop
+    flows = {shop_flows.shopper: 1, shop_flows.browser: 1}
+    r = consistent(flow(flows, server.url, users=4, sessions=21, workers=2, client=client))
+    assert_steps_consistent(r)
+    assert r.generator.workers == 2
+    assert r.sessions is not None
+    assert (r.sessions.started, r.sessions.completed, r.sessions.users) == (21, 21, 4)
+    shoppers = r.sessions.by_flow.get("shopper", 0)
+    assert shoppers + r.sessions.by_flow.get("browser", 0) == 21
+    assert r.by_request["login"].ok == r.by_request["POST /orders"].ok == shoppers
+    items = r.by_request["GET /items"]  # both list the items; the browser has no token
+    assert (items.sent, items.ok, items.errors["status"]) == (21, shoppers, 21 - shoppers)
+    assert app.counts.without_credentials == 21 - shoppers
+
+
+def test_a_flow_workers_cannot_import_is_refused_before_any_socket() -> None:
+    async def local(client: Any) -> None: ...
+
+    with pytest.raises(SpecError, match="must be a function at the top of a module"):
+        flow(local, "http://127.0.0.1:9/", users=2, workers=2)

@@ -41,6 +41,7 @@ from pytest_netbench._engine.driver import run_share
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch
 from pytest_netbench._engine.workers import (
+    ShareRunner,
     WorkerFailed,
     connect_phase_bound_s,
     outcome_limit_s,
@@ -171,11 +172,12 @@ class DaskWorkers:
         spec: LoadSpec,
         shares: Sequence[WorkerShare],
         watch: ShareWatch | None = None,
+        runner: ShareRunner = run_share,
     ) -> list[WorkerOutcome]:
         own = not isinstance(self.cluster, Client)
         client = Client(self.cluster) if isinstance(self.cluster, str) else self.cluster
         try:
-            return _Run(client, spec, shares, watch).run()
+            return _Run(client, spec, shares, watch, runner).run()
         finally:
             if own:
                 client.close()
@@ -190,11 +192,13 @@ class _Run:
         spec: LoadSpec,
         shares: Sequence[WorkerShare],
         watch: ShareWatch | None,
+        runner: ShareRunner = run_share,
     ) -> None:
         self.client = client
         self.spec = spec
         self.shares = shares
         self.watch = watch
+        self.runner = runner
         self.run_id = uuid.uuid4().hex
         self.caller_offset_ns = time.time_ns() - monotonic_ns()
         self.heartbeats = _Heartbeats(client)
@@ -214,6 +218,7 @@ class _Run:
                 share,
                 self.run_id,
                 reports,
+                self.runner,
                 key=f"netbench-share-{self.run_id}-{share.index}",
                 workers=[address],
                 allow_other_workers=False,
@@ -422,7 +427,13 @@ class _SchedulerLink:
 
 
 # -- on the worker --
-def _share_task(spec: LoadSpec, share: WorkerShare, run_id: str, reports: bool) -> _ShareReport:
+def _share_task(
+    spec: LoadSpec,
+    share: WorkerShare,
+    run_id: str,
+    reports: bool,
+    runner: ShareRunner = run_share,
+) -> _ShareReport:
     def event(name: str) -> Event:
         return Event(f"netbench-{run_id}-{name}")
 
@@ -448,7 +459,7 @@ def _share_task(spec: LoadSpec, share: WorkerShare, run_id: str, reports: bool) 
         report_every_s=1.0,
     )
     try:
-        outcome = run_share(spec, share, released, watch)
+        outcome = runner(spec, share, released, watch)
     finally:
         link.close()
     return _ShareReport(outcome, host, time.time_ns() - monotonic_ns())

@@ -19,12 +19,12 @@ import multiprocessing
 import signal
 import threading
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import SpawnContext
 from multiprocessing.process import BaseProcess
 from time import monotonic_ns
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.connect_phase import phase_limit_s
@@ -47,6 +47,11 @@ _RAN_OUT = "feeder ran out: "
 _WINDOW_MARGIN_NS = 20_000_000
 
 
+# What runs one share where it lands: the engine's load (``driver.run_share``), or another
+# kind of load (a user flow) given by a picklable callable of the same shape.
+ShareRunner: TypeAlias = Callable[[LoadSpec, WorkerShare, int, ShareWatch | None], WorkerOutcome]
+
+
 class WorkerFailed(NetbenchError):
     """A load worker process died or raised."""
 
@@ -62,8 +67,10 @@ class WorkerTransport(Protocol):
         spec: LoadSpec,
         shares: Sequence[WorkerShare],
         watch: ShareWatch | None = None,
+        runner: ShareRunner = run_share,
     ) -> list[WorkerOutcome]:
-        """Run every share to its end; raise :class:`WorkerFailed` if any could not.
+        """Run every share to its end with ``runner``; raise :class:`WorkerFailed` if any
+        could not.
 
         With a ``watch``, each share's snapshots reach ``watch.report`` (from any thread)
         and a stop that ``watch.stop_requested`` asks for reaches every share: a transport
@@ -83,8 +90,9 @@ class InThisThread:
         spec: LoadSpec,
         shares: Sequence[WorkerShare],
         watch: ShareWatch | None = None,
+        runner: ShareRunner = run_share,
     ) -> list[WorkerOutcome]:
-        return [run_share(spec, share, monotonic_ns(), watch) for share in shares]
+        return [runner(spec, share, monotonic_ns(), watch) for share in shares]
 
 
 class LocalProcesses:
@@ -109,6 +117,7 @@ class LocalProcesses:
         spec: LoadSpec,
         shares: Sequence[WorkerShare],
         watch: ShareWatch | None = None,
+        runner: ShareRunner = run_share,
     ) -> list[WorkerOutcome]:
         released = monotonic_ns()
         context = multiprocessing.get_context("spawn")
@@ -122,7 +131,7 @@ class LocalProcesses:
                 parent_end, child_end = context.Pipe(duplex=True)
                 worker = context.Process(
                     target=_worker_main,
-                    args=(spec, share, released, child_end, reports, stoppable, ready),
+                    args=(spec, share, released, child_end, reports, stoppable, ready, runner),
                     name=f"netbench-worker-{share.index}",
                     daemon=True,
                 )
@@ -274,6 +283,7 @@ def _worker_main(
     reports: bool,
     stoppable: bool,
     ready: ReadyBarrier | None,
+    runner: ShareRunner = run_share,
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides (see LocalProcesses)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
@@ -296,7 +306,7 @@ def _worker_main(
             all_ready=ready.wait if ready is not None else None,
         )
     try:
-        pipe.send(("ok", run_share(spec, share, released_ns, watch)))
+        pipe.send(("ok", runner(spec, share, released_ns, watch)))
     except TargetUnreachableError as exc:
         pipe.send(("error", f"{_UNREACHABLE}{exc}"))
     except FeederExhausted as exc:
@@ -318,10 +328,14 @@ def run_workers(
     spec: LoadSpec,
     transport: WorkerTransport | None = None,
     watch: ShareWatch | None = None,
+    runner: ShareRunner = run_share,
 ) -> list[WorkerOutcome]:
-    """Run the whole load, split into ``spec.workers`` shares, on the transport."""
+    """Run the whole load, split into ``spec.workers`` shares, on the transport (each
+    share by ``runner``)."""
     transport = transport or default_transport(spec)
     shares = split_load(spec, int(transport.start_delay_s * NS_PER_S))
+    if runner is not run_share:
+        return transport.run_shares(spec, shares, watch, runner)
     if watch is None:
         return transport.run_shares(spec, shares)
     return transport.run_shares(spec, shares, watch)

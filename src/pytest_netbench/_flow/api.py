@@ -10,20 +10,28 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Coroutine
+import functools
+from collections.abc import Coroutine, Sequence
 from time import monotonic_ns
 from typing import Any
 
-from pytest_netbench._api import Monitored, Sampler, _Live
+from pytest_netbench._api import Monitored, Sampler, _Live, cluster_transport
 from pytest_netbench._cpus import pinned_thread
 from pytest_netbench._engine.connecting import unreachable_message
 from pytest_netbench._engine.driver import resolve_loop, run_on_loop
 from pytest_netbench._engine.share import split_load
+from pytest_netbench._engine.workers import WorkerTransport, default_transport, run_workers
 from pytest_netbench._errors import SpecError, TargetUnreachableError
 from pytest_netbench._flow.arrivals import OpenFlowRun
-from pytest_netbench._flow.choice import Flows, flow_choice
+from pytest_netbench._flow.choice import FlowChoice, Flows, flow_choice
 from pytest_netbench._flow.outcome import SessionOutcome, merge_flow
 from pytest_netbench._flow.run import CLIENTS, FlowRun
+from pytest_netbench._flow.share import (
+    FlowJob,
+    FlowWorkerOutcome,
+    reference_of,
+    run_flow_share,
+)
 from pytest_netbench._live import ProgressCallback, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec
 from pytest_netbench._public import publish
@@ -41,6 +49,7 @@ def flow(
     rate: float | None = None,
     arrival: str = "uniform",
     max_users: int | None = None,
+    workers: int = 1,
     warmup: float = 0.0,
     timeout: float | None = None,
     connect_timeout: float | None = None,
@@ -51,6 +60,7 @@ def flow(
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     client: str = "httpx",
+    cluster: object | None = None,
 ) -> LoadResult:
     """Run ``users`` virtual users, each calling ``await flow_function(client)`` in a loop
     (one call is a session) with an ``httpx.AsyncClient`` (``client="lean"``: the lean
@@ -61,7 +71,10 @@ def flow(
     /path"``); ``result.sessions`` counts the sessions. Several flows by weight:
     ``{browse: 3, buy: 1}`` (each session draws one). ``rate``: the open model, sessions
     started at ``rate`` a second (``arrival`` uniform or poisson) by whichever user is
-    free, up to ``max_users`` of them (default: ``users``, at least 1,024). ``server``: a
+    free, up to ``max_users`` of them (default: ``users``, at least 1,024). ``workers``:
+    the users (and sessions, and rate) split over that many worker processes, each
+    importing the flows by reference (top-level functions of a module); with ``cluster``
+    (a Dask scheduler address or client) the shares run on its workers instead. ``server``: a
     managed server whose process tree is sampled during the load; ``progress`` and
     ``stop``: as for ``http_load`` (a :class:`LoadProgress` twice a second; a
     :class:`StopSignal` that ends it early, ``interrupted``). ``client="httpx"`` needs the
@@ -75,6 +88,7 @@ def flow(
         rate=rate,
         arrival=arrival,
         max_users=max_users,
+        workers=workers,
         warmup=warmup,
         timeout=timeout,
         connect_timeout=connect_timeout,
@@ -90,6 +104,7 @@ def flow(
         progress=progress,
         stop=stop,
         client=client,
+        cluster=cluster,
     )
 
 
@@ -102,12 +117,16 @@ def run_flow_spec(
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     client: str = "httpx",
+    cluster: object | None = None,
 ) -> LoadResult:
     """Run a flow on a checked spec (:func:`flow_spec`) on a fresh loop in this thread."""
     choice = flow_choice(flow_function)
     check_client(client)
     loop_name = resolve_loop(spec.loop)
     share = split_load(spec)[0]
+    if spec.workers > 1 or cluster is not None:
+        transport = default_transport(spec) if cluster is None else cluster_transport(cluster)
+        return _in_shares(choice, spec, sessions, transport, server, progress, stop, client)
     sampler = _start_sampler(server)
     live = _Live(spec, 0.0, progress, stop)
 
@@ -117,7 +136,32 @@ def run_flow_spec(
 
     with pinned_thread(spec.cpus):
         outcomes = run_on_loop(loop_name, start)
-    return live.finish(_result(spec, outcomes, sampler))
+    return live.finish(_result(spec, [outcomes], sampler))
+
+
+def _in_shares(
+    choice: FlowChoice,
+    spec: LoadSpec,
+    sessions: int | None,
+    transport: WorkerTransport,
+    server: Monitored | None,
+    progress: ProgressCallback | None,
+    stop: StopSignal | None,
+    client: str,
+) -> LoadResult:
+    """A share per worker process (or Dask worker), each importing the flows by
+    reference; a share whose worker was lost brings back no sessions."""
+    references = tuple(
+        (reference_of(f), w) for f, w in zip(choice.flows, choice.weights, strict=True)
+    )
+    runner = functools.partial(run_flow_share, FlowJob(references, sessions, client))
+    sampler = _start_sampler(server)
+    live = _Live(spec, transport.start_delay_s, progress, stop)
+    outcomes = run_workers(spec, transport, live.watch, runner)
+    shares = [
+        (o, o.sessions if isinstance(o, FlowWorkerOutcome) else SessionOutcome()) for o in outcomes
+    ]
+    return live.finish(_result(spec, shares, sampler))
 
 
 async def flow_async(
@@ -162,7 +206,7 @@ async def flow_async(
     sampler = _start_sampler(server)
     live = _Live(spec, 0.0, progress, stop)
     run = _run_class(spec)(choice, spec, share, monotonic_ns(), sessions, live.watch, client)
-    return live.finish(_result(spec, await run.run(loop_name), sampler))
+    return live.finish(_result(spec, [await run.run(loop_name)], sampler))
 
 
 def flow_spec(
@@ -174,6 +218,7 @@ def flow_spec(
     rate: float | None = None,
     arrival: str = "uniform",
     max_users: int | None = None,
+    workers: int = 1,
     warmup: float = 0.0,
     timeout: float | None = None,
     connect_timeout: float | None = None,
@@ -195,6 +240,7 @@ def flow_spec(
         )
     options: dict[str, Any] = {
         "connections": users,
+        "workers": workers,
         "warmup": warmup,
         "loop": loop,
         "seed": seed,
@@ -247,11 +293,11 @@ def _start_sampler(server: Monitored | None) -> Sampler | None:
 
 def _result(
     spec: LoadSpec,
-    outcomes: tuple[WorkerOutcome, SessionOutcome],
+    shares: Sequence[tuple[WorkerOutcome, SessionOutcome]],
     sampler: Sampler | None,
 ) -> LoadResult:
-    ok = sum(outcomes[0].latency_counts.values())
-    result = merge_flow(spec, [outcomes], sampler.stop(ok) if sampler is not None else None)
+    ok = sum(sum(worker.latency_counts.values()) for worker, _ in shares)
+    result = merge_flow(spec, shares, sampler.stop(ok) if sampler is not None else None)
     connect_errors = result.errors.get("connect", 0)
     if connect_errors and result.ok == 0 and result.errors_total == connect_errors:
         sample = result.error_samples.get("connect", "")

@@ -6,7 +6,6 @@ socket exists."""
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
 import sys
 from pathlib import Path
@@ -59,12 +58,11 @@ def _import(module_name: str) -> ModuleType:
 
 
 def _import_file(path: Path) -> ModuleType:
-    if not path.is_file():
+    """A flow file, imported as the module its name makes, from its directory: put first
+    on the path, which worker processes inherit, so they import it by that name too."""
+    if not path.is_file() or path.suffix != ".py" or not path.stem.isidentifier():
         raise SpecError(f"no flow file {str(path)!r}: {_HOW}")
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    if spec is None or spec.loader is None:
-        raise SpecError(f"cannot import {str(path)!r} as Python: {_HOW}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module  # so its own pickles and dataclasses find it
-    spec.loader.exec_module(module)
-    return module
+    directory = str(path.resolve().parent)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    return importlib.import_module(path.stem)

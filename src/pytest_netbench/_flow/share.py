@@ -1,0 +1,86 @@
+"""A flow load's share where it runs, in a worker process (``workers=N``) or, by the same
+seam, on a Dask worker: the flows are shipped by reference (``module:function``) and
+imported there, and the share's sessions come back inside its outcome.
+
+:func:`run_flow_share` has the shape of the engine's ``run_share``, so any
+``WorkerTransport`` runs it (``functools.partial(run_flow_share, job)`` pickles).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from pytest_netbench._cpus import pinned_thread
+from pytest_netbench._engine.driver import resolve_loop, run_on_loop
+from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._engine.watch import ShareWatch
+from pytest_netbench._errors import SpecError
+from pytest_netbench._flow.arrivals import OpenFlowRun
+from pytest_netbench._flow.choice import FlowChoice, FlowFunction, flow_choice
+from pytest_netbench._flow.outcome import SessionOutcome
+from pytest_netbench._flow.reference import load_flow
+from pytest_netbench._flow.run import FlowRun
+from pytest_netbench._model import LoadSpec
+from pytest_netbench._stats.recorder import WorkerOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class FlowJob:
+    """What every share of a flow load runs: the flows by reference with their weights,
+    the load's sessions in all (None: by time), and the client."""
+
+    flows: tuple[tuple[str, int], ...]
+    sessions: int | None
+    client: str
+
+    def sessions_of(self, share: WorkerShare) -> int | None:
+        """The share's part of the sessions, split as evenly as they go."""
+        if self.sessions is None:
+            return None
+        n = share.workers
+        return self.sessions // n + (1 if share.index < self.sessions % n else 0)
+
+
+@dataclass(slots=True)
+class FlowWorkerOutcome(WorkerOutcome):
+    """A share's requests (the engine's outcome) and its sessions."""
+
+    sessions: SessionOutcome = field(default_factory=SessionOutcome)
+
+
+def reference_of(function: FlowFunction) -> str:
+    """``module:function`` of a flow a worker process can import; a :class:`SpecError`
+    for one it cannot (defined inside a function, or a method)."""
+    module = getattr(function, "__module__", None)
+    name = getattr(function, "__qualname__", "")
+    if not module or not name or "." in name:
+        raise SpecError(
+            f"with workers= a flow is imported by each worker, so it must be a function at"
+            f" the top of a module, got {function!r}: move it out of the function or class"
+            " that defines it"
+        )
+    return f"{module}:{name}"
+
+
+def run_flow_share(
+    job: FlowJob, spec: LoadSpec, share: WorkerShare, released_ns: int, watch: ShareWatch | None
+) -> WorkerOutcome:
+    """Run one share of a flow load on a fresh loop of the spec's kind, in this thread."""
+    choice = _imported(job)
+    loop_name = resolve_loop(spec.loop)
+    run_class = FlowRun if spec.rate is None else OpenFlowRun
+    start = share.start_at(released_ns)
+    with pinned_thread(spec.cpus):
+        worker, sessions = run_on_loop(
+            loop_name,
+            lambda: run_class(
+                choice, spec, share, start, job.sessions_of(share), watch, job.client
+            ).run(loop_name),
+        )
+    values = {f.name: getattr(worker, f.name) for f in dataclasses.fields(WorkerOutcome)}
+    return FlowWorkerOutcome(**values, sessions=sessions)
+
+
+def _imported(job: FlowJob) -> FlowChoice:
+    return flow_choice({load_flow(reference): weight for reference, weight in job.flows})
