@@ -6,8 +6,12 @@ import math
 
 import pytest
 
+from pytest_netbench import http_spec
+from pytest_netbench._engine.exchange import build_exchange
+from pytest_netbench._engine.open_rules import OpenAccounting
 from pytest_netbench._engine.ramp import NEVER_NS, ConnectionRamp, RampSchedule
 from pytest_netbench._engine.schedule import Schedule
+from pytest_netbench._engine.share import split_load
 from pytest_netbench._model.stages import RampProfile, Stage
 
 NS = 1_000_000_000
@@ -125,3 +129,28 @@ def test_connections_split_among_shares_add_up_to_the_whole() -> None:
             t = following
             total_changes += 1
     assert total_changes == 14 + 16
+
+
+class _Accounting(OpenAccounting):
+    """The open-loop rules with no loop under them (nothing here stops a run)."""
+
+    def stop(self) -> None:
+        self.stop_counting(())
+
+
+def test_the_open_loop_rules_collect_what_the_ramp_holds() -> None:
+    """``collect_due`` on a ramp: by each horizon, the measured requests fallen due are
+    those whose crossing of a whole number lies in the window so far (the one due at the
+    window's opening included); the warm-up holds the start rate, uncounted."""
+    spec = http_spec("http://127.0.0.1:9/", rate=100, warmup=1, stages=[("2s", 900)])
+    share = split_load(spec)[0]
+    rules = _Accounting(spec, share, build_exchange(spec), ORIGIN)
+    warm = rules.collect_due(ORIGIN + NS, ORIGIN + NS - 1)
+    assert len(warm) == 99 and rules.scheduled == 0  # 100 req/s for the 1 s warm-up
+    for k in range(20):
+        window_s = (2 * k + 1) / 20  # between whole counts: 5.5, 19.5, 37.5 ...
+        horizon = ORIGIN + NS + round(window_s * NS)
+        rules.collect_due(horizon, horizon)
+        assert rules.scheduled == math.ceil(100 * window_s + 200 * window_s**2), window_s
+    rules.collect_due(ORIGIN + 3 * NS, rules.deadline_ns - 1)  # as the deadline does
+    assert rules.scheduled == 1000  # the ramp's 100 * 2 + 200 * 4 over the window
