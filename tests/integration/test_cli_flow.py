@@ -115,6 +115,22 @@ def test_the_progress_line_and_its_end(
     assert "req/s" in done.stderr and "done" in done.stderr  # drawn after its first 2 s
 
 
+def test_a_flow_file_split_over_two_worker_processes(
+    shop: tuple[ServerThread, ShopApp], flows_file: Path, tmp_path: Path
+) -> None:
+    server, app = shop
+    out = tmp_path / "workers.json"
+    done = netbench(
+        "flow", f"{flows_file}:shopper", server.url, "-u", "4", "--sessions", "10",
+        "--workers", "2", "--client", "lean", "--json", str(out),
+    )  # fmt: skip
+    assert done.returncode == ExitCode.OK, done.stderr
+    data = json.loads(out.read_text())
+    assert data["generator"]["workers"] == 2
+    assert data["sessions"]["completed"] == 10 and data["ok"] == 20
+    assert app.counts.without_credentials == 0
+
+
 def test_a_module_from_the_current_directory(
     shop: tuple[ServerThread, ShopApp], flows_file: Path
 ) -> None:

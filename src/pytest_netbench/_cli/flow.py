@@ -47,6 +47,7 @@ def run_flow(args: argparse.Namespace) -> ExitCode:
                 progress=live.progress,
                 stop=live.stop,
                 client=args.client,
+                cluster=args.cluster,
             )
         except FlowError as exc:
             # The flow's own traceback, which the error's message points to.

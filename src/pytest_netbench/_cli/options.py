@@ -281,6 +281,7 @@ FLOW_LOAD_OPTIONS = frozenset(
         "loop",
         "seed",
         "allow_remote",
+        "workers",
     }
 )
 
@@ -319,6 +320,7 @@ def _add_flow(sub: Any) -> None:
         help="the flow's client: httpx.AsyncClient, or the lean client (the same verbs at a"
         " fraction of httpx's cost) [httpx]",
     )
+    _add_cluster_option(group)
     _add_output_options(flow, "the result", "LoadResult.to_dict()")
     flow.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
     add_threshold_option(flow)

@@ -132,6 +132,7 @@ class NetbenchFixture:
         label: str = "",
         allow_invalid: bool = False,
         retries: int | None = None,
+        cluster: object | None = None,
         **options: Any,
     ) -> LoadResult:
         """Virtual users running ``flow_function`` (an async function of a client, or
@@ -158,7 +159,9 @@ class NetbenchFixture:
         spec = self._checked(build)
 
         def run_load(spec: LoadSpec, srv: Server | None) -> LoadResult:
-            return run_flow_spec(flow_function, spec, counted[0], server=srv, client=client)
+            return run_flow_spec(
+                flow_function, spec, counted[0], server=srv, client=client, cluster=cluster
+            )
 
         tries = self._retries(retries)
         return self._run(spec, server, label, allow_invalid, tries, run_load=run_load)
