@@ -24,7 +24,11 @@ What ends a stream in error, by :class:`StreamError` ``cause``:
 - ``closed``: the connection closed with the stream open (kind ``reset``);
 - ``protocol``: a malformed response on that stream (kind ``protocol``, answered with a
   RST_STREAM), or a frame that breaks the connection (every open stream, answered with a
-  GOAWAY; :attr:`H2ClientConnection.failed` is then set).
+  GOAWAY; :attr:`H2ClientConnection.failed` is then set);
+- ``grpc_status``: a gRPC call (``H2Request(grpc=True)``) answered HTTP 200 with a
+  ``grpc-status`` other than 0 (kind ``status``; ``code`` is the grpc-status, ``reason``
+  names it and carries ``grpc-message``). A call answered 200 with no grpc-status is a
+  ``protocol`` error; one answered another HTTP status goes to ``on_response`` as any.
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ from typing import Literal
 
 from pytest_netbench._model.kinds import ErrorKind
 from pytest_netbench._proto import h2_frames as f
+from pytest_netbench._proto.grpc import status_name
 from pytest_netbench._proto.h2_headers import ResponseHeaderDecoder
 
-StreamErrorCause = Literal["rst_stream", "goaway", "closed", "protocol"]
+StreamErrorCause = Literal["rst_stream", "goaway", "closed", "protocol", "grpc_status"]
 
 # h2load's default -w and -W: 30 bits.
 DEFAULT_WINDOW = 2**30 - 1
@@ -65,10 +70,12 @@ OnStreamError = Callable[[int, StreamError], None]
 @dataclass(frozen=True, slots=True)
 class H2Request:
     """One request, prepared once for a whole load: its HPACK block (see
-    ``h2_headers.encode_request_block``) and body."""
+    ``h2_headers.encode_request_block``) and body; ``grpc``: a gRPC call, whose status is
+    read from its trailers (``grpc.encode_unary_block``, ``grpc.frame_message``)."""
 
     block: bytes
     body: bytes = b""
+    grpc: bool = False
 
 
 class H2ClientConnection:
@@ -80,6 +87,7 @@ class H2ClientConnection:
         "_continuing",
         "_decoder",
         "_first_frame_seen",
+        "_grpc",
         "_headers_head",
         "_initial_send_window",
         "_max_send_frame",
@@ -122,6 +130,7 @@ class H2ClientConnection:
             if not f.DEFAULT_WINDOW <= window <= f.MAX_WINDOW:
                 raise ValueError(f"{name}_window must be in 65535..2^31-1, got {window}")
         self._request = request
+        self._grpc = request.grpc
         self._on_response = on_response
         self._on_stream_error = on_stream_error
         self._max_streams = max_streams
@@ -298,6 +307,7 @@ class H2ClientConnection:
         pos = 0
         unpack = f.FRAME_HEAD.unpack_from
         streams = self._streams
+        http = not self._grpc  # a gRPC call ends with its trailers, never on DATA
         while size - pos >= 9:
             length_kind, flags, stream_id = unpack(buffer, pos)
             length = length_kind >> 8
@@ -318,7 +328,7 @@ class H2ClientConnection:
                 self._on_continuation(kind, flags, stream_id, payload)
             elif kind == f.DATA:
                 status = streams.get(stream_id)
-                if status and flags & f.END_STREAM:
+                if status and flags & f.END_STREAM and http:
                     # The hot path: the last DATA frame of a response whose HEADERS came.
                     del streams[stream_id]
                     self._consume(length)
@@ -353,7 +363,9 @@ class H2ClientConnection:
         if status == 0:
             self._stream_failed(stream_id, "a DATA frame before the response's HEADERS")
             return
-        # Not the last frame (that one took the hot path in _read_frames).
+        if flags & f.END_STREAM:  # a gRPC call's (an HTTP response's took the hot path)
+            self._end_call(stream_id, status, None)
+            return
         received = self._stream_received.get(stream_id, 0) + length
         if received >= self._stream_update_at:
             self._outbound.append(f.window_update(stream_id, received))
@@ -403,6 +415,9 @@ class H2ClientConnection:
             if not end_stream:
                 self._stream_failed(stream_id, "trailers without END_STREAM")
                 return
+            if self._grpc:
+                self._end_call(stream_id, current, block)
+                return
             del self._streams[stream_id]
             self._stream_received.pop(stream_id, None)
             self._on_response(stream_id, current)
@@ -415,12 +430,38 @@ class H2ClientConnection:
             if status == 101 or end_stream:
                 self._stream_failed(stream_id, f"an interim {status} response ending the stream")
             return  # an interim response: the final one follows
-        if end_stream:
+        if end_stream and self._grpc:
+            self._end_call(stream_id, status, block)  # "trailers-only": status in the one block
+        elif end_stream:
             del self._streams[stream_id]
             self._on_response(stream_id, status)
             self._cancel_body(stream_id)
         else:
             self._streams[stream_id] = status
+
+    def _end_call(self, stream_id: int, status: int, trailers: bytes | None) -> None:
+        """A gRPC call's end: ok only with HTTP 200 and grpc-status 0."""
+        del self._streams[stream_id]
+        self._stream_received.pop(stream_id, None)
+        self._cancel_body(stream_id)
+        if status != 200:
+            self._on_response(stream_id, status)
+            return
+        code, message = self._decoder.grpc_status_of(trailers) if trailers else (-1, "")
+        if code == 0:
+            self._on_response(stream_id, status)
+            return
+        if code < 0:
+            what = "no grpc-status" if code == -1 else "a grpc-status that is not a number"
+            error = StreamError(
+                "protocol", "protocol", f.NO_ERROR, f"malformed gRPC response: {what}"
+            )
+        else:
+            said = f": {message[:200]}" if message else ""
+            error = StreamError(
+                "status", "grpc_status", code, f"grpc-status {status_name(code)}{said}"
+            )
+        self._on_stream_error(stream_id, error)
 
     def _on_control(self, kind: int, flags: int, stream_id: int, payload: bytes) -> None:
         if kind == f.SETTINGS:

@@ -18,6 +18,8 @@ the same fields again, and any change clears what was kept.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
+from urllib.parse import unquote
 
 import hpack
 
@@ -32,6 +34,8 @@ _CONNECTION_SPECIFIC = frozenset(
 _CACHE_LIMIT = 64
 _MAX_HEADER_LIST = 64 * 1024
 _STATUS = b":status"
+_GRPC_STATUS = b"grpc-status"
+_GRPC_MESSAGE = b"grpc-message"
 
 
 def encode_request_block(
@@ -74,39 +78,67 @@ def encode_request_block(
 
 
 class ResponseHeaderDecoder:
-    """One connection's HPACK decoder, reading the ``:status`` of each block."""
+    """One connection's HPACK decoder, reading the ``:status`` of each block (and, for
+    gRPC, ``grpc-status`` and ``grpc-message``)."""
 
-    __slots__ = ("_cache", "_decoder", "_table")
+    __slots__ = ("_cache", "_decoder", "_grpc_cache", "_table")
 
     def __init__(self) -> None:
         self._decoder = hpack.Decoder(max_header_list_size=_MAX_HEADER_LIST)
         self._table = self._decoder.header_table
         self._cache: dict[bytes, int] = {}
+        self._grpc_cache: dict[bytes, tuple[int, str]] = {}
 
     def status_of(self, block: bytes) -> int:
         """The ``:status`` of a complete header block: 0 if it has none (trailers, or a
-        malformed response), -1 if it is not three digits. A block HPACK cannot decode breaks the
-        whole connection: :class:`ConnectionViolation` with ``COMPRESSION_ERROR``."""
+        malformed response), -1 if it is not three digits. A block HPACK cannot decode
+        breaks the whole connection: :class:`ConnectionViolation` with
+        ``COMPRESSION_ERROR``."""
         status = self._cache.get(block)
         if status is not None:
             return status
-        table = self._table
-        entries = table.dynamic_entries
-        before = (len(entries), entries[0] if entries else None, table.maxsize)
-        try:
-            fields = self._decoder.decode(block, raw=True)
-        except hpack.HPACKError as exc:
-            raise ConnectionViolation(COMPRESSION_ERROR, f"bad HPACK header block: {exc}") from None
+        fields, unchanged = self._decode(block)
         status = 0
         for name, value in fields:
             if name == _STATUS:
                 status = int(value) if value.isdigit() and len(value) == 3 else -1
                 break
-        after = (len(entries), entries[0] if entries else None, table.maxsize)
-        if after[0] != before[0] or after[1] is not before[1] or after[2] != before[2]:
-            self._cache.clear()
-        else:
-            if len(self._cache) >= _CACHE_LIMIT:
-                self._cache.clear()
+        if unchanged:
             self._cache[block] = status
         return status
+
+    def grpc_status_of(self, block: bytes) -> tuple[int, str]:
+        """(``grpc-status``, ``grpc-message``) of a block: -1 and "" when it names none,
+        -2 when its value is not a number. Decoded once per block as ``status_of``; a
+        block read by both is decoded twice, which gRPC's trailers-only answer is."""
+        found = self._grpc_cache.get(block)
+        if found is not None:
+            return found
+        fields, unchanged = self._decode(block)
+        code, message = -1, ""
+        for name, value in fields:
+            if name == _GRPC_STATUS:
+                code = int(value) if value.isdigit() else -2
+            elif name == _GRPC_MESSAGE:
+                message = unquote(value.decode("ascii", "replace"))
+        if unchanged:
+            self._grpc_cache[block] = (code, message)
+        return code, message
+
+    def _decode(self, block: bytes) -> tuple[list[tuple[bytes, bytes]], bool]:
+        """The block's fields, and whether decoding it left the dynamic table as it was
+        (so what it says may be kept by its bytes); any change forgets all that was kept."""
+        table = self._table
+        entries = table.dynamic_entries
+        before = (len(entries), entries[0] if entries else None, table.maxsize)
+        try:
+            # raw=True: every name and value is bytes.
+            fields = cast("list[tuple[bytes, bytes]]", self._decoder.decode(block, raw=True))
+        except hpack.HPACKError as exc:
+            raise ConnectionViolation(COMPRESSION_ERROR, f"bad HPACK header block: {exc}") from None
+        after = (len(entries), entries[0] if entries else None, table.maxsize)
+        unchanged = after[0] == before[0] and after[1] is before[1] and after[2] == before[2]
+        if not unchanged or len(self._cache) + len(self._grpc_cache) >= _CACHE_LIMIT:
+            self._cache.clear()
+            self._grpc_cache.clear()
+        return fields, unchanged
