@@ -25,6 +25,7 @@ import pytest
 
 from pytest_netbench import ToolchainMissing
 from pytest_netbench._proto import h2_frames as f
+from pytest_netbench._proto.grpc import encode_unary_block, frame_message
 from pytest_netbench._proto.h2_client import H2ClientConnection, H2Request, StreamError
 from pytest_netbench._proto.h2_headers import encode_request_block
 from pytest_netbench._servers import build, catalog
@@ -182,6 +183,57 @@ def test_a_server_without_http2_is_named(go_h2_binary: str) -> None:
     assert client.failed
     assert [e.kind for e in outcome.errors.values()] == ["protocol"] * 3
     assert "the server answered in HTTP/1 (b'HTTP/1.1 404 Not Found')" in (outcome.errors[1].reason)
+
+
+# -- gRPC unary calls, against grpcio --
+@pytest.fixture(scope="module")
+def grpc_port() -> Iterator[int]:
+    if importlib.util.find_spec("grpc") is None:
+        pytest.skip("grpcio is not installed (pip install 'pytest-netbench[servers]')")
+    script = str(APPS / "python" / "grpcio_server.py")
+    command = [sys.executable, script, "--app", "grpc", "--host", "{host}", "--port", "{port}"]
+    server = Server(command, port_pattern=catalog.PORT_PATTERN, name="grpcio")
+    server.start()
+    try:
+        yield server.port
+    finally:
+        server.stop()
+
+
+def grpc_calls(
+    port: int, method: str, message: bytes, total: int, timeout: float | None = None
+) -> Outcome:
+    block = encode_unary_block("http", f"{HOST}:{port}", method, timeout=timeout)
+    request = H2Request(block, frame_message(message), grpc=True)
+    with socket.create_connection((HOST, port), timeout=SOCKET_TIMEOUT_S) as sock:
+        outcome, client = drive(sock, request, total, streams=10)
+    assert not client.failed
+    return outcome
+
+
+def test_grpc_calls_complete(grpc_port: int) -> None:
+    outcome = grpc_calls(grpc_port, "/netbench.Echo/Say", b"hello", 200)
+    assert outcome.errors == {} and list(outcome.statuses.values()) == [200] * 200
+
+
+@pytest.mark.parametrize(
+    ("method", "message", "timeout", "code", "reason"),
+    [
+        ("/netbench.Echo/Fail", b"", None, 5, "grpc-status NOT_FOUND (5): no such thing"),
+        ("/netbench.Echo/Nope", b"", None, 12, "grpc-status UNIMPLEMENTED (12)"),
+        ("/netbench.Echo/Sleep", b"2000", 0.05, 4, "grpc-status DEADLINE_EXCEEDED (4)"),
+    ],
+)
+def test_grpc_status_errors_are_counted_by_code(
+    grpc_port: int, method: str, message: bytes, timeout: float | None, code: int, reason: str
+) -> None:
+    outcome = grpc_calls(grpc_port, method, message, 10, timeout)
+    assert outcome.statuses == {}
+    assert {(e.kind, e.cause, e.code) for e in outcome.errors.values()} == {
+        ("status", "grpc_status", code)
+    }
+    assert all(e.reason.startswith(reason) for e in outcome.errors.values())
+    assert len(outcome.errors) == 10
 
 
 # -- a server that misbehaves on purpose --
