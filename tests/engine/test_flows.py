@@ -386,6 +386,8 @@ def test_sessions_a_full_pool_could_not_start_count_against_the_server(
     assert r.generator.unsent == r.sessions.not_started
     assert r.uncorrected is not None and r.p99_ms > r.uncorrected.p99_ms
     assert "rate_not_achieved" in r.invalid_causes
+    said = r.invalid_reasons[r.invalid_causes.index("rate_not_achieved")]
+    assert "scheduled sessions" in said and "raise max_users" in said, said
 
 
 async def two_gets(client: Any) -> None:

@@ -63,12 +63,37 @@ def merge_flow(
     as_mix = tuple(Request(s.method, s.path, name=s.name) for s in names)
     result = merge_outcomes(dataclasses.replace(spec, mix=as_mix), outcomes, server)
     stats = _merge_sessions(shares)
+    if spec.rate is not None:
+        result = _in_session_terms(result, stats)
+    return dataclasses.replace(result, spec=spec, sessions=stats)
+
+
+# The open loop's judgement of its schedule, said of sessions and users (max_users=), as
+# a flow's schedule is of sessions: the figures behind it (scheduled, unsent) already are.
+_SESSION_WORDS = (
+    (" scheduled requests ", " scheduled sessions "),
+    ("connection pool limit", "user pool limit"),
+    ("raise max_connections", "raise max_users"),
+    ("raise connections", "raise users"),
+    (" open, below the pool bound", " users, below the pool bound"),
+    ("waiting for a connection", "waiting for a user"),
+)
+_SCHEDULE_CAUSES = frozenset({"rate_not_achieved", "schedule_lag"})
+
+
+def _in_session_terms(result: LoadResult, stats: SessionStats) -> LoadResult:
+    """The open model's achieved rate (of sessions, not of the requests they make) and
+    its schedule's invalid reasons in the words of sessions."""
+    reasons = list(result.invalid_reasons)
+    for index, cause in enumerate(result.invalid_causes):
+        if cause in _SCHEDULE_CAUSES:
+            for said, meant in _SESSION_WORDS:
+                reasons[index] = reasons[index].replace(said, meant)
     generator = result.generator
-    if spec.rate is not None and result.duration_s > 0:
-        # The open model's rate is of sessions, not of the requests they make.
+    if result.duration_s > 0:
         achieved = stats.started / result.duration_s
         generator = dataclasses.replace(generator, achieved_rate=achieved)
-    return dataclasses.replace(result, spec=spec, sessions=stats, generator=generator)
+    return dataclasses.replace(result, generator=generator, invalid_reasons=tuple(reasons))
 
 
 def _in_order(
