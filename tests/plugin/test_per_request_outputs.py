@@ -1,6 +1,7 @@
 """End-to-end: a mix's figures per request kind in every output of a session (issue 18,
 "every endpoint on its own"): the terminal summary's sub-table under the test, the JSON
-(per kind, adding up to the load's), the Markdown and the pictures.
+(per kind, adding up to the load's), the Markdown, the pictures and pytest-benchmark's
+JSON (the kinds in ``extra_info``, one benchmark per test).
 
 The hello server answers ``/missing`` with 404 and everything else with 200, so one kind
 of the mix fails whole and the others succeed: the rows must tell them apart.
@@ -46,6 +47,7 @@ def test_every_output_shows_each_request_kind(pytester: pytest.Pytester, hello_a
         "--netbench-json=out.json",
         "--netbench-markdown=out.md",
         "--netbench-plot=plots",
+        "--netbench-benchmark-json=bench.json",
     )
     result.assert_outcomes(passed=3)
 
@@ -93,6 +95,24 @@ def test_every_output_shows_each_request_kind(pytester: pytest.Pytester, hello_a
     assert "| gone (`GET /missing`) | 50 | 0 | 50 | status 50 | 0 | 404: 50 |" in markdown
     assert "| **all** | 200 | 150 | 50 | status 50 | 0 | 200: 150, 404: 50 |" in markdown
     assert markdown.count("#### Per request") == 2
+
+    # pytest-benchmark's JSON: a benchmark per test and parametrisation, never per kind;
+    # the kinds in extra_info, as in our JSON.
+    benchmarks = json.loads((pytester.path / "bench.json").read_text())["benchmarks"]
+    assert [b["name"] for b in benchmarks] == [
+        "test_shop[1]",
+        "test_shop[2]",
+        "test_plain",
+    ]
+    for benchmark, data in zip(benchmarks, shop, strict=False):
+        kinds = benchmark["extra_info"]["by_request"]
+        assert list(kinds) == KINDS
+        for name, kind in kinds.items():
+            stored = data["by_request"][name]
+            assert {f: kind[f] for f in ("sent", "ok", "errors_total", "p99_ms")} == {
+                f: stored[f] for f in ("sent", "ok", "errors_total", "p99_ms")
+            }, name
+    assert "by_request" not in benchmarks[2]["extra_info"]
 
     # The pictures: each load of the mix has its spectrum (the lines: see below).
     for connections in (1, 2):

@@ -12,7 +12,7 @@ from factories import make_result
 from hdrh.histogram import HdrHistogram
 
 from pytest_netbench._environment import collect_environment
-from pytest_netbench._model import LatencySummary, LoadResult
+from pytest_netbench._model import LatencySummary, LoadResult, RequestStats
 from pytest_netbench._records import Record
 from pytest_netbench._report.benchmark_compat import benchmark_json, write_benchmark_json
 
@@ -133,3 +133,49 @@ def test_results_without_histograms_fall_back_to_summaries(tmp_path: Path) -> No
     stats = json.loads(path.read_text())["benchmarks"][0]["stats"]
     assert stats["median"] == pytest.approx(0.0006)
     assert stats["rounds"] == 3
+
+
+def _kind(name: str, ok: int, errors: int, p99_ms: float) -> RequestStats:
+    return RequestStats(
+        name=name,
+        method="GET",
+        path=f"/{name}",
+        duration_s=2.0,
+        sent=ok + errors,
+        ok=ok,
+        errors={"status": errors} if errors else {},
+        in_flight=0,
+        status_codes={200: ok, **({404: errors} if errors else {})},
+        latency=LatencySummary(count=ok, p50_ms=p99_ms / 4, p99_ms=p99_ms, p999_ms=p99_ms * 2)
+        if ok
+        else LatencySummary(),
+    )
+
+
+def test_a_mix_s_kinds_are_in_extra_info_one_benchmark_per_test() -> None:
+    hello, second, plain = _records()
+    trials = [
+        replace(hello, result=replace(hello.result, by_request={
+            "search": _kind("search", 600, 0, 8.0), "gone": _kind("gone", 0, 400, 0.0),
+        })),
+        replace(second, result=replace(second.result, by_request={
+            "search": _kind("search", 800, 0, 12.0), "gone": _kind("gone", 0, 400, 0.0),
+        })),
+    ]  # fmt: skip
+    doc = benchmark_json([*trials, plain])
+    json.dumps(doc, allow_nan=False)
+    mix, alone = doc["benchmarks"]  # the kinds are no benchmarks of their own
+    kinds = mix["extra_info"]["by_request"]
+    assert list(kinds) == ["search", "gone"]  # the mix's order
+    assert kinds["search"] == {
+        "sent": 700,  # medians over the two trials, as the load's own figures
+        "ok": 700,
+        "errors_total": 0,
+        "rps": 350.0,
+        "p50_ms": 2.5,
+        "p99_ms": 10.0,
+        "p999_ms": 20.0,
+    }
+    assert kinds["gone"]["errors_total"] == 400 and kinds["gone"]["ok"] == 0
+    assert kinds["gone"]["p99_ms"] is None  # no ok response: no latency
+    assert "by_request" not in alone["extra_info"]  # no mix, no key

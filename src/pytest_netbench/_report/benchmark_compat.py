@@ -8,7 +8,11 @@ Mapping (one pytest-benchmark "benchmark" per test and load label, trials merged
   latency distribution in seconds, computed from the merged HdrHistograms;
 * ``ops`` is the throughput (median requests/s over trials), not ``1 / mean``: with many
   connections in flight, ``1 / mean`` latency is not what a server sustains;
-* ``extra_info`` carries the netbench figures (rps, p99_ms, errors_total, trials, url...).
+* ``extra_info`` carries the netbench figures (rps, p99_ms, errors_total, trials, url...);
+  a load of a request mix adds ``by_request``: each kind's figures under the same names
+  (medians over trials), in the mix's order. A kind is not a benchmark of its own:
+  pytest-benchmark keeps one benchmark per test, and ``compare`` and the dashboards would
+  count a kind's share of the load as a test.
 """
 
 from __future__ import annotations
@@ -187,12 +191,46 @@ def benchmark_entry(records: list[Record]) -> dict[str, Any]:
             **median_of,
             "valid": all(r.valid for r in results),
             "ops_means": "requests per second (throughput), not 1/mean latency",
+            **_by_request(results),
         },
         "options": {"timer": "netbench", "disable_gc": False, "warmup": False},
         "stats": {
             k: (0.0 if isinstance(v, float) and math.isnan(v) else v) for k, v in stats.items()
         },
     }
+
+
+# A request kind's figures in ``extra_info["by_request"]``: the load's own names.
+REQUEST_INFO_FIELDS: tuple[str, ...] = (
+    "sent",
+    "ok",
+    "errors_total",
+    "rps",
+    "p50_ms",
+    "p99_ms",
+    "p999_ms",
+)
+
+
+def _by_request(results: list[LoadResult]) -> dict[str, Any]:
+    """``{"by_request": {name: {figure: median over trials}}}`` for a mix; nothing without
+    one. A latency figure of a kind with no ok response in any trial is NaN (null once
+    written)."""
+    names = list(dict.fromkeys(name for r in results for name in r.by_request))
+    if not names:
+        return {}
+    kinds: dict[str, dict[str, float]] = {}
+    for name in names:
+        trials = [r.by_request[name] for r in results if name in r.by_request]
+        kinds[name] = {
+            field: _median(getattr(t, field) for t in trials) for field in REQUEST_INFO_FIELDS
+        }
+    return {"by_request": kinds}
+
+
+def _median(values: Iterable[float]) -> float:
+    finite = [v for v in values if not math.isnan(v)]
+    return statistics.median(finite) if finite else math.nan
 
 
 def benchmark_json(
