@@ -488,3 +488,18 @@ def test_a_flow_workers_cannot_import_is_refused_before_any_socket() -> None:
 
     with pytest.raises(SpecError, match="must be a function at the top of a module"):
         flow(local, "http://127.0.0.1:9/", users=2, workers=2)
+
+
+def test_stages_move_the_rate_of_sessions(
+    shop: tuple[ServerThread, ShopApp], consistent: Consistent
+) -> None:
+    """From 20 to 60 sessions a second over one second: about 40 fall due in it (the
+    schedule's arithmetic, not a measured rate)."""
+    server, _ = shop
+    r = consistent(flow(shopper, server.url, rate=20, stages=[(1.0, 60)], users=4, client="lean"))
+    assert_steps_consistent(r)
+    assert r.sessions is not None
+    due = r.sessions.started + r.sessions.not_started
+    assert 34 <= due <= 42, due
+    with pytest.raises(SpecError, match="give rate="):
+        flow(shopper, server.url, stages=[(1.0, 60)])

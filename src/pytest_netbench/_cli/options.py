@@ -275,6 +275,7 @@ FLOW_LOAD_OPTIONS = frozenset(
         "duration",
         "rate",
         "arrival",
+        "stages",
         "warmup",
         "timeout",
         "connect_timeout",

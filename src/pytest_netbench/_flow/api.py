@@ -48,6 +48,7 @@ def flow(
     sessions: int | None = None,
     rate: float | None = None,
     arrival: str = "uniform",
+    stages: Sequence[Any] | None = None,
     max_users: int | None = None,
     workers: int = 1,
     warmup: float = 0.0,
@@ -70,7 +71,8 @@ def flow(
     ``by_request`` (named by ``extensions={"netbench_step": NAME}``, else ``"METHOD
     /path"``); ``result.sessions`` counts the sessions. Several flows by weight:
     ``{browse: 3, buy: 1}`` (each session draws one). ``rate``: the open model, sessions
-    started at ``rate`` a second (``arrival`` uniform or poisson) by whichever user is
+    started at ``rate`` a second (``arrival`` uniform or poisson; ``stages`` move the rate
+    over time, as a load's do) by whichever user is
     free, up to ``max_users`` of them (default: ``users``, at least 1,024). ``workers``:
     the users (and sessions, and rate) split over that many worker processes, each
     importing the flows by reference (top-level functions of a module); with ``cluster``
@@ -87,6 +89,7 @@ def flow(
         sessions=sessions,
         rate=rate,
         arrival=arrival,
+        stages=stages,
         max_users=max_users,
         workers=workers,
         warmup=warmup,
@@ -173,6 +176,7 @@ async def flow_async(
     sessions: int | None = None,
     rate: float | None = None,
     arrival: str = "uniform",
+    stages: Sequence[Any] | None = None,
     max_users: int | None = None,
     warmup: float = 0.0,
     timeout: float | None = None,
@@ -193,6 +197,7 @@ async def flow_async(
         sessions=sessions,
         rate=rate,
         arrival=arrival,
+        stages=stages,
         max_users=max_users,
         warmup=warmup,
         timeout=timeout,
@@ -217,6 +222,7 @@ def flow_spec(
     sessions: int | None = None,
     rate: float | None = None,
     arrival: str = "uniform",
+    stages: Sequence[Any] | None = None,
     max_users: int | None = None,
     workers: int = 1,
     warmup: float = 0.0,
@@ -249,6 +255,13 @@ def flow_spec(
     if rate is not None:
         options["rate"] = rate
         options["arrival"] = arrival
+    if stages is not None:
+        if rate is None:
+            raise SpecError(
+                "stages of a flow move its rate of sessions: give rate= (sessions a second"
+                " at the start); a ramp of users is not there yet"
+            )
+        options["stages"] = stages
     if max_users is not None:
         options["max_connections"] = max_users
     if duration is not None:

@@ -33,7 +33,7 @@ class OpenFlowRun(FlowRun):
 
     async def _arrivals(self) -> None:
         acct = self.accounting
-        schedule = share_schedule(acct.share, self.spec.arrival)
+        schedule = share_schedule(acct.share, self.spec.arrival, self.spec.ramp)
         due = schedule.first(acct.start_at_ns)
         to_come = acct.session_budget  # sessions still to fall due; None: by time
         while not acct.stopping:
