@@ -190,7 +190,7 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         True,
         "switch",
         "check the server's TLS certificate",
-        loads=_HTTP,
+        loads=_HTTP_AND_WS,
         off_help="don't check the server's TLS certificate (a self-signed test server)",
     ),
     LoadOption("proxy", None, "text", "send through this HTTP proxy", _HTTP, metavar="HOST:PORT"),
@@ -327,6 +327,7 @@ class WsOptions(CommonOptions, total=False):
     ``netbench ws``."""
 
     headers: HeadersArg
+    verify_tls: bool
     message: bytes | str | None
     message_bytes: int
     binary: bool

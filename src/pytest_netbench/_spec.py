@@ -151,7 +151,8 @@ def echo_spec(host: str, port: int, **options: Unpack[EchoOptions]) -> LoadSpec:
 
 def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
     """Check every option (:data:`~pytest_netbench._options.LOAD_OPTIONS`) and build the
-    :class:`LoadSpec` of a WebSocket load at ``url`` (``ws://``): each connection opens
+    :class:`LoadSpec` of a WebSocket load at ``url`` (``ws://``, or ``wss://`` over TLS,
+    checked unless ``verify_tls=False``): each connection opens
     with the handshake (``headers``, ``subprotocols``), then sends ``message`` and awaits
     its echo, again and again; a request of the result is one message round trip.
     """
@@ -169,6 +170,8 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
         kind="ws",
         host=target.host,
         port=target.port,
+        scheme="https" if target.scheme == "wss" else "http",  # wss: the TLS of https
+        verify_tls=bool(o["verify_tls"]),
         target=target.target,
         headers=headers,
         payload=message,

@@ -19,27 +19,25 @@ _TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "!#$%&'*+-.^_`|~
 
 
 def parse_ws_url(url: str) -> HttpTarget:
-    """``ws://host[:port]/path?query`` as a target (``scheme`` ``"ws"``)."""
+    """``ws://`` or ``wss://host[:port]/path?query`` as a target (``scheme`` ``"ws"`` or
+    ``"wss"``)."""
     if "://" not in url:
         raise SpecError(f"target {url!r} has no scheme: write it as ws://{url}")
     parts = urlsplit(url)
-    if parts.scheme == "wss":
+    if parts.scheme not in ("ws", "wss"):
         raise SpecError(
-            f"{url!r}: wss:// (WebSocket over TLS) is not supported yet; test the server"
-            " over ws:// on loopback"
+            f"unsupported scheme {parts.scheme!r} in {url!r}: a WebSocket URL is ws:// or wss://"
         )
-    if parts.scheme != "ws":
-        raise SpecError(f"unsupported scheme {parts.scheme!r} in {url!r}: a WebSocket URL is ws://")
     if not parts.hostname:
         raise SpecError(f"target {url!r} has no host")
     try:
-        port = parts.port or 80
+        port = parts.port or (443 if parts.scheme == "wss" else 80)
     except ValueError as exc:
         raise SpecError(f"bad port in {url!r}: {exc}") from None
     target = parts.path or "/"
     if parts.query:
         target += "?" + parts.query
-    return HttpTarget("ws", parts.hostname, port, target)
+    return HttpTarget(parts.scheme, parts.hostname, port, target)
 
 
 def checked_message(message: object, size: object, binary: bool) -> tuple[bytes, bool]:

@@ -4,6 +4,7 @@ can make is classified exactly, the counting rules hold, and nothing hangs."""
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from servers import ServerThread, StartEcho, StartHttp
 from ws_servers import WsApp, WsOptions
 
-from pytest_netbench import LoadResult, SpecError, ws_load, ws_spec
+from pytest_netbench import LoadResult, SpecError, TargetUnreachableError, ws_load, ws_spec
 from pytest_netbench.cli import ExitCode, main
 
 StartWs = Callable[..., tuple[ServerThread, WsApp]]
@@ -136,6 +137,27 @@ def test_a_server_that_acknowledges_instead_of_echoing(
         assert (r.ok, r.errors_total) == (30, 0)  # any next message answers
 
 
+def test_wss_round_trips_over_tls(
+    tls_context: ssl.SSLContext, loop: str, consistent: Consistent
+) -> None:
+    app = WsApp(WsOptions(ping_every=10))
+    with ServerThread(app, ssl_context=tls_context) as server:
+        url = f"wss://127.0.0.1:{server.port}/secure"
+        r = consistent(ws_load(url, connections=3, requests=60, verify_tls=False, loop=loop))
+    assert (r.sent, r.ok, r.errors_total) == (60, 60, 0)
+    assert r.url == url and app.seen.handshakes == 3 and app.seen.pongs == 6
+
+
+def test_wss_probe_and_certificate_check(tls_context: ssl.SSLContext) -> None:
+    with ServerThread(WsApp(), ssl_context=tls_context) as server:
+        url = f"wss://127.0.0.1:{server.port}/"
+        r = ws_load(url, connections=2, duration=0.5, verify_tls=False, probe_every=0.05)
+        assert r.probe is not None and r.probe.sent >= 1
+        assert (r.probe.ok, r.probe.errors_total) == (r.probe.sent, 0), r.probe.error_samples
+        with pytest.raises(TargetUnreachableError, match="CERTIFICATE_VERIFY_FAILED"):
+            ws_load(url, connections=1, requests=2)  # verify_tls is on by default
+
+
 def test_two_worker_processes_share_the_messages(
     ws_server: StartWs, consistent: Consistent
 ) -> None:
@@ -203,8 +225,7 @@ def test_a_refused_probe_is_a_status_error(ws_server: StartWs) -> None:
 @pytest.mark.parametrize(
     ("url", "options", "words"),
     [
-        ("http://127.0.0.1:9/", {}, "a WebSocket URL is ws://"),
-        ("wss://127.0.0.1:9/", {}, "not supported yet"),
+        ("http://127.0.0.1:9/", {}, "a WebSocket URL is ws:// or wss://"),
         ("ws://127.0.0.1:9/", {"subprotocols": ["a b"]}, "not a valid name"),
         ("ws://127.0.0.1:9/", {"headers": {"Upgrade": "x"}}, "handshake's own"),
         ("ws://127.0.0.1:9/", {"message_bytes": 0}, "positive"),
@@ -247,5 +268,5 @@ def test_the_command_line_runs_a_websocket_load(
 
 def test_the_command_line_refuses_bad_input_as_usage(ws_server: StartWs) -> None:
     with pytest.raises(SystemExit) as exited:
-        main(["ws", "wss://127.0.0.1:9/", "-n", "1"])
+        main(["ws", "https://127.0.0.1:9/", "-n", "1"])
     assert exited.value.code == ExitCode.USAGE

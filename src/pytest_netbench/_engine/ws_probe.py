@@ -13,6 +13,7 @@ import contextlib
 import socket
 from time import monotonic_ns
 
+from pytest_netbench._engine.connecting import make_ssl_context
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.tcp import OK
 from pytest_netbench._proto.websocket import (
@@ -39,6 +40,9 @@ def ws_probe_once(spec: LoadSpec, setup: WsSetup, start: int) -> ProbeSample:
     except OSError as exc:
         return ProbeSample(start, monotonic_ns() - start, "connect", str(exc))
     try:
+        context = make_ssl_context(spec)  # wss://
+        if context is not None:
+            sock = context.wrap_socket(sock, server_hostname=spec.host)
         sock.settimeout(spec.timeout_s)
         kind, detail = _exchange(sock, setup)
     except HandshakeRefused as refused:

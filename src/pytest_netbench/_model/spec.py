@@ -157,7 +157,8 @@ class LoadSpec:
         if self.kind == "echo":
             return f"tcp://{_host_for_url(self.host)}:{self.port}"
         if self.kind == "ws":
-            return f"ws://{_host_for_url(self.host)}:{self.port}{self.target}"
+            scheme = "wss" if self.scheme == "https" else "ws"
+            return f"{scheme}://{_host_for_url(self.host)}:{self.port}{self.target}"
         return f"{self.scheme}://{_host_for_url(self.host)}:{self.port}{self.target}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -197,8 +198,9 @@ _WS_ONLY = frozenset({"subprotocols", "binary", "answer"})
 _NOT_OF_KIND = {
     "http": _ECHO_ONLY | _WS_ONLY,
     "echo": _HTTP_ONLY | _WS_ONLY,
-    # A WebSocket load's handshake has a target and headers; its message is the payload.
-    "ws": (_HTTP_ONLY - {"target", "headers"}) | {"chunk", "framing"},
+    # A WebSocket load's handshake has a target and headers, over TLS (wss) as https's;
+    # its message is the payload.
+    "ws": (_HTTP_ONLY - {"target", "headers", "scheme", "verify_tls"}) | {"chunk", "framing"},
 }
 
 
