@@ -64,8 +64,10 @@ class _Link(asyncio.Protocol):
             self.owner.lost(exc)
 
 
-class FlowConnection:
-    """A virtual user's connection; reopened after the server closes it."""
+class UserConnection:
+    """What a virtual user's connection is on any loop: its outstanding request (as the
+    engine's connections keep theirs), the load's origin, and settling a response by the
+    run's rules. The loop's subclass moves the bytes."""
 
     def __init__(self, accounting: FlowAccounting, ssl_context: ssl.SSLContext | None) -> None:
         self.accounting = accounting
@@ -73,10 +75,6 @@ class FlowConnection:
         self.pending: deque[int] = deque()
         self.intended: deque[int] = deque()
         self.kinds: deque[int] = deque()
-        self.link: _Link | None = None
-        self.reader = ResponseReader(self._on_response, self._on_error)
-        self.waiter: asyncio.Future[WholeResponse] | None = None
-        self.one_at_a_time = asyncio.Lock()
         # How late the session began (open model): its requests are due this much earlier
         # than they start, so their corrected latency carries the delay.
         self.lag_ns = 0
@@ -96,6 +94,55 @@ class FlowConnection:
                 f" given ({scheme}://{host}:{port}): use paths (client.get('/items'))"
             )
 
+    def take(self, step: int) -> None:
+        """The request of ``step`` starts now: counted as sent, outstanding until settled."""
+        now = monotonic_ns()
+        intended = now - self.lag_ns
+        if not self.accounting.take_step(intended, step):
+            raise LoadStopped
+        self.pending.append(now)
+        self.intended.append(intended)
+        self.kinds.append(step)
+
+    def settle(self, response: WholeResponse) -> bool:
+        """Record the outstanding request's response; False if none was outstanding."""
+        now = monotonic_ns()
+        if not self.pending:
+            return False
+        start = self.pending.popleft()
+        intended = self.intended.popleft()
+        step = self.kinds.popleft()
+        self.accounting.record_kind(response.status, start, intended, now, step)
+        return True
+
+    async def exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+def loss_of(exc: BaseException | None) -> tuple[str, str]:
+    """(kind, detail) of a connection lost with a request outstanding."""
+    if isinstance(exc, ConnectionResetError) or (
+        isinstance(exc, OSError) and exc.errno == errno_mod.ECONNRESET
+    ):
+        return "reset", "connection reset by peer"
+    if exc is None:
+        return "reset", "server closed the connection before responding"
+    return "reset", f"connection lost: {exc!r}"
+
+
+class FlowConnection(UserConnection):
+    """A virtual user's connection on asyncio; reopened after the server closes it."""
+
+    def __init__(self, accounting: FlowAccounting, ssl_context: ssl.SSLContext | None) -> None:
+        super().__init__(accounting, ssl_context)
+        self.link: _Link | None = None
+        self.reader = ResponseReader(self._on_response, self._on_error)
+        self.waiter: asyncio.Future[WholeResponse] | None = None
+        self.one_at_a_time = asyncio.Lock()
+
     async def exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
         """Send one request of ``step`` and return its whole response. Requests a session
         makes at once (``asyncio.gather``) go one after another: HTTP/1.1 has one request
@@ -105,13 +152,7 @@ class FlowConnection:
 
     async def _exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
         acct = self.accounting
-        now = monotonic_ns()
-        intended = now - self.lag_ns
-        if not acct.take_step(intended, step):
-            raise LoadStopped
-        self.pending.append(now)
-        self.intended.append(intended)
-        self.kinds.append(step)
+        self.take(step)
         if self.link is None:
             await self._open()
         link = self.link
@@ -160,26 +201,13 @@ class FlowConnection:
             return
         if self.reader.failed:
             return  # already failed as a protocol error
-        if isinstance(exc, ConnectionResetError) or (
-            isinstance(exc, OSError) and exc.errno == errno_mod.ECONNRESET
-        ):
-            kind, detail = "reset", "connection reset by peer"
-        elif exc is None:
-            kind, detail = "reset", "server closed the connection before responding"
-        else:
-            kind, detail = "reset", f"connection lost: {exc!r}"
-        self._fail_waiter(kind, detail)
+        self._fail_waiter(*loss_of(exc))
 
     # -- the reader's answers --
     def _on_response(self, response: WholeResponse) -> None:
-        now = monotonic_ns()
-        if not self.pending:
+        if not self.settle(response):
             self._on_error("malformed response: a response arrived with no request sent")
             return
-        start = self.pending.popleft()
-        intended = self.intended.popleft()
-        step = self.kinds.popleft()
-        self.accounting.record_kind(response.status, start, intended, now, step)
         if not response.keep_alive:
             self._drop()
         if self.waiter is not None and not self.waiter.done():
