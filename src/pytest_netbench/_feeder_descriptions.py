@@ -1,6 +1,6 @@
 """Feeders written as text or as data: a command line's ``--feeder id=count:1`` and a mix
-file's ``{kind = "csv", path = "users.csv"}``, each made into the feeder its
-``feeders.KIND(...)`` function returns.
+file's ``{kind = "csv", path = "users.csv"}`` (or the same text, ``id = "count:1"``), each
+made into the feeder its ``feeders.KIND(...)`` function returns.
 
 Both forms name a feeder by its function (``count``, ``randint``, ``choice``, ``uuid4``,
 ``csv``, ``jsonl``, ``call``) and its arguments by their parameter names, so the Python
@@ -14,7 +14,7 @@ import difflib
 import inspect
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import feeders
@@ -56,6 +56,15 @@ def feeder_from_flag(text: str) -> tuple[str, Feeder]:
     name = name.strip()
     if not sep or not name or not description:
         raise SpecError(f"{where}: write NAME=KIND[:ARG...], e.g. id=count:1 or rid=uuid4")
+    return name, feeder_from_text(description, where=where)
+
+
+def feeder_from_text(
+    description: str, *, where: str, relative_to: str | os.PathLike[str] | None = None
+) -> Feeder:
+    """``"csv:users.csv:shuffle"``, the text after a flag's ``NAME=``, as a flag or a mix
+    file writes it. ``relative_to``: the folder a relative ``path`` is read from (a mix
+    file's; a flag's is the working directory's)."""
     kind, *parts = description.split(":")
     maker = _maker(kind.strip(), where)
     if kind.strip() == "call" and len(parts) >= 2 and "=" not in parts[1]:
@@ -80,20 +89,37 @@ def feeder_from_flag(text: str) -> tuple[str, Feeder]:
         if key in arguments:
             raise SpecError(f"{where}: {key} is given twice")
         arguments[key] = _from_text(key, value, where)
-    return name, _made(maker, kind.strip(), arguments, where)
+    if relative_to is not None:
+        _resolve_paths(arguments, relative_to)
+    return _made(maker, kind.strip(), arguments, where)
+
+
+# How each file form writes a feeder, for the error that says what to write.
+FEEDER_SHAPES: dict[str, str] = {
+    "toml": 'a table with its kind, {kind = "count", start = 1}, or the text a --feeder'
+    ' flag takes after NAME=, "count:1"',
+    "json": 'an object with its kind, {"kind": "count", "start": 1}, or the text a'
+    ' --feeder flag takes after NAME=, "count:1"',
+}
 
 
 def feeder_from_data(
-    name: str, data: object, *, where: str, relative_to: str | os.PathLike[str] = "."
+    name: str,
+    data: object,
+    *,
+    where: str,
+    relative_to: str | os.PathLike[str] = ".",
+    syntax: Literal["toml", "json"] = "toml",
 ) -> Feeder:
     """A feeder from a mapping: ``{"kind": "csv", "path": "users.csv", "order":
-    "shuffle"}``, as a JSON or TOML mix file holds it (and ``Feeder.to_dict()`` writes it).
+    "shuffle"}``, as a JSON or TOML mix file holds it (and ``Feeder.to_dict()`` writes it),
+    or from the text a ``--feeder`` flag takes after ``NAME=`` (``"csv:users.csv:shuffle"``).
     A relative ``path`` is read from ``relative_to`` (the mix file's folder). ``where``
-    says where the mapping was, for the errors."""
+    says where the mapping was, and ``syntax`` the file's form, for the errors."""
+    if isinstance(data, str):
+        return feeder_from_text(data, where=where, relative_to=relative_to)
     if not isinstance(data, Mapping):
-        raise SpecError(
-            f'{where}: a feeder is a table with a kind, e.g. {{kind = "count"}}, got {data!r}'
-        )
+        raise SpecError(f"{where}: a feeder is {FEEDER_SHAPES[syntax]}; got {data!r}")
     arguments = dict(data)
     kind = arguments.pop("kind", None)
     if not isinstance(kind, str):
@@ -103,11 +129,15 @@ def feeder_from_data(
     for key in arguments:
         if key not in known:
             raise SpecError(f"{where}: {_unknown(kind, key, known)}")
+    _resolve_paths(arguments, relative_to)
+    return _made(maker, kind, arguments, where)
+
+
+def _resolve_paths(arguments: dict[str, Any], relative_to: str | os.PathLike[str]) -> None:
     for key in _PATHS & arguments.keys():
         path = arguments[key]
         if isinstance(path, str) and not os.path.isabs(path):
             arguments[key] = os.path.join(relative_to, path)
-    return _made(maker, kind, arguments, where)
 
 
 def _maker(kind: str, where: str) -> Callable[..., Feeder]:

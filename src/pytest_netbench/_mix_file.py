@@ -25,7 +25,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pytest_netbench._errors import SpecError
 from pytest_netbench._feeder_descriptions import feeder_from_data
@@ -184,14 +184,24 @@ def _body(file: Path, where: str, entry: Mapping[str, Any]) -> bytes:
     raise SpecError(f"{where}: body must be text, or a table sent as JSON; got {body!r}")
 
 
+# How each form writes its feeders, for the error that says what to write.
+_FEEDERS_EXAMPLE = {
+    "toml": '[feeders] with a line per feeder, id = {kind = "count"} or id = "count:1"',
+    "json": '{"feeders": {"id": {"kind": "count"}}} or {"feeders": {"id": "count:1"}}',
+}
+
+
 def _feeders(file: Path, feeders: object) -> dict[str, Feeder]:
+    syntax: Literal["toml", "json"] = "json" if file.suffix.lower() == ".json" else "toml"
     if not isinstance(feeders, Mapping):
         raise SpecError(
-            f"{file}: feeders must be a table of name -> feeder, e.g. [feeders.id] kind ="
-            f' "count", got {feeders!r}'
+            f"{file}: feeders maps each name to its feeder: {_FEEDERS_EXAMPLE[syntax]};"
+            f" got {feeders!r}"
         )
     return {
-        name: feeder_from_data(name, data, where=f"{file}: feeders.{name}", relative_to=file.parent)
+        name: feeder_from_data(
+            name, data, where=f"{file}: feeders.{name}", relative_to=file.parent, syntax=syntax
+        )
         for name, data in feeders.items()
     }
 

@@ -271,6 +271,73 @@ def test_a_feeder_as_data_reads_back_its_to_dict(tmp_path: Path) -> None:
         assert feeder_from_data("x", feeder.to_dict(), where="here") == feeder
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (
+            "m.json",
+            '{"mix": [{"path": "/u/${user.id}?n=${n}&q=${q}"}], "feeders": {"n": "count:1",'
+            ' "q": "randint:1:5", "user": "csv:users.csv:shuffle"}}',
+        ),
+        (
+            "m.toml",
+            '[[mix]]\npath = "/u/${user.id}?n=${n}&q=${q}"\n[feeders]\nn = "count:1"\n'
+            'q = "randint:1:5"\nuser = "csv:users.csv:shuffle"\n',
+        ),
+    ],
+)
+def test_a_file_takes_a_feeder_as_the_flag_s_text(tmp_path: Path, name: str, text: str) -> None:
+    # As `--feeder n=count:1` writes it; a relative path is the file's folder's, as in a table.
+    write(tmp_path / "users.csv", "id\n1\n2\n")
+    options = load_mix(write(tmp_path / name, text))
+    assert options["feeders"] == {
+        "n": feeders.count(1),
+        "q": feeders.randint(1, 5),
+        "user": feeders.csv(str(tmp_path / "users.csv"), order="shuffle"),
+    }
+    ((_, request),) = preview(http_spec(URL, **options), 1)
+    assert request.startswith(b"GET /u/")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "m.json",
+            '{"mix": [{"path": "/${id}"}], "feeders": {"id": 7}}',
+            r'm.json: feeders.id: a feeder is an object with its kind, \{"kind": "count",'
+            r' "start": 1\}, or the text a --feeder flag takes after NAME=, "count:1"; got 7',
+        ),
+        (
+            "m.toml",
+            '[[mix]]\npath = "/${id}"\n[feeders]\nid = 7\n',
+            r'm.toml: feeders.id: a feeder is a table with its kind, \{kind = "count", start ='
+            r' 1\}, or the text a --feeder flag takes after NAME=, "count:1"; got 7',
+        ),
+        (
+            "m.json",
+            '{"mix": [{"path": "/${id}"}], "feeders": ["count"]}',
+            r'm.json: feeders maps each name to its feeder: \{"feeders": \{"id": \{"kind"',
+        ),
+        (
+            "m.toml",
+            'feeders = ["count"]\n[[mix]]\npath = "/${id}"\n',
+            r"m.toml: feeders maps each name to its feeder: \[feeders\] with a line per feeder",
+        ),
+        (
+            "m.json",
+            '{"mix": [{"path": "/${id}"}], "feeders": {"id": "randint:1"}}',
+            r"m.json: feeders.id: randint needs high",
+        ),
+    ],
+)
+def test_a_feeder_of_neither_form_is_told_in_the_file_s_own_syntax(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    with pytest.raises(SpecError, match=message):
+        load_mix(write(tmp_path / name, text))
+
+
 def test_vegetas_json_targets(tmp_path: Path) -> None:
     lines = [
         {
