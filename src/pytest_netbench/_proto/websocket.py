@@ -398,9 +398,13 @@ class WsFramer:
             message = bytes(self._message)
             self._message.clear()
             self._message_opcode = -1
-            expected = self._expected  # None: any message answers the one outstanding
-            ok = expected is None or message == expected
-            self._on_response(OK if ok else VERIFY_FAILED, True)
+            self._message_done(message)
+
+    def _message_done(self, message: bytes) -> None:
+        """A whole data message arrived (a push framer reads it otherwise: ``ws_push``)."""
+        expected = self._expected  # None: any message answers the one outstanding
+        ok = expected is None or message == expected
+        self._on_response(OK if ok else VERIFY_FAILED, True)
 
     def _close(self, payload: bytes) -> None:
         if len(payload) == 1:
