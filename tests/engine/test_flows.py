@@ -21,7 +21,7 @@ from pytest_netbench import (
     think,
 )
 
-FLOW_LOOPS = ("uvloop", "asyncio")
+FLOW_LOOPS = ("uvloop", "asyncio", "trio")
 CLIENTS = ("httpx", "lean")
 Consistent = Callable[[LoadResult], LoadResult]
 
@@ -200,7 +200,6 @@ def test_unreachable_target_is_refused_like_a_load(consistent: Consistent) -> No
     [
         ({"users": 0}, "users must be a whole number"),
         ({"sessions": 0}, "sessions must be a whole number"),
-        ({"loop": "trio"}, "trio is not supported yet"),
         ({"duration": -1}, "duration"),
         ({"client": "requests"}, "client must be one of httpx, lean"),
     ],
@@ -234,8 +233,9 @@ def test_think_times_draw_within_their_bounds() -> None:
         ThinkTime.constant(-1)
 
 
+@pytest.mark.parametrize("loop", ["auto", "trio"])
 def test_a_stop_request_ends_the_flow_with_what_it_measured(
-    shop: tuple[ServerThread, ShopApp], consistent: Consistent
+    shop: tuple[ServerThread, ShopApp], loop: str, consistent: Consistent
 ) -> None:
     from pytest_netbench import StopSignal
 
@@ -251,7 +251,7 @@ def test_a_stop_request_ends_the_flow_with_what_it_measured(
             stop.request()
         await think(0.01)
 
-    r = consistent(flow(until_asked, server.url, users=2, duration=120, stop=stop))
+    r = consistent(flow(until_asked, server.url, users=2, duration=120, stop=stop, loop=loop))
     assert r.interrupted
     assert_steps_consistent(r)
     assert r.sessions is not None and r.sessions.started >= 20
@@ -395,6 +395,7 @@ async def two_gets(client: Any) -> None:
     await client.get("/b", extensions={"netbench_step": "second"})
 
 
+@pytest.mark.parametrize("loop", ["auto", "trio"])
 @pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.parametrize(
     ("fault", "kind"),
@@ -405,10 +406,15 @@ async def two_gets(client: Any) -> None:
     ],
 )
 def test_a_server_that_answers_garbage_or_resets_is_measured_at_its_step(
-    http_server: Any, client: str, fault: dict[str, int], kind: str, consistent: Consistent
+    http_server: Any,
+    client: str,
+    fault: dict[str, int],
+    kind: str,
+    loop: str,
+    consistent: Consistent,
 ) -> None:
     server, _ = http_server(**fault)
-    r = consistent(flow(two_gets, server.url, users=2, sessions=12, client=client))
+    r = consistent(flow(two_gets, server.url, users=2, sessions=12, client=client, loop=loop))
     assert_steps_consistent(r)
     assert r.errors[kind] > 0 and r.errors_total == r.errors[kind]
     assert r.sessions is not None
@@ -417,12 +423,15 @@ def test_a_server_that_answers_garbage_or_resets_is_measured_at_its_step(
     assert r.sessions.flow_errors == 0  # never the flow's fault
 
 
+@pytest.mark.parametrize("loop", ["auto", "trio"])
 @pytest.mark.parametrize("client", CLIENTS)
 def test_a_server_that_stalls_is_a_timeout_at_its_step(
-    http_server: Any, client: str, consistent: Consistent
+    http_server: Any, client: str, loop: str, consistent: Consistent
 ) -> None:
     server, _ = http_server(stall_every=2)
-    r = consistent(flow(two_gets, server.url, users=2, sessions=4, timeout=0.5, client=client))
+    r = consistent(
+        flow(two_gets, server.url, users=2, sessions=4, timeout=0.5, client=client, loop=loop)
+    )
     assert_steps_consistent(r)
     assert r.errors["timeout"] > 0 and r.errors_total == r.errors["timeout"]
     assert r.sessions is not None and r.sessions.failure_kinds == {"timeout": r.sessions.failed}

@@ -16,6 +16,8 @@ from pytest_netbench._stats.histogram import (
     decode_histogram,
     encode_histogram,
     histogram_from_counts,
+    mean_and_stdev_us,
+    new_histogram,
     percentile_ms,
     percentile_of_counts,
 )
@@ -139,3 +141,26 @@ def test_percentile_of_counts_edge_cases() -> None:
     assert percentile_of_counts({5: 1}, 100) == 0.005
     assert percentile_of_counts({1: 99, 1000: 1}, 99) == 0.001
     assert percentile_of_counts({1: 99, 1000: 1}, 99.5) == 1.0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mean_and_stdev_are_hdrh_s_own(seed: int) -> None:
+    """The one-pass figures equal hdrh's get_mean_value and get_stddev, for a histogram
+    recorded here, one decoded from its encoding, and one with another added to it."""
+    rnd = random.Random(seed)
+    hist = new_histogram()
+    for _ in range(500):
+        hist.record_value(max(1, int(rnd.lognormvariate(4 + seed, 1.5))), rnd.randint(1, 9))
+    if seed % 2:
+        hist = decode_histogram(encode_histogram(hist))
+    if seed == 2:
+        other = new_histogram()
+        other.record_value(123_456, 7)
+        hist.add(other)
+    mean, stdev = mean_and_stdev_us(hist)
+    assert mean == pytest.approx(hist.get_mean_value(), rel=1e-12)
+    assert stdev == pytest.approx(hist.get_stddev(), rel=1e-12)
+
+
+def test_mean_and_stdev_of_an_empty_histogram_are_zero() -> None:
+    assert mean_and_stdev_us(new_histogram()) == (0.0, 0.0)

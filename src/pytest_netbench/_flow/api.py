@@ -11,14 +11,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from time import monotonic_ns
 from typing import Any
 
 from pytest_netbench._api import Monitored, Sampler, _Live, cluster_transport
-from pytest_netbench._cpus import pinned_thread
 from pytest_netbench._engine.connecting import unreachable_message
-from pytest_netbench._engine.driver import resolve_loop, run_on_loop
 from pytest_netbench._engine.share import split_load
 from pytest_netbench._engine.workers import WorkerTransport, default_transport, run_workers
 from pytest_netbench._errors import SpecError, TargetUnreachableError
@@ -30,6 +28,7 @@ from pytest_netbench._flow.share import (
     FlowJob,
     FlowWorkerOutcome,
     reference_of,
+    run_flow_on_loop,
     run_flow_share,
 )
 from pytest_netbench._live import ProgressCallback, StopSignal
@@ -125,20 +124,13 @@ def run_flow_spec(
     """Run a flow on a checked spec (:func:`flow_spec`) on a fresh loop in this thread."""
     choice = flow_choice(flow_function)
     check_client(client)
-    loop_name = resolve_loop(spec.loop)
     share = split_load(spec)[0]
     if spec.workers > 1 or cluster is not None:
         transport = default_transport(spec) if cluster is None else cluster_transport(cluster)
         return _in_shares(choice, spec, sessions, transport, server, progress, stop, client)
     sampler = _start_sampler(server)
     live = _Live(spec, 0.0, progress, stop)
-
-    def start() -> Coroutine[Any, Any, tuple[WorkerOutcome, SessionOutcome]]:
-        run = _run_class(spec)(choice, spec, share, monotonic_ns(), sessions, live.watch, client)
-        return run.run(loop_name)
-
-    with pinned_thread(spec.cpus):
-        outcomes = run_on_loop(loop_name, start)
+    outcomes = run_flow_on_loop(choice, spec, share, monotonic_ns(), sessions, live.watch, client)
     return live.finish(_result(spec, [outcomes], sampler))
 
 
@@ -239,11 +231,6 @@ def flow_spec(
         isinstance(sessions, bool) or not isinstance(sessions, int) or sessions < 1
     ):
         raise SpecError(f"sessions must be a whole number of at least 1, got {sessions!r}")
-    if loop == "trio":
-        raise SpecError(
-            "flows run on asyncio or uvloop (loop='auto', 'uvloop' or 'asyncio'); trio is"
-            " not supported yet"
-        )
     options: dict[str, Any] = {
         "connections": users,
         "workers": workers,

@@ -13,12 +13,12 @@ counts at a lower bound of its latency, as a plain open loop's unsent request do
 
 from __future__ import annotations
 
-import asyncio
 from time import monotonic_ns
 
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.schedule import EARLY_SEND_NS, share_schedule
 from pytest_netbench._flow.run import FlowRun, VirtualUser
+from pytest_netbench._flow.think import pause
 
 
 class OpenFlowRun(FlowRun):
@@ -42,7 +42,7 @@ class OpenFlowRun(FlowRun):
             if due >= acct.deadline_ns:
                 return  # the window's last session is due; the deadline stops the load
             if (left := due - EARLY_SEND_NS - monotonic_ns()) > 0:
-                await asyncio.sleep(left / NS_PER_S)
+                await pause(left / NS_PER_S)
                 continue
             now = monotonic_ns()
             if due >= acct.measure_start_ns:

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from pytest_netbench._flow.accounting import FlowAccounting
-from pytest_netbench._flow.connection import FlowConnection, RequestFailed
+from pytest_netbench._flow.connection import RequestFailed, UserConnection
 from pytest_netbench._flow.steps import STEP_EXTENSION, RequestFailure, SessionTrail, step_name
 from pytest_netbench._proto.http import render_request
 
@@ -121,7 +121,7 @@ class LeanClient:
     (a dict) go with every request."""
 
     def __init__(
-        self, accounting: FlowAccounting, connection: FlowConnection, trail: SessionTrail
+        self, accounting: FlowAccounting, connection: UserConnection, trail: SessionTrail
     ) -> None:
         self._accounting = accounting
         self._connection = connection

@@ -26,10 +26,10 @@ from pytest_netbench._engine.watch import ShareWatch, Watcher
 from pytest_netbench._errors import EngineFault, FlowError, SpecError
 from pytest_netbench._flow.accounting import FlowAccounting, TooManySteps
 from pytest_netbench._flow.choice import FlowChoice
-from pytest_netbench._flow.connection import FlowConnection, LoadStopped
+from pytest_netbench._flow.connection import FlowConnection, LoadStopped, UserConnection
 from pytest_netbench._flow.outcome import SessionOutcome
 from pytest_netbench._flow.steps import NO_STEP, STEP_EXTENSION, SessionTrail
-from pytest_netbench._flow.think import user_random
+from pytest_netbench._flow.think import pause, user_random
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
 
@@ -41,8 +41,15 @@ Failure = tuple[str, str, str]
 class VirtualUser:
     """One user: a client over its own connection, and its session."""
 
-    def __init__(self, index: int, accounting: FlowAccounting, base_url: str, client: str) -> None:
-        self.connection = FlowConnection(accounting, make_ssl_context(accounting.spec))
+    def __init__(
+        self,
+        index: int,
+        accounting: FlowAccounting,
+        base_url: str,
+        client: str,
+        connection_class: type[UserConnection] = FlowConnection,
+    ) -> None:
+        self.connection = connection_class(accounting, make_ssl_context(accounting.spec))
         self.trail = SessionTrail()
         self.client: Any
         if client == "lean":
@@ -65,6 +72,8 @@ class VirtualUser:
 
 class FlowRun:
     """A share's users and window; :meth:`run` returns its two outcomes."""
+
+    connection_class: type[UserConnection] = FlowConnection
 
     def __init__(
         self,
@@ -119,7 +128,9 @@ class FlowRun:
     def new_user(self) -> VirtualUser:
         """One more virtual user, with its own generator for think times (see think.py)
         and for drawing its sessions' flows."""
-        user = VirtualUser(len(self.users), self.accounting, self.base_url, self.client)
+        user = VirtualUser(
+            len(self.users), self.accounting, self.base_url, self.client, self.connection_class
+        )
         user.rng = random.Random(f"{self.spec.seed}:{self.accounting.share.index}:{user.index}")
         self.users.append(user)
         return user
@@ -190,7 +201,7 @@ class FlowRun:
     async def _user_loop(self, user: VirtualUser) -> None:
         user_random.set(user.rng)
         while await self.session(user, monotonic_ns()):
-            await asyncio.sleep(0)  # a flow that never awaits still lets the loop run
+            await pause(0)  # a flow that never awaits still lets the loop run
 
     async def session(self, user: VirtualUser, intended: int) -> bool:
         """Run one session of ``user`` that was due at ``intended``; False when the user
@@ -267,6 +278,10 @@ class FlowRun:
         acct.count_sessions_not_started(self.waiting)
         for user in self.users:
             user.connection.close()
+        self.end_tasks()
+
+    def end_tasks(self) -> None:
+        """Cancel every user's task but the one stopping the run, and wake :meth:`run`."""
         current = asyncio.current_task()
         for task in self.tasks:
             if task is not current:

@@ -68,18 +68,38 @@ def run_flow_share(
 ) -> WorkerOutcome:
     """Run one share of a flow load on a fresh loop of the spec's kind, in this thread."""
     choice = _imported(job)
-    loop_name = resolve_loop(spec.loop)
-    run_class = FlowRun if spec.rate is None else OpenFlowRun
     start = share.start_at(released_ns)
-    with pinned_thread(spec.cpus):
-        worker, sessions = run_on_loop(
-            loop_name,
-            lambda: run_class(
-                choice, spec, share, start, job.sessions_of(share), watch, job.client
-            ).run(loop_name),
-        )
+    worker, sessions = run_flow_on_loop(
+        choice, spec, share, start, job.sessions_of(share), watch, job.client
+    )
     values = {f.name: getattr(worker, f.name) for f in dataclasses.fields(WorkerOutcome)}
     return FlowWorkerOutcome(**values, sessions=sessions)
+
+
+def run_flow_on_loop(
+    choice: FlowChoice,
+    spec: LoadSpec,
+    share: WorkerShare,
+    start_at_ns: int,
+    sessions: int | None,
+    watch: ShareWatch | None,
+    client: str,
+) -> tuple[WorkerOutcome, SessionOutcome]:
+    """One share of a flow to its end on a fresh loop of the spec's kind (on its
+    ``cpus``): uvloop or asyncio, or trio."""
+    loop_name = resolve_loop(spec.loop)
+    with pinned_thread(spec.cpus):
+        if loop_name == "trio":
+            import trio
+
+            from pytest_netbench._flow.trio_run import TrioFlowRun, TrioOpenFlowRun
+
+            trio_class = TrioFlowRun if spec.rate is None else TrioOpenFlowRun
+            on_trio = trio_class(choice, spec, share, start_at_ns, sessions, watch, client)
+            return trio.run(on_trio.run, loop_name)
+        run_class = FlowRun if spec.rate is None else OpenFlowRun
+        run = run_class(choice, spec, share, start_at_ns, sessions, watch, client)
+        return run_on_loop(loop_name, lambda: run.run(loop_name))
 
 
 def _imported(job: FlowJob) -> FlowChoice:

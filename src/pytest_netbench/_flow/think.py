@@ -71,7 +71,19 @@ async def think(seconds: float | ThinkTime) -> None:
         delay = seconds.draw(user_random.get(_FALLBACK))
     else:
         delay = _seconds("seconds", seconds)
-    await asyncio.sleep(delay)
+    await pause(delay)
+
+
+async def pause(seconds: float) -> None:
+    """Sleep on whichever loop runs the flow: asyncio (uvloop), else trio."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no asyncio loop: the flow runs on trio
+        import trio
+
+        await trio.sleep(seconds)
+    else:
+        await asyncio.sleep(seconds)
 
 
 publish(globals())

@@ -14,7 +14,7 @@ from __future__ import annotations
 import httpx
 
 from pytest_netbench._flow.accounting import FlowAccounting
-from pytest_netbench._flow.connection import FlowConnection, RequestFailed
+from pytest_netbench._flow.connection import RequestFailed, UserConnection
 from pytest_netbench._flow.steps import STEP_EXTENSION, RequestFailure, SessionTrail, step_name
 from pytest_netbench._proto.http import render_request
 
@@ -30,7 +30,7 @@ class EngineTransport(httpx.AsyncBaseTransport):
     """One virtual user's transport: its steps, its connection, its last failure."""
 
     def __init__(
-        self, accounting: FlowAccounting, connection: FlowConnection, trail: SessionTrail
+        self, accounting: FlowAccounting, connection: UserConnection, trail: SessionTrail
     ) -> None:
         self.accounting = accounting
         self.connection = connection

@@ -31,7 +31,7 @@ from hdrh.histogram import HdrHistogram
 from pytest_netbench._environment import Environment
 from pytest_netbench._model import LoadResult
 from pytest_netbench._records import Record, without_nan, write_json_atomically
-from pytest_netbench._stats.histogram import decode_histogram, new_histogram
+from pytest_netbench._stats.histogram import decode_histogram, mean_and_stdev_us, new_histogram
 
 COMPAT_VERSION = "5.1.0"  # the storage layout version we write; read by pytest-benchmark 4-5
 _US = 1e-6
@@ -83,8 +83,8 @@ def _merged_histogram(results: list[LoadResult]) -> HdrHistogram | None:
 
 def _stats_from_histogram(hist: HdrHistogram) -> dict[str, Any]:
     count = int(hist.get_total_count())
-    mean = hist.get_mean_value() * _US
-    stddev = hist.get_stddev() * _US
+    mean_us, stddev_us = mean_and_stdev_us(hist)
+    mean, stddev = mean_us * _US, stddev_us * _US
     q1 = hist.get_value_at_percentile(25.0) * _US
     q3 = hist.get_value_at_percentile(75.0) * _US
     iqr = q3 - q1

@@ -52,6 +52,27 @@ def decode_histogram(encoded: str) -> HdrHistogram:
     return hist
 
 
+def mean_and_stdev_us(hist: HdrHistogram) -> tuple[float, float]:
+    """Mean and standard deviation (µs) exactly as hdrh's ``get_mean_value`` and
+    ``get_stddev`` give them (each value at the middle of its bucket), in one pass over the
+    buckets that hold values. hdrh's own walk every bucket up to the maximum through a
+    Python iterator, three times between them: about 0.1 s of CPU for every load summarized,
+    however few its samples."""
+    total = hist.get_total_count()
+    if not total:
+        return 0.0, 0.0
+    middles: list[tuple[int, int]] = []
+    for index, count in enumerate(hist.counts):
+        if count:
+            value = hist.get_value_from_index(index)
+            low = hist.get_lowest_equivalent_value(value)
+            size = hist.get_highest_equivalent_value(value) - low + 1
+            middles.append((low + (size >> 1), count))
+    mean = float(sum(middle * count for middle, count in middles)) / total
+    spread = sum((middle - mean) ** 2 * count for middle, count in middles)
+    return mean, math.sqrt(spread / total)
+
+
 def percentile_ms(hist: HdrHistogram, q: float) -> float:
     if hist.get_total_count() == 0:
         return math.nan

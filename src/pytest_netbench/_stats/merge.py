@@ -25,6 +25,7 @@ from pytest_netbench._model import (
 from pytest_netbench._stats.histogram import (
     encode_histogram,
     histogram_from_counts,
+    mean_and_stdev_us,
     percentile_of_counts,
 )
 from pytest_netbench._stats.recorder import TimelineBucket, WorkerOutcome
@@ -433,6 +434,7 @@ def summarize(hist: HdrHistogram) -> LatencySummary:
     if total == 0:
         return LatencySummary()
     values = hist.get_percentile_to_value_dict([50.0, 75.0, 90.0, 95.0, 99.0, 99.9])
+    mean_us, stdev_us = mean_and_stdev_us(hist)
     return LatencySummary(
         count=total,
         p50_ms=values[50.0] / 1000.0,
@@ -443,6 +445,6 @@ def summarize(hist: HdrHistogram) -> LatencySummary:
         p999_ms=values[99.9] / 1000.0,
         min_ms=hist.get_min_value() / 1000.0,
         max_ms=hist.get_max_value() / 1000.0,
-        mean_ms=hist.get_mean_value() / 1000.0,
-        stdev_ms=hist.get_stddev() / 1000.0,
+        mean_ms=mean_us / 1000.0,
+        stdev_ms=stdev_us / 1000.0,
     )

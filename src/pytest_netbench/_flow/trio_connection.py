@@ -1,0 +1,136 @@
+"""One virtual user's keep-alive connection on trio: the same request, response and
+failures as the asyncio one (``connection``), moved by trio's streams.
+
+A flow awaits each answer, so the exchange itself writes the request and reads until the
+reader has the whole response: no reader task, and the request's timeout is one cancel
+scope around both.
+"""
+
+from __future__ import annotations
+
+import ssl
+
+import trio
+
+from pytest_netbench._engine.connecting import describe_connect_error, informative_cause
+from pytest_netbench._flow.accounting import FlowAccounting
+from pytest_netbench._flow.connection import RequestFailed, UserConnection, loss_of
+from pytest_netbench._proto.http_message import ResponseReader, WholeResponse
+
+_READ_BYTES = 256 * 1024
+
+
+class TrioFlowConnection(UserConnection):
+    """A virtual user's connection on trio; reopened after the server closes it."""
+
+    def __init__(self, accounting: FlowAccounting, ssl_context: ssl.SSLContext | None) -> None:
+        super().__init__(accounting, ssl_context)
+        self.stream: trio.abc.Stream | None = None
+        self.reader = ResponseReader(self._on_response, self._on_error)
+        self.one_at_a_time = trio.Lock()
+        self._response: WholeResponse | None = None
+        self._broken = ""
+
+    async def exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
+        """Send one request of ``step`` and return its whole response (requests made at
+        once go one after another, as on asyncio)."""
+        async with self.one_at_a_time:
+            return await self._exchange(data, method, step)
+
+    async def _exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
+        acct = self.accounting
+        self.take(step)
+        if self.stream is None:
+            await self._open()
+        stream = self.stream
+        assert stream is not None
+        self.reader.expect(method)
+        self._response = None
+        self._broken = ""
+        timeout_s = acct.spec.timeout_s
+        lost: tuple[str, str] | None = None
+        with trio.move_on_after(timeout_s) as scope:
+            try:
+                await stream.send_all(data)
+                acct.recorder.bytes_written += len(data)
+                while self._response is None and not self._broken:
+                    chunk = await stream.receive_some(_READ_BYTES)
+                    if not chunk:
+                        if not self.reader.feed_eof() and not self._broken:
+                            lost = loss_of(None)
+                        break
+                    acct.recorder.bytes_read += len(chunk)
+                    self.reader.feed(bytes(chunk))
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                lost = loss_of(exc.__cause__ or exc)
+        if self._broken:
+            await self._failed("protocol", self._broken)
+        if lost is not None:
+            await self._failed(*lost)
+        if scope.cancelled_caught or self._response is None:
+            await self._failed("timeout", f"no complete response within {timeout_s}s")
+        response = self._response
+        assert response is not None
+        if not response.keep_alive:
+            await self._drop()
+        return response
+
+    async def _open(self) -> None:
+        acct = self.accounting
+        spec = acct.spec
+        self.reader = ResponseReader(self._on_response, self._on_error)
+        acct.live += 1  # opening counts: every user may open at once
+        acct.count_opened(acct.live)
+        stream: trio.abc.Stream | None = None
+        failure: tuple[str, int | None] | None = None
+        with trio.move_on_after(spec.connect_timeout_s) as scope:
+            try:
+                stream = await trio.open_tcp_stream(spec.host, spec.port)
+                if self.ssl_context is not None:
+                    tls = trio.SSLStream(stream, self.ssl_context, server_hostname=spec.host)
+                    stream = tls
+                    await tls.do_handshake()
+            except (OSError, trio.BrokenResourceError) as exc:
+                root = informative_cause(exc)
+                failure = describe_connect_error(root), getattr(root, "errno", None)
+        if failure is None and scope.cancelled_caught:
+            failure = "connect timeout", None
+        if failure is not None:
+            acct.live -= 1
+            if stream is not None:
+                await trio.aclose_forcefully(stream)
+            await self._failed("connect", f"connect failed: {failure[0]}", failure[1])
+        self.stream = stream
+
+    # -- the reader's answers --
+    def _on_response(self, response: WholeResponse) -> None:
+        if not self.settle(response):
+            self._on_error("malformed response: a response arrived with no request sent")
+            return
+        self._response = response
+
+    def _on_error(self, reason: str) -> None:
+        self._broken = reason
+
+    # -- failing and closing --
+    async def _failed(self, kind: str, detail: str, err_no: int | None = None) -> None:
+        """Record the outstanding request as failed, drop the stream, raise into the flow."""
+        self.accounting.fail_outstanding(self, kind, detail, err_no)
+        await self._drop()
+        raise RequestFailed(kind, detail)
+
+    async def _drop(self) -> None:
+        stream, self.stream = self.stream, None
+        if stream is not None:
+            self.accounting.live -= 1
+            await trio.aclose_forcefully(stream)
+
+    def close(self) -> None:
+        """Close the socket now (the run has stopped; its tasks are being cancelled)."""
+        stream, self.stream = self.stream, None
+        if stream is None:
+            return
+        self.accounting.live -= 1
+        inner = stream.transport_stream if isinstance(stream, trio.SSLStream) else stream
+        if isinstance(inner, trio.SocketStream):
+            inner.socket.close()
