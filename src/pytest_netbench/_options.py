@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 from pytest_netbench._errors import SpecError
-from pytest_netbench._model import ARRIVALS, LOOPS, MIX_ORDERS, WS_ANSWERS, Request
+from pytest_netbench._model import (
+    ARRIVALS,
+    HTTP_PROTOCOLS,
+    LOOPS,
+    MIX_ORDERS,
+    WS_ANSWERS,
+    Request,
+)
 from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._model.stages import Stage
 from pytest_netbench._public import publish
@@ -186,6 +193,22 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
     ),
     LoadOption("pipeline", 1, "count", "closed loop: requests in flight a connection", _HTTP),
     LoadOption(
+        "protocol",
+        "http1",
+        "choice",
+        "HTTP version: http1 (HTTP/1.1), or h2 (HTTP/2: prior knowledge on http://, ALPN h2"
+        " on https://)",
+        loads=_HTTP,
+        choices=HTTP_PROTOCOLS,
+    ),
+    LoadOption(
+        "streams",
+        1,
+        "count",
+        "HTTP/2: concurrent streams a connection (h2load's -m); a stream is one request",
+        loads=_HTTP,
+    ),
+    LoadOption(
         "verify_tls",
         True,
         "switch",
@@ -314,6 +337,8 @@ class HttpOptions(CommonOptions, total=False):
     keepalive: bool
     requests_per_connection: int
     pipeline: int
+    protocol: str
+    streams: int
     verify_tls: bool
     proxy: str | None
     mix: Sequence[Request] | None

@@ -17,6 +17,7 @@ from pytest_netbench._errors import SpecError
 from pytest_netbench._feeder_checks import check_templates, checked_feeders, checked_seed
 from pytest_netbench._model import (
     ARRIVALS,
+    HTTP_PROTOCOLS,
     LOOPS,
     MIX_ORDERS,
     WS_ANSWERS,
@@ -35,6 +36,7 @@ from pytest_netbench._options import (
 )
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
+from pytest_netbench._proto.h2_headers import encode_spec_request
 from pytest_netbench._public import publish
 from pytest_netbench._stage_checks import check_ramp, checked_stages, ramp_start
 from pytest_netbench._target import guard_target, parse_http_url
@@ -96,6 +98,8 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
         mix_order=_checked_mix_order(o["mix_order"], mix),
         feeders=checked_feeders(o["feeders"]),
         seed=checked_seed(o["seed"]),
+        protocol=_checked_protocol(o["protocol"]),
+        streams=_checked_streams(o["streams"], o["protocol"]),
         keepalive=bool(o["keepalive"]),
         **_checked_common(
             {name: o[name] for name in _COMMON},
@@ -105,6 +109,7 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
             connections_given="connections" in options,
         ),
     )
+    _check_h2(spec)
     _check_renders(spec)
     return spec
 
@@ -186,6 +191,74 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
             connections_given="connections" in options,
         ),
     )
+
+
+def _checked_protocol(protocol: object) -> Any:
+    if protocol not in HTTP_PROTOCOLS:
+        raise SpecError(
+            f"protocol must be one of {', '.join(HTTP_PROTOCOLS)} (h2: HTTP/2), got {protocol!r}"
+        )
+    return protocol
+
+
+def _checked_streams(streams: object, protocol: object) -> int:
+    if isinstance(streams, bool) or not isinstance(streams, int) or streams < 1:
+        raise SpecError(f"streams must be a whole number >= 1, got {streams!r}")
+    if streams != 1 and protocol != "h2":
+        raise SpecError(
+            f"streams={streams} asks for concurrent HTTP/2 streams, but the load speaks"
+            " HTTP/1.1: pass protocol='h2' too (CLI: --protocol h2), or for HTTP/1.1 requests"
+            " in flight on a connection use pipeline"
+        )
+    return streams
+
+
+# What an HTTP/2 load cannot do yet, and what to do instead (issue 22).
+_H2_NOT_YET: tuple[tuple[str, str], ...] = (
+    ("pipeline", "pipeline is HTTP/1.1's: over HTTP/2 use streams= for requests in flight"),
+    ("rate", "open loop (rate=) is not available over HTTP/2 yet: drop rate for a closed loop"),
+    ("stages", "stages are not available over HTTP/2 yet: leave them out"),
+    ("mix", "a request mix is not available over HTTP/2 yet: load one request"),
+    ("feeders", "feeders are not available over HTTP/2 yet: load one fixed request"),
+    ("keepalive", "keepalive=False is HTTP/1.1's: HTTP/2 keeps its connections"),
+    (
+        "requests_per_connection",
+        "requests_per_connection is not available over HTTP/2 yet: leave it 0",
+    ),
+    ("proxy", "a proxy is not available over HTTP/2: drop proxy"),
+    ("probe_every", "the client-delay probe speaks HTTP/1.1 only: drop probe_every"),
+    ("connect_first", "connect_first is not available over HTTP/2 yet: leave it off"),
+)
+
+
+def _check_h2(spec: LoadSpec) -> None:
+    """The options an HTTP/2 load cannot take (yet), refused before any socket."""
+    if spec.protocol != "h2":
+        return
+    given = {
+        "pipeline": spec.pipeline != 1,
+        "rate": spec.rate is not None,
+        "stages": bool(spec.stages),
+        "mix": bool(spec.mix),
+        "feeders": bool(spec.feeders),
+        "keepalive": not spec.keepalive,
+        "requests_per_connection": spec.requests_per_connection != 0,
+        "proxy": spec.proxy is not None,
+        "probe_every": spec.probe_every_s is not None,
+        "connect_first": spec.connect_first,
+    }
+    for name, why in _H2_NOT_YET:
+        if given[name]:
+            raise SpecError(f"protocol='h2': {why}")
+    if spec.loop == "trio":
+        raise SpecError(
+            "protocol='h2' needs the asyncio/uvloop engine (the trio engine speaks HTTP/1.1"
+            " only): use loop='auto'"
+        )
+    try:
+        encode_spec_request(spec)
+    except ValueError as exc:
+        raise SpecError(f"cannot build the HTTP/2 request: {exc}") from None
 
 
 def _default_connect_first(asked: bool | None, rate: float | None, loop: str, ramp: bool) -> bool:

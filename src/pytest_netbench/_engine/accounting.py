@@ -259,6 +259,15 @@ class RunAccounting:
                 rec.uncorrected.append(now - start)
         self.completed += 1
 
+    def fail_request(self, intended: int, kind: str, detail: str) -> None:
+        """One request failed as ``kind`` while its connection goes on (an HTTP/2 stream
+        reset, refused by a GOAWAY, malformed, or timed out): :meth:`fail_outstanding`
+        for one request. Not counted if it started in warm-up or after the stop."""
+        if intended < self.measure_start_ns or self.stopping:
+            return
+        self.recorder.error(kind, detail)
+        self.completed += 1
+
     def _outstanding_kinds(self, requests: Outstanding) -> list[int]:
         """The kind of each outstanding request of a mix connection, oldest first; one
         still waiting for its connection takes its request now, never to be written."""

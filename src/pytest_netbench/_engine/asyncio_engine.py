@@ -41,6 +41,7 @@ from pytest_netbench._engine.fused_http import (
     FusedVariedConnection,
     fits_fused_path,
 )
+from pytest_netbench._engine.h2_connection import H2Connection
 from pytest_netbench._engine.open_rules import GROW_AFTER_NS, OpenAccounting
 from pytest_netbench._engine.precise_timer import create_precise_timer
 from pytest_netbench._engine.ramp import NEVER_NS, ConnectionRamp, share_connection_ramp
@@ -92,6 +93,8 @@ class BaseRun(RunAccounting):
             self.connection_class = EchoConnection
         elif exchange.websocket is not None:
             self.connection_class = WsConnection
+        elif exchange.h2 is not None:
+            self.connection_class = H2Connection
         self.bucket_timer: asyncio.TimerHandle | None = None
         # Set while a closed-loop share opens its connections before the window.
         self.phase: ConnectPhase | None = None
@@ -276,6 +279,9 @@ class BaseRun(RunAccounting):
                     conn.connect_task.cancel()
             elif conn.pending and now - conn.pending[0] > self.timeout_ns:
                 timeout_s = self.spec.timeout_s
+                if isinstance(conn, H2Connection):  # a stream times out alone
+                    conn.time_out(now - self.timeout_ns, f"no response within {timeout_s}s")
+                    continue
                 self.fail_outstanding(conn, "timeout", f"no complete response within {timeout_s}s")
                 if conn.transport is not None:
                     conn.transport.abort()
@@ -323,7 +329,7 @@ class ClosedRun(BaseRun):
         if first:
             conn.pending.popleft()
             conn.send(first, first)
-        more = 0 if conn in self.closing else self.spec.pipeline - len(conn.pending)
+        more = 0 if conn in self.closing else self.spec.per_connection - len(conn.pending)
         for _ in range(more):
             now = monotonic_ns()
             if not self.take(now):

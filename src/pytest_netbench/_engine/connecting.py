@@ -24,6 +24,8 @@ def make_ssl_context(spec: LoadSpec) -> ssl.SSLContext | None:
     if not spec.verify_tls:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
+    if spec.protocol == "h2":
+        context.set_alpn_protocols(["h2"])  # h2_connection names any other choice
     return context
 
 

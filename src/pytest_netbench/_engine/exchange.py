@@ -14,6 +14,8 @@ from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
 from pytest_netbench._proto import websocket as ws_proto
 from pytest_netbench._proto.framing import Framer, OnError, OnResponse
+from pytest_netbench._proto.h2_client import H2Request
+from pytest_netbench._proto.h2_headers import encode_spec_request
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,8 @@ class Exchange:
     verified_echo: bool = False
     # A WebSocket load: its handshake and message (``ws_connection`` sends and frames them).
     websocket: ws_proto.WsSetup | None = None
+    # An HTTP/2 load: its request, its header block encoded once (``h2_connection``).
+    h2: H2Request | None = None
 
 
 # The most one read of an echo takes (uvloop reads up to 256 KiB at a time itself).
@@ -59,6 +63,8 @@ def build_exchange(spec: LoadSpec) -> Exchange:
 
 
 def _http_exchange(spec: LoadSpec) -> Exchange:
+    if spec.protocol == "h2":
+        return _h2_exchange(spec)
     connect_host, connect_port = spec.proxy if spec.proxy is not None else (spec.host, spec.port)
     if spec.mix or spec.feeders:
         # _spec refused mixes of HEAD with other methods: one framer fits every kind.
@@ -78,6 +84,17 @@ def _http_exchange(spec: LoadSpec) -> Exchange:
     framer_cls = http_proto.framer_for(spec.method)
     parser_framed = framer_cls is http_proto.ResponseFramer
     return Exchange((data,), len(data), True, framer_cls, connect_host, connect_port, parser_framed)
+
+
+def _h2_exchange(spec: LoadSpec) -> Exchange:
+    """An HTTP/2 request: no HTTP/1.1 chunks; its HPACK block, encoded once for every
+    stream of every connection of the worker (``_spec`` refused mixes and feeders)."""
+    request = H2Request(encode_spec_request(spec), spec.body)
+
+    def no_framer(on_response: OnResponse, on_error: OnError) -> Framer:
+        raise TypeError("an HTTP/2 load frames with its H2ClientConnection (see h2_connection)")
+
+    return Exchange((), 0, True, no_framer, spec.host, spec.port, h2=request)
 
 
 def _tcp_exchange(spec: LoadSpec) -> Exchange:

@@ -9,6 +9,7 @@ concern (the words, the spec, a result's sections, the result); import from here
 from pytest_netbench._model.kinds import ARRIVALS as ARRIVALS
 from pytest_netbench._model.kinds import ERROR_KINDS as ERROR_KINDS
 from pytest_netbench._model.kinds import GENERATOR_CAUSES as GENERATOR_CAUSES
+from pytest_netbench._model.kinds import HTTP_PROTOCOLS as HTTP_PROTOCOLS
 from pytest_netbench._model.kinds import INVALID_CAUSES as INVALID_CAUSES
 from pytest_netbench._model.kinds import LOOPS as LOOPS
 from pytest_netbench._model.kinds import MIX_ORDERS as MIX_ORDERS
@@ -16,6 +17,7 @@ from pytest_netbench._model.kinds import PERCENTILE_FIELDS as PERCENTILE_FIELDS
 from pytest_netbench._model.kinds import WS_ANSWERS as WS_ANSWERS
 from pytest_netbench._model.kinds import Arrival as Arrival
 from pytest_netbench._model.kinds import ErrorKind as ErrorKind
+from pytest_netbench._model.kinds import HttpProtocol as HttpProtocol
 from pytest_netbench._model.kinds import InvalidCause as InvalidCause
 from pytest_netbench._model.kinds import LoopName as LoopName
 from pytest_netbench._model.kinds import MixOrder as MixOrder

@@ -19,6 +19,10 @@ MIX_ORDERS: tuple[MixOrder, ...] = ("cycle", "weighted")
 # What answers a WebSocket message: its echo (checked), or whatever message comes next.
 WsAnswer = Literal["echo", "any"]
 WS_ANSWERS: tuple[WsAnswer, ...] = ("echo", "any")
+# The HTTP version a load speaks: HTTP/1.1, or HTTP/2 (prior knowledge on http://, ALPN h2
+# on https://).
+HttpProtocol = Literal["http1", "h2"]
+HTTP_PROTOCOLS: tuple[HttpProtocol, ...] = ("http1", "h2")
 
 # Why a result cannot be trusted, one kind per entry of ``invalid_reasons`` (whose text is
 # for people; these are for code, e.g. the experiment layer deciding whether to retry).

@@ -173,6 +173,8 @@ class GeneratorStats:
 
     workers: int = 1
     loop: str = ""
+    # The protocol an HTTP load spoke: "http1", or "h2" (HTTP/2); "" for other loads.
+    protocol: str = ""
     cpu_s: float = 0.0
     cpu_percent: float = 0.0
     busy_percent: float = 0.0

@@ -8,7 +8,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_netbench._model.feeders import Feeder
-from pytest_netbench._model.kinds import Arrival, LoopName, MixOrder, Mode, WsAnswer
+from pytest_netbench._model.kinds import (
+    Arrival,
+    HttpProtocol,
+    LoopName,
+    MixOrder,
+    Mode,
+    WsAnswer,
+)
 from pytest_netbench._model.stages import RampProfile, Stage
 from pytest_netbench._public import publish
 
@@ -109,6 +116,10 @@ class LoadSpec:
     # the order given; their random draws are seeded from ``seed``.
     feeders: tuple[tuple[str, Feeder], ...] = ()
     seed: int = 0
+    # HTTP/2 (``protocol="h2"``): each connection keeps ``streams`` requests outstanding in
+    # closed loop, as h2load's -m; a stream is one request.
+    protocol: HttpProtocol = "http1"
+    streams: int = 1
     # raw TCP; a WebSocket load's message is ``payload`` too
     payload: bytes = b""
     chunk: int = 0
@@ -141,6 +152,12 @@ class LoadSpec:
             ramp = self.ramp
             return max(self.connections, round(ramp.peak)) if ramp else self.connections
         return self.max_connections or max(self.connections, 1024)
+
+    @property
+    def per_connection(self) -> int:
+        """Closed loop: the requests a connection keeps outstanding (pipelined HTTP/1.1
+        requests, or HTTP/2 streams)."""
+        return self.streams if self.protocol == "h2" else self.pipeline
 
     @property
     def ramp(self) -> RampProfile | None:
@@ -191,6 +208,8 @@ _HTTP_ONLY = frozenset(
         "mix_order",
         "feeders",
         "seed",
+        "protocol",
+        "streams",
     }
 )
 _ECHO_ONLY = frozenset({"payload", "chunk", "framing"})

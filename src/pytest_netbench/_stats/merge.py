@@ -201,6 +201,7 @@ def _generator_stats(
     return GeneratorStats(
         workers=len(outcomes),
         loop=outcomes[0].loop if outcomes else "",
+        protocol=spec.protocol if spec.kind == "http" else "",
         cpu_s=cpu_s,
         cpu_percent=100.0 * busiest_cpu / duration_s if duration_s > 0 else 0.0,
         busy_percent=100.0 * busiest / duration_s if duration_s > 0 else 0.0,

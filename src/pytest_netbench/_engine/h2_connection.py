@@ -1,0 +1,237 @@
+"""The asyncio engine's HTTP/2 connection: many streams on one socket, a stream a request.
+
+A :class:`Connection` whose bytes go to the sans-IO client (``_proto.h2_client``) instead
+of an HTTP/1.1 framer. The run sees it as a connection with several requests outstanding
+(``pending``: the start of each, oldest first, as a pipelined HTTP/1.1 connection's), so
+its rules apply unchanged: the closed loop keeps ``spec.per_connection`` (``streams``)
+outstanding, in-flight requests at the stop are ``pending``, a connection lost fails what
+it still has. What differs is that streams end out of order and one at a time:
+
+- each stream's start is kept beside its id (``_ids``, in the order the streams opened,
+  the same order as ``pending``); a request taken while the server allows no more streams
+  (its SETTINGS_MAX_CONCURRENT_STREAMS) waits at the tail of ``pending`` (``_unsent``)
+  and opens as soon as a stream ends;
+- a stream's response is recorded by the run's ``record``, a stream that ended in error
+  (the ``StreamError`` of the client: reset with its code, GOAWAY, protocol, gRPC status)
+  by ``fail_request`` with its kind and reason, and after either the run may start the
+  next request on this connection (``response_done``), whose stream opens in the same
+  write as the others the read freed;
+- a stream that outlives the timeout is cancelled alone (RST_STREAM CANCEL) and counted
+  as ``timeout``; the connection goes on;
+- after a GOAWAY no stream opens: the connection closes once its last stream ended, and
+  the run opens a new one (not an error); a connection the client found broken (a frame
+  that breaks the protocol, a server answering in HTTP/1.1) has already failed each
+  stream as ``protocol`` with the client's words, and is closed;
+- over TLS, a server whose ALPN chose anything but ``h2`` fails the request that opened
+  the connection as ``protocol``, naming what it chose.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from time import monotonic_ns
+from typing import Protocol, cast
+
+from pytest_netbench._engine.connection import Connection, ConnectionOwner
+from pytest_netbench._model import LoadSpec
+from pytest_netbench._proto.h2_client import H2ClientConnection, StreamError
+
+
+class _H2Owner(ConnectionOwner, Protocol):
+    """The run, with its spec and the rule that fails one request of a connection."""
+
+    spec: LoadSpec
+
+    def fail_request(self, intended: int, kind: str, detail: str) -> None: ...
+
+
+class H2Connection(Connection):
+    """One HTTP/2 client connection (see the module's docstring)."""
+
+    _client: H2ClientConnection | None
+
+    def __init__(self, run: ConnectionOwner) -> None:
+        self._ids: deque[int] = deque()  # open streams, oldest first (as `pending`)
+        self._unsent = 0  # requests taken that wait for a stream (at the tail of `pending`)
+        self._feeding = False
+        super().__init__(run)
+        self._fast = False
+        self._owner = cast(_H2Owner, run)
+
+    def _attach_framer(self) -> Callable[[bytes], object]:
+        request = self.run.exchange.h2
+        if request is None:
+            raise TypeError("H2Connection needs an HTTP/2 exchange")
+        self._client = H2ClientConnection(
+            request,
+            self._on_stream_response,
+            self._on_stream_error,
+            max_streams=cast(_H2Owner, self.run).spec.per_connection,
+        )
+        return self._feed_h2
+
+    # -- transport events --
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self._write = self.transport.write  # type: ignore[union-attr]
+        run = self.run
+        if run.stopping:
+            transport.close()
+            return
+        alpn = _alpn_refusal(transport)
+        if alpn:
+            self.on_protocol_error(alpn)
+            return
+        assert self._client is not None
+        self._feeding = True
+        try:
+            preface = self._client.initiate()
+            transport.write(preface)  # type: ignore[attr-defined]
+            self._rec.bytes_written += len(preface)
+            run.connected(self)
+        finally:
+            self._feeding = False
+        self._flush()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        client = self._client
+        if client is not None and not self.run.stopping:
+            # Every stream still open ends as "closed" (a reset), in the client's words.
+            self._feeding = True
+            try:
+                client.feed_eof()
+            finally:
+                self._feeding = False
+        super().connection_lost(exc)
+
+    def _release(self) -> None:
+        super()._release()
+        self._client = None  # its callbacks are this connection's bound methods
+
+    def _feed_h2(self, data: bytes) -> None:
+        client = self._client
+        if client is None:
+            return
+        self._feeding = True
+        try:
+            client.feed(data)
+        finally:
+            self._feeding = False
+        self._flush()
+
+    def _flush(self) -> None:
+        """Open the streams of the requests taken since the last write, and write what the
+        client has queued (requests, acknowledgements, WINDOW_UPDATEs) in one write; close
+        a connection that is done (after a GOAWAY) or broken."""
+        client = self._client
+        transport = self.transport
+        if client is None or transport is None or transport.is_closing():
+            return
+        if self._unsent:
+            first, count = client.open_streams(self._unsent)
+            if count:
+                self._unsent -= count
+                self._ids.extend(range(first, first + 2 * count, 2))
+        data = client.data_to_send()
+        if data:
+            transport.write(data)
+            self._rec.bytes_written += len(data)
+        if client.failed:
+            self.broken = self.broken or (
+                client.connection_error.reason if client.connection_error else "HTTP/2 failure"
+            )
+            transport.close()
+        elif client.finished and not self.pending:
+            transport.close()  # after a GOAWAY: the run opens another (not an error)
+
+    # -- the client's callbacks: one per stream that ended --
+    def _pop_stream(self, stream_id: int) -> tuple[int, int]:
+        """Forget a stream that ended: (its start, its intended start)."""
+        ids = self._ids
+        pending = self.pending
+        open_loop = self.run.open_loop
+        if ids[0] == stream_id:
+            ids.popleft()
+            start = pending.popleft()
+            return start, self.intended.popleft() if open_loop else start
+        index = ids.index(stream_id)
+        del ids[index]
+        start = pending[index]
+        del pending[index]
+        if not open_loop:
+            return start, start
+        intended = self.intended[index]
+        del self.intended[index]
+        return start, intended
+
+    def _may_continue(self) -> bool:
+        client = self._client
+        return client is not None and client.free_streams > 0
+
+    def _on_stream_response(self, stream_id: int, status: int) -> None:
+        now = monotonic_ns()
+        start, intended = self._pop_stream(stream_id)
+        run = self.run
+        run.record(status, start, intended, now)
+        self.served += 1
+        run.response_done(self, now, self._may_continue())
+
+    def _on_stream_error(self, stream_id: int, error: StreamError) -> None:
+        now = monotonic_ns()
+        _, intended = self._pop_stream(stream_id)
+        self._owner.fail_request(intended, error.kind, error.reason)
+        self.served += 1
+        self.run.response_done(self, now, self._may_continue())
+
+    # -- the run's side --
+    def send(self, start: int, intended: int) -> None:
+        """A request taken: its stream opens with the next write (see ``_flush``)."""
+        self.pending.append(start)
+        if self.run.open_loop:
+            self.intended.append(intended)
+        self._unsent += 1
+        if not self._feeding:
+            self._flush()
+
+    def time_out(self, started_before: int, detail: str) -> None:
+        """Cancel every request that started before ``started_before`` (its stream reset
+        with CANCEL, or, not yet opened, dropped) and count each as a ``timeout``."""
+        client = self._client
+        pending = self.pending
+        open_loop = self.run.open_loop
+        now = monotonic_ns()
+        self._feeding = True
+        try:
+            while pending and pending[0] < started_before:
+                start = pending.popleft()
+                intended = self.intended.popleft() if open_loop else start
+                if self._ids:
+                    stream_id = self._ids.popleft()
+                    if client is not None:
+                        client.cancel(stream_id)
+                else:
+                    self._unsent -= 1
+                self._owner.fail_request(intended, "timeout", detail)
+                self.served += 1
+                self.run.response_done(self, now, self._may_continue())
+        finally:
+            self._feeding = False
+        self._flush()
+
+
+def _alpn_refusal(transport: asyncio.BaseTransport) -> str:
+    """Over TLS, why the server's ALPN choice is not HTTP/2 ("" if it chose h2, or the
+    connection is cleartext)."""
+    ssl_object = transport.get_extra_info("ssl_object")
+    if ssl_object is None:
+        return ""
+    chosen = ssl_object.selected_alpn_protocol()
+    if chosen == "h2":
+        return ""
+    said = f"chose {chosen!r}" if chosen else "chose no protocol"
+    return (
+        f"the server's TLS handshake (ALPN) {said}, not 'h2': it does not speak HTTP/2 over"
+        " TLS on this port; use protocol='http1' for it"
+    )

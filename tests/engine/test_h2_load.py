@@ -1,0 +1,244 @@
+"""HTTP/2 loads through the engine (``protocol="h2"``, ``streams=``), over real sockets.
+
+Against Go's net/http over h2c and TLS (``catalog.GO_H2``), an HTTP/1.1-only server and a
+TLS server without ALPN h2, and the server of ``tests/servers/test_h2_real_sockets.py``
+that misbehaves on purpose (a stream reset mid-body, a GOAWAY with streams in flight, a
+garbage frame, an HTTP/1.1 answer, no answer at all). Counts are exact; every result keeps
+``sent == ok + errors_total + in_flight``, a stream counting as one request.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import ssl
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_netbench import SpecError, ToolchainMissing, http_load
+from pytest_netbench._model import LoadResult
+from pytest_netbench._servers import catalog
+from pytest_netbench._servers.launcher import Server
+
+HOST = "127.0.0.1"
+
+
+def _sockets_module() -> object:
+    """The real-socket tests of the sans-IO client: their Go server and misbehaving server."""
+    path = Path(__file__).parents[1] / "servers" / "test_h2_real_sockets.py"
+    spec = importlib.util.spec_from_file_location("_h2_real_sockets", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look themselves up there
+    spec.loader.exec_module(module)
+    return module
+
+
+_real = _sockets_module()
+go_h2_binary = _real.go_h2_binary  # type: ignore[attr-defined]
+misbehaving = _real.misbehaving  # type: ignore[attr-defined]
+Scenario = Callable[[socket.socket, list[int]], None]
+
+
+def errors(r: LoadResult) -> dict[str, int]:
+    return {kind: count for kind, count in r.errors.items() if count}
+
+
+def consistent(r: LoadResult) -> LoadResult:
+    assert r.sent == r.ok + r.errors_total + r.in_flight, r
+    return r
+
+
+@pytest.fixture(scope="module", params=["h2c", "h2"])
+def go_h2(request: pytest.FixtureRequest, go_h2_binary: str) -> Iterator[str]:
+    """Go's net/http speaking HTTP/2: its base URL (http:// for h2c, https:// for TLS)."""
+    mode = request.param
+    server = Server([go_h2_binary, mode, "{host}", "{port}"], port_pattern=catalog.PORT_PATTERN)
+    server.start()
+    try:
+        yield f"{'http' if mode == 'h2c' else 'https'}://{HOST}:{server.port}"
+    finally:
+        server.stop()
+
+
+def test_every_stream_is_a_request_counted_exactly(go_h2: str) -> None:
+    r = consistent(
+        http_load(
+            f"{go_h2}/", protocol="h2", streams=10, connections=2, requests=3000, verify_tls=False
+        )
+    )
+    assert (r.sent, r.ok, r.errors_total, r.in_flight) == (3000, 3000, 0, 0)
+    assert r.status_codes == {200: 3000}
+    assert r.generator.protocol == "h2"
+    assert r.generator.connections_opened == 2
+    assert r.bytes_read > 0 and r.bytes_written > 0
+
+
+def test_trailers_bodies_and_error_statuses(go_h2: str) -> None:
+    trailers = consistent(
+        http_load(f"{go_h2}/trailers", protocol="h2", streams=4, requests=200, verify_tls=False)
+    )
+    assert trailers.ok == 200
+    big = consistent(
+        http_load(f"{go_h2}/bytes/100000", protocol="h2", streams=4, requests=40, verify_tls=False)
+    )
+    assert big.ok == 40 and big.bytes_read > 40 * 100_000
+    posted = consistent(
+        http_load(
+            f"{go_h2}/",
+            protocol="h2",
+            method="POST",
+            body=b"b" * 70_000,
+            streams=4,
+            requests=20,
+            verify_tls=False,
+        )
+    )
+    assert posted.ok == 20
+    failing = consistent(
+        http_load(f"{go_h2}/status/503", protocol="h2", streams=5, requests=100, verify_tls=False)
+    )
+    assert errors(failing) == {"status": 100} and failing.status_codes == {503: 100}
+
+
+def test_a_duration_load_keeps_the_invariant(go_h2: str) -> None:
+    r = consistent(
+        http_load(
+            f"{go_h2}/",
+            protocol="h2",
+            streams=8,
+            connections=3,
+            duration=0.5,
+            warmup=0.2,
+            verify_tls=False,
+        )
+    )
+    assert r.ok > 0 and r.errors_total == 0
+    assert r.in_flight <= 3 * 8
+
+
+def test_workers_share_the_streams(go_h2: str) -> None:
+    r = consistent(
+        http_load(
+            f"{go_h2}/",
+            protocol="h2",
+            streams=5,
+            connections=2,
+            workers=2,
+            requests=1000,
+            verify_tls=False,
+        )
+    )
+    assert (r.ok, r.errors_total) == (1000, 0)
+    assert r.generator.protocol == "h2" and r.generator.workers == 2
+
+
+# -- servers that do not speak HTTP/2 --
+def test_an_http1_server_is_named_by_its_status_line(go_h2_binary: str) -> None:
+    try:
+        spec = catalog.get("go")
+    except ToolchainMissing as exc:
+        pytest.skip(f"go cannot run here: {exc}")
+    server = Server.from_spec(spec).start()
+    try:
+        r = consistent(
+            http_load(f"http://{HOST}:{server.port}/", protocol="h2", streams=5, requests=20)
+        )
+    finally:
+        server.stop()
+    assert errors(r) == {"protocol": 20} and r.ok == 0
+    assert (
+        "the server answered in HTTP/1 (b'HTTP/1.1 404 Not Found')" in r.error_samples["protocol"]
+    )
+
+
+def test_a_tls_server_without_alpn_h2_is_named(http_server, self_signed: tuple[Path, Path]) -> None:
+    key, cert = self_signed
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server, _ = http_server(ssl_context=context)
+    r = consistent(
+        http_load(
+            f"https://{HOST}:{server.port}/",
+            protocol="h2",
+            streams=3,
+            requests=6,
+            verify_tls=False,
+        )
+    )
+    assert errors(r) == {"protocol": 6}
+    assert "(ALPN) chose no protocol, not 'h2'" in r.error_samples["protocol"]
+
+
+# -- a server that misbehaves on purpose --
+def _one_connection(port: int, streams: int, **options: object) -> LoadResult:
+    return consistent(
+        http_load(
+            f"http://{HOST}:{port}/",
+            protocol="h2",
+            streams=streams,
+            connections=1,
+            requests=streams,
+            **options,  # type: ignore[arg-type]
+        )
+    )
+
+
+def test_a_stream_reset_mid_body_is_a_reset_with_its_code(misbehaving) -> None:
+    r = _one_connection(misbehaving(_real.rst_mid_body, 2), 2)  # type: ignore[attr-defined]
+    assert (r.ok, errors(r)) == (1, {"reset": 1})
+    assert r.error_samples["reset"] == "stream reset by the server: INTERNAL_ERROR (0x2)"
+
+
+def test_a_goaway_fails_the_streams_it_did_not_process(misbehaving) -> None:
+    r = _one_connection(misbehaving(_real.goaway_in_flight, 3), 3)  # type: ignore[attr-defined]
+    assert (r.ok, errors(r)) == (2, {"reset": 1})
+    assert r.error_samples["reset"] == (
+        "not processed: the server sent GOAWAY NO_ERROR (0x0) with last stream 3,"
+        " saying b'going away'"
+    )
+
+
+def test_a_garbage_frame_fails_every_stream_as_protocol(misbehaving) -> None:
+    r = _one_connection(misbehaving(_real.garbage, 2), 2)  # type: ignore[attr-defined]
+    assert (r.ok, errors(r)) == (0, {"protocol": 2})
+    assert "a DATA frame on stream 0" in r.error_samples["protocol"]
+
+
+def test_an_http1_answer_fails_as_protocol(misbehaving) -> None:
+    r = _one_connection(misbehaving(_real.http1_answer, 1), 1)  # type: ignore[attr-defined]
+    assert errors(r) == {"protocol": 1}
+    assert "HTTP/1.1 505 HTTP Version Not Supported" in r.error_samples["protocol"]
+
+
+def _silent(conn: socket.socket, streams: list[int]) -> None:
+    """Reads the requests and never answers, until the client closes."""
+    _real.drain(conn)  # type: ignore[attr-defined]
+
+
+def test_a_stream_that_is_not_answered_times_out_alone(misbehaving) -> None:
+    r = _one_connection(misbehaving(_silent, 3), 3, timeout=0.3)
+    assert errors(r) == {"timeout": 3} and r.ok == 0
+    assert r.error_samples["timeout"] == "no response within 0.3s"
+
+
+# -- what an HTTP/2 load refuses --
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"streams": 4}, "pass protocol='h2' too"),
+        ({"protocol": "h2", "loop": "trio"}, "needs the asyncio/uvloop engine"),
+        ({"protocol": "h2", "pipeline": 2}, "over HTTP/2 use streams="),
+        ({"protocol": "h2", "rate": 100}, "open loop (rate=) is not available over HTTP/2 yet"),
+        ({"protocol": "h3"}, "protocol must be one of http1, h2"),
+    ],
+)
+def test_what_cannot_be_done_is_refused_before_any_socket(
+    options: dict[str, object], words: str
+) -> None:
+    with pytest.raises(SpecError, match=None) as caught:
+        http_load("http://127.0.0.1:9/", requests=1, **options)  # type: ignore[arg-type]
+    assert words in str(caught.value)
