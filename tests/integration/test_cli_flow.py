@@ -29,6 +29,10 @@ async def shopper(client):
     await think(0.001)
 
 
+async def browse(client):
+    await client.get("/items")
+
+
 async def buggy(client):
     r = await client.post("/login", json={"user": "u1", "pw": "x"})
     r.json()["tokn"]
@@ -131,6 +135,22 @@ def test_a_flow_file_split_over_two_worker_processes(
     assert app.counts.without_credentials == 0
 
 
+def test_several_flows_by_weight_on_the_command_line(
+    shop: tuple[ServerThread, ShopApp], flows_file: Path, tmp_path: Path
+) -> None:
+    server, _ = shop
+    out = tmp_path / "weights.json"
+    flows = f"{flows_file}:shopper=3,{flows_file}:browse"
+    done = netbench(
+        "flow", flows, server.url, "-u", "2", "--sessions", "40", "--client", "lean",
+        "--json", str(out),
+    )  # fmt: skip
+    assert done.returncode == ExitCode.OK, done.stderr
+    by_flow = json.loads(out.read_text())["sessions"]["by_flow"]
+    assert sum(by_flow.values()) == 40 and set(by_flow) == {"shopper", "browse"}
+    assert "by flow" in done.stdout
+
+
 def test_a_module_from_the_current_directory(
     shop: tuple[ServerThread, ShopApp], flows_file: Path
 ) -> None:
@@ -153,7 +173,8 @@ def test_a_module_from_the_current_directory(
     ("reference", "message"),
     [
         ("no_such_module_here:shopper", "cannot import the flow's module"),
-        ("{file}:missing", "has no 'missing': its async functions are buggy, shopper"),
+        ("{file}:missing", "has no 'missing': its async functions are browse, buggy, shopper"),
+        ("{file}:shopper=x,{file}:browse=1", "must be a whole number"),
         ("{file}:not_a_flow", "is not an async function"),
         ("shopper", "give the flow as module:function"),
     ],

@@ -22,11 +22,11 @@ from pytest_netbench._errors import FlowError
 def run_flow(args: argparse.Namespace) -> ExitCode:
     from pytest_netbench._experiment.slo import parse_slo
     from pytest_netbench._flow.api import flow_spec, run_flow_spec
-    from pytest_netbench._flow.reference import load_flow
+    from pytest_netbench._flow.reference import load_flows
     from pytest_netbench._report.sessions import format_sessions
     from pytest_netbench._report.summary import format_result
 
-    flow_function = load_flow(args.flow)
+    flow_function = load_flows(args.flow)
     options = load_options(args, "http")
     spec, sessions = flow_spec(
         args.url,

@@ -295,7 +295,11 @@ def _add_flow(sub: Any) -> None:
         " own httpx client, cookies and connection; each request is a step of the report."
         " Needs the flows extra (httpx).",
     )
-    flow.add_argument("flow", metavar="MODULE:FUNCTION", help="e.g. shop_flows:shopper")
+    flow.add_argument(
+        "flow",
+        metavar="MODULE:FUNCTION",
+        help="e.g. shop_flows:shopper; several by weight: shop:browse=3,shop:buy=1",
+    )
     flow.add_argument("url", help="http:// or https:// URL on loopback")
     group = add_load_flags(flow, "http", only=FLOW_LOAD_OPTIONS)
     group.add_argument(

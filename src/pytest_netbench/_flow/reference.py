@@ -41,6 +41,24 @@ def load_flow(reference: str) -> FlowFunction:
     return flow
 
 
+def load_flows(references: str) -> FlowFunction | dict[FlowFunction, int]:
+    """One flow (``module:function``), or several by weight, comma-separated:
+    ``shop:browse=3,shop:buy=1`` (a weight left out is 1)."""
+    parts = [part.strip() for part in references.split(",") if part.strip()]
+    if len(parts) == 1 and "=" not in parts[0]:
+        return load_flow(parts[0])
+    weighted: dict[FlowFunction, int] = {}
+    for part in parts:
+        reference, sep, weight = part.partition("=")
+        if sep and not weight.strip().isdigit():
+            raise SpecError(
+                f"the weight of flow {reference!r} must be a whole number, got {weight!r}:"
+                " write shop:browse=3,shop:buy=1"
+            )
+        weighted[load_flow(reference.strip())] = int(weight) if sep else 1
+    return weighted
+
+
 def _import(module_name: str) -> ModuleType:
     if module_name.endswith(".py") or "/" in module_name:
         return _import_file(Path(module_name))
