@@ -63,7 +63,13 @@ class VirtualUser:
 
             transport = EngineTransport(accounting, self.connection, self.trail)
             self.client = httpx.AsyncClient(
-                base_url=base_url, transport=transport, timeout=None, follow_redirects=True
+                base_url=base_url,
+                transport=transport,
+                timeout=None,
+                follow_redirects=True,
+                # Nothing from the environment (.netrc credentials, proxy settings): a
+                # flow sends what it says, as the lean client does.
+                trust_env=False,
             )
         self.index = index
         self.rng = random.Random()
