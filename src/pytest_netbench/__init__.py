@@ -63,6 +63,10 @@ if TYPE_CHECKING:
     from pytest_netbench._experiment.tool_output import ToolFigures as ToolFigures
     from pytest_netbench._flow.api import flow as flow
     from pytest_netbench._flow.api import flow_async as flow_async
+    from pytest_netbench._flow.lean import LeanClient as LeanClient
+    from pytest_netbench._flow.lean import LeanRequestError as LeanRequestError
+    from pytest_netbench._flow.lean import LeanResponse as LeanResponse
+    from pytest_netbench._flow.lean import LeanStatusError as LeanStatusError
     from pytest_netbench._flow.think import ThinkTime as ThinkTime
     from pytest_netbench._flow.think import think as think
     from pytest_netbench._live import HostProgress as HostProgress

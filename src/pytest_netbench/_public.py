@@ -59,6 +59,10 @@ PUBLIC: dict[str, str] = {
     "flow_async": "pytest_netbench._flow.api",
     "think": "pytest_netbench._flow.think",
     "ThinkTime": "pytest_netbench._flow.think",
+    "LeanClient": "pytest_netbench._flow.lean",
+    "LeanResponse": "pytest_netbench._flow.lean",
+    "LeanRequestError": "pytest_netbench._flow.lean",
+    "LeanStatusError": "pytest_netbench._flow.lean",
     "SessionStats": "pytest_netbench._model.sessions",
     # a running load: live progress out, a stop request in
     "LoadProgress": "pytest_netbench._live",

@@ -28,7 +28,8 @@ EXPECTED = {
     "ServerStats", "TimelineRow", "ERROR_KINDS", "metric_value",
     "RequestStats", "ShareStats", "ProbeStats",
     # user flows
-    "flow", "flow_async", "think", "ThinkTime", "SessionStats",
+    "flow", "flow_async", "think", "ThinkTime", "SessionStats", "LeanClient", "LeanResponse",
+    "LeanRequestError", "LeanStatusError",
     # a running load: live progress out, a stop request in
     "LoadProgress", "HostProgress", "StopSignal",
     # experiments, their results and the SLOs they check

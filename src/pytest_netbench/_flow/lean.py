@@ -22,6 +22,7 @@ from pytest_netbench._flow.accounting import FlowAccounting
 from pytest_netbench._flow.connection import RequestFailed, UserConnection
 from pytest_netbench._flow.steps import STEP_EXTENSION, RequestFailure, SessionTrail, step_name
 from pytest_netbench._proto.http import render_request
+from pytest_netbench._public import publish
 
 HeadersArg = Mapping[str, str] | list[tuple[str, str]] | None
 
@@ -222,3 +223,6 @@ class LeanClient:
 
     async def aclose(self) -> None:
         """Nothing to release: the run closes the user's connection."""
+
+
+publish(globals())
