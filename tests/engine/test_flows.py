@@ -510,5 +510,24 @@ def test_stages_move_the_rate_of_sessions(
     assert r.sessions is not None
     due = r.sessions.started + r.sessions.not_started
     assert 34 <= due <= 42, due
-    with pytest.raises(SpecError, match="give rate="):
-        flow(shopper, server.url, stages=[(1.0, 60)])
+
+
+@pytest.mark.parametrize("loop", ["auto", "trio"])
+def test_stages_without_a_rate_move_the_number_of_users(
+    shop: tuple[ServerThread, ShopApp], loop: str, consistent: Consistent
+) -> None:
+    """Users climb from 1 to 4, then fall to 1: a user the ramp retires ends its session
+    first, so no session is cut and the counts hold; four users at the peak."""
+    server, app = shop
+
+    async def paced(client: Any) -> None:
+        await shopper(client)
+        await think(0.02)
+
+    stages = [(0.4, 4), (0.8, 4), (0.3, 1)]
+    r = consistent(flow(paced, server.url, users=1, stages=stages, loop=loop, client="lean"))
+    assert_steps_consistent(r)
+    assert r.sessions is not None
+    assert r.sessions.users == 4 == r.generator.connections_peak
+    assert r.sessions.failed == 0 and r.errors_total == 0
+    assert app.counts.without_credentials == 0

@@ -71,7 +71,8 @@ def flow(
     /path"``); ``result.sessions`` counts the sessions. Several flows by weight:
     ``{browse: 3, buy: 1}`` (each session draws one). ``rate``: the open model, sessions
     started at ``rate`` a second (``arrival`` uniform or poisson; ``stages`` move the rate
-    over time, as a load's do) by whichever user is
+    over time, as a load's do; without ``rate`` they move the number of users) by whichever
+    user is
     free, up to ``max_users`` of them (default: ``users``, at least 1,024). ``workers``:
     the users (and sessions, and rate) split over that many worker processes, each
     importing the flows by reference (top-level functions of a module); with ``cluster``
@@ -243,11 +244,6 @@ def flow_spec(
         options["rate"] = rate
         options["arrival"] = arrival
     if stages is not None:
-        if rate is None:
-            raise SpecError(
-                "stages of a flow move its rate of sessions: give rate= (sessions a second"
-                " at the start); a ramp of users is not there yet"
-            )
         options["stages"] = stages
     if max_users is not None:
         options["max_connections"] = max_users

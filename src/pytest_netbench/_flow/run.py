@@ -21,6 +21,7 @@ from typing import Any
 
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.connecting import make_ssl_context
+from pytest_netbench._engine.ramp import ConnectionRamp, share_connection_ramp
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch, Watcher
 from pytest_netbench._errors import EngineFault, FlowError, SpecError
@@ -72,6 +73,7 @@ class VirtualUser:
                 trust_env=False,
             )
         self.index = index
+        self.retiring = False  # a falling ramp: end the session in progress, then rest
         self.rng = random.Random()
         self.session_start: int | None = None  # while a session runs
 
@@ -98,6 +100,9 @@ class FlowRun:
         self.base_url = f"{spec.scheme}://{_host_for_url(spec.host)}:{spec.port}"
         self.client = client
         self.users: list[VirtualUser] = []
+        # A ramp of users (stages): those running sessions, and those resting.
+        self.running: list[VirtualUser] = []
+        self.retired: list[VirtualUser] = []
         self.tasks: list[asyncio.Task[None]] = []
         self.first_flow_error: BaseException | None = None
         self.first_flow_step = NO_STEP
@@ -127,9 +132,39 @@ class FlowRun:
         return acct.finish(loop_name), acct.finish_sessions(len(self.users))
 
     def begin(self) -> None:
-        """The closed model: every user starts its first session now."""
-        for _ in range(self.accounting.share.connections):
-            self.start_task(self._user_loop(self.new_user()))
+        """The closed model: every user starts its first session now; with ``stages``,
+        as many as the ramp says now, and the ramp's task adds or retires users."""
+        ramp = share_connection_ramp(self.spec, self.accounting.share)
+        if ramp is None:
+            for _ in range(self.accounting.share.connections):
+                self.start_task(self._user_loop(self.new_user()))
+            return
+        for _ in range(ramp.start(self.accounting.start_at_ns)):
+            self.start_user()
+        self.start_task(self._follow(ramp))
+
+    def start_user(self) -> None:
+        """One more user running sessions: a retired one back, else a new one."""
+        user = self.retired.pop() if self.retired else self.new_user()
+        user.retiring = False
+        self.running.append(user)
+        self.start_task(self._user_loop(user), user)
+
+    async def _follow(self, ramp: ConnectionRamp) -> None:
+        """Add users as the ramp climbs; as it falls, retire the latest: each ends the
+        session it is in, then rests (its connection kept for a climb back)."""
+        acct = self.accounting
+        while not acct.stopping:
+            change = ramp.next_change(monotonic_ns())
+            if change >= acct.deadline_ns:
+                return
+            while (left := change - monotonic_ns()) > 0:
+                await pause(left / NS_PER_S)
+            target = ramp.count_at(change)
+            while len(self.running) < target:
+                self.start_user()
+            while len(self.running) > target:
+                self.running.pop().retiring = True
 
     def new_user(self) -> VirtualUser:
         """One more virtual user, with its own generator for think times (see think.py)
@@ -206,8 +241,10 @@ class FlowRun:
 
     async def _user_loop(self, user: VirtualUser) -> None:
         user_random.set(user.rng)
-        while await self.session(user, monotonic_ns()):
+        while not user.retiring and await self.session(user, monotonic_ns()):
             await pause(0)  # a flow that never awaits still lets the loop run
+        if user.retiring and not self.accounting.stopping:
+            self.retired.append(user)
 
     async def session(self, user: VirtualUser, intended: int) -> bool:
         """Run one session of ``user`` that was due at ``intended``; False when the user
@@ -233,7 +270,7 @@ class FlowRun:
         acct.end_session(intended, monotonic_ns(), failure)
         if acct.stopping:
             return False
-        if acct.flow_failures == acct.ended_sessions >= acct.share.connections:
+        if acct.flow_failures == acct.ended_sessions >= max(acct.share.connections, 1):
             acct.fatal = self._every_session_raised()
             self.stop()
             return False
