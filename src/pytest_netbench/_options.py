@@ -298,6 +298,35 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         loads=_WS,
         choices=WS_ANSWERS,
     ),
+    LoadOption(
+        "listen",
+        False,
+        "switch",
+        "hold the connections open and count what the server pushes (send no messages)",
+        loads=_WS,
+    ),
+    LoadOption(
+        "ping_every",
+        None,
+        "seconds",
+        "listen: a client ping on each connection this often (no pong within timeout: lost)",
+        loads=_WS,
+    ),
+    LoadOption(
+        "stamp_field",
+        None,
+        "text",
+        "listen: the JSON field of a push holding its send time (epoch s, ms, us or ns)",
+        loads=_WS,
+        metavar="FIELD",
+    ),
+    LoadOption(
+        "stamp_binary",
+        False,
+        "switch",
+        "listen: a binary push's first 8 bytes are its send time (big-endian epoch time)",
+        loads=_WS,
+    ),
 )
 
 BY_NAME: dict[str, LoadOption] = {option.name: option for option in LOAD_OPTIONS}
@@ -358,6 +387,10 @@ class WsOptions(CommonOptions, total=False):
     binary: bool
     subprotocols: str | Sequence[str] | None
     answer: str
+    listen: bool
+    ping_every: float | None
+    stamp_field: str | None
+    stamp_binary: bool
 
 
 class EchoOptions(CommonOptions, total=False):

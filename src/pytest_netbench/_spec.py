@@ -42,6 +42,7 @@ from pytest_netbench._stage_checks import check_ramp, checked_stages, ramp_start
 from pytest_netbench._target import guard_target, parse_http_url
 from pytest_netbench._ws_checks import (
     check_handshake_headers,
+    checked_listen,
     checked_message,
     checked_subprotocols,
     parse_ws_url,
@@ -159,7 +160,9 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
     :class:`LoadSpec` of a WebSocket load at ``url`` (``ws://``, or ``wss://`` over TLS,
     checked unless ``verify_tls=False``): each connection opens
     with the handshake (``headers``, ``subprotocols``), then sends ``message`` and awaits
-    its echo, again and again; a request of the result is one message round trip.
+    its echo, again and again; a request of the result is one message round trip. With
+    ``listen=True`` the connections are held and the server's pushes counted instead
+    (``ping_every``, ``stamp_field``, ``stamp_binary``; see ``_engine/listen_rules``).
     """
     o = with_defaults("ws", options)
     target = parse_ws_url(url)
@@ -171,6 +174,12 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
     message, binary = checked_message(o["message"], o["message_bytes"], bool(o["binary"]))
     if o["answer"] not in WS_ANSWERS:
         raise SpecError(f"answer must be one of {', '.join(WS_ANSWERS)}, got {o['answer']!r}")
+    listen = checked_listen(o, options)
+    connect_first = o["connect_first"]
+    if listen and connect_first is None:
+        # Held connections open before the window (the asyncio engine's connect phase;
+        # trio's listen load opens them as its share starts).
+        connect_first = o["loop"] != "trio"
     return LoadSpec(
         kind="ws",
         host=target.host,
@@ -183,11 +192,15 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
         binary=binary,
         subprotocols=checked_subprotocols(o["subprotocols"]),
         answer=o["answer"],
+        listen=listen,
+        ping_every_s=_float_or_none(o["ping_every"]),
+        stamp_field=o["stamp_field"],
+        stamp_binary=bool(o["stamp_binary"]),
         **_checked_common(
             {name: o[name] for name in _COMMON},
             requests_per_connection=0,
             pipeline=1,
-            connect_first=bool(o["connect_first"]),
+            connect_first=bool(connect_first),
             connections_given="connections" in options,
         ),
     )

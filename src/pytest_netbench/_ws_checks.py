@@ -4,7 +4,8 @@ its URL, its message, the subprotocols and headers its handshake sends."""
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_netbench._errors import SpecError
@@ -89,3 +90,43 @@ def check_handshake_headers(headers: Sequence[tuple[str, str]]) -> None:
             )
         if key in _HANDSHAKE_HEADERS:
             raise SpecError(f"header {name!r} is the WebSocket handshake's own: leave it out")
+
+
+# The options only a listen load reads, and the ones it has no use for (it sends nothing).
+_LISTEN_ONLY = ("ping_every", "stamp_field", "stamp_binary")
+_MESSAGE_OPTIONS = ("message", "message_bytes", "binary", "answer")
+
+
+def checked_listen(values: Mapping[str, Any], given: Collection[str]) -> bool:
+    """Whether the load listens (``listen``), its own options checked: ``values`` every
+    option with its default, ``given`` the names the caller gave."""
+    if not values["listen"]:
+        for name in _LISTEN_ONLY:
+            if values[name] not in (None, False):
+                raise SpecError(
+                    f"{name} is an option of a listen load (held connections, the server's"
+                    " pushes counted): add listen=True (CLI: --listen)"
+                )
+        return False
+    if values["rate"] is not None:
+        raise SpecError(
+            "a listen load holds its connections and sends no messages, so it has no rate:"
+            " drop rate (connect_rate paces the connects)"
+        )
+    for name in _MESSAGE_OPTIONS:
+        if name in given:
+            raise SpecError(f"a listen load sends no messages: drop {name}")
+    every = values["ping_every"]
+    if every is not None and (
+        isinstance(every, bool) or not isinstance(every, int | float) or not every > 0
+    ):
+        raise SpecError(f"ping_every must be a positive number of seconds, got {every!r}")
+    field = values["stamp_field"]
+    if field is not None and (not isinstance(field, str) or not field):
+        raise SpecError(f"stamp_field must be the name of a JSON field, got {field!r}")
+    if field is not None and values["stamp_binary"]:
+        raise SpecError(
+            "a push's stamp is a JSON field (stamp_field) or its first 8 bytes"
+            " (stamp_binary), not both: drop one"
+        )
+    return True

@@ -21,6 +21,7 @@ from pytest_netbench._engine.connection import Connection
 from pytest_netbench._engine.exchange import Exchange, build_exchange
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch, Watcher
+from pytest_netbench._engine.ws_listen import ListenRun
 from pytest_netbench._errors import EngineFault
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.source import RequestSource
@@ -62,7 +63,9 @@ async def _run_share(
     loop = asyncio.get_running_loop()
     start_at = share.start_at(released_ns)
     await _sleep_until(start_at)
-    run_class = ClosedRun if share.rate is None else OpenRun
+    run_class: type[BaseRun] = ClosedRun if share.rate is None else OpenRun
+    if spec.listen:
+        run_class = ListenRun  # held WebSocket connections (see ws_listen)
     ssl_context = make_ssl_context(spec)
     run: BaseRun = run_class(loop, spec, exchange, share, start_at, ssl_context, source)
     handles: list[asyncio.TimerHandle] = []

@@ -31,6 +31,7 @@ from pytest_netbench._engine.ramp import NEVER_NS, share_connection_ramp
 from pytest_netbench._engine.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch, Watcher
+from pytest_netbench._engine.ws_listen_trio import run_listen_trio
 from pytest_netbench._engine.ws_trio import HandshakeEnded, WsTalk, open_websocket
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.framing import OnError, OnResponse
@@ -592,6 +593,8 @@ async def _watcher(run: TrioRun, watcher: Watcher) -> None:
 async def _run(
     spec: LoadSpec, share: WorkerShare, released_ns: int, watch: ShareWatch | None
 ) -> WorkerOutcome:
+    if spec.listen:  # held WebSocket connections (see ws_listen_trio)
+        return await run_listen_trio(spec, share, released_ns, watch)
     start_at = share.start_at(released_ns)
     exchange = build_exchange(spec)
     source = request_source(spec, share)  # before the start: a shuffled file is indexed

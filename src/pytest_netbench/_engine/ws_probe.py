@@ -2,9 +2,10 @@
 WebSocket, exchanges one message and closes, on blocking sockets (see ``probe``).
 
 Timed from the connect to the whole echo, as an HTTP probe is timed to the whole answer;
-the handshake is part of what one more client waits for. Failures take the load's kinds:
-a refused handshake is ``status``, a broken 101 or frame ``protocol``, a close from the
-server ``reset``, a differing echo ``verify``.
+the handshake is part of what one more client waits for. Beside a listen load the probe
+sends nothing: it waits, from the connect, for the server's first push. Failures take the
+load's kinds: a refused handshake is ``status``, a broken 101 or frame ``protocol``, a
+close from the server ``reset``, a differing echo ``verify``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pytest_netbench._proto.websocket import (
     CLOSE,
     HandshakeInvalid,
     HandshakeRefused,
+    WsFramer,
     WsSetup,
     client_frame,
     close_payload,
@@ -44,7 +46,7 @@ def ws_probe_once(spec: LoadSpec, setup: WsSetup, start: int) -> ProbeSample:
         if context is not None:
             sock = context.wrap_socket(sock, server_hostname=spec.host)
         sock.settimeout(spec.timeout_s)
-        kind, detail = _exchange(sock, setup)
+        kind, detail = _exchange(sock, setup, listen=spec.listen)
     except HandshakeRefused as refused:
         kind, detail = "status", str(refused)
     except HandshakeInvalid as invalid:
@@ -59,9 +61,9 @@ def ws_probe_once(spec: LoadSpec, setup: WsSetup, start: int) -> ProbeSample:
     return ProbeSample(start, monotonic_ns() - start, kind, detail)
 
 
-def _exchange(sock: socket.socket, setup: WsSetup) -> tuple[str, str]:
-    """The handshake and one round trip; (error kind, detail), kind "" when the echo came
-    back equal."""
+def _exchange(sock: socket.socket, setup: WsSetup, *, listen: bool) -> tuple[str, str]:
+    """The handshake and one round trip (``listen``: the first push); (error kind,
+    detail), kind "" when the echo came back equal (any push, when listening)."""
     handshake = setup.handshake()
     sock.sendall(handshake.request)
     accepted = None
@@ -73,13 +75,16 @@ def _exchange(sock: socket.socket, setup: WsSetup) -> tuple[str, str]:
     codes: list[int] = []
     problems: list[str] = []
     closes: list[str] = []
-    framer = setup.make_framer(
+    framer = WsFramer(
+        setup.frames,
+        None if listen else setup.expected,
         lambda code, _keep: codes.append(code),
         problems.append,
         sock.sendall,  # a pong, or the close reply
         lambda code, reason: closes.append(describe_close(code, reason)),
     )
-    sock.sendall(setup.frames.next_frame())
+    if not listen:
+        sock.sendall(setup.frames.next_frame())
     data = accepted.leftover
     while not (codes or problems or closes):
         if data:

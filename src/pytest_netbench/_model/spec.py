@@ -128,6 +128,13 @@ class LoadSpec:
     subprotocols: tuple[str, ...] = ()
     binary: bool = False
     answer: WsAnswer = "echo"  # what answers a message: its echo, or any next message
+    # A listen load: connections held, the server's pushes counted (no messages sent), a
+    # client ping on each every ``ping_every_s``, a push's send time read from its JSON
+    # field ``stamp_field`` or its first 8 bytes (``stamp_binary``).
+    listen: bool = False
+    ping_every_s: float | None = None
+    stamp_field: str | None = None
+    stamp_binary: bool = False
 
     def __repr__(self) -> str:
         # Only the fields of its kind: an HTTP load has no framing, an echo load no method.
@@ -213,7 +220,9 @@ _HTTP_ONLY = frozenset(
     }
 )
 _ECHO_ONLY = frozenset({"payload", "chunk", "framing"})
-_WS_ONLY = frozenset({"subprotocols", "binary", "answer"})
+_WS_ONLY = frozenset(
+    {"subprotocols", "binary", "answer", "listen", "ping_every_s", "stamp_field", "stamp_binary"}
+)
 _NOT_OF_KIND = {
     "http": _ECHO_ONLY | _WS_ONLY,
     "echo": _HTTP_ONLY | _WS_ONLY,

@@ -128,7 +128,7 @@ class PushFramer(WsFramer):
         buffer = self._buffer
         return bool(buffer) and (buffer[0] & 0x0F) in _DATA_OPCODES
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | bytearray) -> None:
         if self.failed or self.closed:
             return
         self._buffer += data

@@ -1,0 +1,147 @@
+"""Listen loads (WebSocket connections held, the server's pushes counted) on every loop,
+against a real push server on loopback: connections held counted exactly, pushes and
+their stamps, pings answered, a server that closes mid-hold counted per connection, and
+nothing hangs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from servers import ServerThread
+from ws_push_servers import PushApp, PushOptions
+
+from pytest_netbench import LoadResult, SpecError, ws_load, ws_spec
+
+StartPush = Callable[..., tuple[ServerThread, PushApp]]
+Consistent = Callable[[LoadResult], LoadResult]
+HELD = 6
+
+
+@pytest.fixture
+def push_server() -> Iterator[StartPush]:
+    started: list[ServerThread] = []
+
+    def start(**options: object) -> tuple[ServerThread, PushApp]:
+        app = PushApp(PushOptions(**options))  # type: ignore[arg-type]
+        server = ServerThread(app).start()
+        started.append(server)
+        return server, app
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def url_of(server: ServerThread) -> str:
+    return f"ws://127.0.0.1:{server.port}/feed"
+
+
+def test_held_connections_and_a_count_of_stamped_pushes(
+    push_server: StartPush, loop: str, consistent: Consistent
+) -> None:
+    server, app = push_server(hold=HELD)
+    r = consistent(
+        ws_load(
+            url_of(server), listen=True, connections=HELD, requests=120, stamp_field="ts", loop=loop
+        )
+    )
+    assert (r.sent, r.ok, r.errors_total, r.in_flight) == (120, 120, 0, 0)
+    assert app.seen.handshakes == HELD
+    assert r.generator.connections_opened == HELD
+    assert r.latency.count == 120 and r.max_ms >= r.p50_ms >= 0  # stamp to arrival
+    assert r.bytes_read > 0
+
+
+def test_binary_stamps_and_pushes_without_one(
+    push_server: StartPush, loop: str, consistent: Consistent
+) -> None:
+    server, _ = push_server(hold=2, binary=True, unstamped_every=4, close_after=8)
+    r = consistent(
+        ws_load(
+            url_of(server), listen=True, connections=2, duration=30, stamp_binary=True, loop=loop
+        )
+    )
+    # Each connection: 8 pushes (2 without a stamp), then a close: the load ends early.
+    assert r.ok == 12 and r.errors["verify"] == 4 and r.errors["reset"] == 2
+    assert (
+        "too short for an 8-byte stamp" in r.error_samples["verify"]
+        or "stamp" in r.error_samples["verify"]
+    )
+
+
+def test_a_server_that_closes_mid_hold_is_counted_per_connection(
+    push_server: StartPush, loop: str, consistent: Consistent
+) -> None:
+    server, app = push_server(hold=HELD, close_after=5, close_code=4001)
+    r = consistent(ws_load(url_of(server), listen=True, connections=HELD, duration=30, loop=loop))
+    # Every connection is lost once, with its code; none is replaced, and the load ends
+    # when the last is gone instead of waiting out its 30 s.
+    assert r.errors["reset"] == HELD and r.status_codes == {4001: HELD}
+    assert r.ok == 5 * HELD and r.in_flight == 0
+    assert "code 4001" in r.error_samples["reset"] and "'enough'" in r.error_samples["reset"]
+    assert app.seen.handshakes == HELD
+    assert r.duration_s < 30
+
+
+def test_pings_are_answered_during_the_hold(
+    push_server: StartPush, loop: str, consistent: Consistent
+) -> None:
+    server, app = push_server(hold=HELD, every_s=0.05)
+    r = consistent(
+        ws_load(
+            url_of(server), listen=True, connections=HELD, duration=0.6, ping_every=0.1, loop=loop
+        )
+    )
+    assert r.errors_total == 0 and r.ok > 0
+    assert app.seen.pings >= HELD  # every connection pinged at least once
+
+
+def test_a_ping_without_a_pong_loses_its_connection(
+    push_server: StartPush, loop: str, consistent: Consistent
+) -> None:
+    server, _ = push_server(hold=HELD, answer_pings=False, every_s=0.05)
+    r = consistent(
+        ws_load(
+            url_of(server),
+            listen=True,
+            connections=HELD,
+            duration=30,
+            ping_every=0.05,
+            timeout=0.2,
+            loop=loop,
+        )
+    )
+    assert r.errors["timeout"] == HELD and "no pong" in r.error_samples["timeout"]
+    assert r.duration_s < 30
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"ping_every": 1}, "add listen=True"),
+        ({"listen": True, "rate": 10}, "no rate"),
+        ({"listen": True, "message": "hi"}, "sends no messages: drop message"),
+        ({"listen": True, "stamp_field": "ts", "stamp_binary": True}, "not both"),
+        ({"listen": True, "ping_every": -1}, "ping_every must be a positive number"),
+    ],
+)
+def test_bad_listen_options_are_refused_before_any_socket(
+    options: dict[str, object], words: str
+) -> None:
+    with pytest.raises(SpecError, match=words):
+        ws_spec("ws://127.0.0.1:9/", **options)  # type: ignore[arg-type]
+
+
+def test_the_client_delay_probe_waits_for_a_first_push(
+    push_server: StartPush, consistent: Consistent
+) -> None:
+    server, app = push_server(hold=0, start_after_s=0.0, every_s=0.02)
+    r = consistent(
+        ws_load(url_of(server), listen=True, connections=3, duration=0.8, probe_every=0.1)
+    )
+    probe = r.probe
+    assert probe is not None and probe.sent >= 1
+    assert (probe.ok, probe.errors_total) == (probe.sent, 0), probe.error_samples
+    assert 0 < probe.p50_ms <= probe.p99_ms  # from its connect to the first push
+    assert app.seen.handshakes >= 3 + probe.sent
