@@ -26,6 +26,11 @@ def test_flow(netbench, hello):
 
 def test_bad_flow_arguments(netbench, hello):
     netbench.flow(visitor, hello(), users=0)
+
+
+def test_a_failing_flow_test_shows_its_sessions(netbench, hello):
+    netbench.flow(visitor, hello(), users=1, sessions=4)
+    assert False, "to see the report section"
 """
 
 
@@ -36,10 +41,13 @@ def test_a_flow_is_recorded_with_its_steps_as_columns(
     result = pytester.runpytest_subprocess(
         "--netbench", "--netbench-metrics", "rps,by_request.home.ok", "--netbench-json=out.json"
     )
-    result.assert_outcomes(passed=1, failed=1)
+    result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(
         [
             "*netbench: users must be a whole number of at least 1, got 0*",
+            "*netbench result:*",
+            "Sessions (1 users)",
+            "  started 4  completed 4  failed 0  in progress 0",
             "*::test_flow*",
             "*rps*by_request.home.ok*",
             "test_flow * 10",

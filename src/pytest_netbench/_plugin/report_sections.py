@@ -97,10 +97,13 @@ def _add_failure_sections(item: pytest.Item, report: pytest.TestReport) -> None:
         build_experiment_tables,
         render_experiment_text,
     )
+    from pytest_netbench._report.sessions import format_sessions
     from pytest_netbench._report.summary import format_result
 
     for shown in item.stash.get(LOADS_KEY, []):
         text = format_result(shown.result)
+        if shown.result.sessions is not None:  # a user flow's sessions, under its steps
+            text += format_sessions(shown.result.sessions)
         if shown.discarded:
             last = "; ".join(shown.discarded[-1].invalid_reasons)
             text += (
