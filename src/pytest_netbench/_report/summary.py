@@ -15,6 +15,7 @@ from pytest_netbench._model import (
     ERROR_KINDS,
     LatencySummary,
     LoadResult,
+    LoadSpec,
     ServerStats,
     why_no_latency,
 )
@@ -103,12 +104,26 @@ def _threshold_value(check: TermCheck, result: LoadResult) -> str:
 
 
 def _unit_name(result: LoadResult) -> str:
+    if result.spec is not None and result.spec.listen:
+        return "pushes"  # a listen load counts what the server pushed (see listen_rules)
     if result.url.startswith("ws://") or (result.spec is not None and result.spec.kind == "ws"):
         return "messages"  # a WebSocket load counts message round trips
     is_tcp = result.url.startswith("tcp://") or (
         result.spec is not None and result.spec.kind == "echo"
     )
     return "exchanges" if is_tcp else "requests"
+
+
+def _listening(spec: LoadSpec) -> str:
+    """A listen load's header words: what it does, and where the pushes' stamps are."""
+    words = "listening"
+    if spec.stamp_field is not None:
+        words += f", stamp in field {spec.stamp_field!r}"
+    elif spec.stamp_binary:
+        words += ", stamp in the first 8 bytes"
+    if spec.ping_every_s is not None:
+        words += f", a ping every {spec.ping_every_s:g} s"
+    return words
 
 
 def _header(result: LoadResult, width: int) -> list[str]:
@@ -133,6 +148,8 @@ def _header(result: LoadResult, width: int) -> list[str]:
                 parts.append(f"{spec.requests_per_connection} requests/connection")
             if spec.pipeline > 1:
                 parts.append(f"pipeline {spec.pipeline}")
+        elif spec.kind == "ws" and spec.listen:
+            parts.append(_listening(spec))
         elif spec.kind == "ws":
             kind = "binary" if spec.binary else "text"
             parts.append(f"{format_bytes(len(spec.payload))} {kind} messages")
@@ -217,8 +234,12 @@ def _latency_row(label: str, summary: LatencySummary) -> str:
 def _latency(result: LoadResult) -> list[str]:
     heading = "".join(name.rjust(_CELL_WIDTH) for name, _ in _LATENCY_COLUMNS)
     lower_bounds = result.generator.lower_bounds  # open loop: see GeneratorStats
-    answers = "echoes" if _unit_name(result) == "messages" else "responses"
+    unit = _unit_name(result)
+    answers = {"messages": "echoes", "pushes": "pushes"}.get(unit, "responses")
     title = f"Latency (ms) of {result.latency.count - lower_bounds:,} ok {answers}"
+    if unit == "pushes" and result.spec is not None:
+        stamped = result.spec.stamp_field is not None or result.spec.stamp_binary
+        title += ", from stamp to arrival" if stamped else ", waits since the last push"
     bounds = f"{lower_bounds:,} lower bound" + ("" if lower_bounds == 1 else "s")
     if lower_bounds:
         title += f" and {bounds}"
