@@ -21,6 +21,7 @@ from pytest_netbench._model import (
     LoadResult,
     RequestStats,
     ServerStats,
+    SessionStats,
 )
 from pytest_netbench._public import publish
 
@@ -45,6 +46,8 @@ _HIGHER_IS_BETTER = frozenset(
         "mib_read_per_s",
         "mib_written_per_s",
         "generator.achieved_rate",
+        "sessions.started",
+        "sessions.completed",
         "capacity",
         "first_second_ratio",
     }
@@ -181,6 +184,8 @@ def _entry(mapping: Mapping[Any, object], where: str, key: str, metric: str) -> 
         return mapping.get(key, 0)
     if key in mapping:
         return mapping[key]
+    if where in _SESSION_COUNTS:
+        return 0  # no session failed at that step (or of that kind, or ran that flow)
     if where == "by_request":
         names = ", ".join(str(n) for n in mapping) or "none (it sent no request mix)"
         raise UnknownRequestError(
@@ -189,6 +194,10 @@ def _entry(mapping: Mapping[Any, object], where: str, key: str, metric: str) -> 
         )
     valid = ", ".join(str(k) for k in mapping) or "none"
     raise SpecError(f"metric {metric!r}: no entry {key!r} in {where}; it has {valid}")
+
+
+# A user flow's session counts by step, failure kind and flow: one not seen reads 0.
+_SESSION_COUNTS = frozenset({"sessions.failed_at", "sessions.failure_kinds", "sessions.by_flow"})
 
 
 def _is_number(value: object) -> bool:
@@ -406,6 +415,8 @@ _PROBE_RESULT = LoadResult(
     bytes_written=0,
     latency=LatencySummary(),
     server=ServerStats(pid=0),  # present so typos in "server.<name>" are caught
+    # present so typos in "sessions.<name>" are caught (a user flow's figures)
+    sessions=SessionStats(users=0, started=0, completed=0, failed=0, in_progress=0),
 )
 
 

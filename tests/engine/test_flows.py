@@ -531,3 +531,22 @@ def test_stages_without_a_rate_move_the_number_of_users(
     assert r.sessions.users == 4 == r.generator.connections_peak
     assert r.sessions.failed == 0 and r.errors_total == 0
     assert app.counts.without_credentials == 0
+
+
+def test_session_figures_are_metrics_for_matrices_and_gates(
+    shop: tuple[ServerThread, ShopApp],
+) -> None:
+    from pytest_netbench import metric_value
+    from pytest_netbench._metrics import check_metrics, higher_is_better, is_count
+
+    server, _ = shop
+    r = flow(shopper, server.url, users=2, sessions=6, client="lean")
+    assert metric_value(r, "sessions.completed") == 6
+    assert metric_value(r, "sessions.p99_ms") > 0
+    assert metric_value(r, "sessions.duration.count") == 6
+    assert metric_value(r, "sessions.failed_at.login") == 0  # no session failed there
+    assert higher_is_better("sessions.completed") and not higher_is_better("sessions.failed")
+    assert is_count("sessions.failed") and not is_count("sessions.p99_ms")
+    assert check_metrics(["sessions.completed", "sessions.p99_ms"])
+    with pytest.raises(SpecError, match=r"unknown metric 'sessions\.compleeted'"):
+        check_metrics(["sessions.compleeted"])
