@@ -45,3 +45,53 @@ def test_messages_echo_on_every_loop(ws_server: Server, loop: str) -> None:
 def test_a_server_without_a_websocket_app_says_so() -> None:
     with pytest.raises(SpecError, match=r"has no 'ws' app.*does no WebSocket"):
         catalog.get("java", app="ws")
+
+
+PUSH_SERVERS = ["aiohttp", "go"]  # the ws apps that push on /push and /broadcast
+
+
+@pytest.fixture(params=PUSH_SERVERS)
+def push_server(request: pytest.FixtureRequest) -> Iterator[Server]:
+    try:
+        spec = catalog.get(request.param, app="ws")
+    except ToolchainMissing as exc:
+        pytest.skip(f"{request.param} cannot run here: {exc}")
+    server = Server.from_spec(spec)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_pushes_are_held_counted_and_stamped_on_every_loop(push_server: Server, loop: str) -> None:
+    base = f"ws://127.0.0.1:{push_server.port}"
+    held = ws_load(
+        f"{base}/push?every_ms=10",
+        listen=True,
+        connections=5,
+        requests=100,
+        stamp_field="ts",
+        ping_every=0.05,
+        loop=loop,
+    )
+    assert (held.sent, held.ok, held.errors_total) == (100, 100, 0), held.error_samples
+    assert held.generator.connections_opened == 5 and held.latency.count == 100
+    closing = ws_load(
+        f"{base}/push?every_ms=5&close_after=4&close_code=4002",
+        listen=True,
+        connections=5,
+        duration=30,  # ends once the last connection is closed
+        loop=loop,
+    )
+    assert closing.errors["reset"] == 5 and closing.status_codes == {4002: 5}
+    assert closing.sent == closing.ok + closing.errors_total + closing.in_flight
+    everyone = ws_load(
+        f"{base}/broadcast?every_ms=10",
+        listen=True,
+        connections=5,
+        requests=50,
+        stamp_field="ts",
+        loop=loop,
+    )
+    assert (everyone.ok, everyone.errors_total) == (50, 0), everyone.error_samples

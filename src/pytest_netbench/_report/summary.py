@@ -268,8 +268,10 @@ def _latency(result: LoadResult) -> list[str]:
         if probe.ok:
             lines.append(_latency_row("one more", probe.latency))
         failed = f", {probe.errors_total:,} failed" if probe.errors_total else ""
+        listening = result.spec is not None and result.spec.listen
+        did = "waited for a first push" if listening else "made one exchange"
         lines += textwrap.wrap(
-            f"(one more = a client that connected, made one exchange and left, every"
+            f"(one more = a client that connected, {did} and left, every"
             f" {every}: {probe.ok:,} ok{failed})",
             78,
             initial_indent="  ",

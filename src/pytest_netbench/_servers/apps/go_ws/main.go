@@ -3,8 +3,11 @@
 //
 // usage: server ws HOST PORT
 // Every path upgrades, accepts the client's first subprotocol if it offers any, and sends
-// each message back with its own type. Prints "NETBENCH_LISTENING port=<n>" once
-// listening; exits 0 on SIGTERM/SIGINT.
+// each message back with its own type; but /push sends each connection a stamped message
+// ({"seq": n, "ts": epoch us}) every every_ms (query, default 100), and after close_after
+// of them (if given) a close with close_code (default 4000), and /broadcast sends one
+// such message every every_ms (the first connection's) to every connection on it.
+// Prints "NETBENCH_LISTENING port=<n>" once listening; exits 0 on SIGTERM/SIGINT.
 package main
 
 import (
@@ -15,7 +18,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -32,6 +39,14 @@ func echo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer c.Close()
+	if strings.HasPrefix(r.URL.Path, "/push") {
+		push(c, planOf(r))
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/broadcast") {
+		broadcast(c, planOf(r))
+		return
+	}
 	for {
 		kind, message, err := c.ReadMessage()
 		if err != nil {
@@ -39,6 +54,109 @@ func echo(w http.ResponseWriter, r *http.Request) {
 		}
 		if err := c.WriteMessage(kind, message); err != nil {
 			return
+		}
+	}
+}
+
+type pushPlan struct {
+	every      time.Duration
+	closeAfter int
+	closeCode  int
+}
+
+func planOf(r *http.Request) pushPlan {
+	q := r.URL.Query()
+	everyMs, err := strconv.ParseFloat(q.Get("every_ms"), 64)
+	if err != nil {
+		everyMs = 100
+	}
+	if everyMs < 0.1 {
+		everyMs = 0.1
+	}
+	closeAfter, _ := strconv.Atoi(q.Get("close_after"))
+	closeCode, err := strconv.Atoi(q.Get("close_code"))
+	if err != nil {
+		closeCode = 4000
+	}
+	return pushPlan{time.Duration(everyMs * float64(time.Millisecond)), closeAfter, closeCode}
+}
+
+func stamped(seq int) []byte {
+	return []byte(fmt.Sprintf(`{"seq": %d, "ts": %d}`, seq, time.Now().UnixMicro()))
+}
+
+// listen reads until the client goes (gorilla answers its pings); done closes then.
+func listen(c *websocket.Conn, done chan struct{}) {
+	for {
+		if _, _, err := c.ReadMessage(); err != nil {
+			close(done)
+			return
+		}
+	}
+}
+
+func push(c *websocket.Conn, plan pushPlan) {
+	done := make(chan struct{})
+	go listen(c, done)
+	ticker := time.NewTicker(plan.every)
+	defer ticker.Stop()
+	for seq := 1; ; seq++ {
+		if err := c.WriteMessage(websocket.TextMessage, stamped(seq)); err != nil {
+			return
+		}
+		if plan.closeAfter > 0 && seq >= plan.closeAfter {
+			closing := websocket.FormatCloseMessage(plan.closeCode, "enough")
+			c.WriteControl(websocket.CloseMessage, closing, time.Now().Add(time.Second))
+			select {
+			case <-done:
+			case <-time.After(time.Second):
+			}
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+var audience = struct {
+	sync.Mutex
+	conns   map[*websocket.Conn]bool
+	started bool
+}{conns: map[*websocket.Conn]bool{}}
+
+func broadcast(c *websocket.Conn, plan pushPlan) {
+	audience.Lock()
+	audience.conns[c] = true
+	if !audience.started {
+		audience.started = true
+		go broadcaster(plan.every)
+	}
+	audience.Unlock()
+	done := make(chan struct{})
+	listen(c, done)
+	audience.Lock()
+	delete(audience.conns, c)
+	audience.Unlock()
+}
+
+// broadcaster is the only writer of the /broadcast connections.
+func broadcaster(every time.Duration) {
+	ticker := time.NewTicker(every)
+	for seq := 1; ; seq++ {
+		<-ticker.C
+		message := stamped(seq) // one stamp for all: the broadcast's send time
+		audience.Lock()
+		conns := make([]*websocket.Conn, 0, len(audience.conns))
+		for c := range audience.conns {
+			conns = append(conns, c)
+		}
+		audience.Unlock()
+		for _, c := range conns {
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			c.WriteMessage(websocket.TextMessage, message)
 		}
 	}
 }

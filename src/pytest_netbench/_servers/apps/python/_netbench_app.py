@@ -6,9 +6,12 @@ version Debian's PyPy implements, so no ``match`` and no ``X | Y`` annotations.
 """
 
 import argparse
+import json
 import signal
 import socket
 import sys
+import time
+from urllib.parse import parse_qs
 
 HELLO = b"Hello World!"
 # /bytes/N is for response-size tests; refuse silly sizes instead of eating memory.
@@ -219,3 +222,42 @@ def echo_until_closed(sock):
             sock.sendall(data)
     except ConnectionError:
         pass
+
+
+class PushPlan:
+    """What a ws app pushes on /push (each=True: to each connection on its own timer) or
+    /broadcast (each=False: one timer, every connection), from the query: every_ms
+    (default 100), close_after (pushes before a close; 0 never), close_code (4000)."""
+
+    def __init__(self, each, every_s, close_after, close_code):
+        self.each = each
+        self.every_s = every_s
+        self.close_after = close_after
+        self.close_code = close_code
+
+
+def push_plan(path, query):
+    """The PushPlan of a WebSocket request's path and query string; None: echo."""
+    if path.startswith("/push"):
+        each = True
+    elif path.startswith("/broadcast"):
+        each = False
+    else:
+        return None
+    values = parse_qs(query)
+
+    def number(name, default, kind):
+        try:
+            return kind(values[name][0]) if name in values else default
+        except ValueError:
+            return default
+
+    every_ms = max(number("every_ms", 100.0, float), 0.1)
+    return PushPlan(
+        each, every_ms / 1000.0, number("close_after", 0, int), number("close_code", 4000, int)
+    )
+
+
+def stamped(seq):
+    """A push: its sequence number and its send time, epoch microseconds, as JSON."""
+    return json.dumps({"seq": seq, "ts": time.time_ns() // 1000})
