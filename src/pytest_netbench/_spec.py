@@ -229,7 +229,6 @@ def _checked_streams(streams: object, protocol: object) -> int:
 # What an HTTP/2 load cannot do yet, and what to do instead (issue 22).
 _H2_NOT_YET: tuple[tuple[str, str], ...] = (
     ("pipeline", "pipeline is HTTP/1.1's: over HTTP/2 use streams= for requests in flight"),
-    ("rate", "open loop (rate=) is not available over HTTP/2 yet: drop rate for a closed loop"),
     ("stages", "stages are not available over HTTP/2 yet: leave them out"),
     ("mix", "a request mix is not available over HTTP/2 yet: load one request"),
     ("feeders", "feeders are not available over HTTP/2 yet: load one fixed request"),
@@ -250,7 +249,6 @@ def _check_h2(spec: LoadSpec) -> None:
         return
     given = {
         "pipeline": spec.pipeline != 1,
-        "rate": spec.rate is not None,
         "stages": bool(spec.stages),
         "mix": bool(spec.mix),
         "feeders": bool(spec.feeders),

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netbench import SpecError, ToolchainMissing, http_load
+from pytest_netbench import Request, SpecError, ToolchainMissing, http_load
 from pytest_netbench._model import LoadResult
 from pytest_netbench._servers import catalog
 from pytest_netbench._servers.launcher import Server
@@ -136,6 +136,27 @@ def test_workers_share_the_streams(go_h2: str) -> None:
     assert r.generator.protocol == "h2" and r.generator.workers == 2
 
 
+def test_open_loop_sends_on_free_streams(go_h2: str) -> None:
+    r = consistent(
+        http_load(
+            f"{go_h2}/",
+            protocol="h2",
+            streams=5,
+            connections=2,
+            rate=2000,
+            requests=1000,
+            verify_tls=False,
+        )
+    )
+    assert r.mode == "open"
+    assert (r.sent, r.ok, r.errors_total, r.in_flight) == (1000, 1000, 0, 0)
+    assert r.uncorrected is not None and r.uncorrected.count == 1000
+    timed = consistent(
+        http_load(f"{go_h2}/", protocol="h2", streams=4, rate=500, duration=0.6, verify_tls=False)
+    )
+    assert timed.ok > 0 and timed.errors_total == 0
+
+
 # -- servers that do not speak HTTP/2 --
 def test_an_http1_server_is_named_by_its_status_line(go_h2_binary: str) -> None:
     try:
@@ -232,7 +253,7 @@ def test_a_stream_that_is_not_answered_times_out_alone(misbehaving) -> None:
         ({"streams": 4}, "pass protocol='h2' too"),
         ({"protocol": "h2", "loop": "trio"}, "needs the asyncio/uvloop engine"),
         ({"protocol": "h2", "pipeline": 2}, "over HTTP/2 use streams="),
-        ({"protocol": "h2", "rate": 100}, "open loop (rate=) is not available over HTTP/2 yet"),
+        ({"protocol": "h2", "mix": [Request("GET", "/")]}, "a request mix is not available"),
         ({"protocol": "h3"}, "protocol must be one of http1, h2"),
     ],
 )

@@ -552,11 +552,14 @@ class OpenRun(BaseRun, OpenAccounting):
             self.drain_guard = self.loop.call_later(self.spec.timeout_s + 1.0, self.stop)
 
     def connected(self, conn: Connection) -> None:
+        # A connection takes per_connection requests at once (HTTP/2: its streams).
+        free = self.spec.per_connection
         if conn.pending:
             start = conn.pending.popleft()
             intended = conn.intended.popleft()
             conn.send(start, intended)
-        else:
+            free -= 1
+        for _ in range(free):
             self._free(conn)
 
     def _free(self, conn: Connection) -> None:
@@ -579,7 +582,7 @@ class OpenRun(BaseRun, OpenAccounting):
         self.check_finished()
 
     def after_lost(self, conn: Connection) -> None:
-        if conn in self.idle:
+        while conn in self.idle:  # an HTTP/2 connection is there once a free stream
             self.idle.remove(conn)
         if self.backlog and len(self.connections) < self.pool_limit:
             self.open_connection(monotonic_ns(), self._take_waiting())

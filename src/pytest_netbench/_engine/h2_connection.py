@@ -46,6 +46,14 @@ class _H2Owner(ConnectionOwner, Protocol):
 
     def fail_request(self, intended: int, kind: str, detail: str) -> None: ...
 
+    def check_finished(self) -> None: ...
+
+
+class _OpenH2Owner(_H2Owner, Protocol):
+    """An open-loop run: its pool of free streams (a connection is there once for each)."""
+
+    idle: list[Connection]
+
 
 class H2Connection(Connection):
     """One HTTP/2 client connection (see the module's docstring)."""
@@ -138,13 +146,36 @@ class H2Connection(Connection):
         if data:
             transport.write(data)
             self._rec.bytes_written += len(data)
+        if self.run.open_loop and (client.goaway is not None or client.failed):
+            self._leave_pool()
         if client.failed:
             self.broken = self.broken or (
                 client.connection_error.reason if client.connection_error else "HTTP/2 failure"
             )
             transport.close()
-        elif client.finished and not self.pending:
-            transport.close()  # after a GOAWAY: the run opens another (not an error)
+        elif client.finished and len(self.pending) == self._unsent:
+            # After a GOAWAY: the run opens another (not an error). Requests still waiting
+            # for a stream here (more than the server allowed at once) fail as a reset.
+            transport.close()
+
+    def _leave_pool(self) -> None:
+        """Open loop: no stream may open here again; the run's pool forgets its free ones."""
+        idle = cast(_OpenH2Owner, self.run).idle
+        while self in idle:
+            idle.remove(self)
+
+    def _after_stream(self, now: int) -> None:
+        """A stream ended: the run may start the next request here. A connection where no
+        stream may open again (a GOAWAY) is, in closed loop, retired by the run once its
+        last stream ended; in open loop it leaves the pool of free streams."""
+        run = self.run
+        if self._may_continue():
+            run.response_done(self, now, True)
+        elif not run.open_loop:
+            run.response_done(self, now, False)
+        else:
+            self._leave_pool()
+            self._owner.check_finished()
 
     # -- the client's callbacks: one per stream that ended --
     def _pop_stream(self, stream_id: int) -> tuple[int, int]:
@@ -176,14 +207,14 @@ class H2Connection(Connection):
         run = self.run
         run.record(status, start, intended, now)
         self.served += 1
-        run.response_done(self, now, self._may_continue())
+        self._after_stream(now)
 
     def _on_stream_error(self, stream_id: int, error: StreamError) -> None:
         now = monotonic_ns()
         _, intended = self._pop_stream(stream_id)
         self._owner.fail_request(intended, error.kind, error.reason)
         self.served += 1
-        self.run.response_done(self, now, self._may_continue())
+        self._after_stream(now)
 
     # -- the run's side --
     def send(self, start: int, intended: int) -> None:
@@ -215,7 +246,7 @@ class H2Connection(Connection):
                     self._unsent -= 1
                 self._owner.fail_request(intended, "timeout", detail)
                 self.served += 1
-                self.run.response_done(self, now, self._may_continue())
+                self._after_stream(now)
         finally:
             self._feeding = False
         self._flush()
