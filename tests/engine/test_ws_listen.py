@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from servers import ServerThread
 from ws_push_servers import PushApp, PushOptions
+from ws_servers import WsApp, WsOptions
 
 from pytest_netbench import LoadResult, SpecError, ws_load, ws_spec
 
@@ -145,3 +146,36 @@ def test_the_client_delay_probe_waits_for_a_first_push(
     assert (probe.ok, probe.errors_total) == (probe.sent, 0), probe.error_samples
     assert 0 < probe.p50_ms <= probe.p99_ms  # from its connect to the first push
     assert app.seen.handshakes >= 3 + probe.sent
+
+
+def test_two_worker_processes_hold_their_shares(
+    push_server: StartPush, consistent: Consistent
+) -> None:
+    server, app = push_server(hold=8)
+    r = consistent(
+        ws_load(
+            url_of(server), listen=True, connections=8, requests=200, workers=2, stamp_field="ts"
+        )
+    )
+    assert (r.sent, r.ok, r.errors_total) == (200, 200, 0)
+    assert app.seen.handshakes == 8 and r.generator.connections_opened == 8
+
+
+def test_connections_opened_inside_the_window_without_connect_first(
+    push_server: StartPush, consistent: Consistent
+) -> None:
+    server, app = push_server(hold=4)
+    r = consistent(
+        ws_load(url_of(server), listen=True, connections=4, requests=100, connect_first=False)
+    )
+    assert (r.sent, r.ok, r.errors_total) == (100, 100, 0) and app.seen.handshakes == 4
+
+
+def test_a_refused_handshake_is_told_and_nothing_hangs(loop: str) -> None:
+    with ServerThread(WsApp(WsOptions(refuse=403))) as server:
+        r = ws_load(url_of(server), listen=True, connections=3, duration=30, loop=loop)
+    assert r.ok == 0 and r.duration_s < 30
+    if loop == "trio":  # inside the window: an error per connection, the status counted
+        assert r.errors["status"] == 3 and r.status_codes == {403: 3}
+    else:  # the connect phase's: the result is invalid, saying why
+        assert not r.valid and "HTTP/1.1 403 Forbidden" in r.invalid_reasons[0]
