@@ -45,3 +45,30 @@ def test_a_websocket_load_is_recorded(pytester: pytest.Pytester) -> None:
     assert set(urls) == {"test_ws", "test_ws_path_and_subprotocol"}
     assert urls["test_ws_path_and_subprotocol"].endswith("/room/1")
     assert all(url.startswith("ws://127.0.0.1:") for url in urls.values())
+
+
+LISTEN_TESTS = """
+def test_pushes(netbench, netbench_server):
+    server = netbench_server("aiohttp", app="ws")
+    url = f"ws://127.0.0.1:{server.port}/push?every_ms=10"
+    r = netbench.ws(url, server=server, listen=True, connections=4, requests=60, stamp_field="ts")
+    assert (r.sent, r.ok, r.errors_total) == (60, 60, 0)
+    assert r.latency.count == 60
+
+
+def test_listen_options_need_listen(netbench, netbench_server):
+    netbench.ws("ws://127.0.0.1:9/", ping_every=1, requests=1)
+"""
+
+
+def test_a_listen_load_is_recorded(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("aiohttp")
+    pytester.makepyfile(LISTEN_TESTS)
+    result = pytester.runpytest_subprocess("--netbench", "--netbench-json=out.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*ping_every is an option of a listen load*add listen=True*"])
+    import json
+
+    records = json.loads((pytester.path / "out.json").read_text())
+    [record] = records["records"]
+    assert record["result"]["ok"] == 60 and record["result"]["url"].endswith("every_ms=10")
