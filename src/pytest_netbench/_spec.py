@@ -229,7 +229,6 @@ def _checked_streams(streams: object, protocol: object) -> int:
 # What an HTTP/2 load cannot do yet, and what to do instead (issue 22).
 _H2_NOT_YET: tuple[tuple[str, str], ...] = (
     ("pipeline", "pipeline is HTTP/1.1's: over HTTP/2 use streams= for requests in flight"),
-    ("stages", "stages are not available over HTTP/2 yet: leave them out"),
     ("mix", "a request mix is not available over HTTP/2 yet: load one request"),
     ("feeders", "feeders are not available over HTTP/2 yet: load one fixed request"),
     ("keepalive", "keepalive=False is HTTP/1.1's: HTTP/2 keeps its connections"),
@@ -239,7 +238,6 @@ _H2_NOT_YET: tuple[tuple[str, str], ...] = (
     ),
     ("proxy", "a proxy is not available over HTTP/2: drop proxy"),
     ("probe_every", "the client-delay probe speaks HTTP/1.1 only: drop probe_every"),
-    ("connect_first", "connect_first is not available over HTTP/2 yet: leave it off"),
 )
 
 
@@ -249,14 +247,12 @@ def _check_h2(spec: LoadSpec) -> None:
         return
     given = {
         "pipeline": spec.pipeline != 1,
-        "stages": bool(spec.stages),
         "mix": bool(spec.mix),
         "feeders": bool(spec.feeders),
         "keepalive": not spec.keepalive,
         "requests_per_connection": spec.requests_per_connection != 0,
         "proxy": spec.proxy is not None,
         "probe_every": spec.probe_every_s is not None,
-        "connect_first": spec.connect_first,
     }
     for name, why in _H2_NOT_YET:
         if given[name]:

@@ -157,6 +157,57 @@ def test_open_loop_sends_on_free_streams(go_h2: str) -> None:
     assert timed.ok > 0 and timed.errors_total == 0
 
 
+def test_an_open_loop_ramp_sends_what_its_integral_holds(go_h2: str) -> None:
+    """0 -> 400 req/s over 1 s holds 200 requests (the last falls due at the deadline)."""
+    r = consistent(
+        http_load(
+            f"{go_h2}/",
+            protocol="h2",
+            streams=4,
+            connections=2,
+            rate=0,
+            stages=[("1s", 400)],
+            verify_tls=False,
+        )
+    )
+    assert r.mode == "open" and 198 <= r.sent <= 200
+    assert r.errors_total == 0
+
+
+def test_connections_follow_the_stages_with_their_streams(go_h2: str) -> None:
+    """0 -> 3 connections, held, down to 0: each shed connection closes once its streams
+    are answered, so nothing is cut short and nothing is in flight at the end."""
+    r = consistent(
+        http_load(
+            f"{go_h2}/",
+            protocol="h2",
+            streams=4,
+            stages=[("0.6s", 3), ("0.4s", 3), ("0.3s", 0), ("0.3s", 0)],
+            verify_tls=False,
+        )
+    )
+    assert r.mode == "closed" and r.ok > 0
+    assert r.errors_total == 0 and r.in_flight == 0
+    assert r.generator.connections_opened == 3
+
+
+def test_connections_opened_first_then_their_streams(go_h2: str) -> None:
+    r = consistent(
+        http_load(
+            f"{go_h2}/",
+            protocol="h2",
+            streams=4,
+            connections=3,
+            connect_first=True,
+            requests=600,
+            verify_tls=False,
+        )
+    )
+    assert (r.sent, r.ok, r.errors_total) == (600, 600, 0)
+    assert r.generator.connect_first and r.generator.connections_ready == 3
+    assert r.generator.connections_opened == 3
+
+
 # -- servers that do not speak HTTP/2 --
 def test_an_http1_server_is_named_by_its_status_line(go_h2_binary: str) -> None:
     try:
