@@ -3,7 +3,10 @@ imported there by reference: counts exact, cookies and tokens carried (issue 21)
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import distributed
 import pytest
@@ -12,6 +15,7 @@ from servers import ServerThread
 from shop_app import ShopApp
 
 from pytest_netbench import LoadResult, flow
+from pytest_netbench._engine.dask_transport import ClusterError
 
 Check = Callable[[LoadResult], LoadResult]
 
@@ -49,3 +53,28 @@ def test_a_flow_runs_a_share_on_each_dask_worker(
     assert r.sessions is not None
     assert (r.sessions.started, r.sessions.completed) == (20, 20)
     assert app.counts.without_credentials == 0 and app.counts.logins == 20
+
+
+def test_a_worker_that_cannot_import_the_flow_is_refused_before_any_load(
+    cluster: distributed.Client,
+    shop: tuple[ServerThread, ShopApp],
+    tmp_path: Path,
+) -> None:
+    # A flow module only this process can import: its directory goes on this process's
+    # path after the cluster's worker processes were spawned, so theirs lacks it.
+    (tmp_path / "only_here_flows.py").write_text(
+        "async def visit(client):\n    await client.get('/items')\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        only_here = importlib.import_module("only_here_flows")
+        server, app = shop
+        with pytest.raises(ClusterError) as caught:
+            flow(only_here.visit, server.url, users=2, sessions=4, workers=2, cluster=cluster)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("only_here_flows", None)
+    message = str(caught.value)
+    assert "cannot import the flow's module 'only_here_flows'" in message
+    assert "refused before it started" in message and "upload_file" in message
+    assert app.counts.connections == 0  # no share started a load

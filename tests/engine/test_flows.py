@@ -4,6 +4,8 @@ apart from the server's failures, and the counting rules per step and in total."
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -497,6 +499,23 @@ def test_a_flow_workers_cannot_import_is_refused_before_any_socket() -> None:
 
     with pytest.raises(SpecError, match="must be a function at the top of a module"):
         flow(local, "http://127.0.0.1:9/", users=2, workers=2)
+
+
+def test_a_flow_of_python_c_is_refused_with_workers_before_any_socket() -> None:
+    # Its __main__ has no file, so no spawned worker could import the flow from it.
+    program = (
+        "from pytest_netbench import SpecError, flow\n"
+        "async def visit(client): ...\n"
+        "try:\n"
+        "    flow(visit, 'http://127.0.0.1:9/', users=2, workers=2)\n"
+        "except SpecError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert "visit was defined in an interactive session (or python -c)" in done.stdout
+    assert "put it in a module" in done.stdout
 
 
 def test_stages_move_the_rate_of_sessions(

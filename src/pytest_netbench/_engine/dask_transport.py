@@ -210,6 +210,7 @@ class _Run:
     def run(self) -> list[WorkerOutcome]:
         workers = self._pick_workers()
         self._check_versions(workers)
+        self._check_runner(workers)
         reports = self.watch is not None and self.watch.report is not None
         futures = [
             self.client.submit(
@@ -288,6 +289,21 @@ class _Run:
                     f"Dask worker {address} runs pytest-netbench {found[0]} on Python"
                     f" {found[1]}; this process runs pytest-netbench {mine[0]} on Python"
                     f" {mine[1]}: install the same versions on every worker"
+                )
+
+    def _check_runner(self, workers: list[str]) -> None:
+        """What the runner needs where a share runs (a flow's module, imported), asked of
+        every worker before any share is submitted: a worker that lacks it is refused
+        with the runner's own words, so no share starts a load the others cannot join."""
+        check = getattr(self.runner, "check_here", None)
+        if check is None:  # the engine's own load needs nothing beyond pytest-netbench
+            return
+        found = self.client.run(_check_here, self.runner, workers=workers, on_error="return")
+        for address, problem in sorted(found.items()):
+            if problem is not None:
+                raise ClusterError(
+                    f"Dask worker {address} cannot run this load, refused before it started:"
+                    f" {problem}"
                 )
 
     # -- releasing the shares together --
@@ -427,6 +443,18 @@ class _SchedulerLink:
 
 
 # -- on the worker --
+def _check_here(runner: ShareRunner) -> str | None:
+    """On a worker before any share: what the runner's ``check_here`` finds missing (see
+    ``_check_runner``), as words, so the worker logs no traceback for a refusal."""
+    check = getattr(runner, "check_here", None)
+    try:
+        if check is not None:
+            check()
+    except NetbenchError as exc:
+        return str(exc)
+    return None
+
+
 def _share_task(
     spec: LoadSpec,
     share: WorkerShare,

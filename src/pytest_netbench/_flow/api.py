@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 from collections.abc import Sequence
 from time import monotonic_ns
 from typing import Any
@@ -29,7 +28,6 @@ from pytest_netbench._flow.share import (
     FlowWorkerOutcome,
     reference_of,
     run_flow_on_loop,
-    run_flow_share,
 )
 from pytest_netbench._live import ProgressCallback, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec
@@ -150,7 +148,7 @@ def _in_shares(
     references = tuple(
         (reference_of(f), w) for f, w in zip(choice.flows, choice.weights, strict=True)
     )
-    runner = functools.partial(run_flow_share, FlowJob(references, sessions, client))
+    runner = FlowJob(references, sessions, client)
     sampler = _start_sampler(server)
     live = _Live(spec, transport.start_delay_s, progress, stop)
     outcomes = run_workers(spec, transport, live.watch, runner)

@@ -2,13 +2,18 @@
 seam, on a Dask worker: the flows are shipped by reference (``module:function``) and
 imported there, and the share's sessions come back inside its outcome.
 
-:func:`run_flow_share` has the shape of the engine's ``run_share``, so any
-``WorkerTransport`` runs it (``functools.partial(run_flow_share, job)`` pickles).
+A :class:`FlowJob` is the share runner: called, it has the shape of the engine's
+``run_share``, so any ``WorkerTransport`` runs it (it pickles); its ``check_here`` imports
+the flows where a share will run, so a transport can refuse a worker that cannot before
+any load starts.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import inspect
+import sys
 from dataclasses import dataclass, field
 
 from pytest_netbench._cpus import pinned_thread
@@ -23,6 +28,12 @@ from pytest_netbench._flow.reference import load_flow
 from pytest_netbench._flow.run import FlowRun
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
+
+_SHIP = (
+    "every worker imports the flows by reference, so their module must be importable"
+    " there: install it on every worker, put its directory on the workers' PYTHONPATH, or"
+    " send it with the Dask client's upload_file('path/to/module.py')"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +51,29 @@ class FlowJob:
             return None
         n = share.workers
         return self.sessions // n + (1 if share.index < self.sessions % n else 0)
+
+    def __call__(
+        self, spec: LoadSpec, share: WorkerShare, released_ns: int, watch: ShareWatch | None
+    ) -> WorkerOutcome:
+        return run_flow_share(self, spec, share, released_ns, watch)
+
+    def check_here(self) -> None:
+        """Import every flow in this process, as a share will: a :class:`SpecError` naming
+        the module that cannot be imported (or lacks the flow) and what to do."""
+        for reference, _ in self.flows:
+            module_name, _, name = reference.rpartition(":")
+            try:
+                module = importlib.import_module(module_name)
+            except Exception as exc:
+                raise SpecError(
+                    f"cannot import the flow's module {module_name!r}"
+                    f" ({type(exc).__name__}: {exc}): {_SHIP}"
+                ) from None
+            if not inspect.iscoroutinefunction(getattr(module, name, None)):
+                raise SpecError(
+                    f"the flow's module {module_name!r} here has no async function {name!r}"
+                    f" (another version of it?): {_SHIP}"
+                )
 
 
 @dataclass(slots=True)
@@ -59,6 +93,12 @@ def reference_of(function: FlowFunction) -> str:
             f"with workers= a flow is imported by each worker, so it must be a function at"
             f" the top of a module, got {function!r}: move it out of the function or class"
             " that defines it"
+        )
+    if module == "__main__" and not getattr(sys.modules.get("__main__"), "__file__", None):
+        raise SpecError(
+            f"with workers= a flow is imported by each worker, and {name} was defined in an"
+            " interactive session (or python -c), which no worker can import: put it in a"
+            " module (shop_flows.py) and import it from there"
         )
     return f"{module}:{name}"
 
