@@ -5,7 +5,9 @@ nothing hangs."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from servers import ServerThread
@@ -13,6 +15,7 @@ from ws_push_servers import PushApp, PushOptions
 from ws_servers import WsApp, WsOptions
 
 from pytest_netbench import LoadResult, SpecError, ws_load, ws_spec
+from pytest_netbench.cli import ExitCode, main
 
 StartPush = Callable[..., tuple[ServerThread, PushApp]]
 Consistent = Callable[[LoadResult], LoadResult]
@@ -179,3 +182,22 @@ def test_a_refused_handshake_is_told_and_nothing_hangs(loop: str) -> None:
         assert r.errors["status"] == 3 and r.status_codes == {403: 3}
     else:  # the connect phase's: the result is invalid, saying why
         assert not r.valid and "HTTP/1.1 403 Forbidden" in r.invalid_reasons[0]
+
+
+def test_the_command_line_listens(
+    push_server: StartPush, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    server, _ = push_server(hold=3)
+    out = tmp_path / "r.json"
+    argv = ["ws", url_of(server), "--listen", "-c", "3", "-n", "30", "--stamp-field", "ts"]
+    assert main([*argv, "--ping-every", "0.05", "--json", str(out)]) == ExitCode.OK
+    text = capsys.readouterr().out
+    assert "Pushes:         30 sent, 30 ok, 0 errors, 0 in flight" in text
+    assert "listening, stamp in field 'ts', a ping every 0.05 s" in " ".join(text.split())
+    assert "Latency (ms) of 30 ok pushes, from stamp to arrival" in text
+    data = json.loads(out.read_text())
+    assert data["spec"]["listen"] is True and data["spec"]["stamp_field"] == "ts"
+    with pytest.raises(SystemExit) as exited:
+        main(["ws", url_of(server), "--stamp-binary", "-n", "1"])
+    assert exited.value.code == ExitCode.USAGE
+    assert "add listen=True (CLI: --listen)" in capsys.readouterr().err
