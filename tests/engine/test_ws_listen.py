@@ -201,3 +201,12 @@ def test_the_command_line_listens(
         main(["ws", url_of(server), "--stamp-binary", "-n", "1"])
     assert exited.value.code == ExitCode.USAGE
     assert "add listen=True (CLI: --listen)" in capsys.readouterr().err
+
+
+def test_the_servers_pings_are_answered_between_pushes(
+    push_server: StartPush, loop: str, consistent: Consistent
+) -> None:
+    server, app = push_server(hold=3, server_ping_every=2, every_s=0.02)
+    r = consistent(ws_load(url_of(server), listen=True, connections=3, duration=0.8, loop=loop))
+    assert r.errors_total == 0 and r.ok > 0
+    assert app.seen.server_pings > 0 and app.seen.pongs > 0

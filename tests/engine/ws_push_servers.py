@@ -5,7 +5,8 @@ waits ``start_after_s`` and then pushes a message every ``every_s``: JSON text
 ``{"seq": n, "ts": <epoch us>}``, or with ``binary`` an 8-byte big-endian epoch ns stamp
 and the sequence number. It answers pings (unless ``answer_pings`` is off) and counts
 them, closes with ``close_code`` after its ``close_after``-th push, and leaves the stamp
-out of every ``unstamped_every``-th push it sends. Written apart from the package's
+out of every ``unstamped_every``-th push it sends; it pings before every
+``server_ping_every``-th push and counts the pongs. Written apart from the package's
 WebSocket code, as ``ws_servers`` is.
 """
 
@@ -33,6 +34,7 @@ class PushOptions:
     close_after: int = 0  # close each connection after its Nth push (0: never)
     close_code: int = 4001
     unstamped_every: int = 0  # leave the stamp out of every Nth push of a connection
+    server_ping_every: int = 0  # a ping of the server's before every Nth push
 
 
 @dataclass
@@ -40,6 +42,8 @@ class PushSeen:
     handshakes: int = 0
     pushes: int = 0
     pings: int = 0
+    server_pings: int = 0
+    pongs: int = 0  # answers to the server's pings
     open_now: int = 0
 
 
@@ -87,6 +91,9 @@ class PushApp:
         while True:
             n += 1
             stamped = not (options.unstamped_every and n % options.unstamped_every == 0)
+            if options.server_ping_every and n % options.server_ping_every == 0:
+                writer.write(_frame(0x9, b"are you there %d" % n))
+                self.seen.server_pings += 1
             if options.binary:
                 stamp = time.time_ns() if stamped else 0
                 writer.write(_frame(0x2, stamp.to_bytes(8, "big") + n.to_bytes(4, "big")))
@@ -116,6 +123,8 @@ class PushApp:
             opcode = first & 0x0F
             if opcode == 0x8:
                 return
+            if opcode == 0xA and payload.startswith(b"are you there"):
+                self.seen.pongs += 1
             if opcode == 0x9:
                 self.seen.pings += 1
                 if self.options.answer_pings:
