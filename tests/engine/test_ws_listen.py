@@ -210,3 +210,11 @@ def test_the_servers_pings_are_answered_between_pushes(
     r = consistent(ws_load(url_of(server), listen=True, connections=3, duration=0.8, loop=loop))
     assert r.errors_total == 0 and r.ok > 0
     assert app.seen.server_pings > 0 and app.seen.pongs > 0
+
+
+def test_a_push_half_arrived_at_the_end_is_in_flight(
+    push_server: StartPush, loop: str, consistent: Consistent
+) -> None:
+    server, _ = push_server(hold=3, stall_after=4, start_after_s=0.0)
+    r = consistent(ws_load(url_of(server), listen=True, connections=3, duration=0.6, loop=loop))
+    assert r.in_flight == 3 and r.errors_total == 0

@@ -6,7 +6,8 @@ waits ``start_after_s`` and then pushes a message every ``every_s``: JSON text
 and the sequence number. It answers pings (unless ``answer_pings`` is off) and counts
 them, closes with ``close_code`` after its ``close_after``-th push, and leaves the stamp
 out of every ``unstamped_every``-th push it sends; it pings before every
-``server_ping_every``-th push and counts the pongs. Written apart from the package's
+``server_ping_every``-th push and counts the pongs; after its ``stall_after``-th push it
+sends the first bytes of one more and stops there. Written apart from the package's
 WebSocket code, as ``ws_servers`` is.
 """
 
@@ -35,6 +36,7 @@ class PushOptions:
     close_code: int = 4001
     unstamped_every: int = 0  # leave the stamp out of every Nth push of a connection
     server_ping_every: int = 0  # a ping of the server's before every Nth push
+    stall_after: int = 0  # after its Nth push, half of one more, then nothing
 
 
 @dataclass
@@ -101,6 +103,10 @@ class PushApp:
                 message = {"seq": n, "ts": time.time_ns() // 1000} if stamped else {"seq": n}
                 writer.write(_frame(0x1, json.dumps(message).encode()))
             self.seen.pushes += 1
+            if options.stall_after and n >= options.stall_after:
+                writer.write(_frame(0x1, b'{"seq": "never whole"}')[:10])
+                await writer.drain()
+                return  # the connection stays open, the push half sent
             if options.close_after and n >= options.close_after:
                 writer.write(_frame(0x8, options.close_code.to_bytes(2, "big") + b"enough"))
                 await writer.drain()
