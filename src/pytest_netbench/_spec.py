@@ -229,7 +229,6 @@ def _checked_streams(streams: object, protocol: object) -> int:
 # What an HTTP/2 load cannot do yet, and what to do instead (issue 22).
 _H2_NOT_YET: tuple[tuple[str, str], ...] = (
     ("pipeline", "pipeline is HTTP/1.1's: over HTTP/2 use streams= for requests in flight"),
-    ("mix", "a request mix is not available over HTTP/2 yet: load one request"),
     ("feeders", "feeders are not available over HTTP/2 yet: load one fixed request"),
     ("keepalive", "keepalive=False is HTTP/1.1's: HTTP/2 keeps its connections"),
     (
@@ -247,7 +246,6 @@ def _check_h2(spec: LoadSpec) -> None:
         return
     given = {
         "pipeline": spec.pipeline != 1,
-        "mix": bool(spec.mix),
         "feeders": bool(spec.feeders),
         "keepalive": not spec.keepalive,
         "requests_per_connection": spec.requests_per_connection != 0,
@@ -262,10 +260,12 @@ def _check_h2(spec: LoadSpec) -> None:
             "protocol='h2' needs the asyncio/uvloop engine (the trio engine speaks HTTP/1.1"
             " only): use loop='auto'"
         )
-    try:
-        encode_spec_request(spec)
-    except ValueError as exc:
-        raise SpecError(f"cannot build the HTTP/2 request: {exc}") from None
+    for request in spec.mix or (None,):
+        try:
+            encode_spec_request(spec, request)
+        except ValueError as exc:
+            where = f" {request.name!r}" if request is not None else ""
+            raise SpecError(f"cannot build the HTTP/2 request{where}: {exc}") from None
 
 
 def _default_connect_first(asked: bool | None, rate: float | None, loop: str, ramp: bool) -> bool:

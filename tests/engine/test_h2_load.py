@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netbench import Request, SpecError, ToolchainMissing, http_load
+from pytest_netbench import Request, SpecError, ToolchainMissing, feeders, http_load
 from pytest_netbench._model import LoadResult
 from pytest_netbench._servers import catalog
 from pytest_netbench._servers.launcher import Server
@@ -208,6 +208,39 @@ def test_connections_opened_first_then_their_streams(go_h2: str) -> None:
     assert r.generator.connections_opened == 3
 
 
+@pytest.mark.parametrize("rate", [None, 3000])
+def test_a_mix_counts_each_kind_on_its_streams(go_h2: str, rate: float | None) -> None:
+    mix = [
+        Request("GET", "/", name="hello"),
+        Request("GET", "/bytes/2000", name="bytes"),
+        Request("POST", "/", body=b"x" * 100, name="post"),
+        Request("GET", "/status/404", name="missing"),
+    ]
+    r = consistent(
+        http_load(
+            go_h2,
+            protocol="h2",
+            mix=mix,
+            streams=6,
+            connections=2,
+            requests=1200,
+            rate=rate,
+            verify_tls=False,
+        )
+    )
+    assert (r.sent, r.ok, errors(r), r.in_flight) == (1200, 900, {"status": 300}, 0)
+    assert r.status_codes == {200: 900, 404: 300}
+    for name in ("hello", "bytes", "post"):
+        kind = r.by_request[name]
+        assert (kind.sent, kind.ok, kind.errors_total, kind.in_flight) == (300, 300, 0, 0)
+    missing = r.by_request["missing"]
+    assert (missing.sent, missing.errors_total, dict(missing.status_codes)) == (
+        300,
+        300,
+        {404: 300},
+    )
+
+
 # -- servers that do not speak HTTP/2 --
 def test_an_http1_server_is_named_by_its_status_line(go_h2_binary: str) -> None:
     try:
@@ -304,7 +337,10 @@ def test_a_stream_that_is_not_answered_times_out_alone(misbehaving) -> None:
         ({"streams": 4}, "pass protocol='h2' too"),
         ({"protocol": "h2", "loop": "trio"}, "needs the asyncio/uvloop engine"),
         ({"protocol": "h2", "pipeline": 2}, "over HTTP/2 use streams="),
-        ({"protocol": "h2", "mix": [Request("GET", "/")]}, "a request mix is not available"),
+        (
+            {"protocol": "h2", "feeders": {"n": feeders.count()}},
+            "feeders are not available over HTTP/2 yet",
+        ),
         ({"protocol": "h3"}, "protocol must be one of http1, h2"),
     ],
 )

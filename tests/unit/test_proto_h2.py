@@ -538,3 +538,23 @@ def test_windows_out_of_range_are_refused() -> None:
         Events().client(stream_window=10)
     with pytest.raises(ValueError, match="max_streams must be at least 1"):
         Events().client(max_streams=0)
+
+
+def test_a_stream_opens_for_another_request_of_the_load() -> None:
+    """A mix's kinds: each stream may carry another prepared request (its block and body);
+    the connection's own request is unchanged for the streams after it."""
+    events = Events()
+    client, server = connected(events, max_streams=2)
+    post = H2Request(encode_request_block("POST", "http", "127.0.0.1:8080", "/p"), b"body")
+    assert client.open_stream_for(post) == 1
+    assert client.open_stream_for(H2Request(BLOCK)) == 3
+    assert client.open_stream_for(post) == 0  # max_streams: none may open now
+    server.receive(client.data_to_send())
+    assert dict(server.requests[1])[b":method"] == b"POST" and server.bodies[1] == b"body"
+    assert dict(server.requests[3])[b":path"] == b"/" and 3 not in server.bodies
+    server.answer(1)
+    server.answer(3)
+    client.feed(server.send())
+    assert events.responses == [(1, 200), (3, 200)]
+    exchange(client, server, 1)
+    assert dict(server.requests[5])[b":method"] == b"GET"

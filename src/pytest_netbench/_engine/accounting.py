@@ -259,13 +259,14 @@ class RunAccounting:
                 rec.uncorrected.append(now - start)
         self.completed += 1
 
-    def fail_request(self, intended: int, kind: str, detail: str) -> None:
-        """One request failed as ``kind`` while its connection goes on (an HTTP/2 stream
-        reset, refused by a GOAWAY, malformed, or timed out): :meth:`fail_outstanding`
-        for one request. Not counted if it started in warm-up or after the stop."""
+    def fail_request(self, intended: int, kind: str, detail: str, request: int = -1) -> None:
+        """One request (of the mix's ``request`` kind, in a mix) failed as ``kind`` while
+        its connection goes on (an HTTP/2 stream reset, refused by a GOAWAY, malformed, or
+        timed out): :meth:`fail_outstanding` for one request. Not counted if it started
+        in warm-up or after the stop."""
         if intended < self.measure_start_ns or self.stopping:
             return
-        self.recorder.error(kind, detail)
+        self.recorder.error(kind, detail, request=request)
         self.completed += 1
 
     def _outstanding_kinds(self, requests: Outstanding) -> list[int]:
@@ -364,7 +365,8 @@ class RunAccounting:
 
     def finish(self, loop_name: str) -> WorkerOutcome:
         """The worker's outcome, once the run has stopped (call on the run's thread)."""
-        if self.source is not None:
+        if self.source is not None and self.exchange.h2 is None:
+            # (HTTP/2 counts what it writes: its source's HTTP/1.1 bytes only pick kinds.)
             written = self.handed_out_bytes() - self.bytes_before_window - self.unwritten_bytes
             self.recorder.bytes_written = written
         outcome = self.recorder.finish(

@@ -81,7 +81,9 @@ class BaseRun(RunAccounting):
         writes = 1 if varies else len(exchange.chunks)  # each request that varies: one write
         fused = fits_fused_path(exchange.parser_framed, self.rpc, writes)
         self.connection_class: type[Connection] = Connection
-        if self.mix:
+        if exchange.h2 is not None:
+            self.connection_class = H2Connection  # a mix's kinds too
+        elif self.mix:
             fused_mix = fused and not self.open_loop
             self.connection_class = FusedMixConnection if fused_mix else MixConnection
         elif varies:
@@ -93,8 +95,6 @@ class BaseRun(RunAccounting):
             self.connection_class = EchoConnection
         elif exchange.websocket is not None:
             self.connection_class = WsConnection
-        elif exchange.h2 is not None:
-            self.connection_class = H2Connection
         self.bucket_timer: asyncio.TimerHandle | None = None
         # Set while a closed-loop share opens its connections before the window.
         self.phase: ConnectPhase | None = None

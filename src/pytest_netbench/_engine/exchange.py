@@ -45,8 +45,10 @@ class Exchange:
     verified_echo: bool = False
     # A WebSocket load: its handshake and message (``ws_connection`` sends and frames them).
     websocket: ws_proto.WsSetup | None = None
-    # An HTTP/2 load: its request, its header block encoded once (``h2_connection``).
+    # An HTTP/2 load: its request, its header block encoded once (``h2_connection``); a
+    # mix's kinds, each encoded once, in the mix's order.
     h2: H2Request | None = None
+    h2_mix: tuple[H2Request, ...] = ()
 
 
 # The most one read of an echo takes (uvloop reads up to 256 KiB at a time itself).
@@ -88,13 +90,15 @@ def _http_exchange(spec: LoadSpec) -> Exchange:
 
 def _h2_exchange(spec: LoadSpec) -> Exchange:
     """An HTTP/2 request: no HTTP/1.1 chunks; its HPACK block, encoded once for every
-    stream of every connection of the worker (``_spec`` refused mixes and feeders)."""
-    request = H2Request(encode_spec_request(spec), spec.body)
+    stream of every connection of the worker; a mix's kinds each so (``_spec`` refused
+    feeders)."""
+    mix = tuple(H2Request(encode_spec_request(spec, kind), kind.body) for kind in spec.mix)
+    request = mix[0] if mix else H2Request(encode_spec_request(spec), spec.body)
 
     def no_framer(on_response: OnResponse, on_error: OnError) -> Framer:
         raise TypeError("an HTTP/2 load frames with its H2ClientConnection (see h2_connection)")
 
-    return Exchange((), 0, True, no_framer, spec.host, spec.port, h2=request)
+    return Exchange((), 0, True, no_framer, spec.host, spec.port, h2=request, h2_mix=mix)
 
 
 def _tcp_exchange(spec: LoadSpec) -> Exchange:

@@ -44,7 +44,7 @@ class _H2Owner(ConnectionOwner, Protocol):
 
     spec: LoadSpec
 
-    def fail_request(self, intended: int, kind: str, detail: str) -> None: ...
+    def fail_request(self, intended: int, kind: str, detail: str, request: int = -1) -> None: ...
 
     def check_finished(self) -> None: ...
 
@@ -63,6 +63,11 @@ class H2Connection(Connection):
     def __init__(self, run: ConnectionOwner) -> None:
         self._ids: deque[int] = deque()  # open streams, oldest first (as `pending`)
         self._unsent = 0  # requests taken that wait for a stream (at the tail of `pending`)
+        # A mix: the kind of each request in `pending` (as MixConnection's), and of those
+        # waiting for a stream; each kind's request, its block encoded once.
+        self.kinds: deque[int] = deque()
+        self._unsent_kinds: deque[int] = deque()
+        self._mix = run.exchange.h2_mix
         self._feeding = False
         super().__init__(run)
         self._fast = False
@@ -137,7 +142,16 @@ class H2Connection(Connection):
         transport = self.transport
         if client is None or transport is None or transport.is_closing():
             return
-        if self._unsent:
+        if self._unsent and self._mix:
+            waiting = self._unsent_kinds
+            while waiting:
+                stream_id = client.open_stream_for(self._mix[waiting[0]])
+                if not stream_id:
+                    break
+                waiting.popleft()
+                self._unsent -= 1
+                self._ids.append(stream_id)
+        elif self._unsent:
             first, count = client.open_streams(self._unsent)
             if count:
                 self._unsent -= count
@@ -178,24 +192,30 @@ class H2Connection(Connection):
             self._owner.check_finished()
 
     # -- the client's callbacks: one per stream that ended --
-    def _pop_stream(self, stream_id: int) -> tuple[int, int]:
-        """Forget a stream that ended: (its start, its intended start)."""
+    def _pop_stream(self, stream_id: int) -> tuple[int, int, int]:
+        """Forget a stream that ended: (its start, its intended start, its mix kind or
+        -1)."""
         ids = self._ids
         pending = self.pending
         open_loop = self.run.open_loop
         if ids[0] == stream_id:
             ids.popleft()
             start = pending.popleft()
-            return start, self.intended.popleft() if open_loop else start
+            kind = self.kinds.popleft() if self._mix else -1
+            return start, self.intended.popleft() if open_loop else start, kind
         index = ids.index(stream_id)
         del ids[index]
         start = pending[index]
         del pending[index]
+        kind = -1
+        if self._mix:
+            kind = self.kinds[index]
+            del self.kinds[index]
         if not open_loop:
-            return start, start
+            return start, start, kind
         intended = self.intended[index]
         del self.intended[index]
-        return start, intended
+        return start, intended, kind
 
     def _may_continue(self) -> bool:
         client = self._client
@@ -203,16 +223,19 @@ class H2Connection(Connection):
 
     def _on_stream_response(self, stream_id: int, status: int) -> None:
         now = monotonic_ns()
-        start, intended = self._pop_stream(stream_id)
+        start, intended, kind = self._pop_stream(stream_id)
         run = self.run
-        run.record(status, start, intended, now)
+        if kind < 0:
+            run.record(status, start, intended, now)
+        else:
+            run.record_kind(status, start, intended, now, kind)
         self.served += 1
         self._after_stream(now)
 
     def _on_stream_error(self, stream_id: int, error: StreamError) -> None:
         now = monotonic_ns()
-        _, intended = self._pop_stream(stream_id)
-        self._owner.fail_request(intended, error.kind, error.reason)
+        _, intended, kind = self._pop_stream(stream_id)
+        self._owner.fail_request(intended, error.kind, error.reason, kind)
         self.served += 1
         self._after_stream(now)
 
@@ -222,6 +245,10 @@ class H2Connection(Connection):
         self.pending.append(start)
         if self.run.open_loop:
             self.intended.append(intended)
+        if self._mix:
+            kind = self.run.next_request(intended)[0]  # its bytes are HTTP/1.1's: unused
+            self.kinds.append(kind)
+            self._unsent_kinds.append(kind)
         self._unsent += 1
         if not self._feeding:
             self._flush()
@@ -238,13 +265,16 @@ class H2Connection(Connection):
             while pending and pending[0] < started_before:
                 start = pending.popleft()
                 intended = self.intended.popleft() if open_loop else start
+                kind = self.kinds.popleft() if self._mix else -1
                 if self._ids:
                     stream_id = self._ids.popleft()
                     if client is not None:
                         client.cancel(stream_id)
                 else:
                     self._unsent -= 1
-                self._owner.fail_request(intended, "timeout", detail)
+                    if self._mix:
+                        self._unsent_kinds.popleft()
+                self._owner.fail_request(intended, "timeout", detail, kind)
                 self.served += 1
                 self._after_stream(now)
         finally:

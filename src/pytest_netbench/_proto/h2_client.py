@@ -226,6 +226,21 @@ class H2ClientConnection:
             self._send_bodies()
         return first, count
 
+    def open_stream_for(self, request: H2Request) -> int:
+        """Open one stream for ``request`` (a kind of a load's mix) instead of the
+        connection's own request: its id, or 0 if no stream may open now. ``request`` must
+        be of the same kind (gRPC or not) as the connection's."""
+        if request is self._request:
+            return self.open_streams(1)[0]
+        own, own_head = self._request, self._headers_head
+        flags = f.END_HEADERS | (0 if request.body else f.END_STREAM)
+        self._request = request
+        self._headers_head = f.FRAME_HEAD.pack(len(request.block) << 8 | f.HEADERS, flags, 0)[:5]
+        try:
+            return self.open_streams(1)[0]
+        finally:
+            self._request, self._headers_head = own, own_head
+
     def data_to_send(self) -> bytes:
         """Everything queued for the server since the last call, as one write."""
         if not self._outbound:

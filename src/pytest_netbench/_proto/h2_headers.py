@@ -23,7 +23,7 @@ from urllib.parse import unquote
 
 import hpack
 
-from pytest_netbench._model import LoadSpec
+from pytest_netbench._model import LoadSpec, Request
 from pytest_netbench._proto.h2_frames import COMPRESSION_ERROR, ConnectionViolation
 
 # Not allowed in HTTP/2 (RFC 9113 section 8.2.2): the connection carries what they said.
@@ -78,17 +78,22 @@ def encode_request_block(
     return hpack.Encoder().encode(never_indexed)
 
 
-def encode_spec_request(spec: LoadSpec) -> bytes:
-    """The header block of a load's one request (method, URL, headers), as
-    :func:`encode_request_block` makes it: ``:authority`` is the host, with the port
-    unless it is the scheme's default, as HTTP/1.1's Host header."""
+def encode_spec_request(spec: LoadSpec, request: Request | None = None) -> bytes:
+    """The header block of a load's one request (method, URL, headers), or of the
+    ``request`` kind of its mix (the load's headers too, but for those it names itself, as
+    over HTTP/1.1), as :func:`encode_request_block` makes it: ``:authority`` is the host,
+    with the port unless it is the scheme's default, as HTTP/1.1's Host header."""
     default_port = 443 if spec.scheme == "https" else 80
     host = f"[{spec.host}]" if ":" in spec.host else spec.host
     authority = host if spec.port == default_port else f"{host}:{spec.port}"
-    headers = list(spec.headers)
-    if spec.body and not any(name.lower() == "content-length" for name, _ in headers):
-        headers.append(("content-length", str(len(spec.body))))
-    return encode_request_block(spec.method, spec.scheme, authority, spec.target, headers)
+    method, path, headers, body = spec.method, spec.target, list(spec.headers), spec.body
+    if request is not None:
+        own = {name.lower() for name, _ in request.headers}
+        headers = [(n, v) for n, v in headers if n.lower() not in own] + list(request.headers)
+        method, path, body = request.method, request.path, request.body
+    if body and not any(name.lower() == "content-length" for name, _ in headers):
+        headers.append(("content-length", str(len(body))))
+    return encode_request_block(method, spec.scheme, authority, path, headers)
 
 
 class ResponseHeaderDecoder:
