@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import traceback
+
 from pytest_netbench._public import publish
 
 
@@ -23,7 +25,36 @@ class EngineFault(NetbenchError):
 
 class FlowError(NetbenchError):
     """A user flow raised on every session, so the load stopped early (the flow's own
-    exception is the ``__cause__``): a bug in the flow, not a fault of the server."""
+    exception is the ``__cause__``): a bug in the flow, not a fault of the server.
+
+    It crosses processes (a worker process's pipe, a Dask worker's result) with the flow's
+    traceback as text: there, the ``__cause__`` is a :class:`FlowTraceback` that prints it.
+    """
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        cause = self.__cause__
+        if isinstance(cause, FlowTraceback) or cause is None:
+            text = str(cause or "")
+        else:
+            text = _FROM_WORKER + "".join(traceback.format_exception(cause)).rstrip()
+        return _flow_error, (str(self), text)
+
+
+class FlowTraceback(Exception):
+    """The flow's exception as the worker process that ran the flow printed it, traceback
+    included (a traceback cannot cross processes): a :class:`FlowError`'s ``__cause__``
+    when the flow ran in a worker process or on a Dask worker."""
+
+
+_FROM_WORKER = "the flow's exception, in the worker that ran it:\n"
+
+
+def _flow_error(message: str, flow_traceback: str) -> FlowError:
+    """A :class:`FlowError` unpickled: its flow's traceback (if any) as its cause."""
+    error = FlowError(message)
+    if flow_traceback:
+        error.__cause__ = FlowTraceback(flow_traceback)
+    return error
 
 
 class RemoteTargetError(NetbenchError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -14,8 +15,9 @@ import shop_flows
 from servers import ServerThread
 from shop_app import ShopApp
 
-from pytest_netbench import LoadResult, flow
+from pytest_netbench import FlowError, LoadResult, flow
 from pytest_netbench._engine.dask_transport import ClusterError
+from pytest_netbench._errors import FlowTraceback
 
 Check = Callable[[LoadResult], LoadResult]
 
@@ -78,3 +80,17 @@ def test_a_worker_that_cannot_import_the_flow_is_refused_before_any_load(
     assert "cannot import the flow's module 'only_here_flows'" in message
     assert "refused before it started" in message and "upload_file" in message
     assert app.counts.connections == 0  # no share started a load
+
+
+def test_a_flow_that_raises_in_every_session_on_dask_shows_its_traceback(
+    cluster: distributed.Client, shop: tuple[ServerThread, ShopApp]
+) -> None:
+    server, app = shop
+    with pytest.raises(FlowError, match="after step 'login': KeyError") as caught:
+        flow(shop_flows.misreader, server.url, users=4, duration=60, workers=2, cluster=cluster)
+    # Dask's pickling (tblib) may carry the flow's exception itself, traceback and all;
+    # without it the FlowError brings the traceback as text (FlowTraceback).
+    assert isinstance(caught.value.__cause__, KeyError | FlowTraceback)
+    shown = "".join(traceback.format_exception(caught.value))
+    assert "in misreader" in shown and "KeyError: 'tokn'" in shown
+    assert app.counts.logins < 100  # both shares stopped after their first sessions

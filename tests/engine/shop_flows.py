@@ -17,3 +17,11 @@ async def shopper(client: Any) -> None:
 
 async def browser(client: Any) -> None:
     await client.get("/items")
+
+
+async def misreader(client: Any) -> None:
+    """A flow with a bug of its own: it reads a field the login answer lacks."""
+    r = await client.post(
+        "/login", json={"user": "u1", "pw": "x"}, extensions={"netbench_step": "login"}
+    )
+    r.json()["tokn"]

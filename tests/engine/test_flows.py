@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,6 +23,7 @@ from pytest_netbench import (
     flow,
     think,
 )
+from pytest_netbench._errors import FlowTraceback
 
 FLOW_LOOPS = ("uvloop", "asyncio", "trio")
 CLIENTS = ("httpx", "lean")
@@ -492,6 +494,23 @@ def test_flows_split_over_two_worker_processes(
     items = r.by_request["GET /items"]  # both list the items; the browser has no token
     assert (items.sent, items.ok, items.errors["status"]) == (21, shoppers, 21 - shoppers)
     assert app.counts.without_credentials == 21 - shoppers
+
+
+def test_a_flow_that_raises_in_every_session_of_two_workers_shows_its_traceback(
+    shop: tuple[ServerThread, ShopApp],
+) -> None:
+    import shop_flows
+
+    server, app = shop
+    with pytest.raises(FlowError, match="after step 'login': KeyError") as caught:
+        flow(shop_flows.misreader, server.url, users=4, duration=60, workers=2, client="lean")
+    assert "bug in the flow" in str(caught.value)
+    cause = caught.value.__cause__
+    assert isinstance(cause, FlowTraceback)  # the worker's traceback, as text
+    shown = "".join(traceback.format_exception(caught.value))
+    assert 'shop_flows.py", line' in shown and "in misreader" in shown
+    assert 'r.json()["tokn"]' in shown and "KeyError: 'tokn'" in shown
+    assert app.counts.logins < 100  # both workers stopped after their first sessions
 
 
 def test_a_flow_workers_cannot_import_is_refused_before_any_socket() -> None:

@@ -187,12 +187,15 @@ def test_a_flow_that_cannot_be_found_is_a_usage_error(
     assert message in done.stderr
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_flow_that_raises_every_session_prints_its_traceback(
-    shop: tuple[ServerThread, ShopApp], flows_file: Path
+    shop: tuple[ServerThread, ShopApp], flows_file: Path, workers: str
 ) -> None:
     server, _ = shop
-    done = netbench("flow", f"{flows_file}:buggy", server.url, "-u", "2", "-d", "30")
+    done = netbench(
+        "flow", f"{flows_file}:buggy", server.url, "-u", "2", "-d", "30", "--workers", workers
+    )
     assert done.returncode == ExitCode.REFUSED
-    assert "KeyError: 'tokn'" in done.stderr  # the flow's traceback
-    assert 'r.json()["tokn"]' in done.stderr
+    assert "KeyError: 'tokn'" in done.stderr  # the flow's traceback, from a worker too
+    assert 'r.json()["tokn"]' in done.stderr and "in buggy" in done.stderr
     assert "the flow raised in every session" in done.stderr

@@ -16,7 +16,7 @@ from pytest_netbench._cli.live import CommandLive
 from pytest_netbench._cli.loads import interrupted_banner, load_status
 from pytest_netbench._cli.options import load_options
 from pytest_netbench._cli.outputs import write_files
-from pytest_netbench._errors import FlowError
+from pytest_netbench._errors import FlowError, FlowTraceback
 
 
 def run_flow(args: argparse.Namespace) -> ExitCode:
@@ -51,7 +51,9 @@ def run_flow(args: argparse.Namespace) -> ExitCode:
             )
         except FlowError as exc:
             # The flow's own traceback, which the error's message points to.
-            if exc.__cause__ is not None:
+            if isinstance(exc.__cause__, FlowTraceback):  # printed by a worker
+                print(exc.__cause__, file=sys.stderr)
+            elif exc.__cause__ is not None:
                 traceback.print_exception(exc.__cause__, file=sys.stderr)
             raise
         live.clear()

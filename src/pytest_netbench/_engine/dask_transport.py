@@ -46,7 +46,12 @@ from pytest_netbench._engine.workers import (
     connect_phase_bound_s,
     outcome_limit_s,
 )
-from pytest_netbench._errors import FeederExhausted, NetbenchError, TargetUnreachableError
+from pytest_netbench._errors import (
+    FeederExhausted,
+    FlowError,
+    NetbenchError,
+    TargetUnreachableError,
+)
 from pytest_netbench._live import ShareSnapshot
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
@@ -362,9 +367,10 @@ class _Run:
     def _outcome_of(self, future: Any, address: str) -> WorkerOutcome:
         if future.status == "error":
             exc = future.exception()
-            if isinstance(exc, TargetUnreachableError | FeederExhausted):
-                # The share found nothing listening, or its feeder ran out (on_end="error"):
-                # the target's or the input's fault, not Dask's.
+            if isinstance(exc, TargetUnreachableError | FeederExhausted | FlowError):
+                # The share found nothing listening, its feeder ran out (on_end="error") or
+                # the flow raised in every session (its traceback in the FlowError's
+                # cause): the target's, the input's or the flow's fault, not Dask's.
                 raise exc
             if isinstance(exc, NetbenchError):
                 raise WorkerFailed(f"load share on Dask worker {address} failed: {exc}") from exc

@@ -31,7 +31,12 @@ from pytest_netbench._engine.connect_phase import phase_limit_s
 from pytest_netbench._engine.driver import run_share
 from pytest_netbench._engine.share import WorkerShare, split_load
 from pytest_netbench._engine.watch import ShareWatch
-from pytest_netbench._errors import FeederExhausted, NetbenchError, TargetUnreachableError
+from pytest_netbench._errors import (
+    FeederExhausted,
+    FlowError,
+    NetbenchError,
+    TargetUnreachableError,
+)
 from pytest_netbench._live import ShareSnapshot
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
@@ -152,14 +157,18 @@ class LocalProcesses:
                     proc.kill()
                     proc.join()
                 pipe.close()
-        unreachable = [f.removeprefix(_UNREACHABLE) for f in failures if f.startswith(_UNREACHABLE)]
+        flows = [f for f in failures if isinstance(f, FlowError)]
+        said = [f for f in failures if isinstance(f, str)]
+        unreachable = [f.removeprefix(_UNREACHABLE) for f in said if f.startswith(_UNREACHABLE)]
         if unreachable:
             raise TargetUnreachableError(unreachable[0])  # a share found nothing listening
-        ran_out = [f.removeprefix(_RAN_OUT) for f in failures if f.startswith(_RAN_OUT)]
+        ran_out = [f.removeprefix(_RAN_OUT) for f in said if f.startswith(_RAN_OUT)]
         if ran_out:
             raise FeederExhausted(ran_out[0])  # a share's feeder with on_end="error" ran out
+        if flows:
+            raise flows[0]  # the flow raised in every session: its message and traceback
         if failures:
-            raise WorkerFailed("load worker failed: " + "\n".join(failures))
+            raise WorkerFailed("load worker failed: " + "\n".join(map(str, failures)))
         return [outcomes[i] for i in range(len(procs))]
 
 
@@ -219,12 +228,12 @@ def _collect(
     procs: Sequence[tuple[BaseProcess, Connection]],
     watch: ShareWatch | None,
     limit_s: float | None,
-) -> tuple[dict[int, WorkerOutcome], list[str]]:
+) -> tuple[dict[int, WorkerOutcome], list[str | FlowError]]:
     """Read every worker's messages until each has sent its outcome, exited or run out of
     time (``limit_s``; None: no limit, see :func:`outcome_limit_s`); pass snapshots on and a
     stop request down as they come."""
     outcomes: dict[int, WorkerOutcome] = {}
-    failures: list[str] = []
+    failures: list[str | FlowError] = []
     waiting = {pipe: (i, proc) for i, (proc, pipe) in enumerate(procs)}
     deadline = None if limit_s is None else monotonic_ns() + int(limit_s * NS_PER_S)
     poll_s = watch.stop_every_s if watch is not None else 1.0
@@ -253,7 +262,7 @@ def _collect(
             if kind == "ok":
                 outcomes[index] = payload
             else:
-                failures.append(str(payload))
+                failures.append(payload if isinstance(payload, FlowError) else str(payload))
         stop = watch.stop_requested if watch is not None else None
         if not told_to_stop and stop is not None and stop():
             told_to_stop = True
@@ -311,6 +320,8 @@ def _worker_main(
         pipe.send(("error", f"{_UNREACHABLE}{exc}"))
     except FeederExhausted as exc:
         pipe.send(("error", f"{_RAN_OUT}{exc}"))
+    except FlowError as exc:
+        pipe.send(("error", exc))  # pickled with the flow's traceback (its __reduce__)
     except NetbenchError as exc:
         pipe.send(("error", str(exc)))
     except BaseException:
