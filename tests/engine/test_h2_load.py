@@ -16,10 +16,12 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import hpack
 import pytest
 
 from pytest_netbench import Request, SpecError, ToolchainMissing, feeders, http_load
 from pytest_netbench._model import LoadResult
+from pytest_netbench._proto import h2_frames as f
 from pytest_netbench._servers import catalog
 from pytest_netbench._servers.launcher import Server
 
@@ -328,6 +330,49 @@ def test_a_stream_that_is_not_answered_times_out_alone(misbehaving) -> None:
     r = _one_connection(misbehaving(_silent, 3), 3, timeout=0.3)
     assert errors(r) == {"timeout": 3} and r.ok == 0
     assert r.error_samples["timeout"] == "no response within 0.3s"
+
+
+_LIMIT_SEEN: list[int] = []
+
+
+def _two_at_a_time(conn: socket.socket, streams: list[int]) -> None:
+    """Answers the first requests, lowers SETTINGS_MAX_CONCURRENT_STREAMS to 2, then
+    answers requests two by two, noting how many the client had open at once."""
+    encoder = hpack.Encoder()
+    answers = b"".join(_real.response(encoder, s, True) for s in streams)  # type: ignore[attr-defined]
+    conn.sendall(f.settings_frame([(f.SETTINGS_MAX_CONCURRENT_STREAMS, 2)]) + answers)
+    data, waiting = b"", []
+    while True:
+        more = conn.recv(65536)
+        if not more:
+            return
+        data += more
+        while len(data) >= 9:
+            length_kind, _, stream_id = f.FRAME_HEAD.unpack_from(data, 0)
+            end = 9 + (length_kind >> 8)
+            if len(data) < end:
+                break
+            if length_kind & 0xFF == f.HEADERS:
+                waiting.append(stream_id)
+            data = data[end:]
+        _LIMIT_SEEN.append(len(waiting))
+        if len(waiting) >= 2:
+            conn.sendall(b"".join(_real.response(encoder, s, True) for s in waiting))  # type: ignore[attr-defined]
+            waiting = []
+
+
+def test_streams_over_the_servers_limit_wait_for_a_free_one(misbehaving) -> None:
+    r = consistent(
+        http_load(
+            f"http://{HOST}:{misbehaving(_two_at_a_time, 6)}/",
+            protocol="h2",
+            streams=6,
+            connections=1,
+            requests=26,
+        )
+    )
+    assert (r.ok, r.errors_total, r.generator.connections_opened) == (26, 0, 1)
+    assert max(_LIMIT_SEEN) == 2
 
 
 # -- what an HTTP/2 load refuses --

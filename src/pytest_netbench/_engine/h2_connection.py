@@ -218,8 +218,13 @@ class H2Connection(Connection):
         return start, intended, kind
 
     def _may_continue(self) -> bool:
+        """May this connection carry more requests? Not after a GOAWAY or a failure. A
+        server's SETTINGS_MAX_CONCURRENT_STREAMS below ``streams`` does not stop it: the
+        requests over its limit wait for a stream (``_unsent``)."""
         client = self._client
-        return client is not None and client.free_streams > 0
+        return (
+            client is not None and client.goaway is None and not client.failed and not client.closed
+        )
 
     def _on_stream_response(self, stream_id: int, status: int) -> None:
         now = monotonic_ns()
