@@ -243,6 +243,27 @@ def test_a_mix_counts_each_kind_on_its_streams(go_h2: str, rate: float | None) -
     )
 
 
+h2_server = _real.h2_server  # type: ignore[attr-defined]
+
+
+def test_every_catalog_http2_server_over_h2c_and_tls(h2_server: tuple[str, Server]) -> None:
+    """Go, Node.js, hypercorn and nginx, each over h2c and TLS: counts exact, no errors."""
+    mode, server = h2_server
+    scheme = "http" if mode == "h2c" else "https"
+    r = consistent(
+        http_load(
+            f"{scheme}://{HOST}:{server.port}/",
+            protocol="h2",
+            streams=10,
+            connections=2,
+            requests=600,
+            verify_tls=False,
+        )
+    )
+    assert (r.sent, r.ok, r.errors_total) == (600, 600, 0)
+    assert r.status_codes == {200: 600}
+
+
 # -- servers that do not speak HTTP/2 --
 def test_an_http1_server_is_named_by_its_status_line(go_h2_binary: str) -> None:
     try:
