@@ -182,6 +182,7 @@ def test_a_refused_handshake_is_told_and_nothing_hangs(loop: str) -> None:
         assert r.errors["status"] == 3 and r.status_codes == {403: 3}
     else:  # the connect phase's: the result is invalid, saying why
         assert not r.valid and "HTTP/1.1 403 Forbidden" in r.invalid_reasons[0]
+        assert "did not accept the WebSocket handshake" in r.invalid_reasons[0]
 
 
 def test_the_command_line_listens(

@@ -357,13 +357,18 @@ def _invalid_reasons(
         if generator.connect_failures:
             failed = f" ({generator.connect_failures:,} connects failed: "
             failed += f"{generator.connect_failure_sample})"
+        hint = (
+            "is the server at its open-files limit or accept backlog? (see"
+            " generator.listen_overflows and the server's fds)"
+        )
+        sample = generator.connect_failure_sample
+        if "handshake refused" in sample or "WebSocket handshake" in sample:
+            hint = "the server did not accept the WebSocket handshake (see the failure named)"
         reasons.append(
             (
                 "connections_not_opened",
                 f"connections not opened before the window: {generator.connections_ready:,} of"
-                f" {spec.connections:,}{failed}, so the window held fewer than asked for: is"
-                " the server at its open-files limit or accept backlog? (see"
-                " generator.listen_overflows and the server's fds)",
+                f" {spec.connections:,}{failed}, so the window held fewer than asked for: {hint}",
             )
         )
     if _saturated(generator.busy_percent, duration_s):
