@@ -348,9 +348,35 @@ def _silent(conn: socket.socket, streams: list[int]) -> None:
 
 
 def test_a_stream_that_is_not_answered_times_out_alone(misbehaving) -> None:
-    r = _one_connection(misbehaving(_silent, 3), 3, timeout=0.3)
-    assert errors(r) == {"timeout": 3} and r.ok == 0
+    r = _one_connection(misbehaving(_silent_after_one, 3), 3, timeout=0.3)
+    assert (r.ok, errors(r)) == (1, {"timeout": 2})
     assert r.error_samples["timeout"] == "no response within 0.3s"
+
+
+def _silent_after_one(conn: socket.socket, streams: list[int]) -> None:
+    """Acknowledges the client's SETTINGS and answers the first stream only."""
+    encoder = hpack.Encoder()
+    answer = _real.response(encoder, streams[0], True)  # type: ignore[attr-defined]
+    conn.sendall(f.SETTINGS_ACK + answer)
+    _real.drain(conn)  # type: ignore[attr-defined]
+
+
+def test_a_server_that_never_acknowledges_settings_is_dropped(misbehaving) -> None:
+    """Its streams time out, and the connection with them: the run opens another (which
+    nothing answers either: the server serves one connection)."""
+    port = misbehaving(_silent, 2)
+    r = consistent(
+        http_load(
+            f"http://{HOST}:{port}/",
+            protocol="h2",
+            streams=2,
+            connections=1,
+            duration=0.9,
+            timeout=0.3,
+        )
+    )
+    assert r.ok == 0 and set(errors(r)) == {"timeout"} and r.errors_total >= 2
+    assert r.generator.connections_opened >= 2
 
 
 _LIMIT_SEEN: list[int] = []

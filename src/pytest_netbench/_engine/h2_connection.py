@@ -110,8 +110,9 @@ class H2Connection(Connection):
 
     def connection_lost(self, exc: Exception | None) -> None:
         client = self._client
-        if client is not None and not self.run.stopping:
-            # Every stream still open ends as "closed" (a reset), in the client's words.
+        if client is not None and not self.run.stopping and not self.broken:
+            # Every stream still open ends as "closed" (a reset), in the client's words;
+            # on a connection this side found broken, the run fails them with its reason.
             self._feeding = True
             try:
                 client.feed_eof()
@@ -260,11 +261,15 @@ class H2Connection(Connection):
 
     def time_out(self, started_before: int, detail: str) -> None:
         """Cancel every request that started before ``started_before`` (its stream reset
-        with CANCEL, or, not yet opened, dropped) and count each as a ``timeout``."""
+        with CANCEL, or, not yet opened, dropped) and count each as a ``timeout``; the
+        connection goes on. Unless the server has not even acknowledged the client's
+        SETTINGS by then: it does not speak HTTP/2 there, so the connection is dropped
+        (its other requests fail as ``protocol``) and the run opens another."""
         client = self._client
         pending = self.pending
         open_loop = self.run.open_loop
         now = monotonic_ns()
+        dead = client is not None and not client.settings_acked
         self._feeding = True
         try:
             while pending and pending[0] < started_before:
@@ -281,9 +286,17 @@ class H2Connection(Connection):
                         self._unsent_kinds.popleft()
                 self._owner.fail_request(intended, "timeout", detail, kind)
                 self.served += 1
-                self._after_stream(now)
+                if not dead:
+                    self._after_stream(now)
         finally:
             self._feeding = False
+        if dead and self.transport is not None:
+            self.broken = self.broken or (
+                f"the server did not acknowledge the client's HTTP/2 SETTINGS ({detail}):"
+                " it does not speak HTTP/2 on this connection"
+            )
+            self.transport.abort()
+            return
         self._flush()
 
 
