@@ -151,3 +151,22 @@ def test_a_released_framer_reports_nothing() -> None:
     p.framer.release()
     p.framer.feed(server_frame(ws.TEXT, b"a"))
     assert p.pushes == []
+
+
+def test_a_whole_frame_in_one_read_and_the_general_parser_agree() -> None:
+    stamps = StampReader(json_field="ts")
+    frames = [
+        server_frame(ws.TEXT, json.dumps({"ts": NOW_NS // 1000 + i}).encode()) for i in range(3)
+    ]
+    frames.append(server_frame(ws.BINARY, b"x" * 200))  # the 16-bit length form
+    one_by_one, together = Pushes(stamps), Pushes(stamps)
+    for frame in frames:
+        one_by_one.framer.feed(frame)  # each whole in one read
+    together.framer.feed(b"".join(frames))
+    assert one_by_one.pushes == together.pushes and len(together.pushes) == 4
+
+
+def test_a_masked_frame_in_one_read_is_still_refused() -> None:
+    p = Pushes()
+    p.framer.feed(bytes((0x81, 0x81)) + b"keyxa")
+    assert p.pushes == [] and "masked" in p.errors[0]

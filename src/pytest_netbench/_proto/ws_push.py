@@ -131,6 +131,12 @@ class PushFramer(WsFramer):
     def feed(self, data: bytes | bytearray) -> None:
         if self.failed or self.closed:
             return
+        if not self._buffer and self._message_opcode < 0 and len(data) >= 2:
+            # The common case: one read, one whole small unfragmented text or binary push.
+            first, second = data[0], data[1]
+            if (first == 0x81 or first == 0x82) and len(data) == 2 + second and second < 126:
+                self._message_done(bytes(data[2:]))
+                return
         self._buffer += data
         self._parse()
 
