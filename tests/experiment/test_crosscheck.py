@@ -152,3 +152,16 @@ def test_a_load_with_feeders_is_refused_before_any_load() -> None:
                 runner=never,
                 **options,
             )
+
+
+def test_an_http2_load_is_refused_before_any_load() -> None:
+    for tool, options in (("wrk", {"duration": 1}), ("ab", {"requests": 10})):
+        with pytest.raises(SpecError, match=f"{tool} speaks HTTP/1.1 only: drop protocol='h2'"):
+            crosscheck(
+                "http://127.0.0.1:9/",
+                tool=tool,
+                protocol="h2",
+                streams=4,
+                runner=never,
+                **options,
+            )

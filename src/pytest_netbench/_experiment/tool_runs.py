@@ -76,6 +76,10 @@ def check_comparable(tool: str, spec: LoadSpec) -> None:
             f"a crosscheck sends one fixed request, as {tool} does: drop feeders (and the"
             " ${...} placeholders), or compare templated loads with netbench alone"
         )
+    if spec.protocol != "http1":
+        raise SpecError(
+            f"{tool} speaks HTTP/1.1 only: drop protocol='h2' (and streams) for a crosscheck"
+        )
     if spec.pipeline != 1 or spec.requests_per_connection or spec.proxy is not None:
         raise SpecError("a crosscheck takes no pipeline, requests_per_connection or proxy")
     if spec.warmup_s > 0:
