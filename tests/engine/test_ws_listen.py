@@ -6,6 +6,7 @@ nothing hangs."""
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -219,3 +220,15 @@ def test_a_push_half_arrived_at_the_end_is_in_flight(
     server, _ = push_server(hold=3, stall_after=4, start_after_s=0.0)
     r = consistent(ws_load(url_of(server), listen=True, connections=3, duration=0.6, loop=loop))
     assert r.in_flight == 3 and r.errors_total == 0
+
+
+def test_wss_pushes_over_tls(
+    tls_context: ssl.SSLContext, loop: str, consistent: Consistent
+) -> None:
+    app = PushApp(PushOptions(hold=3, every_s=0.01))
+    with ServerThread(app, ssl_context=tls_context) as server:
+        url = f"wss://127.0.0.1:{server.port}/feed"
+        r = consistent(
+            ws_load(url, listen=True, connections=3, requests=60, verify_tls=False, loop=loop)
+        )
+    assert (r.sent, r.ok, r.errors_total) == (60, 60, 0) and app.seen.handshakes == 3
