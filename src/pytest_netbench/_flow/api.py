@@ -130,7 +130,7 @@ def run_flow_spec(
     sampler = _start_sampler(server)
     live = _Live(spec, 0.0, progress, stop)
     outcomes = run_flow_on_loop(choice, spec, share, monotonic_ns(), sessions, live.watch, client)
-    return live.finish(_result(spec, [outcomes], sampler))
+    return live.finish(_result(spec, choice, [outcomes], sampler))
 
 
 def _in_shares(
@@ -155,7 +155,7 @@ def _in_shares(
     shares = [
         (o, o.sessions if isinstance(o, FlowWorkerOutcome) else SessionOutcome()) for o in outcomes
     ]
-    return live.finish(_result(spec, shares, sampler))
+    return live.finish(_result(spec, choice, shares, sampler))
 
 
 async def flow_async(
@@ -202,7 +202,7 @@ async def flow_async(
     sampler = _start_sampler(server)
     live = _Live(spec, 0.0, progress, stop)
     run = _run_class(spec)(choice, spec, share, monotonic_ns(), sessions, live.watch, client)
-    return live.finish(_result(spec, [await run.run(loop_name)], sampler))
+    return live.finish(_result(spec, choice, [await run.run(loop_name)], sampler))
 
 
 def flow_spec(
@@ -287,11 +287,15 @@ def _start_sampler(server: Monitored | None) -> Sampler | None:
 
 def _result(
     spec: LoadSpec,
+    choice: FlowChoice,
     shares: Sequence[tuple[WorkerOutcome, SessionOutcome]],
     sampler: Sampler | None,
 ) -> LoadResult:
     ok = sum(sum(worker.latency_counts.values()) for worker, _ in shares)
     result = merge_flow(spec, shares, sampler.stop(ok) if sampler is not None else None)
+    if result.sessions is not None:  # which flows ran, by weight, for the reports
+        sessions = dataclasses.replace(result.sessions, flows=choice.described)
+        result = dataclasses.replace(result, sessions=sessions)
     connect_errors = result.errors.get("connect", 0)
     if connect_errors and result.ok == 0 and result.errors_total == connect_errors:
         sample = result.error_samples.get("connect", "")

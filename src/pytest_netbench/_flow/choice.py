@@ -28,6 +28,15 @@ class FlowChoice:
     weights: tuple[int, ...]
     names: tuple[str, ...]
 
+    @property
+    def described(self) -> dict[str, int]:
+        """Each flow as ``module:function`` (its qualified name) -> its weight, as reports
+        name them."""
+        return {
+            f"{getattr(f, '__module__', None) or '?'}:{name}": weight
+            for f, name, weight in zip(self.flows, self.names, self.weights, strict=True)
+        }
+
     def draw(self, rng: random.Random) -> int:
         """The index of the flow the next session runs."""
         if len(self.flows) == 1:

@@ -41,6 +41,8 @@ class SessionStats:
     duration_histogram: str = field(default="", repr=False, compare=False)
     # flow name -> sessions started of it (several flows by weight; one entry otherwise)
     by_flow: Mapping[str, int] = field(default_factory=dict)
+    # each flow the load ran, as module:function -> its weight (1 for a single flow)
+    flows: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def flow_errors(self) -> int:
@@ -69,6 +71,7 @@ class SessionStats:
             "duration": summary_dict(self.duration),
             "duration_histogram": self.duration_histogram,
             "by_flow": dict(self.by_flow),
+            "flows": dict(self.flows),
         }
 
     @classmethod
@@ -86,6 +89,7 @@ class SessionStats:
             duration=summary_from(data.get("duration") or {}),
             duration_histogram=str(data.get("duration_histogram", "")),
             by_flow={str(k): int(v) for k, v in data.get("by_flow", {}).items()},
+            flows={str(k): int(v) for k, v in data.get("flows", {}).items()},
         )
 
 

@@ -1,8 +1,39 @@
-"""The text lines of a flow's sessions (``LoadResult.sessions``) under its load's report."""
+"""A flow load in words: what it ran (its flows and their weights, its model of users or
+of sessions at a rate) for the report's heading, and its ``Sessions`` block
+(``LoadResult.sessions``) under the load's report."""
 
 from __future__ import annotations
 
-from pytest_netbench._model import SessionStats
+from collections.abc import Sequence
+
+from pytest_netbench._model import LoadResult, LoadSpec, SessionStats
+from pytest_netbench._records import Record
+from pytest_netbench._report.cells import format_count
+from pytest_netbench._report.markdown import render_table_markdown
+from pytest_netbench._report.requests import MixLoad, mix_loads
+
+# The sessions table's columns (Markdown and HTML): figures, then the words of failures.
+SESSION_HEADINGS = (
+    "flows",
+    "users",
+    "started",
+    "completed",
+    "failed",
+    "in progress",
+    "not started",
+    "p50 ms",
+    "p90 ms",
+    "p99 ms",
+    "max ms",
+    "failed at",
+    "failed by",
+)
+SESSION_WORDS = ("flows", "failed at", "failed by")
+SESSION_LEGEND = (
+    "sessions started inside the window; duration percentiles of the completed ones, think"
+    " time included; failed at: the step a failed session's last request was; failed by:"
+    " that request's error kind, or flow when the flow itself raised"
+)
 
 # A failure's description is a traceback for a flow's own exception: its last line says it.
 _SAMPLE_CHARS = 160
@@ -35,3 +66,73 @@ def format_sessions(stats: SessionStats) -> str:
         what = "the flow raised (a bug in the flow)" if kind == "flow" else kind
         lines.append(f"  failed by {what}: {count:,}" + (f", e.g. {said}" if said else ""))
     return "\n".join(lines) + "\n"
+
+
+def describe_flows(stats: SessionStats) -> str:
+    """``shop_flows:shopper``; several by weight: ``shop:browse x3, shop:buy x1``."""
+    flows = stats.flows or {name: 1 for name in stats.by_flow}  # stored before flows were
+    if len(flows) == 1:
+        return next(iter(flows))
+    return ", ".join(f"{name} x{weight}" for name, weight in flows.items())
+
+
+def flow_target(result: LoadResult) -> str:
+    """The heading's target of a flow load: ``Flow: shop_flows:shopper on URL``."""
+    stats = result.sessions
+    assert stats is not None
+    noun = "Flow" if len(stats.flows or stats.by_flow) <= 1 else "Flows by weight"
+    return f"{noun}: {describe_flows(stats)} on {result.url}"
+
+
+def flow_model(spec: LoadSpec) -> list[str]:
+    """The model of a flow load, in the heading's words: ``closed model, 20 users`` or
+    ``open model, sessions at 100/s (uniform), 5 users growing up to 1,024``."""
+    stages = ", ".join(stage.text for stage in spec.stages)
+    if spec.rate is None:
+        users = f"stages {stages} from {spec.connections} users" if stages else ""
+        return ["closed model", users or f"{spec.connections} users"]
+    rate = f"{format_count(spec.rate)}/s ({spec.arrival})"
+    pace = f"stages {stages} from {rate}" if stages else f"sessions at {rate}"
+    users = f"{spec.connections} users"
+    if spec.pool_limit > spec.connections:
+        users += f" growing up to {spec.pool_limit:,}"
+    return ["open model", pace, users]
+
+
+def flow_loads(records: Sequence[Record], function: str) -> list[MixLoad]:
+    """The flow loads of ``function``: per parametrisation its median trial, captioned."""
+    return [load for load in mix_loads(records, function) if load.result.sessions is not None]
+
+
+def session_cells(stats: SessionStats) -> list[str]:
+    """A flow load's sessions as a row of :data:`SESSION_HEADINGS`."""
+    d = stats.duration
+    times = [f"{v:,.1f}" for v in (d.p50_ms, d.p90_ms, d.p99_ms, d.max_ms)]
+    return [
+        describe_flows(stats),
+        f"{stats.users:,}",
+        f"{stats.started:,}",
+        f"{stats.completed:,}",
+        f"{stats.failed:,}",
+        f"{stats.in_progress:,}",
+        f"{stats.not_started:,}",
+        *(times if d.count else ["-"] * len(times)),
+        ", ".join(f"{step} {n:,}" for step, n in stats.failed_at.items()),
+        ", ".join(f"{kind} {n:,}" for kind, n in stats.failure_kinds.items()),
+    ]
+
+
+def sessions_markdown(records: Sequence[Record], function: str) -> str:
+    """A ``Sessions`` table for the flow loads of ``function`` (a row each), or nothing."""
+    loads = flow_loads(records, function)
+    if not loads:
+        return ""
+    captioned = any(load.caption for load in loads)
+    headings = ("load", *SESSION_HEADINGS) if captioned else SESSION_HEADINGS
+    rows = []
+    for load in loads:
+        assert load.result.sessions is not None
+        cells = session_cells(load.result.sessions)
+        rows.append([load.caption, *cells] if captioned else cells)
+    table = render_table_markdown(headings, rows, text_columns=("load", *SESSION_WORDS))
+    return f"#### Sessions\n\n{table}\n{SESSION_LEGEND[0].upper()}{SESSION_LEGEND[1:]}.\n"

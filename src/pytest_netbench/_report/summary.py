@@ -21,6 +21,7 @@ from pytest_netbench._model import (
 )
 from pytest_netbench._report.cells import format_bytes, format_count, format_ms
 from pytest_netbench._report.requests import request_lines
+from pytest_netbench._report.sessions import flow_model, flow_target
 from pytest_netbench._report.shares import share_lines
 from pytest_netbench._report.targets import describe_target
 
@@ -129,7 +130,14 @@ def _listening(spec: LoadSpec) -> str:
 def _header(result: LoadResult, width: int) -> list[str]:
     spec = result.spec
     parts = [f"{result.mode} loop", f"{result.duration_s:.2f} s measured"]
-    if spec is not None:
+    if spec is not None and result.sessions is not None:  # a flow: its model, not a loop's
+        model = flow_model(spec)
+        parts = [model[0], parts[1], *model[1:]]
+        if spec.warmup_s:
+            parts.append(f"warm-up {spec.warmup_s:g} s excluded")
+        if spec.workers > 1:
+            parts.append(f"{spec.workers} workers")
+    elif spec is not None:
         stages = ", ".join(stage.text for stage in spec.stages)
         if spec.stages and spec.rate is not None:
             parts.append(f"stages {stages} from rate {format_count(spec.rate)}/s ({spec.arrival})")
@@ -178,6 +186,8 @@ def _header(result: LoadResult, width: int) -> list[str]:
 
 def _target(result: LoadResult) -> str:
     spec = result.spec
+    if result.sessions is not None:
+        return flow_target(result)
     return f"Target: {describe_target(spec) if spec is not None else result.url}"
 
 

@@ -44,6 +44,7 @@ from pytest_netbench._report.markdown import (
 )
 from pytest_netbench._report.matrix import Matrix, build_matrices
 from pytest_netbench._report.requests import request_tables_markdown
+from pytest_netbench._report.sessions import sessions_markdown
 
 if TYPE_CHECKING:
     from pytest_netbench._experiment.capacity import CapacityResult
@@ -217,7 +218,14 @@ class MarkdownWriter:
             comparison=compared or None,
             sections=sections,
             under_matrix={
-                m.function: request_tables_markdown(outputs.records, m.function)
+                m.function: "\n".join(
+                    part
+                    for part in (
+                        request_tables_markdown(outputs.records, m.function),
+                        sessions_markdown(outputs.records, m.function),
+                    )
+                    if part
+                )
                 for m in outputs.matrices
             },
         )

@@ -33,6 +33,7 @@ from pytest_netbench._report.html.pictures import (
     split_pictures,
 )
 from pytest_netbench._report.html.requests import requests_html
+from pytest_netbench._report.html.sessions import sessions_html
 from pytest_netbench._report.html.shares import LEGEND as SHARES_LEGEND
 from pytest_netbench._report.html.shares import has_shares, shares_html
 from pytest_netbench._report.html.style import CSS
@@ -292,6 +293,7 @@ def _test_section(
     # A mix's spectra go beside its per-request tables, not among the other pictures.
     mixes, beside = requests_html(records, function, pictures.of(function), folded_past=_LOADS_OPEN)
     parts += mixes
+    parts += sessions_html(records, function)
     parts += _per_host(loads)
     shown, more = split_pictures([p for p in pictures.of(function) if p not in beside])
     if shown:
