@@ -3,6 +3,7 @@ imported there by reference: counts exact, cookies and tokens carried (issue 21)
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import sys
 import traceback
@@ -15,7 +16,7 @@ import shop_flows
 from servers import ServerThread
 from shop_app import ShopApp
 
-from pytest_netbench import FlowError, LoadResult, flow
+from pytest_netbench import FlowError, LoadResult, flow, flow_async
 from pytest_netbench._engine.dask_transport import ClusterError
 from pytest_netbench._errors import FlowTraceback
 
@@ -94,3 +95,17 @@ def test_a_flow_that_raises_in_every_session_on_dask_shows_its_traceback(
     shown = "".join(traceback.format_exception(caught.value))
     assert "in misreader" in shown and "KeyError: 'tokn'" in shown
     assert app.counts.logins < 100  # both shares stopped after their first sessions
+
+
+def test_flow_async_runs_its_shares_on_the_dask_workers(
+    cluster: distributed.Client, shop: tuple[ServerThread, ShopApp], consistent: Check
+) -> None:
+    server, app = shop
+    run = flow_async(
+        shop_flows.shopper, server.url, users=4, sessions=20, workers=2, cluster=cluster
+    )
+    r = consistent(asyncio.run(run))
+    assert [s.index for s in r.generator.shares] == [0, 1]
+    assert r.sessions is not None
+    assert (r.sessions.started, r.sessions.completed) == (20, 20)
+    assert app.counts.logins == 20 and app.counts.without_credentials == 0

@@ -4,6 +4,7 @@ apart from the server's failures, and the counting rules per step and in total."
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import traceback
@@ -21,6 +22,7 @@ from pytest_netbench import (
     SpecError,
     ThinkTime,
     flow,
+    flow_async,
     think,
 )
 from pytest_netbench._errors import FlowTraceback
@@ -494,6 +496,40 @@ def test_flows_split_over_two_worker_processes(
     items = r.by_request["GET /items"]  # both list the items; the browser has no token
     assert (items.sent, items.ok, items.errors["status"]) == (21, shoppers, 21 - shoppers)
     assert app.counts.without_credentials == 21 - shoppers
+
+
+def test_flow_async_runs_two_worker_processes_while_the_loop_stays_free(
+    shop: tuple[ServerThread, ShopApp], consistent: Consistent
+) -> None:
+    import shop_flows
+
+    server, app = shop
+
+    async def main() -> tuple[LoadResult, int]:
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticker = asyncio.create_task(tick())
+        try:
+            run = flow_async(
+                shop_flows.shopper, server.url, users=4, sessions=20, workers=2, client="lean"
+            )
+            return await run, ticks
+        finally:
+            ticker.cancel()
+
+    r, ticks = asyncio.run(main())
+    consistent(r)
+    assert r.generator.workers == 2 and ticks > 0  # the loop ran its other task meanwhile
+    assert r.sessions is not None
+    assert (r.sessions.started, r.sessions.completed) == (20, 20)
+    assert r.by_request["login"].ok == r.by_request["POST /orders"].ok == 20
+    assert app.counts.logins == 20 and app.counts.without_credentials == 0
 
 
 def test_a_flow_that_raises_in_every_session_of_two_workers_shows_its_traceback(

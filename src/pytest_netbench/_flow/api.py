@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from collections.abc import Sequence
 from time import monotonic_ns
 from typing import Any
@@ -169,6 +170,7 @@ async def flow_async(
     arrival: str = "uniform",
     stages: Sequence[Any] | None = None,
     max_users: int | None = None,
+    workers: int = 1,
     warmup: float = 0.0,
     timeout: float | None = None,
     connect_timeout: float | None = None,
@@ -178,9 +180,13 @@ async def flow_async(
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     client: str = "httpx",
+    cluster: object | None = None,
 ) -> LoadResult:
-    """As :func:`flow`, on the caller's running asyncio loop."""
-    loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
+    """As :func:`flow`, on the caller's running asyncio loop; with ``workers`` > 1 or a
+    ``cluster`` the shares run in worker processes (or on the cluster) while this loop
+    waits for them in an executor thread, free to run other tasks."""
+    loop = asyncio.get_running_loop()
+    loop_name = type(loop).__module__.split(".")[0]
     spec, sessions = flow_spec(
         url,
         users=users,
@@ -190,6 +196,7 @@ async def flow_async(
         arrival=arrival,
         stages=stages,
         max_users=max_users,
+        workers=workers,
         warmup=warmup,
         timeout=timeout,
         connect_timeout=connect_timeout,
@@ -198,6 +205,12 @@ async def flow_async(
     )
     choice = flow_choice(flow_function)
     check_client(client)
+    if spec.workers > 1 or cluster is not None:
+        transport = default_transport(spec) if cluster is None else cluster_transport(cluster)
+        shares = functools.partial(
+            _in_shares, choice, spec, sessions, transport, server, progress, stop, client
+        )
+        return await loop.run_in_executor(None, shares)
     share = split_load(spec)[0]
     sampler = _start_sampler(server)
     live = _Live(spec, 0.0, progress, stop)
