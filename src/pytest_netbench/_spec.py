@@ -229,7 +229,6 @@ def _checked_streams(streams: object, protocol: object) -> int:
 # What an HTTP/2 load cannot do yet, and what to do instead (issue 22).
 _H2_NOT_YET: tuple[tuple[str, str], ...] = (
     ("pipeline", "pipeline is HTTP/1.1's: over HTTP/2 use streams= for requests in flight"),
-    ("feeders", "feeders are not available over HTTP/2 yet: load one fixed request"),
     ("keepalive", "keepalive=False is HTTP/1.1's: HTTP/2 keeps its connections"),
     (
         "requests_per_connection",
@@ -246,7 +245,6 @@ def _check_h2(spec: LoadSpec) -> None:
         return
     given = {
         "pipeline": spec.pipeline != 1,
-        "feeders": bool(spec.feeders),
         "keepalive": not spec.keepalive,
         "requests_per_connection": spec.requests_per_connection != 0,
         "proxy": spec.proxy is not None,

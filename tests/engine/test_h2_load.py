@@ -243,6 +243,44 @@ def test_a_mix_counts_each_kind_on_its_streams(go_h2: str, rate: float | None) -
     )
 
 
+def test_feeders_fill_each_streams_request(go_h2: str) -> None:
+    r = consistent(
+        http_load(
+            f"{go_h2}/bytes/${{size}}",
+            protocol="h2",
+            headers={"x-request": "${size}"},
+            feeders={"size": feeders.count(start=1)},
+            streams=5,
+            connections=2,
+            requests=200,
+            verify_tls=False,
+        )
+    )
+    assert (r.sent, r.ok, r.errors_total) == (200, 200, 0)
+    assert r.bytes_read > sum(range(1, 201))  # each answer as long as its request asked
+    mixed = consistent(
+        http_load(
+            go_h2,
+            protocol="h2",
+            mix=[
+                Request("GET", "/bytes/${size}", name="sized"),
+                Request("POST", "/", body="n=${size}", name="posted"),
+                Request("GET", "/status/${code}", name="failing"),
+            ],
+            feeders={"size": feeders.count(start=1), "code": feeders.choice([404, 503])},
+            streams=4,
+            connections=2,
+            requests=300,
+            verify_tls=False,
+        )
+    )
+    assert (mixed.sent, mixed.ok, errors(mixed)) == (300, 200, {"status": 100})
+    assert set(mixed.status_codes) == {200, 404, 503}
+    for name, ok in (("sized", 100), ("posted", 100), ("failing", 0)):
+        kind = mixed.by_request[name]
+        assert (kind.sent, kind.ok, kind.errors_total + kind.ok) == (100, ok, 100)
+
+
 h2_server = _real.h2_server  # type: ignore[attr-defined]
 
 
@@ -430,8 +468,8 @@ def test_streams_over_the_servers_limit_wait_for_a_free_one(misbehaving) -> None
         ({"protocol": "h2", "loop": "trio"}, "needs the asyncio/uvloop engine"),
         ({"protocol": "h2", "pipeline": 2}, "over HTTP/2 use streams="),
         (
-            {"protocol": "h2", "feeders": {"n": feeders.count()}},
-            "feeders are not available over HTTP/2 yet",
+            {"protocol": "h2", "headers": {"Connection": "close"}},
+            "'Connection' is connection-specific, which HTTP/2 forbids",
         ),
         ({"protocol": "h3"}, "protocol must be one of http1, h2"),
     ],

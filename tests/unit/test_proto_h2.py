@@ -21,7 +21,11 @@ from pytest_netbench._proto.h2_client import (
     H2Request,
     StreamError,
 )
-from pytest_netbench._proto.h2_headers import ResponseHeaderDecoder, encode_request_block
+from pytest_netbench._proto.h2_headers import (
+    ResponseHeaderDecoder,
+    encode_rendered_request,
+    encode_request_block,
+)
 
 BLOCK = encode_request_block("GET", "http", "127.0.0.1:8080", "/")
 RESPONSE = [(":status", "200"), ("content-type", "text/plain"), ("content-length", "13")]
@@ -558,3 +562,27 @@ def test_a_stream_opens_for_another_request_of_the_load() -> None:
     assert events.responses == [(1, 200), (3, 200)]
     exchange(client, server, 1)
     assert dict(server.requests[5])[b":method"] == b"GET"
+
+
+def test_a_request_rendered_for_http1_becomes_a_block_and_body() -> None:
+    """A request of a load with feeders, from its source's HTTP/1.1 bytes: pseudo-headers
+    from the request line and Host, the other fields as lower-case literals (a value over
+    126 bytes takes a multi-byte length), the body as it was."""
+    long = "v" * 300
+    data = (
+        "POST /items?id=7 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: netbench\r\n"
+        f"X-Long: {long}\r\nContent-Length: 4\r\n\r\nbody"
+    ).encode()
+    block, body = encode_rendered_request(data, "https")
+    assert body == b"body"
+    assert hpack.Decoder().decode(block) == [
+        (":method", "POST"),
+        (":scheme", "https"),
+        (":authority", "127.0.0.1:8080"),
+        (":path", "/items?id=7"),
+        ("user-agent", "netbench"),
+        ("x-long", long),
+        ("content-length", "4"),
+    ]
+    with pytest.raises(ValueError, match="'connection' is connection-specific"):
+        encode_rendered_request(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n", "http")

@@ -90,8 +90,8 @@ def _http_exchange(spec: LoadSpec) -> Exchange:
 
 def _h2_exchange(spec: LoadSpec) -> Exchange:
     """An HTTP/2 request: no HTTP/1.1 chunks; its HPACK block, encoded once for every
-    stream of every connection of the worker; a mix's kinds each so (``_spec`` refused
-    feeders)."""
+    stream of every connection of the worker; a mix's kinds each so. With feeders the
+    blocks are the requests' own, encoded as they go (``h2_connection``)."""
     mix = tuple(H2Request(encode_spec_request(spec, kind), kind.body) for kind in spec.mix)
     request = mix[0] if mix else H2Request(encode_spec_request(spec), spec.body)
 

@@ -36,7 +36,8 @@ from typing import Protocol, cast
 
 from pytest_netbench._engine.connection import Connection, ConnectionOwner
 from pytest_netbench._model import LoadSpec
-from pytest_netbench._proto.h2_client import H2ClientConnection, StreamError
+from pytest_netbench._proto.h2_client import H2ClientConnection, H2Request, StreamError
+from pytest_netbench._proto.h2_headers import encode_rendered_request
 
 
 class _H2Owner(ConnectionOwner, Protocol):
@@ -63,11 +64,17 @@ class H2Connection(Connection):
     def __init__(self, run: ConnectionOwner) -> None:
         self._ids: deque[int] = deque()  # open streams, oldest first (as `pending`)
         self._unsent = 0  # requests taken that wait for a stream (at the tail of `pending`)
-        # A mix: the kind of each request in `pending` (as MixConnection's), and of those
-        # waiting for a stream; each kind's request, its block encoded once.
+        # A mix: the kind of each request in `pending` (as MixConnection's); each kind's
+        # request, its block encoded once. Feeders: each request's block encoded as it is
+        # sent, from the bytes its source rendered (``encode_rendered_request``).
         self.kinds: deque[int] = deque()
-        self._unsent_kinds: deque[int] = deque()
         self._mix = run.exchange.h2_mix
+        spec = cast(_H2Owner, run).spec
+        self._varied = bool(spec.feeders)
+        self._scheme = spec.scheme
+        # The requests waiting for a stream, when each stream may carry another.
+        self._per_stream = bool(self._mix) or self._varied
+        self._unsent_requests: deque[H2Request] = deque()
         self._feeding = False
         super().__init__(run)
         self._fast = False
@@ -143,10 +150,10 @@ class H2Connection(Connection):
         transport = self.transport
         if client is None or transport is None or transport.is_closing():
             return
-        if self._unsent and self._mix:
-            waiting = self._unsent_kinds
+        if self._unsent and self._per_stream:
+            waiting = self._unsent_requests
             while waiting:
-                stream_id = client.open_stream_for(self._mix[waiting[0]])
+                stream_id = client.open_stream_for(waiting[0])
                 if not stream_id:
                     break
                 waiting.popleft()
@@ -251,10 +258,16 @@ class H2Connection(Connection):
         self.pending.append(start)
         if self.run.open_loop:
             self.intended.append(intended)
-        if self._mix:
-            kind = self.run.next_request(intended)[0]  # its bytes are HTTP/1.1's: unused
-            self.kinds.append(kind)
-            self._unsent_kinds.append(kind)
+        if self._per_stream:
+            kind, data = self.run.next_request(intended)
+            if self._mix:
+                self.kinds.append(kind)
+            if self._varied:
+                self._unsent_requests.append(
+                    H2Request(*encode_rendered_request(data, self._scheme))
+                )
+            else:  # a mix of fixed requests (the rendered bytes only said which kind)
+                self._unsent_requests.append(self._mix[kind])
         self._unsent += 1
         if not self._feeding:
             self._flush()
@@ -282,8 +295,8 @@ class H2Connection(Connection):
                         client.cancel(stream_id)
                 else:
                     self._unsent -= 1
-                    if self._mix:
-                        self._unsent_kinds.popleft()
+                    if self._per_stream:
+                        self._unsent_requests.popleft()
                 self._owner.fail_request(intended, "timeout", detail, kind)
                 self.served += 1
                 if not dead:

@@ -96,6 +96,59 @@ def encode_spec_request(spec: LoadSpec, request: Request | None = None) -> bytes
     return encode_request_block(method, spec.scheme, authority, path, headers)
 
 
+def _length(value: int) -> bytes:
+    """An HPACK integer with a 7-bit prefix and no Huffman flag (RFC 7541 section 5.1)."""
+    if value < 127:
+        return bytes((value,))
+    out = bytearray((127,))
+    value -= 127
+    while value >= 128:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _never_indexed(name: bytes, value: bytes) -> bytes:
+    """A literal field never indexed, its name a literal too, neither Huffman-coded."""
+    return b"\x10" + _length(len(name)) + name + _length(len(value)) + value
+
+
+def encode_rendered_request(data: bytes, scheme: str) -> tuple[bytes, bytes]:
+    """The header block and body of a request rendered for HTTP/1.1 (by the request
+    source of a load with feeders: ``_proto/source.py``), for an HTTP/2 stream: the request
+    line's method and target become ``:method`` and ``:path``, ``Host`` ``:authority``,
+    every other field a lower-case literal never indexed (no table, no Huffman: a few
+    byte joins, as the request varies from one stream to the next). ``ValueError`` names
+    what HTTP/2 cannot carry."""
+    head, found, body = data.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    request_line = lines[0].split(b" ")
+    if not found or len(request_line) != 3:
+        raise ValueError(f"not an HTTP/1.1 request: {data[:60]!r}")
+    method, path, _ = request_line
+    authority = b""
+    fields: list[bytes] = []
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        name = name.strip().lower()
+        if name == b"host":
+            authority = value.strip()
+        elif name.decode("latin-1") in _CONNECTION_SPECIFIC:
+            raise ValueError(
+                f"header {name!r} is connection-specific, which HTTP/2 forbids: remove it"
+            )
+        else:
+            fields.append(_never_indexed(name, value.strip()))
+    pseudo = (
+        _never_indexed(b":method", method)
+        + _never_indexed(b":scheme", scheme.encode("ascii"))
+        + _never_indexed(b":authority", authority)
+        + _never_indexed(b":path", path)
+    )
+    return pseudo + b"".join(fields), body
+
+
 class ResponseHeaderDecoder:
     """One connection's HPACK decoder, reading the ``:status`` of each block (and, for
     gRPC, ``grpc-status`` and ``grpc-message``)."""
