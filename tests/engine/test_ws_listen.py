@@ -232,3 +232,12 @@ def test_wss_pushes_over_tls(
             ws_load(url, listen=True, connections=3, requests=60, verify_tls=False, loop=loop)
         )
     assert (r.sent, r.ok, r.errors_total) == (60, 60, 0) and app.seen.handshakes == 3
+
+
+def test_a_count_of_pushes_is_kept_when_one_more_is_half_arrived(
+    push_server: StartPush, loop: str, consistent: Consistent
+) -> None:
+    server, _ = push_server(hold=2, stall_after=5, start_after_s=0.5)
+    r = consistent(ws_load(url_of(server), listen=True, connections=2, requests=10, loop=loop))
+    # Both connections' 5 pushes make the count; the half push after them is not sent.
+    assert (r.sent, r.ok, r.in_flight) == (10, 10, 0)

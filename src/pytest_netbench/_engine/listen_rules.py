@@ -100,12 +100,16 @@ class ListenRules:
             rec.status_codes[code] = rec.status_codes.get(code, 0) + 1
 
     def end(self, partial: int) -> None:
-        """The load ends with ``partial`` pushes begun and not whole: in flight. Call
-        before the run's ``stop_counting``."""
-        if self.run.stopping:
+        """The load ends with ``partial`` pushes begun and not whole: in flight (within
+        what is left of a count of pushes: ``requests=N`` sends N). Call before the run's
+        ``stop_counting``."""
+        run = self.run
+        if run.stopping:
             return
-        self.run.recorder.sent += partial
-        self.run.in_flight += partial
+        if run.budget is not None:
+            partial = min(partial, max(run.budget, 0))
+        run.recorder.sent += partial
+        run.in_flight += partial
 
     def ping(self, held: Held, now: int) -> bytes | None:
         """The ping to write on the connection now, or None when the last one has waited
