@@ -64,7 +64,10 @@ def test_capacity_finds_what_the_server_can_serve(paced_server: StartPaced, serv
     last_confirm = len(phases) - 1 - phases[::-1].index("confirm")
     assert all(p == "repeat" for p in phases[last_confirm + 1 :]), phases
     assert "bracket" in phases and "bisect" in phases
-    assert all(p.verdict in ("pass", "fail", "estimate") for p in result.all_steps)
+    # A busy machine can leave the generator short of a rate above the answer even after
+    # its retries (an unusable step): the search bisects below it, as it should.
+    assert all(p.verdict in ("pass", "fail", "estimate", "unusable") for p in result.all_steps)
+    assert all(p.rate > result.rate for p in result.all_steps if p.verdict == "unusable")
     for step in result.steps:
         assert step.result.spec is not None and step.result.spec.rate == step.rate
         if step.decision == "pass":
