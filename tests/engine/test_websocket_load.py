@@ -270,3 +270,16 @@ def test_the_command_line_refuses_bad_input_as_usage(ws_server: StartWs) -> None
     with pytest.raises(SystemExit) as exited:
         main(["ws", "https://127.0.0.1:9/", "-n", "1"])
     assert exited.value.code == ExitCode.USAGE
+
+
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])  # connect_first is asyncio's
+def test_a_handshake_refused_in_the_connect_phase_is_a_failed_connect(
+    ws_server: StartWs, loop: str, consistent: Consistent
+) -> None:
+    server, _ = ws_server(refuse=403)
+    url = url_of(server)
+    r = consistent(ws_load(url, connections=3, requests=30, connect_first=True, loop=loop))
+    # The phase counts each refusal as a failed connect at once (it waited out its limit
+    # before), then the window's messages are refused as any.
+    assert r.generator.connections_ready == 0 and r.errors["status"] == 30
+    assert not r.valid and "'HTTP/1.1 403 Forbidden', not 101" in r.invalid_reasons[0]

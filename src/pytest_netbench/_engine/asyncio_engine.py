@@ -376,7 +376,11 @@ class ClosedRun(BaseRun):
 
     def after_lost(self, conn: Connection) -> None:
         if self.phase is not None:
-            self.phase.lost(conn)
+            if conn in self.phase.ready:
+                self.phase.lost(conn)
+            else:  # a WebSocket refused or broken in its handshake: a connect that failed
+                why = conn.broken or "the connection closed before it was ready"
+                self.phase.failed(conn, f"connect failed: {why}", timed_out=False)
             return
         if self.ramp is not None:
             self.closing.discard(conn)

@@ -91,6 +91,7 @@ class WsConnection(Connection):
 
     def _refused(self, refused: HandshakeRefused) -> None:
         run = self.run
+        self.broken = self.broken or str(refused)  # the connect phase's failure, if in it
         if self.pending and self.pending[0] >= self._measure and not run.stopping:
             codes = self._codes
             codes[refused.status] = codes.get(refused.status, 0) + 1
