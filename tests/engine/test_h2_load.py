@@ -13,6 +13,7 @@ import importlib.util
 import socket
 import ssl
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -458,6 +459,111 @@ def test_streams_over_the_servers_limit_wait_for_a_free_one(misbehaving) -> None
     )
     assert (r.ok, r.errors_total, r.generator.connections_opened) == (26, 0, 1)
     assert max(_LIMIT_SEEN) == 2
+
+
+def _streams_within(conn: socket.socket, most: int, quiet_s: float) -> list[int]:
+    """The ids of the requests a client sends after its preface: up to ``most``, or as
+    many as came before it was quiet for ``quiet_s``."""
+    data, ids = b"", []
+    while len(data) < len(f.PREFACE):
+        more = conn.recv(65536)
+        if not more:
+            return ids
+        data += more
+    data = data[len(f.PREFACE) :]
+    conn.settimeout(quiet_s)
+    while len(ids) < most:
+        while len(data) >= 9:
+            length_kind, _, stream_id = f.FRAME_HEAD.unpack_from(data, 0)
+            end = 9 + (length_kind >> 8)
+            if len(data) < end:
+                break
+            if length_kind & 0xFF == f.HEADERS:
+                ids.append(stream_id)
+            data = data[end:]
+        if len(ids) >= most:
+            break
+        try:
+            more = conn.recv(65536)
+        except TimeoutError:
+            break
+        if not more:
+            break
+        data += more
+    conn.settimeout(5.0)
+    return ids
+
+
+@pytest.fixture
+def goaway_every_connection() -> Iterator[int]:
+    """A server that, on every connection, answers all its streams but the last (up to
+    four, or as many as came within 0.3 s), sends GOAWAY naming the one before the last,
+    and closes: its port."""
+    listener = socket.create_server((HOST, 0))
+    listener.settimeout(0.2)
+    done = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(5.0)
+            try:
+                conn.sendall(f.settings_frame([(f.SETTINGS_MAX_CONCURRENT_STREAMS, 100)]))
+                ids = _streams_within(conn, 4, 0.3)
+                if not ids:
+                    return
+                encoder = hpack.Encoder()
+                answers = b"".join(_real.response(encoder, s, True) for s in ids[:-1])  # type: ignore[attr-defined]
+                last = ids[-2] if len(ids) > 1 else 0
+                conn.sendall(answers + f.goaway(last, f.NO_ERROR, b"bye"))
+                conn.shutdown(socket.SHUT_WR)
+                _real.drain(conn)  # type: ignore[attr-defined]
+            except OSError:
+                pass
+
+    def accept() -> None:
+        while not done.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            thread = threading.Thread(target=serve, args=(conn,), daemon=True)
+            thread.start()
+            threads.append(thread)
+
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    yield int(listener.getsockname()[1])
+    done.set()
+    acceptor.join(5.0)
+    for thread in threads:
+        thread.join(5.0)
+    listener.close()
+    assert not acceptor.is_alive() and not any(t.is_alive() for t in threads)
+
+
+@pytest.mark.parametrize("rate", [None, 300])
+def test_a_goaway_on_every_connection_moves_the_load_to_new_ones(
+    goaway_every_connection: int, rate: float | None
+) -> None:
+    """Each connection: its streams but one ok, one reset by the GOAWAY, then a new
+    connection; the requests its answers freed are not taken for a connection that can
+    open no stream (they would fail unsent, as resets beyond one a connection)."""
+    r = consistent(
+        http_load(
+            f"http://{HOST}:{goaway_every_connection}/",
+            protocol="h2",
+            streams=4,
+            connections=2,
+            requests=200,
+            rate=rate,
+            timeout=2.0,
+        )
+    )
+    opened = r.generator.connections_opened
+    assert (r.ok, errors(r), r.in_flight) == (200 - opened, {"reset": opened}, 0)
+    assert opened >= 50  # four streams a connection at most
+    assert r.error_samples["reset"].startswith("not processed: the server sent GOAWAY")
 
 
 # -- what an HTTP/2 load refuses --

@@ -76,6 +76,7 @@ class H2Connection(Connection):
         self._per_stream = bool(self._mix) or self._varied
         self._unsent_requests: deque[H2Request] = deque()
         self._feeding = False
+        self._ended = 0  # streams ended during this read, whose next requests wait for it
         super().__init__(run)
         self._fast = False
         self._owner = cast(_H2Owner, run)
@@ -125,6 +126,7 @@ class H2Connection(Connection):
                 client.feed_eof()
             finally:
                 self._feeding = False
+            self._continue()
         super().connection_lost(exc)
 
     def _release(self) -> None:
@@ -140,6 +142,7 @@ class H2Connection(Connection):
             client.feed(data)
         finally:
             self._feeding = False
+        self._continue()
         self._flush()
 
     def _flush(self) -> None:
@@ -185,6 +188,23 @@ class H2Connection(Connection):
         idle = cast(_OpenH2Owner, self.run).idle
         while self in idle:
             idle.remove(self)
+
+    def _continue(self) -> None:
+        """After a read (or a timeout, or the close), the streams that ended in it each
+        let the run start the next request here: decided once the whole read is known, so
+        that a GOAWAY later in the same read stops them (a request taken for a connection
+        that can open no stream would fail unsent)."""
+        ended = self._ended
+        if not ended:
+            return
+        self._ended = 0
+        now = monotonic_ns()
+        self._feeding = True
+        try:
+            for _ in range(ended):
+                self._after_stream(now)
+        finally:
+            self._feeding = False
 
     def _after_stream(self, now: int) -> None:
         """A stream ended: the run may start the next request here. A connection where no
@@ -243,14 +263,13 @@ class H2Connection(Connection):
         else:
             run.record_kind(status, start, intended, now, kind)
         self.served += 1
-        self._after_stream(now)
+        self._ended += 1
 
     def _on_stream_error(self, stream_id: int, error: StreamError) -> None:
-        now = monotonic_ns()
         _, intended, kind = self._pop_stream(stream_id)
         self._owner.fail_request(intended, error.kind, error.reason, kind)
         self.served += 1
-        self._after_stream(now)
+        self._ended += 1
 
     # -- the run's side --
     def send(self, start: int, intended: int) -> None:
@@ -281,7 +300,6 @@ class H2Connection(Connection):
         client = self._client
         pending = self.pending
         open_loop = self.run.open_loop
-        now = monotonic_ns()
         dead = client is not None and not client.settings_acked
         self._feeding = True
         try:
@@ -300,7 +318,7 @@ class H2Connection(Connection):
                 self._owner.fail_request(intended, "timeout", detail, kind)
                 self.served += 1
                 if not dead:
-                    self._after_stream(now)
+                    self._ended += 1
         finally:
             self._feeding = False
         if dead and self.transport is not None:
@@ -310,6 +328,7 @@ class H2Connection(Connection):
             )
             self.transport.abort()
             return
+        self._continue()
         self._flush()
 
 
