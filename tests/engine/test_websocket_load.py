@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import ssl
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -94,13 +95,25 @@ def test_fragmented_echoes_with_a_ping_between_are_reassembled(
     assert app.seen.pongs == 60  # every ping between fragments was answered
 
 
+def pongs_once_settled(app: WsApp, expected: int, within_s: float = 1.0) -> int:
+    """The server's pong count once it reached ``expected`` or ``within_s`` passed: the load
+    returns when its last answer arrives, and on a busy machine the server thread may read
+    the last pong a moment later. The server pings just before an echo; when that echo
+    is a connection's last, the load ends there and aborts the connection, and the pong
+    still in its write buffer (TLS's, most often) is dropped: one per connection at most."""
+    deadline = time.monotonic() + within_s
+    while app.seen.pongs < expected and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return app.seen.pongs
+
+
 def test_pings_during_a_load_are_answered(
     ws_server: StartWs, loop: str, consistent: Consistent
 ) -> None:
     server, app = ws_server(ping_every=5)
     r = consistent(ws_load(url_of(server), connections=3, requests=MESSAGES, loop=loop))
     assert (r.ok, r.errors_total) == (MESSAGES, 0)
-    assert app.seen.pongs == MESSAGES // 5
+    assert MESSAGES // 5 - 3 <= pongs_once_settled(app, MESSAGES // 5) <= MESSAGES // 5
 
 
 def test_a_server_close_mid_load_is_a_reset_with_its_code(
@@ -145,7 +158,7 @@ def test_wss_round_trips_over_tls(
         url = f"wss://127.0.0.1:{server.port}/secure"
         r = consistent(ws_load(url, connections=3, requests=60, verify_tls=False, loop=loop))
     assert (r.sent, r.ok, r.errors_total) == (60, 60, 0)
-    assert r.url == url and app.seen.handshakes == 3 and app.seen.pongs == 6
+    assert r.url == url and app.seen.handshakes == 3 and 3 <= pongs_once_settled(app, 6) <= 6
 
 
 def test_wss_probe_and_certificate_check(tls_context: ssl.SSLContext) -> None:
