@@ -123,7 +123,9 @@ def test_a_duration_load_keeps_the_invariant(go_h2: str) -> None:
     assert r.in_flight <= 3 * 8
 
 
-def test_workers_share_the_streams(go_h2: str) -> None:
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+@pytest.mark.parametrize("rate", [None, 2000])
+def test_workers_share_the_streams(go_h2: str, loop: str, rate: float | None) -> None:
     r = consistent(
         http_load(
             f"{go_h2}/",
@@ -132,11 +134,14 @@ def test_workers_share_the_streams(go_h2: str) -> None:
             connections=2,
             workers=2,
             requests=1000,
+            rate=rate,
+            loop=loop,
             verify_tls=False,
         )
     )
-    assert (r.ok, r.errors_total) == (1000, 0)
+    assert (r.ok, r.errors_total, r.in_flight) == (1000, 0, 0)
     assert r.generator.protocol == "h2" and r.generator.workers == 2
+    assert r.generator.loop == loop
 
 
 def test_open_loop_sends_on_free_streams(go_h2: str) -> None:
