@@ -13,11 +13,15 @@ it still has. What differs is that streams end out of order and one at a time:
   and opens as soon as a stream ends;
 - a stream's response is recorded by the run's ``record``, a stream that ended in error
   (the ``StreamError`` of the client: reset with its code, GOAWAY, protocol, gRPC status)
-  by ``fail_request`` with its kind and reason, and after either the run may start the
-  next request on this connection (``response_done``), whose stream opens in the same
-  write as the others the read freed;
+  by ``fail_request`` with its kind and reason; once the whole read is handled (a GOAWAY
+  in it included), each stream that ended lets the run start the next request here
+  (``response_done``), and their streams open in one write;
+- a mix's kinds (``record_kind``, ``kinds`` as ``MixConnection``'s) each send their own
+  header block, encoded once; with feeders each stream's block is made from the request
+  its source rendered (``h2_headers.encode_rendered_request``);
 - a stream that outlives the timeout is cancelled alone (RST_STREAM CANCEL) and counted
-  as ``timeout``; the connection goes on;
+  as ``timeout``; the connection goes on, unless its server has not even acknowledged the
+  client's SETTINGS: then it is dropped and replaced, as an HTTP/1.1 one after a timeout;
 - after a GOAWAY no stream opens: the connection closes once its last stream ended, and
   the run opens a new one (not an error); a connection the client found broken (a frame
   that breaks the protocol, a server answering in HTTP/1.1) has already failed each
