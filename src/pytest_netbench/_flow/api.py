@@ -13,9 +13,9 @@ import dataclasses
 import functools
 from collections.abc import Sequence
 from time import monotonic_ns
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
-from pytest_netbench._api import Monitored, Sampler, _Live, cluster_transport
+from pytest_netbench._api import Monitored, Sampler, _Live, _start_sampler, cluster_transport
 from pytest_netbench._engine.connecting import unreachable_message
 from pytest_netbench._engine.share import split_load
 from pytest_netbench._engine.workers import WorkerTransport, default_transport, run_workers
@@ -37,29 +37,41 @@ from pytest_netbench._spec import http_spec
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 
+class FlowLoadOptions(TypedDict, total=False):
+    """The load a flow makes, as :func:`flow_async` takes it (the loop is the caller's);
+    each option's default and check: :func:`flow_spec`."""
+
+    users: int
+    duration: float | None
+    sessions: int | None
+    rate: float | None
+    arrival: str
+    stages: Sequence[Any] | None
+    max_users: int | None
+    workers: int
+    warmup: float
+    timeout: float | None
+    connect_timeout: float | None
+    seed: int
+    allow_remote: bool
+
+
+class FlowOptions(FlowLoadOptions, total=False):
+    """The load a flow makes, as :func:`flow` takes it: with the loop it runs on."""
+
+    loop: str
+
+
 def flow(
     flow_function: Flows,
     url: str,
     *,
-    users: int = 10,
-    duration: float | None = None,
-    sessions: int | None = None,
-    rate: float | None = None,
-    arrival: str = "uniform",
-    stages: Sequence[Any] | None = None,
-    max_users: int | None = None,
-    workers: int = 1,
-    warmup: float = 0.0,
-    timeout: float | None = None,
-    connect_timeout: float | None = None,
-    loop: str = "auto",
-    seed: int = 0,
-    allow_remote: bool = False,
     server: Monitored | None = None,
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     client: str = "httpx",
     cluster: object | None = None,
+    **options: Unpack[FlowOptions],
 ) -> LoadResult:
     """Run ``users`` virtual users, each calling ``await flow_function(client)`` in a loop
     (one call is a session) with an ``httpx.AsyncClient`` (``client="lean"``: the lean
@@ -81,23 +93,7 @@ def flow(
     :class:`StopSignal` that ends it early, ``interrupted``). ``client="httpx"`` needs the
     ``flows`` extra (httpx).
     """
-    spec, sessions = flow_spec(
-        url,
-        users=users,
-        duration=duration,
-        sessions=sessions,
-        rate=rate,
-        arrival=arrival,
-        stages=stages,
-        max_users=max_users,
-        workers=workers,
-        warmup=warmup,
-        timeout=timeout,
-        connect_timeout=connect_timeout,
-        loop=loop,
-        seed=seed,
-        allow_remote=allow_remote,
-    )
+    spec, sessions = flow_spec(url, **options)
     return run_flow_spec(
         flow_function,
         spec,
@@ -125,13 +121,20 @@ def run_flow_spec(
     choice = flow_choice(flow_function)
     check_client(client)
     share = split_load(spec)[0]
-    if spec.workers > 1 or cluster is not None:
-        transport = default_transport(spec) if cluster is None else cluster_transport(cluster)
+    transport = _shares_transport(spec, cluster)
+    if transport is not None:
         return _in_shares(choice, spec, sessions, transport, server, progress, stop, client)
     sampler = _start_sampler(server)
     live = _Live(spec, 0.0, progress, stop)
     outcomes = run_flow_on_loop(choice, spec, share, monotonic_ns(), sessions, live.watch, client)
     return live.finish(_result(spec, choice, [outcomes], sampler))
+
+
+def _shares_transport(spec: LoadSpec, cluster: object | None) -> WorkerTransport | None:
+    """Where the shares run when not in this thread: worker processes, or the cluster's."""
+    if spec.workers == 1 and cluster is None:
+        return None
+    return default_transport(spec) if cluster is None else cluster_transport(cluster)
 
 
 def _in_shares(
@@ -163,50 +166,24 @@ async def flow_async(
     flow_function: Flows,
     url: str,
     *,
-    users: int = 10,
-    duration: float | None = None,
-    sessions: int | None = None,
-    rate: float | None = None,
-    arrival: str = "uniform",
-    stages: Sequence[Any] | None = None,
-    max_users: int | None = None,
-    workers: int = 1,
-    warmup: float = 0.0,
-    timeout: float | None = None,
-    connect_timeout: float | None = None,
-    seed: int = 0,
-    allow_remote: bool = False,
     server: Monitored | None = None,
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     client: str = "httpx",
     cluster: object | None = None,
+    **options: Unpack[FlowLoadOptions],
 ) -> LoadResult:
     """As :func:`flow`, on the caller's running asyncio loop; with ``workers`` > 1 or a
     ``cluster`` the shares run in worker processes (or on the cluster) while this loop
     waits for them in an executor thread, free to run other tasks."""
     loop = asyncio.get_running_loop()
     loop_name = type(loop).__module__.split(".")[0]
-    spec, sessions = flow_spec(
-        url,
-        users=users,
-        duration=duration,
-        sessions=sessions,
-        rate=rate,
-        arrival=arrival,
-        stages=stages,
-        max_users=max_users,
-        workers=workers,
-        warmup=warmup,
-        timeout=timeout,
-        connect_timeout=connect_timeout,
-        seed=seed,
-        allow_remote=allow_remote,
-    )
+    # The caller's loop runs this share, so no loop is taken (one given is a TypeError).
+    spec, sessions = flow_spec(url, loop="auto", **options)
     choice = flow_choice(flow_function)
     check_client(client)
-    if spec.workers > 1 or cluster is not None:
-        transport = default_transport(spec) if cluster is None else cluster_transport(cluster)
+    transport = _shares_transport(spec, cluster)
+    if transport is not None:
         shares = functools.partial(
             _in_shares, choice, spec, sessions, transport, server, progress, stop, client
         )
@@ -287,15 +264,6 @@ def check_client(client: str) -> None:
                 "a flow with client='httpx' needs httpx: pip install 'pytest-netbench[flows]',"
                 " or run it with client='lean'"
             ) from None
-
-
-def _start_sampler(server: Monitored | None) -> Sampler | None:
-    if server is None:
-        return None
-    server.check_alive()
-    sampler = server.monitor()
-    sampler.start()
-    return sampler
 
 
 def _result(
