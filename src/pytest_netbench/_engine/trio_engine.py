@@ -30,9 +30,15 @@ from pytest_netbench._engine.precise_timer import TimerFd, open_timerfd
 from pytest_netbench._engine.ramp import NEVER_NS, share_connection_ramp
 from pytest_netbench._engine.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._engine.trio_timers import tick_timeline, watch_share
 from pytest_netbench._engine.watch import ShareWatch, Watcher
 from pytest_netbench._engine.ws_listen_trio import run_listen_trio
-from pytest_netbench._engine.ws_trio import HandshakeEnded, WsTalk, open_websocket
+from pytest_netbench._engine.ws_trio import (
+    HandshakeEnded,
+    WsTalk,
+    close_websocket,
+    open_websocket,
+)
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.framing import OnError, OnResponse
 from pytest_netbench._proto.source import RequestSource
@@ -53,7 +59,16 @@ class _Slot:
     """One connection's outstanding requests: start times, (open loop) intended times and
     (a mix) the kind of each one written."""
 
-    __slots__ = ("broken", "intended", "keep_alive", "kinds", "pending", "served", "ws_leftover")
+    __slots__ = (
+        "broken",
+        "intended",
+        "keep_alive",
+        "kinds",
+        "pending",
+        "served",
+        "ws_idle",
+        "ws_leftover",
+    )
 
     def __init__(self) -> None:
         self.pending: deque[int] = deque()
@@ -63,6 +78,8 @@ class _Slot:
         self.keep_alive = True
         self.broken = ""
         self.ws_leftover = b""  # frames that came with a WebSocket handshake's answer
+        # A WebSocket open, unbroken and with no frame half written: it may close cleanly.
+        self.ws_idle = False
 
 
 class TrioRun(OpenAccounting):
@@ -159,6 +176,7 @@ class TrioRun(OpenAccounting):
         closed, or said it would, with requests outstanding; ``protocol``: ``slot.broken``
         says why; ``reset``: ``exc`` is what the stream raised."""
         err_no: int | None = None
+        slot.ws_idle = False
         if failure == "connect":
             kind = "connect"
             if isinstance(exc, trio.TooSlowError) or exc is None:
@@ -244,6 +262,7 @@ class TrioRun(OpenAccounting):
                     break
                 if not data:
                     framer.feed_eof()  # may complete a close-delimited response
+                    slot.ws_idle = False
                     if slot.pending:
                         self.fail(slot, "closed")
                     self.check_finished()
@@ -267,6 +286,8 @@ class TrioRun(OpenAccounting):
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
             self.fail(slot, "reset", exc)
         finally:
+            if talk is not None and slot.ws_idle and talk.framer.open:
+                await close_websocket(stream, talk.framer, self.spec.timeout_s)
             framer.release()  # see Framer.release
             self.slots.discard(slot)
             with trio.CancelScope(shield=True):
@@ -287,7 +308,9 @@ class TrioRun(OpenAccounting):
         websocket = self.exchange.websocket
         if websocket is not None:
             frame = websocket.frames.next_frame()  # a fresh masking key for each message
+            slot.ws_idle = False  # a send cancelled half way leaves no clean close
             await stream.send_all(frame)
+            slot.ws_idle = True
             self.recorder.bytes_written += len(frame)
             return
         for chunk in self.exchange.chunks:
@@ -305,6 +328,7 @@ class TrioRun(OpenAccounting):
         try:
             accepted = await open_websocket(stream, self.exchange.websocket, left_s, self.recorder)
             slot.ws_leftover = accepted.leftover
+            slot.ws_idle = True
             return stream
         except HandshakeRefused as refused:
             if slot.pending and slot.pending[0] >= self.measure_start_ns and not self.stopping:
@@ -339,9 +363,12 @@ class TrioRun(OpenAccounting):
         """After a read: write the pongs (and close reply) owed; True when the server
         closed, its close failing what is outstanding as ``reset`` with the code."""
         if talk.replies:
+            slot.ws_idle = False
             self.recorder.bytes_written += await talk.send_replies(stream)
+            slot.ws_idle = True
         if not talk.closed:
             return False
+        slot.ws_idle = False
         if not self.stopping and monotonic_ns() >= self.measure_start_ns:
             codes = self.recorder.status_codes
             codes[talk.close_code] = codes.get(talk.close_code, 0) + 1
@@ -463,6 +490,9 @@ async def _open_connection(run: TrioRun, precounted: bool = False) -> None:
         if not run.stopping:
             run.ensure_takers()
         if stream is not None:
+            websocket = run.exchange.websocket
+            if websocket is not None and slot.ws_idle:
+                await close_websocket(stream, websocket.silent_framer(), run.spec.timeout_s)
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(stream)
 
@@ -573,23 +603,6 @@ def _hand_out(run: TrioRun, due: int) -> None:
     run.ensure_takers()
 
 
-async def _ticker(run: TrioRun) -> None:
-    await trio.sleep(max(run.measure_start_ns - monotonic_ns(), 0) / NS_PER_S)
-    run.open_window()
-    next_tick = run.measure_start_ns + NS_PER_S
-    while True:
-        await trio.sleep(max(next_tick - monotonic_ns(), 0) / NS_PER_S)
-        run.recorder.tick()
-        next_tick += NS_PER_S
-
-
-async def _watcher(run: TrioRun, watcher: Watcher) -> None:
-    while not run.stopping:
-        await trio.sleep(watcher.watch.every_s)
-        if watcher.check():
-            run.stop()  # at once: an interrupted run does not drain
-
-
 async def _run(
     spec: LoadSpec, share: WorkerShare, released_ns: int, watch: ShareWatch | None
 ) -> WorkerOutcome:
@@ -621,8 +634,8 @@ async def _run_from(
     with run.cancel_scope:
         async with trio.open_nursery() as nursery:
             if watcher is not None:
-                nursery.start_soon(_watcher, run, watcher)
-            nursery.start_soon(_ticker, run)
+                nursery.start_soon(watch_share, run, watcher)
+            nursery.start_soon(tick_timeline, run)
             if spec.duration_s is not None:
                 end_at = run.measure_start_ns + int(spec.duration_s * NS_PER_S)
 

@@ -26,8 +26,9 @@ from pytest_netbench._engine.connecting import (
 from pytest_netbench._engine.exchange import Exchange, build_exchange
 from pytest_netbench._engine.listen_rules import Held, ListenRules
 from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._engine.trio_timers import tick_timeline, watch_share
 from pytest_netbench._engine.watch import ShareWatch, Watcher
-from pytest_netbench._engine.ws_trio import HandshakeEnded, open_websocket
+from pytest_netbench._engine.ws_trio import HandshakeEnded, close_websocket, open_websocket
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.websocket import HandshakeInvalid, HandshakeRefused, describe_close
 from pytest_netbench._proto.ws_push import PushFramer
@@ -39,7 +40,17 @@ _READ_SIZE = 64 * 1024
 class _Listener:
     """One held connection: its rules' part, its stream once open, its framer."""
 
-    __slots__ = ("broken", "close", "framer", "held", "replies", "scope", "send_lock", "stream")
+    __slots__ = (
+        "broken",
+        "close",
+        "framer",
+        "half_written",
+        "held",
+        "replies",
+        "scope",
+        "send_lock",
+        "stream",
+    )
 
     def __init__(self) -> None:
         self.held = Held()
@@ -50,6 +61,8 @@ class _Listener:
         self.replies: list[bytes] = []
         self.broken = ""
         self.close: tuple[int, str] | None = None
+        # A write cancelled half way: no clean close at the load's end.
+        self.half_written = False
 
 
 class TrioListenRun(RunAccounting):
@@ -94,6 +107,9 @@ class TrioListenRun(RunAccounting):
                 await self._hold(conn)
         finally:
             if conn.stream is not None:
+                framer = conn.framer
+                if framer is not None and framer.open and not (conn.held.lost or conn.half_written):
+                    await close_websocket(conn.stream, framer, self.spec.timeout_s)
                 with trio.CancelScope(shield=True):
                     await trio.aclose_forcefully(conn.stream)
             if conn.framer is not None:
@@ -187,7 +203,9 @@ class TrioListenRun(RunAccounting):
         """Write on ``conn`` (its pongs and close reply, or the pinger's ping)."""
         assert conn.stream is not None
         async with conn.send_lock:
+            conn.half_written = True
             await conn.stream.send_all(data)
+            conn.half_written = False
         self.recorder.bytes_written += len(data)
 
 
@@ -209,23 +227,6 @@ async def _pinger(run: TrioListenRun, every_s: float) -> None:
                 pass  # the connection's own task reports its loss
 
 
-async def _ticker(run: TrioListenRun) -> None:
-    await trio.sleep(max(run.measure_start_ns - monotonic_ns(), 0) / NS_PER_S)
-    run.open_window()
-    next_tick = run.measure_start_ns + NS_PER_S
-    while True:
-        await trio.sleep(max(next_tick - monotonic_ns(), 0) / NS_PER_S)
-        run.recorder.tick()
-        next_tick += NS_PER_S
-
-
-async def _watcher(run: TrioListenRun, watcher: Watcher) -> None:
-    while not run.stopping:
-        await trio.sleep(watcher.watch.every_s)
-        if watcher.check():
-            run.stop()
-
-
 async def run_listen_trio(
     spec: LoadSpec, share: WorkerShare, released_ns: int, watch: ShareWatch | None
 ) -> WorkerOutcome:
@@ -240,8 +241,8 @@ async def run_listen_trio(
     with run.cancel_scope:
         async with trio.open_nursery() as nursery:
             if watcher is not None:
-                nursery.start_soon(_watcher, run, watcher)
-            nursery.start_soon(_ticker, run)
+                nursery.start_soon(watch_share, run, watcher)
+            nursery.start_soon(tick_timeline, run)
             if spec.duration_s is not None:
                 end_at = run.deadline_ns
 

@@ -1,0 +1,35 @@
+"""The two timers every share on trio keeps beside its connections: the timeline's tick
+once a second from the window's start, and the share's watch (progress, a stop request).
+
+Written once for the trio loads (``trio_engine``, ``ws_listen_trio``); each run's own
+:meth:`~pytest_netbench._engine.accounting.RunAccounting.stop` does its teardown.
+"""
+
+from __future__ import annotations
+
+from time import monotonic_ns
+
+import trio
+
+from pytest_netbench._engine.accounting import RunAccounting
+from pytest_netbench._engine.clocks import NS_PER_S
+from pytest_netbench._engine.watch import Watcher
+
+
+async def tick_timeline(run: RunAccounting) -> None:
+    """Open the window when the warm-up ends, then close a timeline row every second."""
+    await trio.sleep(max(run.measure_start_ns - monotonic_ns(), 0) / NS_PER_S)
+    run.open_window()
+    next_tick = run.measure_start_ns + NS_PER_S
+    while True:
+        await trio.sleep(max(next_tick - monotonic_ns(), 0) / NS_PER_S)
+        run.recorder.tick()
+        next_tick += NS_PER_S
+
+
+async def watch_share(run: RunAccounting, watcher: Watcher) -> None:
+    """Check the share's watch at its interval; a stop request ends the run."""
+    while not run.stopping:
+        await trio.sleep(watcher.watch.every_s)
+        if watcher.check():
+            run.stop()  # at once: an interrupted run does not drain
