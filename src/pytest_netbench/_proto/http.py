@@ -20,7 +20,9 @@ import httptools
 from pytest_netbench._model import LoadSpec, Request
 from pytest_netbench._proto.framing import OnError, OnResponse
 
-_MAX_HEAD_BYTES = 64 * 1024
+# llhttp sets no limit on a header block; this one is every HTTP/1.1 reader's.
+MAX_HEAD_BYTES = 64 * 1024
+HEAD_TOO_LARGE = "malformed response: header block larger than 64 KiB"
 UPGRADE_REASON = "server switched protocols (101/Upgrade), which a load test cannot follow"
 
 
@@ -35,6 +37,18 @@ def callback_failure(exc: httptools.HttpParserCallbackError) -> BaseException:
     """What one of our own parser callbacks raised (httptools wraps it): a fault in this
     program, to be raised as itself, never counted against the server as a bad response."""
     return exc.__context__ or exc
+
+
+def feed_parser(parser: httptools.HttpResponseParser, data: bytes) -> str:
+    """Feed ``data`` to httptools: "" when it parsed, else the ``protocol`` error's reason
+    (a fault of our own callbacks is raised as itself)."""
+    try:
+        parser.feed_data(data)
+    except httptools.HttpParserCallbackError as exc:
+        raise callback_failure(exc) from None
+    except (httptools.HttpParserUpgrade, httptools.HttpParserError) as exc:
+        return parser_error_reason(exc)
+    return ""
 
 
 def non_final_status_problem(status: int) -> str:
@@ -162,25 +176,21 @@ class ResponseFramer:
         if self.failed:
             return
         self._passed_boundary = False
-        try:
-            self._parser.feed_data(data)
-        except httptools.HttpParserCallbackError as exc:
-            raise callback_failure(exc) from None
-        except (httptools.HttpParserUpgrade, httptools.HttpParserError) as exc:
-            self._fail(parser_error_reason(exc))
-        else:
-            if self._status == 0 and not self._passed_boundary:
-                self._count_head_bytes(len(data))
+        problem = feed_parser(self._parser, data)
+        if problem:
+            self._fail(problem)
+        elif self._status == 0 and not self._passed_boundary:
+            self._count_head_bytes(len(data))
 
     def _count_head_bytes(self, size: int) -> None:
         # llhttp sets no limit on a header block; without one, a server that never ends
         # its head would hold the request until the timeout while memory grows. A head
         # begun inside a feed (one that passed a message boundary) is counted from the
-        # next feed, so the bound is one read more than _MAX_HEAD_BYTES and never a false
+        # next feed, so the bound is one read more than MAX_HEAD_BYTES and never a false
         # alarm on pipelined small responses.
         self._head_bytes += size
-        if self._head_bytes > _MAX_HEAD_BYTES:
-            self._fail("malformed response: header block larger than 64 KiB")
+        if self._head_bytes > MAX_HEAD_BYTES:
+            self._fail(HEAD_TOO_LARGE)
 
     def feed_eof(self) -> bool:
         """The peer closed. Returns True if that completed a close-delimited response."""
@@ -249,8 +259,8 @@ class HeadResponseFramer:
         while True:
             end = self._buffer.find(b"\r\n\r\n")
             if end < 0:
-                if len(self._buffer) > _MAX_HEAD_BYTES:
-                    self._fail("malformed response: header block larger than 64 KiB")
+                if len(self._buffer) > MAX_HEAD_BYTES:
+                    self._fail(HEAD_TOO_LARGE)
                 elif b"\n\n" in self._buffer:  # would otherwise wait for a CRLF that never comes
                     self._fail("malformed response: lines end in a bare LF, not CRLF")
                 return

@@ -18,13 +18,12 @@ import httptools
 
 from pytest_netbench._proto.framing import OnError
 from pytest_netbench._proto.http import (
+    HEAD_TOO_LARGE,
+    MAX_HEAD_BYTES,
     _is_length_delimited,
-    callback_failure,
+    feed_parser,
     non_final_status_problem,
-    parser_error_reason,
 )
-
-_MAX_HEAD_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,19 +113,16 @@ class ResponseReader:
         if self.failed:
             return
         self._passed_boundary = False
-        try:
-            self._parser.feed_data(data)
-        except httptools.HttpParserCallbackError as exc:
-            raise callback_failure(exc) from None
-        except (httptools.HttpParserUpgrade, httptools.HttpParserError) as exc:
-            self._fail(parser_error_reason(exc))
+        problem = feed_parser(self._parser, data)
+        if problem:
+            self._fail(problem)
             return
         if self._status == 0 and not self._passed_boundary and not self.failed:
             # A server that never ends its head would otherwise grow it until the timeout
             # (counted from the feed after a boundary, as the framers count it).
             self._head_bytes += len(data)
-            if self._head_bytes > _MAX_HEAD_BYTES:
-                self._fail("malformed response: header block larger than 64 KiB")
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self._fail(HEAD_TOO_LARGE)
 
     def feed_eof(self) -> bool:
         """The peer closed. True if that completed a close-delimited response."""
