@@ -26,15 +26,23 @@ class HttpTarget:
 
 
 def parse_http_url(url: str) -> HttpTarget:
+    """``http://`` or ``https://host[:port]/path?query`` as a target."""
+    return parse_url(url, ("http", "https"), "use http or https")
+
+
+def parse_url(url: str, schemes: tuple[str, str], accepted: str) -> HttpTarget:
+    """``url`` as a target: its scheme one of ``schemes`` (the plain one, then the one over
+    TLS, whose default port is 443); ``accepted`` says which to a URL with another."""
+    plain, secure = schemes
     if "://" not in url:
-        raise SpecError(f"target {url!r} has no scheme: write it as http://{url}")
+        raise SpecError(f"target {url!r} has no scheme: write it as {plain}://{url}")
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise SpecError(f"unsupported scheme {parts.scheme!r} in {url!r}: use http or https")
+    if parts.scheme not in schemes:
+        raise SpecError(f"unsupported scheme {parts.scheme!r} in {url!r}: {accepted}")
     if not parts.hostname:
         raise SpecError(f"target {url!r} has no host")
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        port = parts.port or (443 if parts.scheme == secure else 80)
     except ValueError as exc:
         raise SpecError(f"bad port in {url!r}: {exc}") from None
     target = parts.path or "/"

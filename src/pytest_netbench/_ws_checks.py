@@ -6,10 +6,9 @@ from __future__ import annotations
 import string
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 from pytest_netbench._errors import SpecError
-from pytest_netbench._target import HttpTarget
+from pytest_netbench._target import HttpTarget, parse_url
 
 # The handshake's own headers: one given again would make a request the server may refuse.
 _HANDSHAKE_HEADERS = frozenset(
@@ -22,23 +21,7 @@ _TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "!#$%&'*+-.^_`|~
 def parse_ws_url(url: str) -> HttpTarget:
     """``ws://`` or ``wss://host[:port]/path?query`` as a target (``scheme`` ``"ws"`` or
     ``"wss"``)."""
-    if "://" not in url:
-        raise SpecError(f"target {url!r} has no scheme: write it as ws://{url}")
-    parts = urlsplit(url)
-    if parts.scheme not in ("ws", "wss"):
-        raise SpecError(
-            f"unsupported scheme {parts.scheme!r} in {url!r}: a WebSocket URL is ws:// or wss://"
-        )
-    if not parts.hostname:
-        raise SpecError(f"target {url!r} has no host")
-    try:
-        port = parts.port or (443 if parts.scheme == "wss" else 80)
-    except ValueError as exc:
-        raise SpecError(f"bad port in {url!r}: {exc}") from None
-    target = parts.path or "/"
-    if parts.query:
-        target += "?" + parts.query
-    return HttpTarget(parts.scheme, parts.hostname, port, target)
+    return parse_url(url, ("ws", "wss"), "a WebSocket URL is ws:// or wss://")
 
 
 def checked_message(message: object, size: object, binary: bool) -> tuple[bytes, bool]:
