@@ -4,7 +4,8 @@ report theirs."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_netbench._cli.exit_codes import ExitCode
@@ -32,12 +33,7 @@ def run_load(args: argparse.Namespace) -> ExitCode:
     thresholds = read_thresholds(args, requests=mix_names(options))
     check_plot(args)
     with CommandLive(progress=args.progress, quiet=args.quiet) as live:
-        if args.command == "http":
-            result = _run_http(args, live, options)
-        elif args.command == "ws":
-            result = _run_ws(args, live, options)
-        else:
-            result = _run_echo(args, live, options)
+        result = _run(args, live, options)
         live.clear()
     verdict = thresholds.evaluate(result) if thresholds is not None else None
     unwritten = write_files(args, result, stem=args.command)
@@ -106,40 +102,18 @@ def check_plot(args: argparse.Namespace) -> None:
         require_matplotlib()
 
 
-def _run_http(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -> LoadResult:
-    from pytest_netbench._api import http_load
+def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -> LoadResult:
+    """The command's load at its target, with the live line, the cluster and the retries."""
+    from pytest_netbench._api import echo_load, http_load, ws_load
 
-    return http_load(
-        args.url,
-        progress=live.progress,
-        stop=live.stop,
-        cluster=args.cluster,
-        retries=args.retries or 0,
-        **options,
-    )
+    load: Callable[..., LoadResult]
+    if args.command == "echo":
+        from pytest_netbench._target import parse_host_port
 
-
-def _run_ws(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -> LoadResult:
-    from pytest_netbench._api import ws_load
-
-    return ws_load(
-        args.url,
-        progress=live.progress,
-        stop=live.stop,
-        cluster=args.cluster,
-        retries=args.retries or 0,
-        **options,
-    )
-
-
-def _run_echo(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -> LoadResult:
-    from pytest_netbench._api import echo_load
-    from pytest_netbench._target import parse_host_port
-
-    host, port = parse_host_port(args.target)
-    return echo_load(
-        host,
-        port,
+        load = functools.partial(echo_load, *parse_host_port(args.target))
+    else:
+        load = functools.partial(ws_load if args.command == "ws" else http_load, args.url)
+    return load(
         progress=live.progress,
         stop=live.stop,
         cluster=args.cluster,
