@@ -73,37 +73,36 @@ _RUST = build.BuildRecipe(
     artifact="server",
     install_hint="https://rustup.rs, or Debian: apt-get install rustc",
 )
-_GO = build.BuildRecipe(
-    name="go",
-    source_dir=_APPS_DIR / "go",
-    tools=("go",),
-    steps=(("go", "build", "-o", "{out}/server", "{src}/main.go"),),
-    artifact="server",
-    install_hint="https://go.dev/dl, or Debian: apt-get install golang-go",
-    env={"GOTOOLCHAIN": "local", "CGO_ENABLED": "0"},  # no toolchain download, no cgo
-)
+_GO_HINT = "https://go.dev/dl, or Debian: apt-get install golang-go"
+
+
+def _go(name: str, *build_args: str, install_hint: str = _GO_HINT) -> build.BuildRecipe:
+    """The build of the Go app in apps/NAME: ``go build ARGS`` with the installed Go
+    (never a toolchain download) and no cgo."""
+    return build.BuildRecipe(
+        name=name,
+        source_dir=_APPS_DIR / name,
+        tools=("go",),
+        steps=(("go", "build", *build_args),),
+        artifact="server",
+        install_hint=install_hint,
+        env={"GOTOOLCHAIN": "local", "CGO_ENABLED": "0"},
+    )
+
+
+_GO = _go("go", "-o", "{out}/server", "{src}/main.go")
 # The Go ws app is a module of its own (gorilla/websocket): its first build downloads it
 # through the Go module proxy, checked against go.sum; the hello/echo build stays offline.
-_GO_WS = build.BuildRecipe(
-    name="go_ws",
-    source_dir=_APPS_DIR / "go_ws",
-    tools=("go",),
-    steps=(("go", "build", "-C", "{src}", "-o", "{out}/server", "."),),
-    artifact="server",
-    install_hint="https://go.dev/dl, or Debian: apt-get install golang-go",
-    env={"GOTOOLCHAIN": "local", "CGO_ENABLED": "0"},
-)
+_GO_WS = _go("go_ws", "-C", "{src}", "-o", "{out}/server", ".")
 # HTTP/2 (issue 22): h2c and TLS+ALPN h2 from net/http alone (Go 1.24+'s http.Protocols),
 # built apart so that an older Go still builds the hello/echo app. Not an app of the
 # catalog yet: it becomes one when the engine speaks HTTP/2 (docs/architecture.md).
-GO_H2 = build.BuildRecipe(
-    name="go_h2",
-    source_dir=_APPS_DIR / "go_h2",
-    tools=("go",),
-    steps=(("go", "build", "-o", "{out}/server", "{src}/main.go"),),
-    artifact="server",
+GO_H2 = _go(
+    "go_h2",
+    "-o",
+    "{out}/server",
+    "{src}/main.go",
     install_hint="https://go.dev/dl (1.24 or later), or Debian: apt-get install golang-go",
-    env={"GOTOOLCHAIN": "local", "CGO_ENABLED": "0"},
 )
 # Node's ws app needs the ws package: its build installs that one version from the npm
 # registry (ws has no dependencies) beside a copy of the script, which finds it there.
