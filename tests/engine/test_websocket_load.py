@@ -8,6 +8,7 @@ import ssl
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from servers import ServerThread, StartEcho, StartHttp
@@ -19,6 +20,7 @@ from pytest_netbench.cli import ExitCode, main
 StartWs = Callable[..., tuple[ServerThread, WsApp]]
 Consistent = Callable[[LoadResult], LoadResult]
 MESSAGES = 120
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -48,6 +50,7 @@ def test_round_trips_are_counted_per_message(
     assert (r.sent, r.ok, r.errors_total) == (MESSAGES, MESSAGES, 0)
     assert app.seen.messages == MESSAGES and app.seen.masked
     assert app.seen.handshakes == 4  # one per connection, kept open throughout
+    assert client_closes(app, 4) == [1000] * 4  # each closed cleanly at the end
     assert r.url == f"ws://127.0.0.1:{server.port}/echo"
     assert r.latency.count == MESSAGES and r.bytes_written > 0 and r.bytes_read > 0
 
@@ -95,16 +98,20 @@ def test_fragmented_echoes_with_a_ping_between_are_reassembled(
     assert app.seen.pongs == 60  # every ping between fragments was answered
 
 
-def pongs_once_settled(app: WsApp, expected: int, within_s: float = 1.0) -> int:
-    """The server's pong count once it reached ``expected`` or ``within_s`` passed: the load
-    returns when its last answer arrives, and on a busy machine the server thread may read
-    the last pong a moment later. The server pings just before an echo; when that echo
-    is a connection's last, the load ends there and aborts the connection, and the pong
-    still in its write buffer (TLS's, most often) is dropped: one per connection at most."""
+def settled(read: Callable[[], T], expected: T, within_s: float = 5.0) -> T:
+    """What ``read`` gives once it gives ``expected``, or once ``within_s`` passed. The load
+    closes each connection cleanly at its end, the pong it owed first, and waits for the
+    server's close, so the server has seen both by then; but a clean close is bounded
+    (1 s at most), and on a busy machine the server thread may be later still."""
     deadline = time.monotonic() + within_s
-    while app.seen.pongs < expected and time.monotonic() < deadline:
+    while (value := read()) != expected and time.monotonic() < deadline:
         time.sleep(0.02)
-    return app.seen.pongs
+    return value
+
+
+def client_closes(app: WsApp, count: int) -> list[int]:
+    """The close codes of the clients' own closes, once ``count`` came."""
+    return settled(lambda: sorted(app.seen.close_replies), [1000] * count)
 
 
 def test_pings_during_a_load_are_answered(
@@ -113,7 +120,9 @@ def test_pings_during_a_load_are_answered(
     server, app = ws_server(ping_every=5)
     r = consistent(ws_load(url_of(server), connections=3, requests=MESSAGES, loop=loop))
     assert (r.ok, r.errors_total) == (MESSAGES, 0)
-    assert MESSAGES // 5 - 3 <= pongs_once_settled(app, MESSAGES // 5) <= MESSAGES // 5
+    # Every ping answered, the last ones too: the clean close at the end sends them first.
+    assert settled(lambda: app.seen.pongs, MESSAGES // 5) == MESSAGES // 5
+    assert client_closes(app, 3) == [1000] * 3
 
 
 def test_a_server_close_mid_load_is_a_reset_with_its_code(
@@ -125,8 +134,12 @@ def test_a_server_close_mid_load_is_a_reset_with_its_code(
     assert dict(r.status_codes) == {1011: 10}
     assert "code 1011 (internal error): 'bye'" in r.error_samples["reset"]
     assert app.seen.messages == 100
-    # Each close was answered with its code, and the run opened a connection in its place.
-    assert app.seen.handshakes >= 11
+    # Each close was answered with its code, and the run opened a connection in its place
+    # (but for the last: the 100th message was a close); the one open at the end closed
+    # with 1000.
+    assert app.seen.handshakes == 11
+    expected = [1000] + [1011] * 10
+    assert settled(lambda: sorted(app.seen.close_replies), expected) == expected
 
 
 def test_a_corrupt_frame_is_a_protocol_error(
@@ -158,7 +171,9 @@ def test_wss_round_trips_over_tls(
         url = f"wss://127.0.0.1:{server.port}/secure"
         r = consistent(ws_load(url, connections=3, requests=60, verify_tls=False, loop=loop))
     assert (r.sent, r.ok, r.errors_total) == (60, 60, 0)
-    assert r.url == url and app.seen.handshakes == 3 and 3 <= pongs_once_settled(app, 6) <= 6
+    assert r.url == url and app.seen.handshakes == 3
+    assert settled(lambda: app.seen.pongs, 6) == 6  # the last ones too, over TLS
+    assert client_closes(app, 3) == [1000] * 3
 
 
 def test_wss_probe_and_certificate_check(tls_context: ssl.SSLContext) -> None:
@@ -227,6 +242,17 @@ def test_the_client_delay_probe_opens_a_websocket_beside_the_load(ws_server: Sta
     assert r.sent == r.ok + r.errors_total + r.in_flight
 
 
+def test_a_clean_close_waits_no_longer_than_its_bound(ws_server: StartWs, loop: str) -> None:
+    """A server that never answers the client's close: the load still ends, each
+    connection's wait bounded (a second at most; here the load's 0.3 s timeout)."""
+    server, app = ws_server(ignore_close=True)
+    started = time.monotonic()
+    r = ws_load(url_of(server), connections=3, requests=30, timeout=0.3, loop=loop)
+    assert (r.ok, r.errors_total) == (30, 0)
+    assert settled(lambda: sorted(app.seen.close_replies), [1000] * 3) == [1000] * 3
+    assert time.monotonic() - started < 30  # bounded, not waiting on the server forever
+
+
 def test_a_refused_probe_is_a_status_error(ws_server: StartWs) -> None:
     server, _ = ws_server(refuse=403)
     r = ws_load(url_of(server), connections=1, duration=0.5, probe_every=0.05)
@@ -260,7 +286,13 @@ def test_open_loop_messages_on_schedule(
     assert (r.sent, r.ok, r.errors["reset"], r.errors_total) == (200, 196, 4, 4)
     assert dict(r.status_codes) == {1011: 4}
     # A ping before every 10th echo; the 50th, 100th, ... were closes instead.
-    assert app.seen.messages == 200 and app.seen.pongs == 20 - 4
+    assert app.seen.messages == 200
+    assert settled(lambda: app.seen.pongs, 20 - 4) == 20 - 4
+    # Every connection ended with the server's close (1011) or, open at the end, the
+    # client's own (1000).
+    at_end = app.seen.handshakes - 4
+    expected = [1000] * at_end + [1011] * 4
+    assert settled(lambda: sorted(app.seen.close_replies), expected) == expected
 
 
 def test_the_command_line_runs_a_websocket_load(

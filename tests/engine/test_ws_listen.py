@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import ssl
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -42,6 +43,15 @@ def url_of(server: ServerThread) -> str:
     return f"ws://127.0.0.1:{server.port}/feed"
 
 
+def closes_once_settled(app: PushApp, count: int, within_s: float = 5.0) -> list[int]:
+    """The codes of the clients' own closes, once ``count`` came or ``within_s`` passed (the
+    load waits for the server's answer to each, but a second at most)."""
+    deadline = time.monotonic() + within_s
+    while len(app.seen.client_closes) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return sorted(app.seen.client_closes)
+
+
 def test_held_connections_and_a_count_of_stamped_pushes(
     push_server: StartPush, loop: str, consistent: Consistent
 ) -> None:
@@ -56,6 +66,8 @@ def test_held_connections_and_a_count_of_stamped_pushes(
     assert r.generator.connections_opened == HELD
     assert r.latency.count == 120 and r.max_ms >= r.p50_ms >= 0  # stamp to arrival
     assert r.bytes_read > 0
+    # Each held connection closed cleanly at the end, pushes still arriving.
+    assert closes_once_settled(app, HELD) == [1000] * HELD
 
 
 def test_binary_stamps_and_pushes_without_one(
@@ -100,6 +112,7 @@ def test_pings_are_answered_during_the_hold(
     )
     assert r.errors_total == 0 and r.ok > 0
     assert app.seen.pings >= HELD  # every connection pinged at least once
+    assert closes_once_settled(app, HELD) == [1000] * HELD
 
 
 def test_a_ping_without_a_pong_loses_its_connection(

@@ -18,7 +18,7 @@ import base64
 import hashlib
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ws_servers import _frame
 
@@ -47,6 +47,7 @@ class PushSeen:
     server_pings: int = 0
     pongs: int = 0  # answers to the server's pings
     open_now: int = 0
+    client_closes: list[int] = field(default_factory=list)  # codes of clients' closes
 
 
 class PushApp:
@@ -78,13 +79,14 @@ class PushApp:
             self._all_open.set()
         pusher = asyncio.ensure_future(self._push(writer))
         try:
-            await self._read(reader, writer)
+            await self._read(reader, writer, pusher)
         finally:
             pusher.cancel()
             self.seen.open_now -= 1
             writer.close()
 
-    async def _push(self, writer: asyncio.StreamWriter) -> None:
+    async def _push(self, writer: asyncio.StreamWriter) -> bool:
+        """Push until closing (True: with a close frame) or stalled (False)."""
         options = self.options
         assert self._all_open is not None
         await self._all_open.wait()
@@ -106,15 +108,20 @@ class PushApp:
             if options.stall_after and n >= options.stall_after:
                 writer.write(_frame(0x1, b'{"seq": "never whole"}')[:10])
                 await writer.drain()
-                return  # the connection stays open, the push half sent
+                return False  # the connection stays open, the push half sent
             if options.close_after and n >= options.close_after:
                 writer.write(_frame(0x8, options.close_code.to_bytes(2, "big") + b"enough"))
                 await writer.drain()
-                return
+                return True
             await writer.drain()
             await asyncio.sleep(options.every_s)
 
-    async def _read(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _read(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        pusher: asyncio.Future[bool],
+    ) -> None:
         while True:
             try:
                 first, second = await reader.readexactly(2)
@@ -128,6 +135,18 @@ class PushApp:
             payload = bytes(b ^ key[i % 4] for i, b in enumerate(data))
             opcode = first & 0x0F
             if opcode == 0x8:
+                # A client's own close is answered with its code; one answering the
+                # server's close (after close_after) is not.
+                server_closed = (
+                    pusher.done()
+                    and not pusher.cancelled()
+                    and pusher.exception() is None
+                    and pusher.result()
+                )
+                if not server_closed:
+                    self.seen.client_closes.append(int.from_bytes(payload[:2], "big"))
+                    writer.write(_frame(0x8, payload[:2]))
+                    await writer.drain()
                 return
             if opcode == 0xA and payload.startswith(b"are you there"):
                 self.seen.pongs += 1

@@ -30,6 +30,7 @@ class WsOptions:
     corrupt_every: int = 0  # every Nth message: a frame with a reserved bit set instead
     stall_every: int = 0  # every Nth message: never answered (its connection stays open)
     reply: bytes = b""  # answer every message with this text instead of its echo
+    ignore_close: bool = False  # never answer a client's close (nor close the connection)
 
 
 @dataclass
@@ -38,7 +39,7 @@ class WsSeen:
     handshakes: int = 0  # accepted
     messages: int = 0
     pongs: int = 0
-    close_replies: list[int] = field(default_factory=list)  # the codes clients echoed
+    close_replies: list[int] = field(default_factory=list)  # codes of clients' closes
     offered: list[str] = field(default_factory=list)  # each handshake's protocol header
     masked: bool = True  # every client frame was masked
 
@@ -92,16 +93,33 @@ class WsApp:
             answer.append(f"Sec-WebSocket-Protocol: {chosen}")
         writer.write(("\r\n".join(answer) + "\r\n\r\n").encode())
         self.seen.handshakes += 1
+        closing = False  # this server sent a close first
         while True:
             opcode, payload = await self._read_frame(reader)
             if opcode == 0x8:
                 self.seen.close_replies.append(int.from_bytes(payload[:2], "big"))
+                if options.ignore_close:
+                    continue  # the client's bound must end its wait
+                if not closing:  # the client closed first: answer with its code, as RFC 6455
+                    writer.write(_frame(0x8, payload[:2]))
+                    await writer.drain()
+                writer.close()
                 return
             if opcode == 0xA:
                 self.seen.pongs += 1
                 continue
+            closing = closing or self._closes(self.seen.messages + 1)
             if not await self._answer(writer, opcode, payload):
                 return
+
+    def _closes(self, n: int) -> bool:
+        """Whether the ``n``th message is answered with a close."""
+        options = self.options
+        if options.stall_every and n % options.stall_every == 0:
+            return False
+        if options.corrupt_every and n % options.corrupt_every == 0:
+            return False
+        return bool(options.close_every and n % options.close_every == 0)
 
     async def _answer(self, writer: asyncio.StreamWriter, opcode: int, payload: bytes) -> bool:
         """Answer one data message; False once this connection is done."""

@@ -220,3 +220,37 @@ def test_corrupt_frames_are_protocol_errors(data: bytes, words: str) -> None:
     framer.feed(server_frame(ws.TEXT, PAYLOAD))  # nothing after a failure counts
     assert len(events.errors) == 1 and words in events.errors[0]
     assert framer.failed and events.responses == []
+
+
+# -- the client's close at the end of a load --
+def test_close_from_client_sends_1000_then_waits_for_the_servers_close() -> None:
+    events = Events()
+    framer = events.framer()
+    ended: list[str] = []
+    frame = framer.close_from_client(lambda: ended.append("closed"))
+    assert unmask_client_frame(frame) == (ws.CLOSE, (1000).to_bytes(2, "big"))
+    # An echo, a ping and a pong after it: dropped, unanswered, not reported.
+    framer.feed(server_frame(ws.TEXT, PAYLOAD) + server_frame(ws.PING, b"p"))
+    framer.feed(server_frame(ws.PONG, b""))
+    assert (events.responses, events.replies, ended) == ([], [], [])
+    # The server's close ends the wait once, with no close reply (the client's went out).
+    framer.feed(server_frame(ws.CLOSE, (1000).to_bytes(2, "big")))
+    framer.feed(server_frame(ws.CLOSE, b""))
+    assert ended == ["closed"] and events.replies == [] and events.closes == []
+    assert not framer.open
+
+
+def test_close_from_client_ends_its_wait_on_a_broken_frame() -> None:
+    events = Events()
+    framer = events.framer()
+    ended: list[str] = []
+    framer.close_from_client(lambda: ended.append("closed"))
+    framer.feed(bytes((0x80 | 0x40 | ws.TEXT, 0)))  # a reserved bit
+    assert ended == ["closed"] and events.errors == []
+
+
+def test_a_silent_framer_reports_nothing() -> None:
+    setup = ws.WsSetup("h", "/", (), (), PAYLOAD, ws.MessageFrames(PAYLOAD, text=True))
+    framer = setup.silent_framer()
+    framer.feed(server_frame(ws.TEXT, b"other") + server_frame(ws.PING, b"x"))
+    assert framer.open

@@ -170,3 +170,17 @@ def test_a_masked_frame_in_one_read_is_still_refused() -> None:
     p = Pushes()
     p.framer.feed(bytes((0x81, 0x81)) + b"keyxa")
     assert p.pushes == [] and "masked" in p.errors[0]
+
+
+def test_after_the_clients_close_pushes_and_pongs_are_not_counted() -> None:
+    p = Pushes()
+    ended: list[str] = []
+    under_way = server_frame(ws.TEXT, b'{"ts": 1}')
+    p.framer.feed(under_way[:-2])  # a push under way at the end
+    frame = p.framer.close_from_client(lambda: ended.append("closed"))
+    assert unmask(frame) == (ws.CLOSE, (1000).to_bytes(2, "big"))
+    p.framer.feed(under_way[-2:] + server_frame(ws.TEXT, b"later"))
+    p.framer.feed(server_frame(ws.PONG, b"x" * 8))
+    p.framer.feed(server_frame(ws.CLOSE, (1000).to_bytes(2, "big")))
+    assert (p.pushes, p.pongs, p.replies, p.closes) == ([], [], [], [])
+    assert ended == ["closed"]

@@ -107,6 +107,8 @@ class BaseRun(RunAccounting):
         # Due times of the requests waiting for a connection: open loop only, but the fused
         # path's steady-state guard reads it on every run (a closed run's stays empty).
         self.backlog: deque[int] = deque()
+        # Connections closing cleanly after the stop (WebSocket), each bounded in time.
+        self.ending: list[asyncio.Future[None]] = []
 
     # -- connection lifecycle --
     def open_connection(self, start: int, intended: int) -> Connection:
@@ -264,8 +266,9 @@ class BaseRun(RunAccounting):
         for conn in list(self.connections):
             if conn.connect_task is not None:
                 conn.connect_task.cancel()
-            if conn.transport is not None:
-                conn.transport.abort()
+            ending = conn.end_at_stop()
+            if ending is not None:
+                self.ending.append(ending)
         self.connections.clear()
         if not self.done.done():
             self.done.set_result(None)
@@ -357,8 +360,7 @@ class ClosedRun(BaseRun):
 
     def _retire(self, conn: Connection) -> None:
         """Close a connection that is done; its slot reopens from ``after_lost``."""
-        if conn.transport is not None:
-            conn.transport.close()
+        conn.retire()
         self.check_finished()
 
     def after_connect_failure(self, conn: Connection) -> None:

@@ -198,6 +198,19 @@ class Connection(asyncio.BaseProtocol):
         if self.transport is not None:
             self.transport.abort()
 
+    def retire(self) -> None:
+        """Close a connection that is done with, letting what it wrote go out first (a
+        WebSocket closes cleanly: ``ws_connection``)."""
+        if self.transport is not None:
+            self.transport.close()
+
+    def end_at_stop(self) -> asyncio.Future[None] | None:
+        """The load stopped: drop the connection at once. A WebSocket closes cleanly
+        first (``ws_connection``) and returns what the run awaits until it is gone."""
+        if self.transport is not None:
+            self.transport.abort()
+        return None
+
     # -- sending --
     def send(self, start: int, intended: int) -> None:
         assert self.transport is not None

@@ -138,6 +138,8 @@ async def _run_share(
         if not run.stopping:
             run.stop()
         loop.set_exception_handler(outer_handler)
+    if run.ending:
+        await asyncio.wait(run.ending)  # WebSocket closes, each within its bound
     if faults:
         raise EngineFault(
             f"the load engine failed inside a connection callback ({faults[0]!r}); this is a"

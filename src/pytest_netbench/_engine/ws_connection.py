@@ -11,6 +11,12 @@ server refuses is that message's ``status`` error (the status counted in
 A close from the server fails the message outstanding as ``reset`` with the close's code
 in its words, counts the code in ``status_codes`` (codes are 1000-4999, apart from HTTP
 statuses), answers the close and lets the run open a new connection in its place.
+
+When the load stops, an open WebSocket is closed cleanly rather than aborted
+(:meth:`WsConnection.end_at_stop`): the client's close frame (code 1000) goes out after
+whatever is still in the write buffer (a pong), the server's close is awaited, then the
+transport closes; the load's ``timeout`` bounds the wait, and at most a second. Nothing
+after the stop is counted, the close's bytes included.
 """
 
 from __future__ import annotations
@@ -22,18 +28,24 @@ from typing import Protocol, cast
 
 from pytest_netbench._engine.accounting import Outstanding
 from pytest_netbench._engine.connection import Connection, ConnectionOwner
+from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.websocket import (
+    CLOSE_WAIT_MAX_S,
     ClientHandshake,
     HandshakeInvalid,
     HandshakeRefused,
     MessageFrames,
+    WsFramer,
     WsSetup,
     describe_close,
 )
+from pytest_netbench._stats.recorder import Recorder
 
 
 class _FailingOwner(ConnectionOwner, Protocol):
     """The run, with the rule that fails a connection's outstanding messages."""
+
+    spec: LoadSpec
 
     def fail_outstanding(
         self, requests: Outstanding, kind: str, detail: str, err_no: int | None = None
@@ -43,6 +55,7 @@ class _FailingOwner(ConnectionOwner, Protocol):
 class WsConnection(Connection):
     """One WebSocket client connection (see the module's docstring)."""
 
+    framer: WsFramer | None
     _setup: WsSetup
     _frames: MessageFrames
     _handshake: ClientHandshake
@@ -50,6 +63,9 @@ class WsConnection(Connection):
     def __init__(self, run: ConnectionOwner) -> None:
         super().__init__(run)
         self._fast = False  # every message is rendered with its own masking key
+        self.upgraded = False  # the handshake was accepted
+        self._ended: asyncio.Future[None] | None = None  # a clean close under way
+        self._give_up: asyncio.TimerHandle | None = None
 
     def _attach_framer(self) -> Callable[[bytes], object]:
         setup = self.run.exchange.websocket
@@ -85,6 +101,7 @@ class WsConnection(Connection):
             return
         assert self.framer is not None
         self._feed = self.framer.feed
+        self.upgraded = True
         self.run.connected(self)
         if accepted.leftover and self.transport is not None and not self.transport.is_closing():
             self._feed(accepted.leftover)
@@ -125,3 +142,44 @@ class WsConnection(Connection):
         self.pending.append(start)
         if self.run.open_loop:
             self.intended.append(intended)
+
+    # -- the end of the load --
+    def retire(self) -> None:
+        if self.close_cleanly() is None:
+            super().retire()
+
+    def end_at_stop(self) -> asyncio.Future[None] | None:
+        """Close an open WebSocket cleanly (see the module's docstring), or let the clean
+        close under way end; one still in its handshake, closed or broken is aborted as
+        any connection is."""
+        ending = self.close_cleanly()
+        return ending if ending is not None else super().end_at_stop()
+
+    def close_cleanly(self) -> asyncio.Future[None] | None:
+        """Start the client's clean close (once); what is done when the connection is
+        gone, or None where there is no WebSocket open to close."""
+        if self._ended is not None:
+            return self._ended
+        transport, framer = self.transport, self.framer
+        if (
+            transport is None
+            or framer is None
+            or not self.upgraded
+            or not framer.open
+            or transport.is_closing()
+        ):
+            return None
+        self._rec = Recorder(0, open_loop=False)  # bytes after the stop are not the load's
+        loop = asyncio.get_running_loop()
+        self._ended = loop.create_future()
+        transport.write(framer.close_from_client(transport.close))
+        limit_s = min(cast(_FailingOwner, self.run).spec.timeout_s, CLOSE_WAIT_MAX_S)
+        self._give_up = loop.call_later(limit_s, transport.abort)
+        return self._ended
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self._give_up is not None:
+            self._give_up.cancel()
+        if self._ended is not None and not self._ended.done():
+            self._ended.set_result(None)

@@ -1,13 +1,20 @@
-"""The trio engine's WebSocket parts: the opening handshake on a connected stream, and the
+"""The trio engine's WebSocket parts: the opening handshake on a connected stream, the
 frame-reading hooks one connection's loop calls (``trio_engine`` maps what they report
-to the run rules' error kinds, as it does for every other failure)."""
+to the run rules' error kinds, as it does for every other failure), and the clean close
+at the end of a load (``close_websocket``)."""
 
 from __future__ import annotations
 
 import trio
 
 from pytest_netbench._proto.framing import OnError, OnResponse
-from pytest_netbench._proto.websocket import Accepted, WsSetup, describe_close
+from pytest_netbench._proto.websocket import (
+    CLOSE_WAIT_MAX_S,
+    Accepted,
+    WsFramer,
+    WsSetup,
+    describe_close,
+)
 from pytest_netbench._stats.recorder import Recorder
 
 _READ_SIZE = 64 * 1024
@@ -60,3 +67,27 @@ class WsTalk:
         self.replies.clear()
         await stream.send_all(data)
         return len(data)
+
+
+async def close_websocket(stream: trio.abc.Stream, framer: WsFramer, timeout_s: float) -> None:
+    """The client's clean close at the end of a load, on an open WebSocket nothing is half
+    written to: its close frame (code 1000), then frames read until the server's close,
+    its end of the stream, or ``timeout_s`` (at most ``CLOSE_WAIT_MAX_S``); the caller
+    closes the stream after. Shielded from the run's cancellation; nothing is counted."""
+    closed = False
+
+    def on_closed() -> None:
+        nonlocal closed
+        closed = True
+
+    with trio.CancelScope(shield=True) as scope:
+        scope.deadline = trio.current_time() + min(max(timeout_s, 0), CLOSE_WAIT_MAX_S)
+        try:
+            await stream.send_all(framer.close_from_client(on_closed))
+            while not closed:
+                data = await stream.receive_some(_READ_SIZE)
+                if not data:
+                    return
+                framer.feed(bytes(data))
+        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+            return

@@ -33,6 +33,10 @@ _CONTROL_OPCODES = frozenset({CLOSE, PING, PONG})
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 # A close frame without a code is reported as RFC 6455's "no status received".
 NO_STATUS = 1005
+# The code of the client's own close when a load ends (RFC 6455 section 7.4.1), and the
+# longest the engine then waits for the server's close (the load's timeout, if shorter).
+NORMAL_CLOSURE = 1000
+CLOSE_WAIT_MAX_S = 1.0
 # The most a handshake answer's head may hold before it is refused as garbage.
 _MAX_HEAD_BYTES = 16 * 1024
 # The names of close codes (RFC 6455 section 7.4.1), for error messages.
@@ -236,6 +240,11 @@ def close_payload(code: int, reason: str = "") -> bytes:
     return code.to_bytes(2, "big") + reason.encode("utf-8")
 
 
+def client_close_frame(code: int = NORMAL_CLOSURE) -> bytes:
+    """The client's own close frame (masked), with ``code``."""
+    return client_frame(CLOSE, close_payload(code))
+
+
 class MessageFrames:
     """One message's frames, rendered per send with a fresh masking key.
 
@@ -332,6 +341,26 @@ class WsFramer:
         framer in a reference cycle)."""
         self._on_response = self._on_error = self._on_reply = self._on_close = _ignore
         self.closed = True
+
+    @property
+    def open(self) -> bool:
+        """Neither closed by the server nor broken: the client may close it cleanly."""
+        return not (self.failed or self.closed)
+
+    def close_from_client(self, on_closed: Callable[[], None]) -> bytes:
+        """The load is over and the client closes (RFC 6455 section 5.5.1): returns its
+        close frame (code 1000), to write after anything still owed (a pong). From here on
+        data messages and pings are dropped unanswered, and the server's close, or a frame
+        that breaks the rules, calls ``on_closed`` once: the engine may then close the
+        transport."""
+
+        def closed(*_: object) -> None:
+            self._on_close = self._on_error = _ignore
+            on_closed()
+
+        self._on_response = self._on_reply = _ignore
+        self._on_close = self._on_error = closed
+        return client_close_frame()
 
     def _fail(self, reason: str) -> None:
         self.failed = True
@@ -445,3 +474,8 @@ class WsSetup:
         self, on_response: OnResponse, on_error: OnError, on_reply: OnReply, on_close: OnClose
     ) -> WsFramer:
         return WsFramer(self.frames, self.expected, on_response, on_error, on_reply, on_close)
+
+    def silent_framer(self) -> WsFramer:
+        """A framer that reports nothing: for reading up to the server's close once the
+        client closed (``WsFramer.close_from_client``)."""
+        return WsFramer(self.frames, None, _ignore, _ignore, _ignore, _ignore)

@@ -145,6 +145,12 @@ class PushFramer(WsFramer):
         self._on_push = _ignore_push
         self._on_pong = _ignore_pong
 
+    def close_from_client(self, on_closed: Callable[[], None]) -> bytes:
+        """As a round trip's framer closes; pushes and pongs after it are not counted."""
+        self._on_push = _ignore_push
+        self._on_pong = _ignore_pong
+        return super().close_from_client(on_closed)
+
     def _frame(self, fin: bool, opcode: int, payload: bytes) -> None:
         if opcode == PONG and fin and len(payload) <= 125:
             self._on_pong(payload)
