@@ -26,6 +26,7 @@ from pytest_netbench._engine.share import split_load
 from pytest_netbench._engine.watch import ShareWatch
 from pytest_netbench._engine.workers import WorkerTransport, default_transport, run_workers
 from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableError
+from pytest_netbench._grpc_spec import grpc_spec
 from pytest_netbench._kernel import tcp_ext_counter
 from pytest_netbench._live import ProgressCallback, ProgressTracker, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
@@ -303,6 +304,32 @@ def http_load(
     ``retries``: run the load again, up to this many times, while only the generator made
     it invalid (its CPU, schedule or fds), and return the last run."""
     spec = http_spec(url, **options)
+    return _run_with_retries(spec, server, progress, stop, cluster, retries)
+
+
+def grpc_load(
+    url: str,
+    method: str,
+    /,
+    message: bytes = b"",
+    *,
+    deadline: float | None = None,
+    server: Monitored | None = None,
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+    cluster: object | None = None,
+    retries: int = 0,
+    **options: Unpack[HttpOptions],
+) -> LoadResult:
+    """Make gRPC unary calls to ``method`` (``/package.Service/Method``) over HTTP/2, each
+    sending ``message`` (serialized bytes), and return what was measured: a stream is a
+    call, ok only with grpc-status 0; ``status_codes`` counts grpc-status codes (0 for ok
+    calls; an answer that is not HTTP 200 under its HTTP status); a call that ends with
+    another grpc-status is a ``status`` error, ``deadline`` (seconds, sent as
+    ``grpc-timeout``) one the server ends as DEADLINE_EXCEEDED (4). The other options, and
+    ``server``, ``progress``, ``stop``, ``cluster``, ``retries``, as for :func:`http_load`
+    (``streams``: calls in flight per connection)."""
+    spec = grpc_spec(url, method, message, deadline=deadline, **options)
     return _run_with_retries(spec, server, progress, stop, cluster, retries)
 
 

@@ -259,14 +259,21 @@ class RunAccounting:
                 rec.uncorrected.append(now - start)
         self.completed += 1
 
-    def fail_request(self, intended: int, kind: str, detail: str, request: int = -1) -> None:
+    def fail_request(
+        self, intended: int, kind: str, detail: str, request: int = -1, code: int = -1
+    ) -> None:
         """One request (of the mix's ``request`` kind, in a mix) failed as ``kind`` while
         its connection goes on (an HTTP/2 stream reset, refused by a GOAWAY, malformed, or
-        timed out): :meth:`fail_outstanding` for one request. Not counted if it started
-        in warm-up or after the stop."""
+        timed out): :meth:`fail_outstanding` for one request. ``code``: a status the answer
+        carried (a gRPC call's grpc-status), counted in ``status_codes`` too. Not counted if
+        it started in warm-up or after the stop."""
         if intended < self.measure_start_ns or self.stopping:
             return
-        self.recorder.error(kind, detail, request=request)
+        rec = self.recorder
+        if code >= 0:
+            codes = rec.status_codes if request < 0 else rec.by_request[request].status_codes
+            codes[code] = codes.get(code, 0) + 1
+        rec.error(kind, detail, request=request)
         self.completed += 1
 
     def _outstanding_kinds(self, requests: Outstanding) -> list[int]:

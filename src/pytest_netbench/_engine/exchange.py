@@ -14,6 +14,7 @@ from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
 from pytest_netbench._proto import websocket as ws_proto
 from pytest_netbench._proto.framing import Framer, OnError, OnResponse
+from pytest_netbench._proto.grpc import encode_unary_block, frame_message
 from pytest_netbench._proto.h2_client import H2Request
 from pytest_netbench._proto.h2_headers import encode_spec_request
 
@@ -91,9 +92,17 @@ def _http_exchange(spec: LoadSpec) -> Exchange:
 def _h2_exchange(spec: LoadSpec) -> Exchange:
     """An HTTP/2 request: no HTTP/1.1 chunks; its HPACK block, encoded once for every
     stream of every connection of the worker; a mix's kinds each so. With feeders the
-    blocks are the requests' own, encoded as they go (``h2_connection``)."""
+    blocks are the requests' own, encoded as they go (``h2_connection``). A gRPC load's
+    call: its block and framed message, made once."""
     mix = tuple(H2Request(encode_spec_request(spec, kind), kind.body) for kind in spec.mix)
-    request = mix[0] if mix else H2Request(encode_spec_request(spec), spec.body)
+    if spec.grpc_method is not None:
+        host = f"[{spec.host}]" if ":" in spec.host else spec.host
+        block = encode_unary_block(
+            spec.scheme, f"{host}:{spec.port}", spec.grpc_method, spec.headers, spec.grpc_deadline_s
+        )
+        request = H2Request(block, frame_message(spec.body), grpc=True)
+    else:
+        request = mix[0] if mix else H2Request(encode_spec_request(spec), spec.body)
 
     def no_framer(on_response: OnResponse, on_error: OnError) -> Framer:
         raise TypeError("an HTTP/2 load frames with its H2ClientConnection (see h2_connection)")

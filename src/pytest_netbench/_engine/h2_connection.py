@@ -49,7 +49,9 @@ class _H2Owner(ConnectionOwner, Protocol):
 
     spec: LoadSpec
 
-    def fail_request(self, intended: int, kind: str, detail: str, request: int = -1) -> None: ...
+    def fail_request(
+        self, intended: int, kind: str, detail: str, request: int = -1, code: int = -1
+    ) -> None: ...
 
     def check_finished(self) -> None: ...
 
@@ -76,6 +78,8 @@ class H2Connection(Connection):
         spec = cast(_H2Owner, run).spec
         self._varied = bool(spec.feeders)
         self._scheme = spec.scheme
+        # A gRPC load: an ok call is counted under grpc-status 0, a failed one under its code.
+        self._grpc = spec.grpc_method is not None
         # The requests waiting for a stream, when each stream may carry another.
         self._per_stream = bool(self._mix) or self._varied
         self._unsent_requests: deque[H2Request] = deque()
@@ -262,6 +266,8 @@ class H2Connection(Connection):
         now = monotonic_ns()
         start, intended, kind = self._pop_stream(stream_id)
         run = self.run
+        if self._grpc and status == 200:
+            status = 0  # grpc-status OK (h2_client ends a call ok only so)
         if kind < 0:
             run.record(status, start, intended, now)
         else:
@@ -271,7 +277,8 @@ class H2Connection(Connection):
 
     def _on_stream_error(self, stream_id: int, error: StreamError) -> None:
         _, intended, kind = self._pop_stream(stream_id)
-        self._owner.fail_request(intended, error.kind, error.reason, kind)
+        code = error.code if error.cause == "grpc_status" else -1
+        self._owner.fail_request(intended, error.kind, error.reason, kind, code)
         self.served += 1
         self._ended += 1
 

@@ -120,6 +120,10 @@ class LoadSpec:
     # closed loop, as h2load's -m; a stream is one request.
     protocol: HttpProtocol = "http1"
     streams: int = 1
+    # A gRPC unary load (``grpc_load``): its method's path (``/pkg.Service/Method``; the
+    # message is ``body``) and its deadline, sent as ``grpc-timeout``.
+    grpc_method: str | None = None
+    grpc_deadline_s: float | None = None
     # raw TCP; a WebSocket load's message is ``payload`` too
     payload: bytes = b""
     chunk: int = 0
@@ -217,6 +221,8 @@ _HTTP_ONLY = frozenset(
         "seed",
         "protocol",
         "streams",
+        "grpc_method",
+        "grpc_deadline_s",
     }
 )
 _ECHO_ONLY = frozenset({"payload", "chunk", "framing"})

@@ -1,0 +1,160 @@
+"""gRPC unary loads (``grpc_load``) against the catalog's grpcio server, over real sockets.
+
+``/netbench.Echo/Say`` echoes, ``Fail`` aborts with NOT_FOUND, ``Sleep`` answers after the
+milliseconds its message spells (so a deadline is exceeded on purpose). Counts are exact on
+asyncio and uvloop; ``status_codes`` counts grpc-status codes; every result keeps
+``sent == ok + errors_total + in_flight``, a call counting as one request.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_netbench import SpecError, grpc_load, grpc_spec
+from pytest_netbench._model import LoadResult
+from pytest_netbench._servers import catalog
+from pytest_netbench._servers.launcher import Server
+
+HOST = "127.0.0.1"
+APPS = Path(catalog.__file__).parent / "apps"
+LOOPS = ["asyncio", "uvloop"]
+
+
+def consistent(r: LoadResult) -> LoadResult:
+    assert r.sent == r.ok + r.errors_total + r.in_flight, r
+    return r
+
+
+def errors(r: LoadResult) -> dict[str, int]:
+    return {kind: count for kind, count in r.errors.items() if count}
+
+
+@pytest.fixture(scope="module")
+def grpc_url() -> Iterator[str]:
+    if importlib.util.find_spec("grpc") is None:
+        pytest.skip("grpcio is not installed (pip install 'pytest-netbench[servers]')")
+    script = str(APPS / "python" / "grpcio_server.py")
+    command = [sys.executable, script, "--app", "grpc", "--host", "{host}", "--port", "{port}"]
+    server = Server(command, port_pattern=catalog.PORT_PATTERN, name="grpcio")
+    server.start()
+    try:
+        yield f"http://{HOST}:{server.port}"
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_ok_calls_are_counted_under_grpc_status_0(grpc_url: str, loop: str) -> None:
+    r = consistent(
+        grpc_load(
+            grpc_url,
+            "/netbench.Echo/Say",
+            b"hello",
+            connections=2,
+            streams=5,
+            requests=400,
+            loop=loop,  # type: ignore[arg-type]
+        )
+    )
+    assert (r.sent, r.ok, r.errors_total, r.in_flight) == (400, 400, 0, 0)
+    assert r.status_codes == {0: 400}
+    assert r.generator.protocol == "h2" and r.generator.loop == loop
+    assert r.p99_ms > 0
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_grpc_status_errors_are_counted_by_code(grpc_url: str, loop: str) -> None:
+    r = consistent(
+        grpc_load(
+            grpc_url,
+            "/netbench.Echo/Fail",
+            connections=2,
+            streams=5,
+            requests=100,
+            loop=loop,  # type: ignore[arg-type]
+        )
+    )
+    assert (r.sent, r.ok, r.in_flight) == (100, 0, 0)
+    assert errors(r) == {"status": 100}
+    assert r.status_codes == {5: 100}
+    assert r.error_samples["status"] == "grpc-status NOT_FOUND (5): no such thing"
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_deadline_exceeded_is_counted_as_code_4(grpc_url: str, loop: str) -> None:
+    # Each call asks for 300 ms of sleep with a 50 ms deadline: the server ends every one
+    # with DEADLINE_EXCEEDED, well before the client's own timeout.
+    r = consistent(
+        grpc_load(
+            grpc_url,
+            "/netbench.Echo/Sleep",
+            b"300",
+            deadline=0.05,
+            connections=1,
+            streams=4,
+            requests=12,
+            timeout=30,
+            loop=loop,  # type: ignore[arg-type]
+        )
+    )
+    assert (r.sent, r.ok, r.in_flight) == (12, 0, 0)
+    assert errors(r) == {"status": 12}
+    assert r.status_codes == {4: 12}
+    assert r.error_samples["status"].startswith("grpc-status DEADLINE_EXCEEDED (4)")
+
+
+def test_a_deadline_met_leaves_calls_ok(grpc_url: str) -> None:
+    r = consistent(
+        grpc_load(grpc_url, "/netbench.Echo/Sleep", b"0", deadline=30, streams=4, requests=20)
+    )
+    assert (r.sent, r.ok, r.errors_total) == (20, 20, 0)
+    assert r.status_codes == {0: 20}
+
+
+def test_an_unknown_method_is_unimplemented(grpc_url: str) -> None:
+    r = consistent(grpc_load(grpc_url, "/netbench.Echo/Nope", streams=2, requests=10))
+    assert r.status_codes == {12: 10} and errors(r) == {"status": 10}
+
+
+def test_open_loop_calls(grpc_url: str) -> None:
+    r = consistent(
+        grpc_load(grpc_url, "/netbench.Echo/Say", b"x", rate=200, duration=0.5, streams=4)
+    )
+    assert r.mode == "open" and r.ok > 0 and r.errors_total == 0
+    assert set(r.status_codes) == {0}
+
+
+# -- the spec, sending nothing --
+def test_the_spec_is_an_h2_post_to_the_method() -> None:
+    spec = grpc_spec("http://127.0.0.1:50051", "/pkg.Svc/Get", b"\x08\x01", deadline=0.25)
+    assert (spec.protocol, spec.method, spec.target, spec.body) == (
+        "h2",
+        "POST",
+        "/pkg.Svc/Get",
+        b"\x08\x01",
+    )
+    assert (spec.grpc_method, spec.grpc_deadline_s) == ("/pkg.Svc/Get", 0.25)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"rpc": "Get"}, "a gRPC method is '/package.Service/Method', got 'Get'"),
+        ({"method": "GET"}, "a gRPC load takes no method=: the gRPC method is the second"),
+        ({"body": b"x"}, "a gRPC load takes no body=: the call's message is message="),
+        ({"protocol": "http1"}, "a gRPC load speaks HTTP/2, got protocol='http1'"),
+        ({"deadline": 0}, "deadline= is positive seconds, got 0"),
+        ({"message": "text"}, "message= is the call's serialized bytes, got str"),
+        ({"loop": "trio"}, "trio"),
+    ],
+)
+def test_the_spec_refuses_what_a_call_cannot_be(kwargs: dict[str, object], message: str) -> None:
+    rpc = str(kwargs.pop("rpc", "/pkg.Svc/Get"))
+    with pytest.raises(SpecError) as caught:
+        grpc_spec("http://127.0.0.1:50051", rpc, **kwargs)  # type: ignore[arg-type]
+    assert message in str(caught.value)
