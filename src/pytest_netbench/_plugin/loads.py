@@ -119,6 +119,31 @@ class NetbenchFixture:
         spec = self._checked(lambda: ws_spec(target, **options))
         return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
 
+    def grpc(
+        self,
+        url: str | Server,
+        method: str,
+        /,
+        message: bytes = b"",
+        *,
+        deadline: float | None = None,
+        server: Server | None = None,
+        label: str = "",
+        allow_invalid: bool = False,
+        retries: int | None = None,
+        cluster: object | None = None,
+        **options: Unpack[HttpOptions],
+    ) -> LoadResult:
+        """gRPC unary calls to ``method`` at ``url`` (or a server the test started; the
+        options as ``grpc_load``'s), recorded like :meth:`http`."""
+        from pytest_netbench._grpc_spec import grpc_spec
+
+        target, server = self._target(url, server)
+        spec = self._checked(
+            lambda: grpc_spec(target, method, message, deadline=deadline, **options)
+        )
+        return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
+
     def flow(
         self,
         flow_function: Callable[[Any], Awaitable[Any]] | Mapping[Any, int],
