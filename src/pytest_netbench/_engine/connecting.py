@@ -1,7 +1,8 @@
 """What opening a connection needs beside the loop: the TLS context, a connect from a
-chosen source address, the words for a connect that failed (the same on every loop,
-so error samples read alike), and the rule that ends a load against a target that
-refuses every connect (:class:`FirstContact`, the same on every loop)."""
+chosen source address, the words for a connect that failed and for a connection lost
+with requests outstanding (the same on every loop, so error samples read alike), and the
+rule that ends a load against a target that refuses every connect (:class:`FirstContact`,
+the same on every loop)."""
 
 from __future__ import annotations
 
@@ -125,6 +126,18 @@ def describe_connect_error(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.errno is not None:
         return f"{errno_mod.errorcode.get(exc.errno, exc.errno)}: {exc.strerror}"
     return repr(exc)
+
+
+def lost_connection_error(exc: BaseException | None) -> tuple[str, str]:
+    """(kind, detail) of a connection lost with a request outstanding: ``exc`` is what
+    ended it, None when the server closed it cleanly."""
+    if isinstance(exc, ConnectionResetError) or (
+        isinstance(exc, OSError) and exc.errno == errno_mod.ECONNRESET
+    ):
+        return "reset", "connection reset by peer"
+    if exc is None:
+        return "reset", "server closed the connection before responding"
+    return "reset", f"connection lost: {exc!r}"
 
 
 def informative_cause(exc: BaseException) -> BaseException:

@@ -22,6 +22,7 @@ from pytest_netbench._engine.connecting import (
     FirstContact,
     describe_connect_error,
     informative_cause,
+    lost_connection_error,
     make_ssl_context,
 )
 from pytest_netbench._engine.exchange import Exchange, build_exchange
@@ -188,7 +189,7 @@ class TrioRun(OpenAccounting):
         elif failure == "timeout":
             kind, detail = "timeout", f"no complete response within {self.spec.timeout_s}s"
         elif failure == "closed":
-            kind, detail = "reset", "server closed the connection before responding"
+            kind, detail = lost_connection_error(None)
         elif failure == "protocol":
             kind, detail = "protocol", slot.broken
         else:

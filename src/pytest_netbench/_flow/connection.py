@@ -12,13 +12,16 @@ The connection keeps its outstanding request as the engine's connections do (``p
 from __future__ import annotations
 
 import asyncio
-import errno as errno_mod
 import ssl
 from collections import deque
 from time import monotonic_ns
 from typing import cast
 
-from pytest_netbench._engine.connecting import connect, describe_connect_error
+from pytest_netbench._engine.connecting import (
+    connect,
+    describe_connect_error,
+    lost_connection_error,
+)
 from pytest_netbench._flow.accounting import FlowAccounting
 from pytest_netbench._proto.http_message import ResponseReader, WholeResponse
 
@@ -122,17 +125,6 @@ class UserConnection:
         raise NotImplementedError
 
 
-def loss_of(exc: BaseException | None) -> tuple[str, str]:
-    """(kind, detail) of a connection lost with a request outstanding."""
-    if isinstance(exc, ConnectionResetError) or (
-        isinstance(exc, OSError) and exc.errno == errno_mod.ECONNRESET
-    ):
-        return "reset", "connection reset by peer"
-    if exc is None:
-        return "reset", "server closed the connection before responding"
-    return "reset", f"connection lost: {exc!r}"
-
-
 class FlowConnection(UserConnection):
     """A virtual user's connection on asyncio; reopened after the server closes it."""
 
@@ -201,7 +193,7 @@ class FlowConnection(UserConnection):
             return
         if self.reader.failed:
             return  # already failed as a protocol error
-        self._fail_waiter(*loss_of(exc))
+        self._fail_waiter(*lost_connection_error(exc))
 
     # -- the reader's answers --
     def _on_response(self, response: WholeResponse) -> None:

@@ -12,9 +12,13 @@ import ssl
 
 import trio
 
-from pytest_netbench._engine.connecting import describe_connect_error, informative_cause
+from pytest_netbench._engine.connecting import (
+    describe_connect_error,
+    informative_cause,
+    lost_connection_error,
+)
 from pytest_netbench._flow.accounting import FlowAccounting
-from pytest_netbench._flow.connection import RequestFailed, UserConnection, loss_of
+from pytest_netbench._flow.connection import RequestFailed, UserConnection
 from pytest_netbench._proto.http_message import ResponseReader, WholeResponse
 
 _READ_BYTES = 256 * 1024
@@ -57,12 +61,12 @@ class TrioFlowConnection(UserConnection):
                     chunk = await stream.receive_some(_READ_BYTES)
                     if not chunk:
                         if not self.reader.feed_eof() and not self._broken:
-                            lost = loss_of(None)
+                            lost = lost_connection_error(None)
                         break
                     acct.recorder.bytes_read += len(chunk)
                     self.reader.feed(bytes(chunk))
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-                lost = loss_of(exc.__cause__ or exc)
+                lost = lost_connection_error(exc.__cause__ or exc)
         if self._broken:
             await self._failed("protocol", self._broken)
         if lost is not None:
