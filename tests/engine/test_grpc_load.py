@@ -158,3 +158,31 @@ def test_the_spec_refuses_what_a_call_cannot_be(kwargs: dict[str, object], messa
     with pytest.raises(SpecError) as caught:
         grpc_spec("http://127.0.0.1:50051", rpc, **kwargs)  # type: ignore[arg-type]
     assert message in str(caught.value)
+
+
+# -- netbench grpc --
+def test_the_command_counts_calls_by_grpc_status(
+    grpc_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from pytest_netbench.cli import main
+
+    message = tmp_path / "sleep.bin"
+    message.write_bytes(b"300")
+    argv = ["grpc", grpc_url, "--method", "/netbench.Echo/Sleep", "--message-file", str(message)]
+    code = main([*argv, "--deadline", "0.05", "-n", "8", "--streams", "4", "-c", "1"])
+    out = capsys.readouterr().out
+    assert code == 8  # nothing succeeded
+    assert "Target: gRPC /netbench.Echo/Sleep at http://127.0.0.1:" in out
+    assert "grpc-status: DEADLINE_EXCEEDED (4): 8" in out
+    argv = ["grpc", grpc_url, "--method", "/netbench.Echo/Say", "--message-hex", "6869"]
+    assert main([*argv, "-n", "50", "--streams", "5", "-c", "2"]) == 0
+    assert "grpc-status: OK (0): 50" in capsys.readouterr().out
+
+
+def test_the_command_refuses_a_message_that_is_not_hex(grpc_url: str) -> None:
+    from pytest_netbench.cli import main
+
+    argv = ["grpc", grpc_url, "--method", "/netbench.Echo/Say", "--message-hex", "zz", "-n", "1"]
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2

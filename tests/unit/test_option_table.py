@@ -120,6 +120,8 @@ LEFT_OUT: dict[str, tuple[LoadKind, set[str]]] = {
     "http": ("http", set()),
     "echo": ("echo", set()),
     "ws": ("ws", set()),
+    # What a gRPC call sets itself (_cli/options.py's GRPC_LEFT_OUT).
+    "grpc": ("http", {"method", "body", "mix", "mix_order", "feeders", "pipeline", "protocol"}),
     "sweep": ("http", {"rate", "pipeline", "connect_first", "connect_rate", "stages"}),
     "capacity": ("http", {"rate", "pipeline", "connect_first", "connect_rate", "stages"}),
     "cold-start": (

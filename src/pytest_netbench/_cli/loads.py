@@ -1,24 +1,26 @@
-"""``netbench http``, ``netbench echo`` and ``netbench ws``: one load, reported as wrk and ab
-report theirs."""
+"""``netbench http``, ``netbench echo``, ``netbench ws`` and ``netbench grpc``: one load,
+reported as wrk and ab report theirs."""
 
 from __future__ import annotations
 
 import argparse
 import functools
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_netbench._cli.exit_codes import ExitCode
 from pytest_netbench._cli.live import CommandLive
 from pytest_netbench._cli.options import load_options
 from pytest_netbench._cli.outputs import write_files
+from pytest_netbench._errors import SpecError
 from pytest_netbench._model import LoadResult, Request
 from pytest_netbench._options import LoadKind
 
 if TYPE_CHECKING:
     from pytest_netbench._experiment.slo import Slo, SloVerdict
 
-_LOAD_OF_COMMAND: dict[str, LoadKind] = {"http": "http", "echo": "echo", "ws": "ws"}
+_LOAD_OF_COMMAND: dict[str, LoadKind] = {"http": "http", "echo": "echo", "ws": "ws", "grpc": "http"}
 
 
 def run_load(args: argparse.Namespace) -> ExitCode:
@@ -104,10 +106,15 @@ def check_plot(args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -> LoadResult:
     """The command's load at its target, with the live line, the cluster and the retries."""
-    from pytest_netbench._api import echo_load, http_load, ws_load
+    from pytest_netbench._api import echo_load, grpc_load, http_load, ws_load
 
     load: Callable[..., LoadResult]
-    if args.command == "echo":
+    if args.command == "grpc":
+        message = grpc_message(args)
+        load = functools.partial(
+            grpc_load, args.url, args.grpc_method, message, deadline=args.deadline
+        )
+    elif args.command == "echo":
         from pytest_netbench._target import parse_host_port
 
         load = functools.partial(echo_load, *parse_host_port(args.target))
@@ -120,3 +127,22 @@ def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -
         retries=args.retries or 0,
         **options,
     )
+
+
+def grpc_message(args: argparse.Namespace) -> bytes:
+    """``netbench grpc``'s message: ``--message-hex`` decoded, ``--message-file`` read, or
+    none (an empty message)."""
+    if args.message_hex is not None:
+        try:
+            return bytes.fromhex(args.message_hex)
+        except ValueError:
+            raise SpecError(
+                f"--message-hex {args.message_hex!r} is not hex: give the message's bytes as"
+                " pairs of hex digits (e.g. 0a0568656c6c6f), or use --message-file"
+            ) from None
+    if args.message_file is not None:
+        try:
+            return Path(args.message_file).read_bytes()
+        except OSError as exc:
+            raise SpecError(f"cannot read --message-file {args.message_file}: {exc}") from None
+    return b""

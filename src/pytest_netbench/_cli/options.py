@@ -256,6 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     ws.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
     add_threshold_option(ws)
 
+    _add_grpc(sub)
     _add_sweep(sub)
     _add_capacity(sub)
     _add_cold_start(sub)
@@ -267,6 +268,52 @@ def build_parser() -> argparse.ArgumentParser:
     servers = sub.add_parser("servers", help="list the catalog of reference servers")
     servers.add_argument("--app", choices=("hello", "echo", "ws"), default=None)
     return parser
+
+
+# The HTTP load options a gRPC call sets itself, or that no call takes (``_grpc_spec``).
+GRPC_LEFT_OUT = frozenset({"method", "body", "mix", "mix_order", "feeders", "pipeline", "protocol"})
+
+
+def _add_grpc(sub: Any) -> None:
+    grpc = sub.add_parser(
+        "grpc",
+        help="gRPC unary calls over HTTP/2",
+        description="gRPC unary calls to --method at URL, over HTTP/2 (h2c on http://,"
+        " TLS with ALPN h2 on https://); --streams calls in flight per connection."
+        " status codes are grpc-status codes (0: OK).",
+    )
+    grpc.add_argument("url", help="http:// or https:// URL of the server, on loopback")
+    call = grpc.add_argument_group("call")
+    call.add_argument(
+        "--method",
+        dest="grpc_method",
+        required=True,
+        metavar="/PKG.SERVICE/METHOD",
+        help="the gRPC method, e.g. /helloworld.Greeter/SayHello",
+    )
+    message = call.add_mutually_exclusive_group()
+    message.add_argument(
+        "--message-hex",
+        metavar="HEX",
+        help="the serialized request message, in hex (e.g. from protoc --encode | xxd -p)",
+    )
+    message.add_argument(
+        "--message-file",
+        type=Path,
+        metavar="PATH",
+        help="a file holding the serialized request message (protoc --encode's output)",
+    )
+    call.add_argument(
+        "--deadline",
+        type=parse_duration,
+        metavar="SECONDS",
+        help="each call's deadline, sent as grpc-timeout (the server ends a call past it"
+        " as DEADLINE_EXCEEDED, code 4)",
+    )
+    _add_run_flags(add_load_flags(grpc, "http", skip=GRPC_LEFT_OUT), retries_default="0")
+    _add_output_options(grpc, "the result", "LoadResult.to_dict()", pictures=True)
+    grpc.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
+    add_threshold_option(grpc)
 
 
 # The load options a user flow takes from the option table; users and sessions are its own.

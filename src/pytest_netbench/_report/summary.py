@@ -312,7 +312,17 @@ def _errors(result: LoadResult, width: int) -> list[str]:
 def _status_codes(result: LoadResult, width: int) -> list[str]:
     if not result.status_codes:
         return []
-    text = ", ".join(f"{code}: {n:,}" for code, n in sorted(result.status_codes.items()))
+    codes = sorted(result.status_codes.items())
+    spec = result.spec
+    if spec is not None and spec.grpc_method is not None:
+        # grpc-status codes, named (an answer that was not HTTP 200 keeps its HTTP status).
+        from pytest_netbench._proto.grpc import status_name
+
+        text = ", ".join(
+            f"{status_name(code) if code < 100 else f'HTTP {code}'}: {n:,}" for code, n in codes
+        )
+        return textwrap.wrap(f"grpc-status: {text}", width, subsequent_indent="  ")
+    text = ", ".join(f"{code}: {n:,}" for code, n in codes)
     return textwrap.wrap(f"Status codes: {text}", width, subsequent_indent="  ")
 
 

@@ -9,9 +9,12 @@ from pytest_netbench._model import LoadSpec
 
 def describe_target(spec: LoadSpec) -> str:
     """``GET http://127.0.0.1:8080/items``; ``http://127.0.0.1:8080, a mix of 3 requests in
-    turn (list, search, order)``; templates add ``, filled from feeders id (seed 0)``."""
+    turn (list, search, order)``; templates add ``, filled from feeders id (seed 0)``; a
+    gRPC load: ``gRPC /pkg.Service/Method at http://127.0.0.1:50051``."""
     if spec.kind != "http":
         return spec.url
+    if spec.grpc_method is not None:
+        return f"gRPC {spec.grpc_method} at {spec.url.removesuffix(spec.target)}"
     if not spec.mix:
         text = f"{spec.method} {spec.url}"
     else:
