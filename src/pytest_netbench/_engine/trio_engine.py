@@ -31,8 +31,8 @@ from pytest_netbench._engine.precise_timer import TimerFd, open_timerfd
 from pytest_netbench._engine.ramp import NEVER_NS, share_connection_ramp
 from pytest_netbench._engine.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.share import WorkerShare
-from pytest_netbench._engine.trio_timers import tick_timeline, watch_share
-from pytest_netbench._engine.watch import ShareWatch, Watcher
+from pytest_netbench._engine.trio_timers import share_watcher, start_timers
+from pytest_netbench._engine.watch import ShareWatch
 from pytest_netbench._engine.ws_listen_trio import run_listen_trio
 from pytest_netbench._engine.ws_trio import (
     HandshakeEnded,
@@ -44,6 +44,7 @@ from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.framing import OnError, OnResponse
 from pytest_netbench._proto.source import RequestSource
 from pytest_netbench._proto.websocket import HandshakeInvalid, HandshakeRefused
+from pytest_netbench._proto.ws_ids import IdMatcher
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 _READ_SIZE = 256 * 1024
@@ -68,6 +69,7 @@ class _Slot:
         "pending",
         "served",
         "ws_idle",
+        "ws_ids",
         "ws_leftover",
     )
 
@@ -81,6 +83,7 @@ class _Slot:
         self.ws_leftover = b""  # frames that came with a WebSocket handshake's answer
         # A WebSocket open, unbroken and with no frame half written: it may close cleanly.
         self.ws_idle = False
+        self.ws_ids: IdMatcher | None = None  # answers matched by id: the ids of its sends
 
 
 class TrioRun(OpenAccounting):
@@ -308,7 +311,9 @@ class TrioRun(OpenAccounting):
             return
         websocket = self.exchange.websocket
         if websocket is not None:
-            frame = websocket.frames.next_frame()  # a fresh masking key for each message
+            ids = slot.ws_ids
+            # A fresh masking key for each message (and with answers by id, a fresh id).
+            frame = websocket.frames.next_frame() if ids is None else ids.next_frame()
             slot.ws_idle = False  # a send cancelled half way leaves no clean close
             await stream.send_all(frame)
             slot.ws_idle = True
@@ -354,7 +359,10 @@ class TrioRun(OpenAccounting):
         """A WebSocket connection's frame reader, fed what came with the handshake."""
         if self.exchange.websocket is None:
             return None
-        talk = WsTalk(self.exchange.websocket, on_response, on_error)
+        talk = WsTalk(
+            self.exchange.websocket, on_response, on_error, lambda index: _to_front(slot, index)
+        )
+        slot.ws_ids = talk.ids
         if slot.ws_leftover:
             talk.framer.feed(slot.ws_leftover)
             slot.ws_leftover = b""
@@ -375,6 +383,16 @@ class TrioRun(OpenAccounting):
             codes[talk.close_code] = codes.get(talk.close_code, 0) + 1
         self.fail_outstanding(slot, "reset", talk.closed)
         return True
+
+
+def _to_front(slot: _Slot, index: int) -> None:
+    """An answer matched by id came for the ``index``-th message outstanding: it becomes
+    the oldest, which ``on_response`` records."""
+    for times in (slot.pending, slot.intended):
+        if index < len(times):
+            when = times[index]
+            del times[index]
+            times.appendleft(when)
 
 
 class _Next:
@@ -629,14 +647,10 @@ async def _run_from(
 ) -> WorkerOutcome:
     await trio.sleep(max(start_at - monotonic_ns(), 0) / NS_PER_S)
     run = TrioRun(spec, share, exchange, start_at, source)
-    watcher = Watcher(watch, run) if watch is not None else None
-    if watcher is not None and watcher.check():
-        run.stop()  # asked to stop while the share waited for its start
+    watcher = share_watcher(run, watch)
     with run.cancel_scope:
         async with trio.open_nursery() as nursery:
-            if watcher is not None:
-                nursery.start_soon(watch_share, run, watcher)
-            nursery.start_soon(tick_timeline, run)
+            start_timers(nursery, run, watcher)
             if spec.duration_s is not None:
                 end_at = run.measure_start_ns + int(spec.duration_s * NS_PER_S)
 

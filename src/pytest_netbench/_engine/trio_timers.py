@@ -13,7 +13,7 @@ import trio
 
 from pytest_netbench._engine.accounting import RunAccounting
 from pytest_netbench._engine.clocks import NS_PER_S
-from pytest_netbench._engine.watch import Watcher
+from pytest_netbench._engine.watch import ShareWatch, Watcher
 
 
 async def tick_timeline(run: RunAccounting) -> None:
@@ -33,3 +33,21 @@ async def watch_share(run: RunAccounting, watcher: Watcher) -> None:
         await trio.sleep(watcher.watch.every_s)
         if watcher.check():
             run.stop()  # at once: an interrupted run does not drain
+
+
+def share_watcher(run: RunAccounting, watch: ShareWatch | None) -> Watcher | None:
+    """The share's watcher when it is watched, checked once before the timers start: a
+    stop asked while the share waited for its start stops the run at once."""
+    if watch is None:
+        return None
+    watcher = Watcher(watch, run)
+    if watcher.check():
+        run.stop()
+    return watcher
+
+
+def start_timers(nursery: trio.Nursery, run: RunAccounting, watcher: Watcher | None) -> None:
+    """The timeline's tick, and the watch when there is one, in the run's nursery."""
+    if watcher is not None:
+        nursery.start_soon(watch_share, run, watcher)
+    nursery.start_soon(tick_timeline, run)

@@ -26,8 +26,8 @@ from pytest_netbench._engine.connecting import (
 from pytest_netbench._engine.exchange import Exchange, build_exchange
 from pytest_netbench._engine.listen_rules import Held, ListenRules
 from pytest_netbench._engine.share import WorkerShare
-from pytest_netbench._engine.trio_timers import tick_timeline, watch_share
-from pytest_netbench._engine.watch import ShareWatch, Watcher
+from pytest_netbench._engine.trio_timers import share_watcher, start_timers
+from pytest_netbench._engine.watch import ShareWatch
 from pytest_netbench._engine.ws_trio import HandshakeEnded, close_websocket, open_websocket
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.websocket import HandshakeInvalid, HandshakeRefused, describe_close
@@ -235,14 +235,10 @@ async def run_listen_trio(
     exchange = build_exchange(spec)
     await trio.sleep(max(start_at - monotonic_ns(), 0) / NS_PER_S)
     run = TrioListenRun(spec, share, exchange, start_at)
-    watcher = Watcher(watch, run) if watch is not None else None
-    if watcher is not None and watcher.check():
-        run.stop()
+    watcher = share_watcher(run, watch)
     with run.cancel_scope:
         async with trio.open_nursery() as nursery:
-            if watcher is not None:
-                nursery.start_soon(watch_share, run, watcher)
-            nursery.start_soon(tick_timeline, run)
+            start_timers(nursery, run, watcher)
             if spec.duration_s is not None:
                 end_at = run.deadline_ns
 
