@@ -13,7 +13,7 @@ import traceback
 
 from pytest_netbench._cli.exit_codes import ExitCode
 from pytest_netbench._cli.live import CommandLive
-from pytest_netbench._cli.loads import interrupted_banner, load_status
+from pytest_netbench._cli.loads import load_status, print_report
 from pytest_netbench._cli.options import load_options
 from pytest_netbench._cli.outputs import write_files
 from pytest_netbench._errors import FlowError, FlowTraceback
@@ -63,9 +63,7 @@ def run_flow(args: argparse.Namespace) -> ExitCode:
         text = format_result(result, thresholds=verdict)
         if result.sessions is not None:
             text += format_sessions(result.sessions)
-        if result.interrupted:
-            text = f"{interrupted_banner(result)}\n{text}{interrupted_banner(result)}\n"
-        print(text, end="")
+        print_report(result, text)
     if unwritten is not None:
         return unwritten
     return load_status(result, verdict, fail_invalid=args.fail_invalid)

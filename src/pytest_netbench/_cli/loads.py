@@ -42,10 +42,7 @@ def run_load(args: argparse.Namespace) -> ExitCode:
     if not args.quiet:
         from pytest_netbench._report.summary import format_result
 
-        text = format_result(result, thresholds=verdict)
-        if result.interrupted:
-            text = f"{interrupted_banner(result)}\n{text}{interrupted_banner(result)}\n"
-        print(text, end="")
+        print_report(result, format_result(result, thresholds=verdict))
     if unwritten is not None:
         return unwritten
     return load_status(result, verdict, fail_invalid=args.fail_invalid)
@@ -94,6 +91,13 @@ def interrupted_banner(result: LoadResult) -> str:
     elif spec is not None and spec.requests is not None:
         asked = f" ({result.sent:,} of {spec.requests:,} requests sent)"
     return f"INTERRUPTED after {result.duration_s:.2f} s{asked}: figures for that time only."
+
+
+def print_report(result: LoadResult, text: str) -> None:
+    """Print a load's report; an interrupted load's between two banners saying so."""
+    if result.interrupted:
+        text = f"{interrupted_banner(result)}\n{text}{interrupted_banner(result)}\n"
+    print(text, end="")
 
 
 def check_plot(args: argparse.Namespace) -> None:
