@@ -33,7 +33,7 @@ from pytest_netbench._model import Request
 from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._options import HttpOptions
 from pytest_netbench._public import publish
-from pytest_netbench._targets_file import read_json_targets, read_targets
+from pytest_netbench._targets_file import read_body_file, read_json_targets, read_targets
 
 # The keys of a JSON or TOML mix file, and of each of its requests.
 _FILE_KEYS = ("mix", "mix_order", "feeders", "seed")
@@ -167,14 +167,7 @@ def _body(file: Path, where: str, entry: Mapping[str, Any]) -> bytes:
         name = entry["body_file"]
         if not isinstance(name, str) or not name:
             raise SpecError(f"{where}: body_file must be a file's path, got {name!r}")
-        body_path = (file.parent / name).resolve()
-        try:
-            return body_path.read_bytes()
-        except OSError as exc:
-            raise SpecError(
-                f"{where}: cannot read the body file {name!r} (looked for {body_path}):"
-                f" {exc.strerror or exc}"
-            ) from None
+        return read_body_file(file, name, where)
     body = entry.get("body", "")
     if isinstance(body, str):
         return body.encode()

@@ -189,12 +189,18 @@ def _is_http(target: str) -> bool:
 def _body(path: Path, name: str, number: int) -> bytes:
     if not name:
         raise SpecError(f"{path}:{number}: '@' names no body file: write @path/to/body")
-    file = (path.parent / name).resolve()
+    return read_body_file(path, name, f"{path}:{number}")
+
+
+def read_body_file(naming: Path, name: str, where: str) -> bytes:
+    """The body in the file ``name``, relative to the folder of the file ``naming`` it (a
+    targets file, a mix file); ``where`` begins the error that says it cannot be read."""
+    file = (naming.parent / name).resolve()
     try:
         return file.read_bytes()
     except OSError as exc:
         raise SpecError(
-            f"{path}:{number}: cannot read the body file {name!r} (looked for {file}):"
+            f"{where}: cannot read the body file {name!r} (looked for {file}):"
             f" {exc.strerror or exc}"
         ) from None
 
