@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_netbench._experiment.trials import median_trial
-from pytest_netbench._model import ERROR_KINDS, LatencySummary, LoadResult
+from pytest_netbench._model import ERROR_KINDS, LatencySummary, LoadResult, RequestStats
 from pytest_netbench._records import Record
 from pytest_netbench._report.cells import format_count, format_ms
 from pytest_netbench._report.markdown import render_table_markdown
@@ -91,34 +91,29 @@ def request_rows(result: LoadResult) -> list[RequestRow]:
     if not result.by_request:
         return []
     rows = [
-        RequestRow(
-            name=name,
-            target=f"{stats.method} {stats.path}",
-            sent=stats.sent,
-            ok=stats.ok,
-            errors=_error_counts(stats.errors),
-            in_flight=stats.in_flight,
-            status_codes=tuple(sorted(stats.status_codes.items())),
-            rps=stats.rps,
-            latency=stats.latency,
-        )
+        _row(name, f"{stats.method} {stats.path}", stats)
         for name, stats in result.by_request.items()
     ]
-    rows.append(
-        RequestRow(
-            name=TOTAL,
-            target="",
-            sent=result.sent,
-            ok=result.ok,
-            errors=_error_counts(result.errors),
-            in_flight=result.in_flight,
-            status_codes=tuple(sorted(result.status_codes.items())),
-            rps=result.rps,
-            latency=result.latency,
-            total=True,
-        )
-    )
+    rows.append(_row(TOTAL, "", result, total=True))
     return rows
+
+
+def _row(
+    name: str, target: str, figures: RequestStats | LoadResult, total: bool = False
+) -> RequestRow:
+    """One kind's row from its figures, or the load's own from the result's."""
+    return RequestRow(
+        name=name,
+        target=target,
+        sent=figures.sent,
+        ok=figures.ok,
+        errors=_error_counts(figures.errors),
+        in_flight=figures.in_flight,
+        status_codes=tuple(sorted(figures.status_codes.items())),
+        rps=figures.rps,
+        latency=figures.latency,
+        total=total,
+    )
 
 
 def _error_counts(errors: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
