@@ -191,7 +191,13 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "close a connection after this many requests (0: never)",
         loads=_HTTP,
     ),
-    LoadOption("pipeline", 1, "count", "closed loop: requests in flight a connection", _HTTP),
+    LoadOption(
+        "pipeline",
+        1,
+        "count",
+        "closed loop: requests in flight a connection (WebSocket: with answer=id)",
+        _HTTP_AND_WS,
+    ),
     LoadOption(
         "protocol",
         "http1",
@@ -294,9 +300,19 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "answer",
         "echo",
         "choice",
-        "what answers a message: its echo, checked byte for byte, or any message that comes next",
+        "what answers a message: its echo, checked byte for byte, any message that comes"
+        " next, or (id) the one carrying its id in the field id_field",
         loads=_WS,
         choices=WS_ANSWERS,
+    ),
+    LoadOption(
+        "id_field",
+        None,
+        "text",
+        "answer=id: the JSON field of a message and its answer holding the message's id"
+        " (default: id)",
+        loads=_WS,
+        metavar="FIELD",
     ),
     LoadOption(
         "listen",
@@ -387,6 +403,8 @@ class WsOptions(CommonOptions, total=False):
     binary: bool
     subprotocols: str | Sequence[str] | None
     answer: str
+    id_field: str | None
+    pipeline: int
     listen: bool
     ping_every: float | None
     stamp_field: str | None

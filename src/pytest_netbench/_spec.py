@@ -20,7 +20,6 @@ from pytest_netbench._model import (
     HTTP_PROTOCOLS,
     LOOPS,
     MIX_ORDERS,
-    WS_ANSWERS,
     LoadSpec,
     MixOrder,
     Request,
@@ -42,6 +41,7 @@ from pytest_netbench._stage_checks import check_ramp, checked_stages, ramp_start
 from pytest_netbench._target import guard_target, parse_http_url
 from pytest_netbench._ws_checks import (
     check_handshake_headers,
+    checked_answer,
     checked_listen,
     checked_message,
     checked_subprotocols,
@@ -172,8 +172,7 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
     headers = _header_pairs(o["headers"])
     check_handshake_headers(headers)
     message, binary = checked_message(o["message"], o["message_bytes"], bool(o["binary"]))
-    if o["answer"] not in WS_ANSWERS:
-        raise SpecError(f"answer must be one of {', '.join(WS_ANSWERS)}, got {o['answer']!r}")
+    answer, id_field, message, pipeline = checked_answer(o, options, message, binary)
     listen = checked_listen(o, options)
     connect_first = o["connect_first"]
     if listen and connect_first is None:
@@ -191,7 +190,8 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
         payload=message,
         binary=binary,
         subprotocols=checked_subprotocols(o["subprotocols"]),
-        answer=o["answer"],
+        answer=answer,
+        id_field=id_field,
         listen=listen,
         ping_every_s=_float_or_none(o["ping_every"]),
         stamp_field=o["stamp_field"],
@@ -199,7 +199,7 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
         **_checked_common(
             {name: o[name] for name in _COMMON},
             requests_per_connection=0,
-            pipeline=1,
+            pipeline=pipeline,
             connect_first=bool(connect_first),
             connections_given="connections" in options,
         ),

@@ -1,13 +1,17 @@
 """The checks of a WebSocket load's own options (``ws_spec`` runs them before any socket):
-its URL, its message, the subprotocols and headers its handshake sends."""
+its URL, its message and what answers it, the subprotocols and headers its handshake
+sends, and a listen load's options."""
 
 from __future__ import annotations
 
+import json
 import string
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from pytest_netbench._errors import SpecError
+from pytest_netbench._model import WS_ANSWERS, WsAnswer
+from pytest_netbench._proto.ws_template import IdTemplate
 from pytest_netbench._target import HttpTarget, parse_url
 
 # The handshake's own headers: one given again would make a request the server may refuse.
@@ -75,9 +79,45 @@ def check_handshake_headers(headers: Sequence[tuple[str, str]]) -> None:
             raise SpecError(f"header {name!r} is the WebSocket handshake's own: leave it out")
 
 
+def checked_answer(
+    values: Mapping[str, Any], given: Collection[str], message: bytes, binary: bool
+) -> tuple[WsAnswer, str | None, bytes, int]:
+    """What answers a message (``answer``), its id field, the message (with ids: a JSON
+    object, the default one built around the field) and the messages a connection keeps
+    outstanding (``pipeline``: with ids only)."""
+    answer = values["answer"]
+    if answer not in WS_ANSWERS:
+        raise SpecError(f"answer must be one of {', '.join(WS_ANSWERS)}, got {answer!r}")
+    field, pipeline = values["id_field"], values["pipeline"]
+    if answer != "id":
+        if field is not None:
+            raise SpecError(
+                "id_field names where answers carry their message's id: add answer='id'"
+            )
+        if "pipeline" in given and pipeline != 1:
+            raise SpecError(
+                "several WebSocket messages outstanding on a connection need answers matched"
+                " by id: add answer='id' (and id_field=), or drop pipeline"
+            )
+        return answer, None, message, 1
+    if field is None:
+        field = "id"
+    if not isinstance(field, str) or not field:
+        raise SpecError(f"id_field must be the name of a JSON field, got {field!r}")
+    if binary:
+        raise SpecError("with answer='id' messages are JSON text: drop binary")
+    if values["message"] is None:  # message_bytes letters under "data", beside the id
+        message = json.dumps({field: 0, "data": message.decode("ascii")}).encode()
+    try:
+        IdTemplate.from_message(message.decode("utf-8"), field)
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
+    return answer, field, message, pipeline
+
+
 # The options only a listen load reads, and the ones it has no use for (it sends nothing).
 _LISTEN_ONLY = ("ping_every", "stamp_field", "stamp_binary")
-_MESSAGE_OPTIONS = ("message", "message_bytes", "binary", "answer")
+_MESSAGE_OPTIONS = ("message", "message_bytes", "binary", "answer", "id_field", "pipeline")
 
 
 def checked_listen(values: Mapping[str, Any], given: Collection[str]) -> bool:

@@ -125,6 +125,46 @@ def test_pings_during_a_load_are_answered(
     assert client_closes(app, 3) == [1000] * 3
 
 
+@pytest.mark.parametrize("reverse", [1, 3])
+def test_answers_matched_by_the_id_they_carry(
+    ws_server: StartWs, loop: str, consistent: Consistent, reverse: int
+) -> None:
+    """Each message carries its own id; the server holds a connection's messages until
+    `reverse` came and answers them last first: every answer finds its message."""
+    server, app = ws_server(id_field="ref", reverse=reverse)
+    r = consistent(
+        ws_load(
+            url_of(server),
+            connections=2,
+            requests=60,
+            answer="id",
+            id_field="ref",
+            message='{"op": "get", "key": "k1"}',
+            pipeline=reverse,
+            loop=loop,
+        )
+    )
+    assert (r.sent, r.ok, r.errors_total) == (60, 60, 0)
+    assert app.seen.messages == 60 and r.latency.count == 60
+
+
+def test_an_answer_with_an_unknown_id_is_a_verify_error(
+    ws_server: StartWs, loop: str, consistent: Consistent
+) -> None:
+    server, _ = ws_server(id_field="id", wrong_id_every=10)  # answers 10, 20, ...: id 0
+    r = consistent(ws_load(url_of(server), connections=2, requests=60, answer="id", loop=loop))
+    assert (r.ok, r.errors["verify"], r.errors_total) == (54, 6, 6)
+    assert "'id' field holds no id of a message outstanding" in r.error_samples["verify"]
+
+
+def test_open_loop_answers_by_id(ws_server: StartWs, loop: str, consistent: Consistent) -> None:
+    server, _ = ws_server(id_field="id")
+    r = consistent(
+        ws_load(url_of(server), connections=2, rate=400, requests=80, answer="id", loop=loop)
+    )
+    assert (r.mode, r.sent, r.ok, r.errors_total) == ("open", 80, 80, 0)
+
+
 def test_a_server_close_mid_load_is_a_reset_with_its_code(
     ws_server: StartWs, loop: str, consistent: Consistent
 ) -> None:
@@ -268,8 +308,13 @@ def test_a_refused_probe_is_a_status_error(ws_server: StartWs) -> None:
         ("ws://127.0.0.1:9/", {"subprotocols": ["a b"]}, "not a valid name"),
         ("ws://127.0.0.1:9/", {"headers": {"Upgrade": "x"}}, "handshake's own"),
         ("ws://127.0.0.1:9/", {"message_bytes": 0}, "positive"),
-        ("ws://127.0.0.1:9/", {"pipeline": 2}, "option of HTTP loads"),
-        ("ws://127.0.0.1:9/", {"answer": "id"}, "answer must be one of echo, any"),
+        ("ws://127.0.0.1:9/", {"pipeline": 2}, "need answers matched by id"),
+        ("ws://127.0.0.1:9/", {"answer": "ids"}, "answer must be one of echo, any, id"),
+        ("ws://127.0.0.1:9/", {"id_field": "ref"}, "add answer='id'"),
+        ("ws://127.0.0.1:9/", {"answer": "id", "message": "[1]"}, "must be a JSON object"),
+        ("ws://127.0.0.1:9/", {"answer": "id", "message": "{"}, "must be JSON"),
+        ("ws://127.0.0.1:9/", {"answer": "id", "binary": True}, "JSON text: drop binary"),
+        ("ws://127.0.0.1:9/", {"answer": "id", "rate": 10, "pipeline": 2}, "closed-loop"),
     ],
 )
 def test_bad_input_is_refused_before_any_socket(url: str, options: object, words: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import json
 from dataclasses import dataclass, field
 
 _RFC6455_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -31,6 +32,13 @@ class WsOptions:
     stall_every: int = 0  # every Nth message: never answered (its connection stays open)
     reply: bytes = b""  # answer every message with this text instead of its echo
     ignore_close: bool = False  # never answer a client's close (nor close the connection)
+    # Answers by id: each message is a JSON object whose id_field is echoed in an answer
+    # {id_field: id, "n": seq}; a connection's messages are held until `reverse` came (or
+    # 50 ms passed without more) and answered last first; every wrong_id_every-th answer
+    # carries the id 0 instead (no message has it).
+    id_field: str = ""
+    reverse: int = 1
+    wrong_id_every: int = 0
 
 
 @dataclass
@@ -39,6 +47,7 @@ class WsSeen:
     handshakes: int = 0  # accepted
     messages: int = 0
     pongs: int = 0
+    answers: int = 0  # answers by id sent
     close_replies: list[int] = field(default_factory=list)  # codes of clients' closes
     offered: list[str] = field(default_factory=list)  # each handshake's protocol header
     masked: bool = True  # every client frame was masked
@@ -94,6 +103,7 @@ class WsApp:
         writer.write(("\r\n".join(answer) + "\r\n\r\n").encode())
         self.seen.handshakes += 1
         closing = False  # this server sent a close first
+        held = _Held(writer, self)
         while True:
             opcode, payload = await self._read_frame(reader)
             if opcode == 0x8:
@@ -107,6 +117,9 @@ class WsApp:
                 return
             if opcode == 0xA:
                 self.seen.pongs += 1
+                continue
+            if options.id_field:
+                held.add(payload)
                 continue
             closing = closing or self._closes(self.seen.messages + 1)
             if not await self._answer(writer, opcode, payload):
@@ -163,3 +176,36 @@ class WsApp:
         key = await reader.readexactly(4)
         data = await reader.readexactly(size)
         return first & 0x0F, bytes(b ^ key[i % 4] for i, b in enumerate(data))
+
+
+class _Held:
+    """One connection's messages held for answers by id, answered last first."""
+
+    def __init__(self, writer: asyncio.StreamWriter, app: WsApp) -> None:
+        self.writer = writer
+        self.app = app
+        self.messages: list[bytes] = []
+        self.timer: asyncio.TimerHandle | None = None
+
+    def add(self, payload: bytes) -> None:
+        self.app.seen.messages += 1
+        self.messages.append(payload)
+        if self.timer is not None:
+            self.timer.cancel()
+        if len(self.messages) >= self.app.options.reverse:
+            self.flush()
+        else:
+            self.timer = asyncio.get_running_loop().call_later(0.05, self.flush)
+
+    def flush(self) -> None:
+        self.timer = None
+        options = self.app.options
+        for payload in reversed(self.messages):
+            self.app.seen.answers += 1
+            message_id = json.loads(payload)[options.id_field]
+            if options.wrong_id_every and self.app.seen.answers % options.wrong_id_every == 0:
+                message_id = 0
+            answer = {options.id_field: message_id, "n": self.app.seen.answers}
+            if not self.writer.is_closing():
+                self.writer.write(_frame(0x1, json.dumps(answer).encode()))
+        self.messages.clear()

@@ -86,6 +86,7 @@ class RunAccounting:
         self.exchange = exchange
         self.is_http = exchange.is_http
         self.open_loop = share.rate is not None
+        self.verify_words = _verify_words(spec)
         self.start_at_ns = start_at_ns
         self.measure_start_ns = start_at_ns + int(spec.warmup_s * NS_PER_S)
         self.deadline_ns = self.window_deadline()
@@ -234,7 +235,7 @@ class RunAccounting:
                 self.completed += 1
                 return
         elif code != 0:
-            rec.error("verify", "echoed bytes differ from the bytes sent")
+            rec.error("verify", self.verify_words)
             self.completed += 1
             return
         # From the intended send, or from the actual one if it went out early (batched).
@@ -387,3 +388,13 @@ class RunAccounting:
         outcome.loop = loop_name
         outcome.feeders_ran_out = self.source_ran_out
         return outcome
+
+
+def _verify_words(spec: LoadSpec) -> str:
+    """What a ``verify`` error of this load's answers says."""
+    if spec.kind == "ws" and spec.answer == "id":
+        return (
+            f"an answer whose {spec.id_field!r} field holds no id of a message outstanding"
+            " (or no JSON object with that field)"
+        )
+    return "echoed bytes differ from the bytes sent"

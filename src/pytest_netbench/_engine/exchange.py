@@ -17,6 +17,7 @@ from pytest_netbench._proto.framing import Framer, OnError, OnResponse
 from pytest_netbench._proto.grpc import encode_unary_block, frame_message
 from pytest_netbench._proto.h2_client import H2Request
 from pytest_netbench._proto.h2_headers import encode_spec_request
+from pytest_netbench._proto.ws_template import IdTemplate
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +139,11 @@ def _ws_exchange(spec: LoadSpec) -> Exchange:
     host = f"[{spec.host}]" if ":" in spec.host else spec.host
     frames = ws_proto.MessageFrames(spec.payload, text=not spec.binary)
     expected = spec.payload if spec.answer == "echo" else None  # None: any message answers
+    ids = None
+    if spec.answer == "id":  # the message's id field filled per send (see _proto/ws_ids)
+        ids = IdTemplate.from_message(spec.payload.decode("utf-8"), spec.id_field or "id")
     setup = ws_proto.WsSetup(
-        f"{host}:{spec.port}", spec.target, spec.subprotocols, spec.headers, expected, frames
+        f"{host}:{spec.port}", spec.target, spec.subprotocols, spec.headers, expected, frames, ids
     )
 
     def no_framer(on_response: OnResponse, on_error: OnError) -> Framer:

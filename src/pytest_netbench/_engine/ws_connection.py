@@ -39,6 +39,7 @@ from pytest_netbench._proto.websocket import (
     WsSetup,
     describe_close,
 )
+from pytest_netbench._proto.ws_ids import IdMatcher, id_framer
 from pytest_netbench._stats.recorder import Recorder
 
 
@@ -56,6 +57,7 @@ class WsConnection(Connection):
     """One WebSocket client connection (see the module's docstring)."""
 
     framer: WsFramer | None
+    _ids: IdMatcher | None = None  # answers matched by id: this connection's ids
     _setup: WsSetup
     _frames: MessageFrames
     _handshake: ClientHandshake
@@ -74,10 +76,26 @@ class WsConnection(Connection):
         self._setup = setup
         self._frames = setup.frames
         self._handshake = setup.handshake()
-        self.framer = setup.make_framer(
-            self.on_response, self.on_protocol_error, self._reply, self._server_closed
-        )
+        if setup.ids is not None:  # answers matched by id (see _proto/ws_ids)
+            self.framer, self._ids = id_framer(
+                setup, self._answered, self.on_protocol_error, self._reply, self._server_closed
+            )
+        else:
+            self.framer = setup.make_framer(
+                self.on_response, self.on_protocol_error, self._reply, self._server_closed
+            )
         return self._receive_handshake
+
+    def _answered(self, code: int, index: int) -> None:
+        """An answer matched by id to the ``index``-th message outstanding: that message
+        becomes the oldest, which ``on_response`` records."""
+        if index:
+            for times in (self.pending, self.intended) if self.run.open_loop else (self.pending,):
+                if index < len(times):
+                    when = times[index]
+                    del times[index]
+                    times.appendleft(when)
+        self.on_response(code, True)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -136,7 +154,7 @@ class WsConnection(Connection):
 
     def send(self, start: int, intended: int) -> None:
         assert self.transport is not None
-        frame = self._frames.next_frame()
+        frame = self._frames.next_frame() if self._ids is None else self._ids.next_frame()
         self.transport.write(frame)
         self._rec.bytes_written += len(frame)
         self.pending.append(start)

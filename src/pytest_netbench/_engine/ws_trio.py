@@ -5,6 +5,8 @@ at the end of a load (``close_websocket``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import trio
 
 from pytest_netbench._proto.framing import OnError, OnResponse
@@ -15,6 +17,7 @@ from pytest_netbench._proto.websocket import (
     WsSetup,
     describe_close,
 )
+from pytest_netbench._proto.ws_ids import IdMatcher, id_framer
 from pytest_netbench._stats.recorder import Recorder
 
 _READ_SIZE = 64 * 1024
@@ -47,15 +50,36 @@ async def open_websocket(
 class WsTalk:
     """One connection's frames in: the framer, the replies it owes the server (pongs, the
     close reply), and the server's close once it came (its code, and its words for the
-    error)."""
+    error). With answers matched by id, ``ids`` gives the messages their ids, and an
+    answer to the ``index``-th message outstanding first calls ``to_front(index)``."""
 
-    __slots__ = ("close_code", "closed", "framer", "replies")
+    __slots__ = ("_on_response", "_to_front", "close_code", "closed", "framer", "ids", "replies")
 
-    def __init__(self, setup: WsSetup, on_response: OnResponse, on_error: OnError) -> None:
+    def __init__(
+        self,
+        setup: WsSetup,
+        on_response: OnResponse,
+        on_error: OnError,
+        to_front: Callable[[int], None],
+    ) -> None:
         self.replies: list[bytes] = []
         self.closed = ""
         self.close_code = 0
-        self.framer = setup.make_framer(on_response, on_error, self.replies.append, self._close)
+        self.ids: IdMatcher | None = None
+        self._on_response = on_response
+        self._to_front = to_front
+        self.framer: WsFramer
+        if setup.ids is not None:
+            self.framer, self.ids = id_framer(
+                setup, self._answered, on_error, self.replies.append, self._close
+            )
+        else:
+            self.framer = setup.make_framer(on_response, on_error, self.replies.append, self._close)
+
+    def _answered(self, code: int, index: int) -> None:
+        if index:
+            self._to_front(index)
+        self._on_response(code, True)
 
     def _close(self, code: int, reason: str) -> None:
         self.close_code = code

@@ -17,8 +17,8 @@ LOOPS: tuple[LoopName, ...] = ("auto", "uvloop", "asyncio", "trio")
 MixOrder = Literal["cycle", "weighted"]
 MIX_ORDERS: tuple[MixOrder, ...] = ("cycle", "weighted")
 # What answers a WebSocket message: its echo (checked), or whatever message comes next.
-WsAnswer = Literal["echo", "any"]
-WS_ANSWERS: tuple[WsAnswer, ...] = ("echo", "any")
+WsAnswer = Literal["echo", "any", "id"]
+WS_ANSWERS: tuple[WsAnswer, ...] = ("echo", "any", "id")
 # The HTTP version a load speaks: HTTP/1.1, or HTTP/2 (prior knowledge on http://, ALPN h2
 # on https://).
 HttpProtocol = Literal["http1", "h2"]

@@ -131,7 +131,8 @@ class LoadSpec:
     # WebSocket (``target`` and ``headers`` are its handshake's)
     subprotocols: tuple[str, ...] = ()
     binary: bool = False
-    answer: WsAnswer = "echo"  # what answers a message: its echo, or any next message
+    answer: WsAnswer = "echo"  # what answers a message: its echo, any next message, by id
+    id_field: str | None = None  # answer="id": the JSON field holding a message's id
     # A listen load: connections held, the server's pushes counted (no messages sent), a
     # client ping on each every ``ping_every_s``, a push's send time read from its JSON
     # field ``stamp_field`` or its first 8 bytes (``stamp_binary``).
@@ -227,7 +228,16 @@ _HTTP_ONLY = frozenset(
 )
 _ECHO_ONLY = frozenset({"payload", "chunk", "framing"})
 _WS_ONLY = frozenset(
-    {"subprotocols", "binary", "answer", "listen", "ping_every_s", "stamp_field", "stamp_binary"}
+    {
+        "subprotocols",
+        "binary",
+        "answer",
+        "id_field",
+        "listen",
+        "ping_every_s",
+        "stamp_field",
+        "stamp_binary",
+    }
 )
 _NOT_OF_KIND = {
     "http": _ECHO_ONLY | _WS_ONLY,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from pytest_netbench._proto.framing import OnError, OnResponse
 from pytest_netbench._proto.tcp import OK, VERIFY_FAILED
+from pytest_netbench._proto.ws_template import IdTemplate
 
 CONTINUATION, TEXT, BINARY, CLOSE, PING, PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
 _DATA_OPCODES = frozenset({CONTINUATION, TEXT, BINARY})
@@ -458,7 +459,8 @@ def describe_close(code: int, reason: str) -> str:
 class WsSetup:
     """What every connection of a WebSocket load shares: how to open it (``handshake``
     makes one connection's, with its own key), the message it sends (``frames``, built
-    once: it holds no state of a connection's) and the answer it expects (None: any)."""
+    once: it holds no state of a connection's) and the answer it expects (None: any; with
+    ``ids``, the answer carrying the id of a message outstanding: see ``ws_ids``)."""
 
     host_header: str
     target: str
@@ -466,6 +468,7 @@ class WsSetup:
     headers: tuple[tuple[str, str], ...]
     expected: bytes | None
     frames: MessageFrames
+    ids: IdTemplate | None = None
 
     def handshake(self) -> ClientHandshake:
         return ClientHandshake(self.host_header, self.target, self.subprotocols, self.headers)

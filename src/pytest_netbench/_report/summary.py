@@ -161,6 +161,12 @@ def _header(result: LoadResult, width: int) -> list[str]:
         elif spec.kind == "ws":
             kind = "binary" if spec.binary else "text"
             parts.append(f"{format_bytes(len(spec.payload))} {kind} messages")
+            if spec.answer == "id":
+                parts.append(f"answers by id ({spec.id_field!r})")
+                if spec.pipeline > 1:
+                    parts.append(f"pipeline {spec.pipeline}")
+            elif spec.answer == "any":
+                parts.append("any message answers")
             if spec.subprotocols:
                 parts.append(f"subprotocols {', '.join(spec.subprotocols)}")
         else:
@@ -246,6 +252,8 @@ def _latency(result: LoadResult) -> list[str]:
     lower_bounds = result.generator.lower_bounds  # open loop: see GeneratorStats
     unit = _unit_name(result)
     answers = {"messages": "echoes", "pushes": "pushes"}.get(unit, "responses")
+    if unit == "messages" and result.spec is not None and result.spec.answer != "echo":
+        answers = "answers"
     title = f"Latency (ms) of {result.latency.count - lower_bounds:,} ok {answers}"
     if unit == "pushes" and result.spec is not None:
         stamped = result.spec.stamp_field is not None or result.spec.stamp_binary
