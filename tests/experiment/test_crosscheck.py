@@ -29,6 +29,10 @@ from pytest_netbench import (
 from pytest_netbench._experiment.tool_runs import run_tool
 
 needs_wrk = pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")
+needs_h2load = pytest.mark.skipif(
+    shutil.which("h2load") is None,
+    reason="h2load is not installed (apt-get install nghttp2-client)",
+)
 needs_ab = pytest.mark.skipif(
     shutil.which("ab") is None, reason="ab is not installed (apt-get install apache2-utils)"
 )
@@ -165,3 +169,55 @@ def test_an_http2_load_is_refused_before_any_load() -> None:
                 runner=never,
                 **options,
             )
+
+
+# -- h2load, for HTTP/2 loads, against the catalog's Go net/http server over h2c --
+@pytest.fixture(scope="module")
+def go_h2c_url() -> Iterator[str]:
+    from pytest_netbench._servers import build
+
+    try:
+        binary = str(build.ensure_built(catalog.GO_H2).artifact)
+    except ToolchainMissing as exc:
+        pytest.skip(f"the Go HTTP/2 server cannot be built here: {exc}")
+    server = Server([binary, "h2c", "{host}", "{port}"], port_pattern=catalog.PORT_PATTERN)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{server.port}"
+    finally:
+        server.stop()
+
+
+@needs_h2load
+def test_h2load_measures_the_same_http2_load(
+    go_h2c_url: str, consistent: Callable[[LoadResult], LoadResult]
+) -> None:
+    # protocol='h2' is h2load's default: the load is HTTP/2 without saying so.
+    result = crosscheck(go_h2c_url + "/", tool="h2load", duration=1, connections=2, streams=4)
+    consistent(result.netbench)
+    assert result.netbench.generator.protocol == "h2"
+    assert result.other.version.startswith("h2load ")
+    assert list(result.other.command[1:9]) == ["-c", "2", "-m", "4", "-t", "1", "-D", "1"]
+    assert result.netbench.errors_total == 0 and result.other.errors_total == 0
+    assert result.netbench.ok > 0 and result.other.requests > 0
+    assert result.metrics == ("rps", "mean_ms", "stdev_ms", "max_ms", "errors")
+    for metric, ratio in result.ratios.items():
+        assert math.isfinite(ratio) and ratio > 0, (metric, result.to_dict()["figures"])
+    again = CrosscheckResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again.other == result.other and again.ratios.keys() == result.ratios.keys()
+
+
+@needs_h2load
+def test_h2load_and_netbench_count_the_same_error_statuses(go_h2c_url: str) -> None:
+    result = crosscheck(
+        go_h2c_url + "/missing", tool="h2load", requests=200, connections=2, streams=4
+    )
+    assert result.netbench.errors == {**result.netbench.errors, "status": 200}
+    assert result.netbench.status_codes == {404: 200}
+    assert result.other.requests == 200 and result.other.errors == {"status": 200, "errored": 0}
+    assert result.ratio("errors") == 1.0
+
+
+def test_h2load_refuses_an_http1_load_before_any_load() -> None:
+    with pytest.raises(SpecError, match="h2load is the HTTP/2 crosscheck: pass protocol='h2'"):
+        crosscheck("http://127.0.0.1:9/", tool="h2load", protocol="http1", runner=never)

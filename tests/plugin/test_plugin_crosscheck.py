@@ -90,3 +90,51 @@ def test_a_load_the_tool_cannot_run_fails_the_test(
     result = pytester.runpytest_subprocess("--netbench")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*netbench: ab sends a number of requests: pass requests=*"])
+
+
+H2LOAD_TEST = """
+import pytest
+
+
+def test_cross_h2(netbench, go_h2c):
+    r = netbench.crosscheck(go_h2c, tool="h2load", duration=1, connections=2, streams=4,
+                            allow_invalid=True)
+    assert r.netbench.generator.protocol == "h2"
+    assert r.netbench.ok > 0 and r.other.requests > 0
+    assert r.netbench.errors_total == 0 and r.other.errors_total == 0
+"""
+
+
+@pytest.mark.skipif(shutil.which("h2load") is None, reason="h2load is not installed")
+def test_an_h2load_crosscheck_is_recorded(pytester: pytest.Pytester) -> None:
+    from pytest_netbench import ToolchainMissing, catalog
+    from pytest_netbench._servers import build
+
+    try:
+        binary = str(build.ensure_built(catalog.GO_H2).artifact)
+    except ToolchainMissing as exc:
+        pytest.skip(f"the Go HTTP/2 server cannot be built here: {exc}")
+    fixture = f"""
+import pytest
+from pytest_netbench import Server, catalog
+
+
+@pytest.fixture
+def go_h2c():
+    server = Server([{binary!r}, "h2c", "{{host}}", "{{port}}"], port_pattern=catalog.PORT_PATTERN)
+    server.start()
+    yield f"http://127.0.0.1:{{server.port}}/"
+    server.stop()
+"""
+    pytester.makeconftest(fixture)
+    pytester.makepyfile(H2LOAD_TEST)
+    out = pytester.path / "out.json"
+    result = pytester.runpytest_subprocess("--netbench", "-rP", f"--netbench-json={out}")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["http://127.0.0.1:*: crosscheck, netbench vs h2load: * vs * req/s (*), * vs * ms mean (*)"]
+    )
+    [record] = json.loads(out.read_text())["records"]
+    figures = record["experiment"]["figures"]
+    assert set(figures) == {"rps", "mean_ms", "stdev_ms", "max_ms", "errors"}
+    assert figures["rps"]["h2load"] > 0

@@ -3,14 +3,21 @@ subprocess: the texts are those the tools printed on this machine)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
 import pytest
 
 from pytest_netbench import SpecError, ToolFailed, ToolFigures
-from pytest_netbench._experiment.tool_output import parse_ab, parse_wrk
-from pytest_netbench._experiment.tool_runs import ab_command, check_comparable, fitted, wrk_command
+from pytest_netbench._experiment.tool_output import parse_ab, parse_h2load, parse_wrk
+from pytest_netbench._experiment.tool_runs import (
+    ab_command,
+    check_comparable,
+    fitted,
+    h2load_command,
+    wrk_command,
+)
 from pytest_netbench._spec import http_spec
 
 WRK = """\
@@ -156,3 +163,84 @@ def test_a_scaled_load_is_fitted_to_the_tool() -> None:
     assert fitted("wrk", short).duration_s == 1.0
     few = http_spec("http://127.0.0.1:8080/", requests=3, connections=10)
     assert fitted("ab", few).requests == 10
+
+
+# -- h2load (nghttp2-client 1.52.0, against the catalog's Go server over h2c) --
+H2LOAD = (
+    """\
+finished in 2.00s, 25430.00 req/s, 844.63KB/s
+requests: 50860 total, 50900 started, 50860 done, 50860 succeeded, 0 failed, 0 errored, 0 timeout
+status codes: 50860 2xx, 0 3xx, 0 4xx, 0 5xx
+traffic: 1.65MB (1729804) total, 198.98KB (203760) headers (space savings 95.05%), """
+    """596.02KB (610320) data
+                     min         max         mean         sd        +/- sd
+time for request:       53us     18.09ms      1.53ms       986us    87.09%
+time for connect:       56us       105us        85us        21us    75.00%
+time to 1st byte:     2.09ms      3.01ms      2.77ms       449us    75.00%
+req/s           :    6289.05     6411.89     6353.50       53.93    50.00%
+"""
+)
+
+H2LOAD_404 = """\
+finished in 5.96ms, 16784.16 req/s, 730.70KB/s
+requests: 100 total, 100 started, 100 done, 0 succeeded, 100 failed, 3 errored, 0 timeout
+status codes: 0 2xx, 0 3xx, 90 4xx, 7 5xx
+                     min         max         mean         sd        +/- sd
+time for request:      132us      1.93ms       376us       424us    92.00%
+"""
+
+
+def test_h2load_figures_are_read_with_units() -> None:
+    figures = parse_h2load(H2LOAD, command=("h2load",), version="h2load 1.52.0")
+    assert (figures.tool, figures.requests, figures.rps, figures.duration_s) == (
+        "h2load",
+        50860,
+        25430.0,
+        2.0,
+    )
+    assert figures.errors == {"status": 0, "errored": 0}
+    assert (figures.min_ms, figures.max_ms, figures.mean_ms, figures.stdev_ms) == pytest.approx(
+        (0.053, 18.09, 1.53, 0.986)
+    )
+    assert math.isnan(figures.p99_ms)  # h2load prints no percentiles
+    assert ToolFigures.from_dict(json.loads(json.dumps(figures.to_dict()))) == figures
+
+
+def test_h2load_errors_are_statuses_and_errored_streams() -> None:
+    figures = parse_h2load(H2LOAD_404)
+    assert figures.duration_s == pytest.approx(0.00596)
+    assert figures.errors == {"status": 97, "errored": 3} and figures.errors_total == 100
+
+
+def test_h2load_output_without_its_figures_is_a_tool_failure() -> None:
+    with pytest.raises(ToolFailed, match="h2load printed no 'finished in'"):
+        parse_h2load("starting benchmark...\nconnect: Connection refused\n")
+
+
+def test_the_h2load_command_is_the_loads() -> None:
+    spec = http_spec("http://127.0.0.1:8080/", protocol="h2", streams=10, connections=4, duration=3)
+    spec = dataclasses.replace(spec, headers=(("x-a", "1"),))
+    assert h2load_command("h2load", spec) == [
+        "h2load", "-c", "4", "-m", "10", "-t", "1", "-D", "3", "-H", "x-a: 1",
+        "http://127.0.0.1:8080/",
+    ]  # fmt: skip
+    counted = http_spec("http://127.0.0.1:8080/", protocol="h2", connections=2, requests=500)
+    assert h2load_command("h2load", counted)[-4:] == ["1", "-n", "500", "http://127.0.0.1:8080/"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"duration": 2}, "h2load is the HTTP/2 crosscheck: pass protocol='h2'"),
+        ({"protocol": "h2", "duration": 1.5}, "h2load takes whole seconds"),
+        ({"protocol": "h2", "requests": 3, "connections": 4}, "at least as many requests"),
+        ({"protocol": "h2", "duration": 2, "workers": 3, "connections": 2}, "one connection per"),
+        ({"protocol": "h2", "duration": 2, "rate": 100}, "closed loop"),
+    ],
+)
+def test_h2load_refuses_what_it_cannot_run_the_same_way(
+    options: dict[str, object], message: str
+) -> None:
+    spec = http_spec("http://127.0.0.1:8080/", **options)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match=message):
+        check_comparable("h2load", spec)

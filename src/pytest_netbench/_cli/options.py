@@ -81,6 +81,9 @@ _CROSSCHECK_ONLY = frozenset(
         "allow_remote",
         "keepalive",
         "headers",
+        # HTTP/2, for h2load (its -m is streams).
+        "protocol",
+        "streams",
     }
 )
 
@@ -514,13 +517,19 @@ def _add_cold_start(sub: Any) -> None:
 def _add_crosscheck(sub: Any) -> None:
     cross = sub.add_parser(
         "crosscheck",
-        help="the same load measured by netbench and by wrk or ab, side by side",
+        help="the same load measured by netbench and by wrk, ab or h2load, side by side",
         description="Run one closed-loop load with netbench, then the same load with wrk or"
         " ab (when installed), and print req/s, p50, p90, p99 and errors of both with their"
-        " ratio (netbench / the other tool).",
+        " ratio (netbench / the other tool). With --tool h2load, an HTTP/2 load: req/s, mean,"
+        " sd, max and errors (h2load prints no percentiles).",
     )
     cross.add_argument("url", help="http:// URL on loopback")
-    cross.add_argument("--tool", choices=("wrk", "ab"), default="wrk", help="the second tool (wrk)")
+    cross.add_argument(
+        "--tool",
+        choices=("wrk", "ab", "h2load"),
+        default="wrk",
+        help="the second tool (wrk); h2load for an HTTP/2 load (--protocol h2 by default)",
+    )
     # wrk runs whole seconds with keep-alive, a thread per worker; ab needs --requests.
     load = add_load_flags(cross, "http", only=_CROSSCHECK_ONLY)
     load.add_argument(

@@ -1,4 +1,5 @@
-"""Crosscheck: one load measured by netbench and then by a second tool (wrk or ab).
+"""Crosscheck: one load measured by netbench and then by a second tool (wrk or ab; h2load
+for an HTTP/2 load).
 
 A load generator can be wrong in ways its own figures never show (a slow client inflating
 latency, a count that misses failures); seed 001 checked httperf against weighttp and found
@@ -12,6 +13,10 @@ header) and prints its percentile table in whole milliseconds (its ``-e`` file, 
 has microseconds); each tool has its own client costs on the same two cores. Read a
 ratio as a check on the order of magnitude and on rankings across servers, not as a
 correction factor.
+
+h2load prints no percentiles, only the min, max, mean and standard deviation of its
+requests' times, so an HTTP/2 crosscheck compares req/s, mean, stdev, max and errors
+(:func:`metrics_of`).
 """
 
 from __future__ import annotations
@@ -37,13 +42,23 @@ from pytest_netbench._spec import DEFAULT_DURATION_S
 
 # The figures both tools report, in the order tables show them.
 METRICS: tuple[str, ...] = ("rps", "p50_ms", "p90_ms", "p99_ms", "errors")
+# h2load's: it reports no percentiles.
+H2LOAD_METRICS: tuple[str, ...] = ("rps", "mean_ms", "stdev_ms", "max_ms", "errors")
 METRIC_LABELS = {
     "rps": "req/s",
     "p50_ms": "p50 ms",
     "p90_ms": "p90 ms",
     "p99_ms": "p99 ms",
+    "mean_ms": "mean ms",
+    "stdev_ms": "sd ms",
+    "max_ms": "max ms",
     "errors": "errors",
 }
+
+
+def metrics_of(tool: str) -> tuple[str, ...]:
+    """The figures a crosscheck with ``tool`` compares, in table order."""
+    return H2LOAD_METRICS if tool == "h2load" else METRICS
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,15 +78,20 @@ class CrosscheckResult:
     def valid(self) -> bool:
         return self.netbench.valid
 
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The figures both tools report (:func:`metrics_of` its tool)."""
+        return metrics_of(self.tool)
+
     def netbench_value(self, metric: str) -> float:
         if metric == "errors":
             return float(self.netbench.errors_total)
-        return float(getattr(self.netbench, _checked(metric)))
+        return float(getattr(self.netbench, _checked(metric, self.tool)))
 
     def other_value(self, metric: str) -> float:
         if metric == "errors":
             return float(self.other.errors_total)
-        return float(getattr(self.other, _checked(metric)))
+        return float(getattr(self.other, _checked(metric, self.tool)))
 
     def ratio(self, metric: str) -> float:
         """netbench's figure over the other tool's; NaN where the other's is 0 or missing."""
@@ -82,7 +102,7 @@ class CrosscheckResult:
 
     @property
     def ratios(self) -> dict[str, float]:
-        return {metric: self.ratio(metric) for metric in METRICS if metric != "errors"}
+        return {metric: self.ratio(metric) for metric in self.metrics if metric != "errors"}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,7 +115,7 @@ class CrosscheckResult:
                     self.tool: _json_float(self.other_value(metric)),
                     "ratio": _json_float(self.ratio(metric)),
                 }
-                for metric in METRICS
+                for metric in self.metrics
             },
             "result": self.netbench.to_dict(),
             "discarded": [r.to_dict() for r in self.attempts.discarded],
@@ -112,7 +132,7 @@ class CrosscheckResult:
 
 
 class SecondTool(TypedDict, total=False):
-    """Which tool measures the load again (``"wrk"`` or ``"ab"``)."""
+    """Which tool measures the load again (``"wrk"``, ``"ab"`` or ``"h2load"``)."""
 
     tool: str
 
@@ -137,10 +157,13 @@ def crosscheck(
     **options: Unpack[HttpOptions],
 ) -> CrosscheckResult:
     """Measure one load at ``url`` (with ``http_load``'s options, or a checked LoadSpec)
-    with netbench, then with ``tool`` (``"wrk"`` or ``"ab"``), and compare.
+    with netbench, then with ``tool`` (``"wrk"`` or ``"ab"``; ``"h2load"`` for HTTP/2), and
+    compare.
 
     wrk runs for a duration (whole seconds; 10 s by default) with keep-alive, one thread
-    per netbench worker; ab sends ``requests=`` requests, with or without keep-alive.
+    per netbench worker; ab sends ``requests=`` requests, with or without keep-alive;
+    h2load runs an HTTP/2 load (``protocol="h2"``, the default with it) for whole seconds
+    or ``requests=``, ``streams`` per connection (its ``-m``), a thread per worker.
     Everything is checked, and the tool looked up, before either load starts: a load the
     tool cannot run the same way raises :class:`SpecError`, a missing tool
     :class:`ToolNotInstalled` naming its Debian package.
@@ -148,10 +171,12 @@ def crosscheck(
     if tool not in TOOLS:
         raise SpecError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
     given: dict[str, Any] = dict(options)
-    if isinstance(url, str) and tool == "wrk" and given.get("requests") is None:
+    if isinstance(url, str) and tool == "h2load":
+        given.setdefault("protocol", "h2")  # h2load's crosscheck is of an HTTP/2 load
+    if isinstance(url, str) and tool in ("wrk", "h2load") and given.get("requests") is None:
         given["duration"] = given.get("duration") or DEFAULT_DURATION_S
     spec = base_spec(url, given, also=_OWN)
-    if tool == "wrk" and spec.duration_s is None and spec.requests is None:
+    if tool in ("wrk", "h2load") and spec.duration_s is None and spec.requests is None:
         spec = dataclasses.replace(spec, duration_s=DEFAULT_DURATION_S)
     check_comparable(tool, spec)
     require(tool)
@@ -160,9 +185,10 @@ def crosscheck(
     return CrosscheckResult(tool, attempts, run_tool(tool, spec))
 
 
-def _checked(metric: str) -> str:
-    if metric not in METRICS or metric == "errors":
-        raise SpecError(f"a crosscheck compares {', '.join(METRICS)}; got {metric!r}")
+def _checked(metric: str, tool: str) -> str:
+    metrics = metrics_of(tool)
+    if metric not in metrics or metric == "errors":
+        raise SpecError(f"a crosscheck with {tool} compares {', '.join(metrics)}; got {metric!r}")
     return metric
 
 

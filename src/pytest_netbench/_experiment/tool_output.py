@@ -1,4 +1,5 @@
-"""What wrk and ab print, read into one :class:`ToolFigures`: no subprocess here, text only.
+"""What wrk, ab and h2load print, read into one :class:`ToolFigures`: no subprocess here,
+text only.
 
 wrk (``--latency``) prints ``Requests/sec``, ``N requests in Ts``, a latency distribution
 (50/75/90/99 %) with units (``151.00us``, ``2.37ms``), ``Socket errors: connect a, read b,
@@ -9,6 +10,11 @@ ab prints ``Complete requests``, ``Failed requests`` (with a breakdown by kind),
 tests`` and a table of percentiles in whole milliseconds. Its ``-e`` CSV file has one row
 per percent with the time to 3 decimals, so percentiles are read from it when given and
 from the table otherwise.
+
+h2load prints ``finished in 2.00s, 25430.00 req/s``, ``requests: N total, N started, N
+done, N succeeded, N failed, N errored, N timeout``, ``status codes: N 2xx, N 3xx, N 4xx, N
+5xx`` and a ``time for request:`` row of min, max, mean and sd (``53us``, ``1.53ms``): no
+percentiles, so its latency figures are those four.
 """
 
 from __future__ import annotations
@@ -37,6 +43,22 @@ _AB_FAILED_KINDS = re.compile(
 )
 _AB_TABLE = re.compile(r"^\s*(\d+)%\s+(\d+)", re.MULTILINE)
 _AB_CSV_ROW = re.compile(r"^(\d+),(\d+(?:\.\d+)?)\s*$", re.MULTILINE)
+_H2LOAD_FINISHED = re.compile(rf"^finished in {_TIME}, (\d+(?:\.\d+)?) req/s", re.MULTILINE)
+_H2LOAD_REQUESTS = re.compile(
+    r"^requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed,"
+    r" (\d+) errored, (\d+) timeout",
+    re.MULTILINE,
+)
+_H2LOAD_STATUS = re.compile(
+    r"^status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", re.MULTILINE
+)
+_H2LOAD_REQUEST_TIME = re.compile(
+    rf"^time for request:\s+{_TIME}\s+{_TIME}\s+{_TIME}\s+{_TIME}", re.MULTILINE
+)
+
+
+# The latency summary of a tool without percentiles (h2load), as ToolFigures fields.
+_SUMMARY = ("min_ms", "max_ms", "mean_ms", "stdev_ms")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +74,11 @@ class ToolFigures:
     percentiles: Mapping[float, float] = field(default_factory=dict)  # percent -> ms
     version: str = ""
     output: str = ""  # the tool's own text, kept for the record
+    # A tool that prints no percentiles (h2load): its latency summary, ms; NaN when none.
+    min_ms: float = math.nan
+    max_ms: float = math.nan
+    mean_ms: float = math.nan
+    stdev_ms: float = math.nan
 
     @property
     def errors_total(self) -> int:
@@ -85,6 +112,11 @@ class ToolFigures:
             "errors_total": self.errors_total,
             "percentiles": {f"{q:g}": ms for q, ms in sorted(self.percentiles.items())},
             "output": self.output,
+            **{
+                name: getattr(self, name)
+                for name in _SUMMARY
+                if not math.isnan(getattr(self, name))
+            },
         }
 
     @classmethod
@@ -99,6 +131,7 @@ class ToolFigures:
             percentiles={float(q): float(ms) for q, ms in data.get("percentiles", {}).items()},
             version=str(data.get("version", "")),
             output=str(data.get("output", "")),
+            **{name: float(data[name]) for name in _SUMMARY if data.get(name) is not None},
         )
 
 
@@ -162,6 +195,41 @@ def parse_ab(
         percentiles={float(q): float(ms) for q, ms in rows},
         version=version,
         output=text,
+    )
+
+
+def parse_h2load(text: str, *, command: tuple[str, ...] = (), version: str = "") -> ToolFigures:
+    """h2load's report. Its errors: ``status`` (4xx and 5xx answers) and ``errored`` (streams
+    or connections that failed, timeouts included); ``requests`` is its ``done`` count."""
+    finished = _H2LOAD_FINISHED.search(text)
+    counts = _H2LOAD_REQUESTS.search(text)
+    if finished is None or counts is None:
+        raise ToolFailed(
+            f"h2load printed no 'finished in' or 'requests:' line; its output:\n{text[-800:]}"
+        )
+    _total, _started, done, _succeeded, _failed, errored, _timeout = map(int, counts.groups())
+    status = _H2LOAD_STATUS.search(text)
+    errors = {"status": 0, "errored": errored}
+    if status is not None:
+        errors["status"] = int(status.group(3)) + int(status.group(4))
+    figures = [math.nan] * len(_SUMMARY)  # min, max, mean, sd
+    timing = _H2LOAD_REQUEST_TIME.search(text)
+    if timing is not None and done:
+        values = timing.groups()
+        figures = [float(values[2 * i]) * _UNITS_MS[values[2 * i + 1]] for i in range(4)]
+    return ToolFigures(
+        tool="h2load",
+        command=command,
+        requests=done,
+        duration_s=float(finished.group(1)) * _UNITS_MS[finished.group(2)] / 1000,
+        rps=float(finished.group(3)),
+        errors=errors,
+        version=version,
+        output=text,
+        min_ms=figures[0],
+        max_ms=figures[1],
+        mean_ms=figures[2],
+        stdev_ms=figures[3],
     )
 
 

@@ -1,8 +1,9 @@
-"""Running wrk or ab as a subprocess for the load a :class:`LoadSpec` describes.
+"""Running wrk, ab or h2load as a subprocess for the load a :class:`LoadSpec` describes.
 
-Each tool gets the spec's connections, its duration (wrk) or request count (ab), its
-keep-alive choice, headers and request timeout, and a thread per netbench worker (wrk;
-ab has one). What a tool cannot do the same way is refused with a :class:`SpecError`
+Each tool gets the spec's connections, its duration (wrk, h2load) or request count (ab,
+h2load), its keep-alive choice, headers and request timeout (wrk, ab), and a thread per
+netbench worker (wrk, h2load; ab has one); h2load gets the spec's HTTP/2 streams per
+connection (``-m``). What a tool cannot do the same way is refused with a :class:`SpecError`
 before anything runs, so the two measurements are of one load. The target passes the
 same loopback guard as every netbench load.
 """
@@ -19,7 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_netbench._errors import SpecError, ToolFailed, ToolNotInstalled
-from pytest_netbench._experiment.tool_output import ToolFigures, parse_ab, parse_wrk
+from pytest_netbench._experiment.tool_output import (
+    ToolFigures,
+    parse_ab,
+    parse_h2load,
+    parse_wrk,
+)
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._target import guard_target
 
@@ -34,6 +40,7 @@ class Tool:
 TOOLS = {
     "wrk": Tool("wrk", "wrk", "https://github.com/wg/wrk"),
     "ab": Tool("ab", "apache2-utils", "https://httpd.apache.org/docs/current/programs/ab.html"),
+    "h2load": Tool("h2load", "nghttp2-client", "https://nghttp2.org/documentation/h2load.1.html"),
 }
 _AB_STALLED = (
     "; ab sends HTTP/1.0 requests, and waits for the server to close the connection unless"
@@ -76,9 +83,13 @@ def check_comparable(tool: str, spec: LoadSpec) -> None:
             f"a crosscheck sends one fixed request, as {tool} does: drop feeders (and the"
             " ${...} placeholders), or compare templated loads with netbench alone"
         )
+    if tool == "h2load":
+        _check_h2load(spec)
+        return
     if spec.protocol != "http1":
         raise SpecError(
-            f"{tool} speaks HTTP/1.1 only: drop protocol='h2' (and streams) for a crosscheck"
+            f"{tool} speaks HTTP/1.1 only: drop protocol='h2' (and streams) for a crosscheck,"
+            " or crosscheck an HTTP/2 load with tool='h2load'"
         )
     if spec.pipeline != 1 or spec.requests_per_connection or spec.proxy is not None:
         raise SpecError("a crosscheck takes no pipeline, requests_per_connection or proxy")
@@ -105,10 +116,30 @@ def check_comparable(tool: str, spec: LoadSpec) -> None:
             raise SpecError("ab runs in one thread: use workers=1 to compare it")
 
 
+def _check_h2load(spec: LoadSpec) -> None:
+    if spec.protocol != "h2":
+        raise SpecError(
+            "h2load is the HTTP/2 crosscheck: pass protocol='h2' (CLI: --protocol h2), or use"
+            " tool='wrk' or 'ab' for an HTTP/1.1 load"
+        )
+    if spec.warmup_s > 0:
+        raise SpecError("drop warmup so both tools measure from the first request")
+    if spec.requests is None:
+        duration = spec.duration_s
+        if duration is None or duration < 1 or duration != int(duration):
+            raise SpecError(
+                f"h2load takes whole seconds: duration must be 1, 2, ... (got {duration})"
+            )
+    elif spec.requests < spec.connections:
+        raise SpecError("h2load needs at least as many requests as connections")
+    if spec.workers > spec.connections:
+        raise SpecError("h2load needs at least one connection per thread (worker)")
+
+
 def fitted(tool: str, spec: LoadSpec) -> LoadSpec:
     """A scaled load (``--netbench-scale``) as ``tool`` can run it: wrk takes whole seconds,
     ab at least one request per connection."""
-    if tool == "wrk" and spec.duration_s is not None:
+    if tool in ("wrk", "h2load") and spec.requests is None and spec.duration_s is not None:
         return dataclasses.replace(spec, duration_s=float(max(1, round(spec.duration_s))))
     if tool == "ab" and spec.requests is not None:
         return dataclasses.replace(spec, requests=max(spec.requests, spec.connections))
@@ -129,6 +160,21 @@ def wrk_command(path: str, spec: LoadSpec) -> list[str]:
         "--timeout",
         f"{max(1, math.ceil(spec.timeout_s))}s",
     ]
+    for name, value in spec.headers:
+        command += ["-H", f"{name}: {value}"]
+    return [*command, spec.url]
+
+
+def h2load_command(path: str, spec: LoadSpec) -> list[str]:
+    """``h2load -c C -m STREAMS -t WORKERS`` for ``-D`` whole seconds or ``-n`` requests
+    (cleartext h2c by prior knowledge on http://, ALPN h2 over TLS on https://)."""
+    command = [path, "-c", str(spec.connections), "-m", str(spec.streams)]
+    command += ["-t", str(spec.workers)]
+    if spec.requests is not None:
+        command += ["-n", str(spec.requests)]
+    else:
+        assert spec.duration_s is not None
+        command += ["-D", str(int(spec.duration_s))]
     for name, value in spec.headers:
         command += ["-H", f"{name}: {value}"]
     return [*command, spec.url]
@@ -156,7 +202,12 @@ def run_tool(tool: str, spec: LoadSpec) -> ToolFigures:
     with tempfile.TemporaryDirectory(prefix="netbench-crosscheck-") as scratch:
         # ab writes its CSV into the scratch directory, its working directory.
         csv_name = "percentiles.csv"
-        command = wrk_command(path, spec) if tool == "wrk" else ab_command(path, spec, csv_name)
+        if tool == "wrk":
+            command = wrk_command(path, spec)
+        elif tool == "h2load":
+            command = h2load_command(path, spec)
+        else:
+            command = ab_command(path, spec, csv_name)
         limit = (spec.duration_s or 0.0) + _GRACE_S
         if spec.requests is not None:
             limit += spec.requests * spec.timeout_s / max(1, spec.connections)
@@ -180,14 +231,17 @@ def run_tool(tool: str, spec: LoadSpec) -> ToolFigures:
             )
         if tool == "wrk":
             return parse_wrk(out, command=tuple(command), version=version)
+        if tool == "h2load":
+            return parse_h2load(out, command=tuple(command), version=version)
         csv_path = Path(scratch) / csv_name
         csv = csv_path.read_text() if csv_path.exists() else ""
         return parse_ab(out, csv=csv, command=tuple(command), version=version)
 
 
 def tool_version(tool: str, path: str) -> str:
-    """``wrk 4.1.0`` or ``ab 2.3``, read from the tool's banner ("" if it has none)."""
-    flag = "--version" if tool == "wrk" else "-V"
+    """``wrk 4.1.0``, ``ab 2.3`` or ``h2load 1.52.0``, read from the tool's banner ("" if
+    it has none)."""
+    flag = "-V" if tool == "ab" else "--version"
     try:
         done = subprocess.run(
             [path, flag], stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False

@@ -309,7 +309,8 @@ class NetbenchFixture:
         **options: Unpack[CrosscheckOptions],
     ) -> CrosscheckResult:
         """The same closed-loop load measured by netbench, then by ``tool`` (``"wrk"``:
-        ``duration`` in whole seconds, 10 s by default; ``"ab"``: ``requests=``), recorded
+        ``duration`` in whole seconds, 10 s by default; ``"ab"``: ``requests=``;
+        ``"h2load"``: an HTTP/2 load, ``protocol="h2"`` by default, as wrk's), recorded
         with both tools' figures and their ratio. Skips the test when the tool is not
         installed; ``http_load``'s options otherwise (scaled, then rounded for the tool)."""
         from pytest_netbench._errors import ToolNotInstalled
@@ -325,7 +326,9 @@ class NetbenchFixture:
             pytest.skip(f"netbench crosscheck: {exc}")
         except ValueError as exc:
             fail_test(f"netbench: {exc}")
-        if tool == "wrk" and load.get("requests") is None:
+        if tool == "h2load":
+            load.setdefault("protocol", "h2")  # h2load's crosscheck is of an HTTP/2 load
+        if tool in ("wrk", "h2load") and load.get("requests") is None:
             load.setdefault("duration", DEFAULT_DURATION_S)
 
         def run(spec: LoadSpec, tries: int, runner: Runner) -> CrosscheckResult:

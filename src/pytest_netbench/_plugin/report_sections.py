@@ -82,7 +82,8 @@ def _experiment_line(title: str, record: ExperimentRecord) -> str:
     if record.kind == "crosscheck":
         tool, figures = data.get("tool"), data.get("figures") or {}
         parts = []
-        for name, unit in (("rps", "req/s"), ("p99_ms", "ms p99")):
+        # h2load prints no percentiles: its mean is compared instead of p99.
+        for name, unit in (("rps", "req/s"), ("p99_ms", "ms p99"), ("mean_ms", "ms mean")):
             figure = figures.get(name) or {}
             ours, theirs, ratio = figure.get("netbench"), figure.get(tool), figure.get("ratio")
             if ours is not None and theirs is not None:

@@ -7,7 +7,7 @@ import math
 import shlex
 import textwrap
 
-from pytest_netbench._experiment.crosscheck import METRIC_LABELS, METRICS, CrosscheckResult
+from pytest_netbench._experiment.crosscheck import METRIC_LABELS, CrosscheckResult
 from pytest_netbench._model import LoadSpec
 
 _WIDTH = 80
@@ -21,7 +21,7 @@ def crosscheck_lines(result: CrosscheckResult) -> list[str]:
     lines.append("")
     ratio = f"netbench/{tool}"
     lines.append(f"{'':<8}{'netbench':>12}{tool:>12}{ratio:>{max(14, len(ratio) + 2)}}")
-    for metric in METRICS:
+    for metric in result.metrics:
         ours, theirs = result.netbench_value(metric), result.other_value(metric)
         shown_ratio = "" if metric == "errors" else _ratio(result.ratio(metric))
         lines.append(
@@ -29,6 +29,8 @@ def crosscheck_lines(result: CrosscheckResult) -> list[str]:
             f"{shown_ratio:>{max(14, len(ratio) + 2)}}".rstrip()
         )
     lines.append(f"(netbench/{tool} above 1: netbench's figure is the higher)")
+    if "p99_ms" not in result.metrics:
+        lines.append(f"({tool} prints no percentiles: its mean, sd and max are compared)")
     lines.append("")
     other = result.other
     lines.append(
@@ -67,7 +69,10 @@ def _load(spec: LoadSpec) -> str:
         f"{spec.duration_s:g} s" if spec.duration_s is not None else f"{spec.requests:,} requests"
     )
     parts = [f"GET {spec.url}", f"{spec.connections} connections", length]
-    parts.append("keep-alive" if spec.keepalive else "new connection per request")
+    if spec.protocol == "h2":
+        parts.append(f"HTTP/2, {spec.streams} streams/connection")
+    else:
+        parts.append("keep-alive" if spec.keepalive else "new connection per request")
     if spec.workers > 1:
         parts.append(f"{spec.workers} workers/threads")
     return ", ".join(parts)
