@@ -108,6 +108,18 @@ def test_a_deadline_exceeded_is_counted_as_code_4(grpc_url: str, loop: str) -> N
     assert r.error_samples["status"].startswith("grpc-status DEADLINE_EXCEEDED (4)")
 
 
+def test_the_clients_own_timeout_stays_a_timeout(grpc_url: str) -> None:
+    # No deadline sent: the server would answer after 500 ms; the client gives up first.
+    r = consistent(
+        grpc_load(
+            grpc_url, "/netbench.Echo/Sleep", b"500", timeout=0.1, connections=1, streams=4,
+            requests=4,
+        )
+    )  # fmt: skip
+    assert (r.sent, r.ok, r.in_flight) == (4, 0, 0)
+    assert errors(r) == {"timeout": 4} and r.status_codes == {}
+
+
 def test_a_deadline_met_leaves_calls_ok(grpc_url: str) -> None:
     r = consistent(
         grpc_load(grpc_url, "/netbench.Echo/Sleep", b"0", deadline=30, streams=4, requests=20)
