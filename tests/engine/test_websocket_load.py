@@ -356,6 +356,18 @@ def test_the_command_line_runs_a_websocket_load(
     assert app.seen.offered == ["chat", "chat"]
 
 
+def test_the_html_report_counts_messages(ws_server: StartWs, tmp_path: Path) -> None:
+    """The HTML report's table of loads and its timeline picture read in messages a second."""
+    from pytest_netbench._report.plots.load import timeline_figure
+
+    server, _ = ws_server()
+    page = tmp_path / "r.html"
+    assert main(["ws", url_of(server), "-n", "40", "-c", "2", "--html", str(page)]) == 0
+    assert "<th class=num>msg/s</th>" in page.read_text() and "req/s" not in page.read_text()
+    r = ws_load(url_of(server), connections=2, requests=40)
+    assert timeline_figure(r, title="t").axes[0].get_ylabel() == "ok messages (msg/s)"
+
+
 def test_the_command_line_refuses_bad_input_as_usage(ws_server: StartWs) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["ws", "https://127.0.0.1:9/", "-n", "1"])

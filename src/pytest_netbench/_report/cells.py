@@ -5,6 +5,17 @@ from __future__ import annotations
 
 import math
 
+from pytest_netbench._model import LoadResult
+
+
+def rate_unit(result: LoadResult) -> str:
+    """What a result's rate counts a second: ``msg/s`` for WebSocket message round trips,
+    ``pushes/s`` for a listen load's pushes, ``req/s`` for anything else."""
+    spec = result.spec
+    if spec is not None and spec.kind == "ws":
+        return "pushes/s" if spec.listen else "msg/s"
+    return "msg/s" if result.url.startswith(("ws://", "wss://")) else "req/s"
+
 
 def format_ms(value: float) -> str:
     """A latency in ms in at most 7 characters, with about 3-4 significant digits."""

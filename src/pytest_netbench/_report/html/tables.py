@@ -16,7 +16,7 @@ from html import escape
 from pytest_netbench._compare.gate import Comparison
 from pytest_netbench._metrics import higher_is_better
 from pytest_netbench._records import Record
-from pytest_netbench._report.cells import format_ms
+from pytest_netbench._report.cells import format_ms, rate_unit
 from pytest_netbench._report.comparison import COMPARISON_HEADERS, comparison_rows
 from pytest_netbench._report.experiment_tables import ExperimentTable
 from pytest_netbench._report.html.invalid import InvalidFinding
@@ -196,7 +196,11 @@ def loads_html(records: Sequence[Record]) -> str:
     with_trials = any(r.trial for r in records)
     head = "<tr>" + "".join(f"<th>{escape(n)}</th>" for n in names)
     head += "<th class=num>trial</th>" if with_trials else ""
-    head += "".join(f"<th class=num>{h}</th>" for h in _LOAD_FIGURES) + "<th>valid</th></tr>"
+    # The rate's unit, when every load counts the same things (WebSocket: messages).
+    units = {rate_unit(record.result) for record in records}
+    rate_head = units.pop() if len(units) == 1 else "req/s"
+    figures_head = [rate_head if h == "req/s" else h for h in _LOAD_FIGURES]
+    head += "".join(f"<th class=num>{h}</th>" for h in figures_head) + "<th>valid</th></tr>"
     body = []
     for record, values in zip(records, params, strict=True):
         r = record.result

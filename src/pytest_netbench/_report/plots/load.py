@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_netbench._model import LoadResult, RequestStats, TimelineRow
+from pytest_netbench._report.cells import rate_unit
 from pytest_netbench._report.plots.canvas import (
     PALETTE,
     colour,
@@ -239,7 +240,9 @@ def timeline_figure(result: LoadResult, *, title: str) -> Figure:
         rate_axes.legend(fontsize="small", loc="lower right")
     from_zero(rate_axes, tops)
     thousands(rate_axes)
-    style_axes(rate_axes, xlabel="", ylabel="ok responses (req/s)", title=title)
+    unit = rate_unit(result)
+    counted = {"msg/s": "ok messages", "pushes/s": "ok pushes"}.get(unit, "ok responses")
+    style_axes(rate_axes, xlabel="", ylabel=f"{counted} ({unit})", title=title)
     error_axes.plot(xs, series.errors_per_s, marker="o", markersize=3, color=colour(1))
     from_zero(error_axes, series.errors_per_s)
     if not series.start_s:
