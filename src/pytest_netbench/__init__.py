@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     # PUBLIC, and its failure message is the line to add here.
     from pytest_netbench._api import echo_load as echo_load
     from pytest_netbench._api import echo_load_async as echo_load_async
-    from pytest_netbench._api import http_load as http_load
     from pytest_netbench._api import grpc_load as grpc_load
+    from pytest_netbench._api import http_load as http_load
     from pytest_netbench._api import http_load_async as http_load_async
     from pytest_netbench._api import run_spec as run_spec
     from pytest_netbench._api import ws_load as ws_load
@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from pytest_netbench._flow.lean import LeanStatusError as LeanStatusError
     from pytest_netbench._flow.think import ThinkTime as ThinkTime
     from pytest_netbench._flow.think import think as think
+    from pytest_netbench._grpc_spec import grpc_spec as grpc_spec
     from pytest_netbench._live import HostProgress as HostProgress
     from pytest_netbench._live import LoadProgress as LoadProgress
     from pytest_netbench._live import StopSignal as StopSignal
@@ -105,7 +106,6 @@ if TYPE_CHECKING:
     from pytest_netbench._servers.sampling import ProcessTreeSampler as ProcessTreeSampler
     from pytest_netbench._servers.spec import ServerSpec as ServerSpec
     from pytest_netbench._spec import echo_spec as echo_spec
-    from pytest_netbench._grpc_spec import grpc_spec as grpc_spec
     from pytest_netbench._spec import http_spec as http_spec
     from pytest_netbench._spec import ws_spec as ws_spec
 else:

@@ -9,12 +9,8 @@ import h2.events
 import hpack
 import pytest
 
-from pytest_netbench._proto.grpc import (
-    encode_unary_block,
-    format_timeout,
-    frame_message,
-    status_name,
-)
+from pytest_netbench._model.grpc_status import status_name
+from pytest_netbench._proto.grpc import encode_unary_block, format_timeout, frame_message
 from pytest_netbench._proto.h2_client import H2ClientConnection, H2Request, StreamError
 
 METHOD = "/echo.Echo/Say"

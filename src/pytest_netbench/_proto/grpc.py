@@ -1,6 +1,6 @@
 """gRPC over HTTP/2, the client's side of a unary call (gRPC's PROTOCOL-HTTP2.md): the
-request's header fields, its length-prefixed message, the ``grpc-timeout`` format, and
-the names of the status codes.
+request's header fields, its length-prefixed message and the ``grpc-timeout`` format (the
+status codes' names are ``_model.grpc_status``'s, which the reports share).
 
 A unary call is one HTTP/2 request: HEADERS (``POST``, ``:path /pkg.Service/Method``,
 ``content-type: application/grpc``, ``te: trailers``) and one DATA frame holding the
@@ -19,34 +19,10 @@ from collections.abc import Sequence
 
 from pytest_netbench._proto.h2_headers import encode_request_block
 
-STATUS_NAMES = {
-    0: "OK",
-    1: "CANCELLED",
-    2: "UNKNOWN",
-    3: "INVALID_ARGUMENT",
-    4: "DEADLINE_EXCEEDED",
-    5: "NOT_FOUND",
-    6: "ALREADY_EXISTS",
-    7: "PERMISSION_DENIED",
-    8: "RESOURCE_EXHAUSTED",
-    9: "FAILED_PRECONDITION",
-    10: "ABORTED",
-    11: "OUT_OF_RANGE",
-    12: "UNIMPLEMENTED",
-    13: "INTERNAL",
-    14: "UNAVAILABLE",
-    15: "DATA_LOSS",
-    16: "UNAUTHENTICATED",
-}
 _METHOD = re.compile(r"^/[A-Za-z_][\w.]*/[A-Za-z_]\w*$")
 # grpc-timeout: at most 8 digits and a unit, the finest unit that fits (gRPC's spec).
 _TIMEOUT_UNITS = (("n", 1e9), ("u", 1e6), ("m", 1e3), ("S", 1.0), ("M", 1 / 60), ("H", 1 / 3600))
 _MAX_MESSAGE = 2**32 - 1
-
-
-def status_name(code: int) -> str:
-    """``NOT_FOUND (5)``: a grpc-status as gRPC names it."""
-    return f"{STATUS_NAMES.get(code, 'unknown code')} ({code})"
 
 
 def frame_message(message: bytes) -> bytes:

@@ -37,9 +37,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from pytest_netbench._model.grpc_status import status_name
 from pytest_netbench._model.kinds import ErrorKind
 from pytest_netbench._proto import h2_frames as f
-from pytest_netbench._proto.grpc import status_name
 from pytest_netbench._proto.h2_headers import ResponseHeaderDecoder
 
 StreamErrorCause = Literal["rst_stream", "goaway", "closed", "protocol", "grpc_status"]

@@ -324,7 +324,7 @@ def _status_codes(result: LoadResult, width: int) -> list[str]:
     spec = result.spec
     if spec is not None and spec.grpc_method is not None:
         # grpc-status codes, named (an answer that was not HTTP 200 keeps its HTTP status).
-        from pytest_netbench._proto.grpc import status_name
+        from pytest_netbench._model.grpc_status import status_name
 
         text = ", ".join(
             f"{status_name(code) if code < 100 else f'HTTP {code}'}: {n:,}" for code, n in codes
