@@ -26,7 +26,7 @@ from pytest_netbench._engine.share import split_load
 from pytest_netbench._engine.watch import ShareWatch
 from pytest_netbench._engine.workers import WorkerTransport, default_transport, run_workers
 from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableError
-from pytest_netbench._grpc_spec import grpc_spec
+from pytest_netbench._grpc_spec import SupportsSerialize, grpc_spec
 from pytest_netbench._kernel import tcp_ext_counter
 from pytest_netbench._live import ProgressCallback, ProgressTracker, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
@@ -311,7 +311,7 @@ def grpc_load(
     url: str,
     method: str,
     /,
-    message: bytes = b"",
+    message: bytes | SupportsSerialize = b"",
     *,
     deadline: float | None = None,
     server: Monitored | None = None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Unpack
+from typing import Protocol, Unpack
 
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import LoadSpec
@@ -20,6 +20,13 @@ from pytest_netbench._options import HttpOptions
 from pytest_netbench._proto.grpc import encode_unary_block, format_timeout
 from pytest_netbench._public import publish
 from pytest_netbench._spec import http_spec
+
+
+class SupportsSerialize(Protocol):
+    """A protobuf message (anything with ``SerializeToString()``)."""
+
+    def SerializeToString(self) -> bytes: ...
+
 
 # HTTP options a unary call sets itself: what to pass instead.
 _FIXED_BY_THE_CALL = {
@@ -38,15 +45,15 @@ def grpc_spec(
     url: str,
     method: str,
     /,
-    message: bytes = b"",
+    message: bytes | SupportsSerialize = b"",
     *,
     deadline: float | None = None,
     **options: Unpack[HttpOptions],
 ) -> LoadSpec:
     """Check and build the :class:`LoadSpec` of a gRPC unary load: calls to ``method``
     (``/package.Service/Method``) at the server ``url`` names (``http://`` for cleartext
-    HTTP/2, ``https://`` for TLS), each sending ``message`` (the serialized request, e.g.
-    ``proto.SerializeToString()``), each with ``deadline`` seconds (``grpc-timeout``) when
+    HTTP/2, ``https://`` for TLS), each sending ``message`` (the serialized request, or a
+    protobuf message, serialized once here), each with ``deadline`` seconds (``grpc-timeout``) when
     given. ``options``: the HTTP load options (``connections``, ``streams``, ``rate``,
     ``duration``, ``requests``, ``headers``, ...). ``url`` and ``method`` are positional:
     ``method=`` is the HTTP options' verb, which a call fixes to POST."""
@@ -56,10 +63,13 @@ def grpc_spec(
     protocol = options.pop("protocol", "h2")
     if protocol != "h2":
         raise SpecError(f"a gRPC load speaks HTTP/2, got protocol={protocol!r}: leave protocol out")
+    serialize = getattr(message, "SerializeToString", None)
+    if callable(serialize):  # a protobuf message: its wire form
+        message = serialize()
     if not isinstance(message, bytes | bytearray | memoryview):
         raise SpecError(
-            f"message= is the call's serialized bytes, got {type(message).__name__}: "
-            "pass a protobuf message's SerializeToString()"
+            f"message= is the call's serialized bytes or a protobuf message, got"
+            f" {type(message).__name__}: pass bytes (e.g. a message's SerializeToString())"
         )
     if deadline is not None:
         if not isinstance(deadline, int | float) or not math.isfinite(deadline) or deadline <= 0:

@@ -128,6 +128,23 @@ def test_a_deadline_met_leaves_calls_ok(grpc_url: str) -> None:
     assert r.status_codes == {0: 20}
 
 
+class FakeProto:
+    """Stands for a protobuf message: grpc_load serializes it once."""
+
+    def SerializeToString(self) -> bytes:
+        return b"\x0a\x02hi"
+
+
+def test_a_protobuf_message_over_two_workers(grpc_url: str) -> None:
+    spec = grpc_spec(grpc_url, "/netbench.Echo/Say", FakeProto())
+    assert spec.body == b"\x0a\x02hi"
+    r = consistent(
+        grpc_load(grpc_url, "/netbench.Echo/Say", FakeProto(), workers=2, connections=2,
+                  streams=3, requests=60)
+    )  # fmt: skip
+    assert (r.sent, r.ok, r.errors_total) == (60, 60, 0) and r.status_codes == {0: 60}
+
+
 def test_an_unknown_method_is_unimplemented(grpc_url: str) -> None:
     r = consistent(grpc_load(grpc_url, "/netbench.Echo/Nope", streams=2, requests=10))
     assert r.status_codes == {12: 10} and errors(r) == {"status": 10}
@@ -161,7 +178,10 @@ def test_the_spec_is_an_h2_post_to_the_method() -> None:
         ({"body": b"x"}, "a gRPC load takes no body=: the call's message is message="),
         ({"protocol": "http1"}, "a gRPC load speaks HTTP/2, got protocol='http1'"),
         ({"deadline": 0}, "deadline= is positive seconds, got 0"),
-        ({"message": "text"}, "message= is the call's serialized bytes, got str"),
+        (
+            {"message": "text"},
+            "message= is the call's serialized bytes or a protobuf message, got str",
+        ),
         ({"loop": "trio"}, "trio"),
     ],
 )

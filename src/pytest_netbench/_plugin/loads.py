@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pytest_netbench._experiment.crosscheck import CrosscheckOptions, CrosscheckResult
     from pytest_netbench._experiment.sweep import SweepOptions, SweepResult
     from pytest_netbench._experiment.trials import AbResult, TrialsResult
+    from pytest_netbench._grpc_spec import SupportsSerialize
     from pytest_netbench._model import LoadResult, LoadSpec
     from pytest_netbench._options import EchoOptions, HttpOptions, WsOptions
     from pytest_netbench._records import ExperimentKind
@@ -124,7 +125,7 @@ class NetbenchFixture:
         url: str | Server,
         method: str,
         /,
-        message: bytes = b"",
+        message: bytes | SupportsSerialize = b"",
         *,
         deadline: float | None = None,
         server: Server | None = None,
