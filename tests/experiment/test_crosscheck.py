@@ -172,6 +172,24 @@ def test_an_http2_load_is_refused_before_any_load() -> None:
 
 
 # -- h2load, for HTTP/2 loads, against the catalog's Go net/http server over h2c --
+@pytest.fixture(scope="module", params=["h2c", "h2"])
+def go_h2_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Go's net/http speaking HTTP/2: http:// for h2c, https:// for TLS (self-signed)."""
+    from pytest_netbench._servers import build
+
+    try:
+        binary = str(build.ensure_built(catalog.GO_H2).artifact)
+    except ToolchainMissing as exc:
+        pytest.skip(f"the Go HTTP/2 server cannot be built here: {exc}")
+    mode = request.param
+    server = Server([binary, mode, "{host}", "{port}"], port_pattern=catalog.PORT_PATTERN)
+    server.start()
+    try:
+        yield f"{'http' if mode == 'h2c' else 'https'}://127.0.0.1:{server.port}"
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="module")
 def go_h2c_url() -> Iterator[str]:
     from pytest_netbench._servers import build
@@ -190,10 +208,13 @@ def go_h2c_url() -> Iterator[str]:
 
 @needs_h2load
 def test_h2load_measures_the_same_http2_load(
-    go_h2c_url: str, consistent: Callable[[LoadResult], LoadResult]
+    go_h2_url: str, consistent: Callable[[LoadResult], LoadResult]
 ) -> None:
-    # protocol='h2' is h2load's default: the load is HTTP/2 without saying so.
-    result = crosscheck(go_h2c_url + "/", tool="h2load", duration=1, connections=2, streams=4)
+    # protocol='h2' is h2load's default: the load is HTTP/2 without saying so. Over TLS
+    # the certificate is self-signed (h2load checks none).
+    result = crosscheck(
+        go_h2_url + "/", tool="h2load", duration=1, connections=2, streams=4, verify_tls=False
+    )
     consistent(result.netbench)
     assert result.netbench.generator.protocol == "h2"
     assert result.other.version.startswith("h2load ")
