@@ -243,8 +243,9 @@ _NOT_OF_KIND = {
     "http": _ECHO_ONLY | _WS_ONLY,
     "echo": _HTTP_ONLY | _WS_ONLY,
     # A WebSocket load's handshake has a target and headers, over TLS (wss) as https's;
-    # its message is the payload.
-    "ws": (_HTTP_ONLY - {"target", "headers", "scheme", "verify_tls"}) | {"chunk", "framing"},
+    # its message is the payload; answers matched by id may be pipelined.
+    "ws": (_HTTP_ONLY - {"target", "headers", "scheme", "verify_tls", "pipeline"})
+    | {"chunk", "framing"},
 }
 
 
