@@ -309,7 +309,10 @@ def garbage(conn: socket.socket, streams: list[int]) -> None:
 
 def http1_answer(conn: socket.socket, streams: list[int]) -> None:
     conn.sendall(b"HTTP/1.1 505 HTTP Version Not Supported\r\nContent-Length: 0\r\n\r\n")
-    conn.close()
+    # Closed with the client's preface unread, the socket would send a reset, which can
+    # reach the client before the answer does: end the answer with a FIN and read on.
+    conn.shutdown(socket.SHUT_WR)
+    drain(conn)
 
 
 @pytest.fixture
