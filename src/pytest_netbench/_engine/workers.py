@@ -9,7 +9,11 @@ while it runs, ship its progress snapshots back (they carry the share index) and
 request out (see ``watch``).
 
 Workers are spawned (not forked) so a parent that runs threads or an event loop of its own
-(pytest with plugins, an async application) hands nothing half-locked to its children.
+(pytest with plugins, an async application) hands nothing half-locked to its children. A
+spawned worker re-runs the parent's main script as it starts (as ``__mp_main__``): a script
+that starts a load at its top level, not under ``if __name__ == "__main__":``, would start
+it again there. The worker then exits with :data:`_IMPORTING_MAIN_EXIT` before any load of
+its own, and the parent says what to change (:func:`refuse_while_importing_main`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import signal
+import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -47,6 +52,10 @@ _GRACE_S = 30.0
 # A worker's failure that is the target's (TargetUnreachableError), not the worker's.
 _UNREACHABLE = "unreachable: "
 _RAN_OUT = "feeder ran out: "
+# A worker's exit code when the script it re-ran as it started began a load at its top level.
+_IMPORTING_MAIN_EXIT = 86
+_IMPORTING_MAIN = "importing main"
+_WORKER_NAME = "netbench-worker-"
 # Shares that open their connections first start their windows this long after the last
 # one is ready, so that every worker process is awake by then.
 _WINDOW_MARGIN_NS = 20_000_000
@@ -137,7 +146,7 @@ class LocalProcesses:
                 worker = context.Process(
                     target=_worker_main,
                     args=(spec, share, released, child_end, reports, stoppable, ready, runner),
-                    name=f"netbench-worker-{share.index}",
+                    name=f"{_WORKER_NAME}{share.index}",
                     daemon=True,
                 )
                 with _sigint_blocked():
@@ -159,6 +168,8 @@ class LocalProcesses:
                 pipe.close()
         flows = [f for f in failures if isinstance(f, FlowError)]
         said = [f for f in failures if isinstance(f, str)]
+        if _IMPORTING_MAIN in said:
+            raise WorkerFailed(_unguarded_script(spec))
         unreachable = [f.removeprefix(_UNREACHABLE) for f in said if f.startswith(_UNREACHABLE)]
         if unreachable:
             raise TargetUnreachableError(unreachable[0])  # a share found nothing listening
@@ -254,6 +265,8 @@ def _collect(
             except EOFError:
                 proc.join(timeout=2)
                 kind, payload = "error", f"worker {proc.name} exited with code {proc.exitcode}"
+                if proc.exitcode == _IMPORTING_MAIN_EXIT:
+                    payload = _IMPORTING_MAIN  # see refuse_while_importing_main
             if kind == "progress":
                 assert watch is not None and watch.report is not None
                 watch.report(payload)
@@ -270,6 +283,36 @@ def _collect(
                 with contextlib.suppress(OSError):
                     pipe.send("stop")
     return outcomes, failures
+
+
+def refuse_while_importing_main() -> None:
+    """In a worker process still re-running the parent's main script (a load at the
+    script's top level, not under ``if __name__ == "__main__":``), exit at once with
+    :data:`_IMPORTING_MAIN_EXIT`, quietly: the parent sees that code and raises
+    :func:`_unguarded_script`'s message, once, instead of every worker printing
+    multiprocessing's traceback and the load failing with bare exit codes. Anywhere else
+    (the parent, a worker running its share, another program's process), nothing.
+
+    ``_inheriting`` is multiprocessing's own mark of that phase (its
+    ``spawn._check_not_importing_main`` reads it); the name says whose worker it is.
+    """
+    process = multiprocessing.current_process()
+    if getattr(process, "_inheriting", False) and process.name.startswith(_WORKER_NAME):
+        raise SystemExit(_IMPORTING_MAIN_EXIT)
+
+
+def _unguarded_script(spec: LoadSpec) -> str:
+    """What a parent whose workers re-ran its script's load says: what happened, and the
+    fix."""
+    main = sys.modules.get("__main__")
+    script = getattr(main, "__file__", None) or "the main script"
+    return (
+        f"the load's {spec.workers} worker processes stopped as they started: each one"
+        f" re-runs {script} first (workers are spawned processes), and that script starts"
+        " a load at its top level, which would start the load again in every worker."
+        ' Put the code that runs the load under `if __name__ == "__main__":` in'
+        f" {script} (or run the load with workers=1)"
+    )
 
 
 @contextlib.contextmanager
@@ -343,6 +386,7 @@ def run_workers(
 ) -> list[WorkerOutcome]:
     """Run the whole load, split into ``spec.workers`` shares, on the transport (each
     share by ``runner``)."""
+    refuse_while_importing_main()
     transport = transport or default_transport(spec)
     shares = split_load(spec, int(transport.start_delay_s * NS_PER_S))
     if runner is not run_share:
