@@ -21,16 +21,24 @@ ALL = [
 ]  # fmt: skip
 HELLO_ONLY = {"wsgiref", "twisted_web", "aiohttp", "nginx"}
 WEBSOCKET = {"tornado", "aiohttp", "go", "node"}  # the servers with a ws app
+HTTP2 = {"go", "node", "nginx", "hypercorn"}  # the servers with h2c and h2 apps
+WITHOUT_HELLO = ["hypercorn", "grpcio"]  # HTTP/2 or gRPC only
 PROXIES = ["twisted_proxy", "go_proxy", "nginx_proxy"]
 PYTHON_SERVERS = ALL[:11]
 
 
 def test_names_per_app() -> None:
     assert catalog.names(app="hello") == ALL
-    assert catalog.names(app=None) == ALL
+    assert catalog.names(app=None) == ALL + WITHOUT_HELLO
     assert catalog.names(app="echo") == [n for n in ALL if n not in HELLO_ONLY]
     assert catalog.names(app="ws") == [n for n in ALL if n in WEBSOCKET]
-    assert catalog.names(app=None, proxies=True) == ALL + PROXIES
+    assert (
+        catalog.names(app="h2c")
+        == catalog.names(app="h2")
+        == [n for n in ALL + WITHOUT_HELLO if n in HTTP2]
+    )
+    assert catalog.names(app="grpc") == ["grpcio"]
+    assert catalog.names(app=None, proxies=True) == ALL + WITHOUT_HELLO + PROXIES
     assert catalog.proxy_names() == PROXIES
 
 
@@ -64,7 +72,7 @@ def test_unknown_name_suggests_the_close_one() -> None:
 def test_app_the_framework_lacks_names_what_it_has() -> None:
     with pytest.raises(SpecError, match=r"'aiohttp' has no 'echo' app.*it has: hello, ws"):
         catalog.get("aiohttp", app="echo")
-    with pytest.raises(SpecError, match=r"app must be 'hello' \(HTTP\), 'echo' \(TCP\) or 'ws'"):
+    with pytest.raises(SpecError, match=r"app must be 'hello' \(HTTP\), 'echo' \(TCP\), 'ws'"):
         catalog.get("tornado", app="websocket")  # type: ignore[arg-type]
 
 
@@ -98,9 +106,14 @@ def test_availability_covers_every_server_and_app() -> None:
     assert [(n, a) for n, a, _, _ in rows] == [
         (n, a)
         for n in ALL
-        for a in ("hello", "echo", "ws")
-        if a == "hello" or (a == "echo" and n not in HELLO_ONLY) or (a == "ws" and n in WEBSOCKET)
-    ] + [(n, "hello") for n in PROXIES]
+        for a in ("hello", "echo", "ws", "h2c", "h2")
+        if a == "hello"
+        or (a == "echo" and n not in HELLO_ONLY)
+        or (a == "ws" and n in WEBSOCKET)
+        or (a in ("h2c", "h2") and n in HTTP2)
+    ] + [("hypercorn", "h2c"), ("hypercorn", "h2"), ("grpcio", "grpc")] + [
+        (n, "hello") for n in PROXIES
+    ]
     for name, _app, ok, reason in rows:
         assert reason, name  # either what runs or why it cannot
         if not ok:
@@ -124,6 +137,11 @@ def test_listing_names_every_server() -> None:
     echo_only = catalog.listing(app="echo")
     assert "aiohttp" not in echo_only
     assert re.search(r"^  c\s+echo\s+(yes|NO)", echo_only, re.MULTILINE)
+    http2 = catalog.listing(app="h2")
+    for name in sorted(HTTP2):
+        assert re.search(rf"^  {name}\s+h2\s+(yes|NO)", http2, re.MULTILINE), name
+    assert "grpcio" not in http2
+    assert re.search(r"^  grpcio\s+grpc\s+(yes|NO)", catalog.listing(), re.MULTILINE)
 
 
 def test_python_apps_keep_to_python_39() -> None:

@@ -271,7 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_flow(sub)
 
     servers = sub.add_parser("servers", help="list the catalog of reference servers")
-    servers.add_argument("--app", choices=("hello", "echo", "ws"), default=None)
+    servers.add_argument(
+        "--app", choices=("hello", "echo", "ws", "h2c", "h2", "grpc"), default=None
+    )
     return parser
 
 

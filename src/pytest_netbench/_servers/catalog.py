@@ -4,7 +4,10 @@ Every catalog server binds ``{host}:{port}`` (port 0 allowed), prints
 ``NETBENCH_LISTENING port=<n>`` once it listens, serves the HTTP *hello* app
 (``/`` -> ``Hello World!``, ``/bytes/N``, ``/status/N``) and, where the
 framework does raw TCP, an *echo* app; where it speaks WebSocket, a *ws* app (every
-path echoes each message, text or binary, as it came). ``get`` raises :class:`ToolchainMissing`
+path echoes each message, text or binary, as it came); where it speaks HTTP/2, the hello
+app over HTTP/2 as *h2c* (cleartext, prior knowledge) and *h2* (TLS, ALPN ``h2``, a
+self-signed certificate made at start), and a *grpc* app (unary ``/netbench.Echo/Say``,
+``Fail``, ``Sleep``). ``get`` raises :class:`ToolchainMissing`
 with the reason when a server cannot run on this machine, so the plugin can
 skip it; compiled servers are built on first use (see ``build.py``).
 """
@@ -24,7 +27,17 @@ from pytest_netbench._servers.interpreters import interpreter_info
 from pytest_netbench._servers.spec import AppKind, ServerSpec
 
 PORT_PATTERN = r"NETBENCH_LISTENING port=(\d+)"
-APPS: tuple[AppKind, ...] = ("hello", "echo", "ws")
+APPS: tuple[AppKind, ...] = ("hello", "echo", "ws", "h2c", "h2", "grpc")
+_H2: tuple[AppKind, ...] = ("h2c", "h2")
+# What each app speaks, for the error naming an app a server lacks.
+_APP_WORDS: dict[str, str] = {
+    "hello": "HTTP/1.1",
+    "echo": "raw TCP",
+    "ws": "WebSocket",
+    "h2c": "HTTP/2 over cleartext",
+    "h2": "HTTP/2 over TLS",
+    "grpc": "gRPC",
+}
 _HELLO_ECHO: tuple[AppKind, ...] = ("hello", "echo")
 _APPS_DIR = Path(__file__).parent / "apps"
 _MIN_PYTHON = (3, 9)  # the apps avoid newer syntax so Debian's PyPy (3.9) runs them
@@ -44,6 +57,8 @@ class _Entry:
     run_tools: tuple[str, ...] = ()  # compiled: what runs the artifact besides itself
     proxy: bool = False  # an HTTP proxy: needs a backend (host:port) to pass requests to
     ws_recipe: build.BuildRecipe | None = None  # compiled: the ws app, when built apart
+    h2_recipe: build.BuildRecipe | None = None  # compiled: the h2c/h2 apps, built apart
+    h2_script: str = ""  # node: the file in apps/node serving h2c/h2
 
 
 def _python(
@@ -95,8 +110,8 @@ _GO = _go("go", "-o", "{out}/server", "{src}/main.go")
 # through the Go module proxy, checked against go.sum; the hello/echo build stays offline.
 _GO_WS = _go("go_ws", "-C", "{src}", "-o", "{out}/server", ".")
 # HTTP/2 (issue 22): h2c and TLS+ALPN h2 from net/http alone (Go 1.24+'s http.Protocols),
-# built apart so that an older Go still builds the hello/echo app. Not an app of the
-# catalog yet: it becomes one when the engine speaks HTTP/2 (docs/architecture.md).
+# built apart so that an older Go still builds the hello/echo app: the go entry's h2c and
+# h2 apps.
 GO_H2 = _go(
     "go_h2",
     "-o",
@@ -163,24 +178,42 @@ _ENTRIES: dict[str, _Entry] = {
         _Entry(
             "go",
             "compiled",
-            APPS,
-            "Go net/http hello, net echo, gorilla/websocket echo",
+            ("hello", "echo", "ws", *_H2),
+            "Go net/http hello (HTTP/1.1; HTTP/2 h2c and TLS), net echo, gorilla/websocket echo",
             recipe=_GO,
             ws_recipe=_GO_WS,
+            h2_recipe=GO_H2,
         ),
         _Entry(
             "node",
             "node",
-            APPS,
-            "Node.js http / net / the ws package",
+            ("hello", "echo", "ws", *_H2),
+            "Node.js http / http2 / net / the ws package",
             script="server.js",
             run_tools=("node",),
             ws_recipe=_NODE_WS,
+            h2_script="h2_server.js",
         ),
         _compiled("java", _JAVA, "com.sun.net.httpserver on a thread pool, thread echo", "java"),
         _compiled("c", _C, "C, one thread, epoll"),
         _compiled("rust", _RUST, "Rust std, a thread per connection"),
-        _Entry("nginx", "nginx", ("hello",), "nginx (Debian package), 1 worker"),
+        _Entry("nginx", "nginx", ("hello", *_H2), "nginx (Debian package), 1 worker"),
+        _Entry(
+            "hypercorn",
+            "python",
+            _H2,
+            "hypercorn (ASGI, HTTP/2 from the h2 library)",
+            script="hypercorn_server.py",
+            modules=("hypercorn",),
+        ),
+        _Entry(
+            "grpcio",
+            "python",
+            ("grpc",),
+            "grpcio (gRPC's C core), unary echo on raw bytes",
+            script="grpcio_server.py",
+            modules=("grpc",),
+        ),
         # Proxies (seed 004): each serves HTTP by passing every request, reverse or forward
         # (absolute-form), to the one backend it is given.
         _Entry(
@@ -226,7 +259,7 @@ _BACKEND_ARGS: dict[Kind, tuple[str, ...]] = {
     "node": (),
 }
 _NGINX_PATHS = ("/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/local/nginx/sbin/nginx")
-_DISTRIBUTIONS = {"twisted": "Twisted"}
+_DISTRIBUTIONS = {"twisted": "Twisted", "grpc": "grpcio"}
 _CPYTHON_ONLY = {"uvloop"}  # built on CPython's C API internals; no PyPy build exists
 
 
@@ -272,6 +305,8 @@ def get(
         script = _APPS_DIR / "node" / entry.script
         if app == "ws" and entry.ws_recipe is not None:
             script = build.ensure_built(entry.ws_recipe).artifact
+        elif app in _H2:
+            script = _APPS_DIR / "node" / entry.h2_script
         command = (node, str(script), app, "{host}", "{port}")
     else:
         command = (
@@ -283,6 +318,7 @@ def get(
             "{port}",
             "--nginx",
             _nginx_path(),
+            *(("--http2", app) if app in _H2 else ()),
         )
     if backend is not None:
         command = (*command, *_BACKEND_ARGS[entry.kind], backend)
@@ -290,11 +326,14 @@ def get(
         name=name,
         app=app,
         command=command,
-        protocol="http" if app == "hello" else "tcp",
+        protocol="tcp" if app in ("echo", "ws") else "http",
         port_pattern=PORT_PATTERN,
         python=python,
         startup_timeout_s=60.0 if entry.kind == "compiled" else 30.0,
         description=entry.description,
+        # HTTP/2 apps are ready once they answer the preface with SETTINGS (gRPC too).
+        ready_http2=app in (*_H2, "grpc"),
+        tls=app == "h2",
     )
 
 
@@ -341,11 +380,11 @@ def listing(app: AppKind | None = None) -> str:
             apps = "+".join(app for _, app, _, _ in entries)
             ok, reason = entries[0][2], entries[0][3]
             mark = "yes" if ok else "NO "
-            lines.append(f"  {name:<16} {apps:<11} {mark}  {reason}")
+            lines.append(f"  {name:<16} {apps:<20} {mark}  {reason}")
         lines.append("")
     lines.append(
-        "Use: Server.from_spec(catalog.get(name, app='hello'|'echo'|'ws', python=None)), "
-        "or the plugin's netbench_server(name)."
+        "Use: Server.from_spec(catalog.get(name, app='hello'|'echo'|'ws'|'h2c'|'h2'|'grpc',"
+        " python=None)), or the plugin's netbench_server(name, app=...)."
     )
     return "\n".join(lines)
 
@@ -377,10 +416,11 @@ def _entry(name: str, app: str) -> _Entry:
         )
     if app not in APPS:
         raise SpecError(
-            f"app must be 'hello' (HTTP), 'echo' (TCP) or 'ws' (WebSocket echo), got {app!r}"
+            "app must be 'hello' (HTTP), 'echo' (TCP), 'ws' (WebSocket echo), 'h2c' or 'h2'"
+            f" (HTTP/2 over cleartext or TLS) or 'grpc' (gRPC unary echo), got {app!r}"
         )
     if app not in entry.apps:
-        missing = "raw TCP" if app == "echo" else "WebSocket" if app == "ws" else app
+        missing = _APP_WORDS[app]
         raise SpecError(
             f"catalog server {name!r} has no {app!r} app ({entry.description} does no"
             f" {missing} here); it has: {', '.join(entry.apps)}"
@@ -424,11 +464,12 @@ def _check_python(entry: _Entry, python: str | None) -> str:
             f"{path} is {where}"
         )
     if missing:
+        wheels = " ".join(_DISTRIBUTIONS.get(m, m) for m in missing)  # what pip installs
         raise ToolchainMissing(
             f"{entry.name!r} needs {', '.join(missing)}, not installed for {path} ({where}); "
-            f"install it for that interpreter ({path} -m pip install {' '.join(missing)}; "
+            f"install it for that interpreter ({path} -m pip install {wheels}; "
             f"where pip refuses, make a virtualenv: {path} -m venv ENV, ENV/bin/pip install "
-            f"{' '.join(missing)}, and pass python='ENV/bin/{Path(path).name}' or name it "
+            f"{wheels}, and pass python='ENV/bin/{Path(path).name}' or name it "
             f"once in ini netbench_python or {interpreter_names.ENV_VAR})"
         )
     versions = [f"{m} {info.modules[m]}" for m in entry.modules]
@@ -446,7 +487,11 @@ def _python_command(entry: _Entry, app: AppKind, python: str | None) -> tuple[st
 
 
 def _compiled_command(entry: _Entry, app: str) -> tuple[str, ...]:
-    recipe = entry.ws_recipe if app == "ws" and entry.ws_recipe is not None else entry.recipe
+    recipe = entry.recipe
+    if app == "ws" and entry.ws_recipe is not None:
+        recipe = entry.ws_recipe
+    elif app in _H2 and entry.h2_recipe is not None:
+        recipe = entry.h2_recipe
     assert recipe is not None
     for tool in entry.run_tools:
         _require_tool(tool, recipe.install_hint)

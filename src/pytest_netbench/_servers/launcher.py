@@ -44,6 +44,7 @@ from pytest_netbench._servers.command_line import (
 from pytest_netbench._servers.interpreters import InterpreterInfo, interpreter_info
 from pytest_netbench._servers.readiness import (
     AllReady,
+    Http2Ready,
     HttpReady,
     LogFollower,
     LogReady,
@@ -118,7 +119,8 @@ class Server:
     port is reserved outside the kernel's ephemeral range, under a cross-process lock.
     ``ready`` is a readiness check (default: a TCP connect to host:port). ``cpus`` pins the
     server's whole process tree to those CPUs (``"1"``, ``"2-3"``, ``[0, 2]``), so a load's
-    generator can be pinned apart (the load's ``cpus=``).
+    generator can be pinned apart (the load's ``cpus=``). ``tls`` says the server speaks
+    TLS, so its ``url`` is ``https://``.
     """
 
     def __init__(
@@ -137,10 +139,12 @@ class Server:
         name: str | None = None,
         log_dir: str | os.PathLike[str] | None = None,
         cpus: CpusArg = None,
+        tls: bool = False,
     ) -> None:
         self._command = check_command(command)
         # The CPUs the server's whole tree runs on (``"1"``, ``"2-3"``); None: any.
         self.cpus = parse_cpus(cpus)
+        self.tls = bool(tls)
         self._ready = as_check(ready)
         # A proxy's backend, when the proxy was started in front of a managed server: loads
         # at the proxy sample it too (LoadResult.backend).
@@ -199,6 +203,8 @@ class Server:
             checks.append(LogReady(spec.ready_log))
         if spec.ready_http_path:
             checks.append(HttpReady(spec.ready_http_path))
+        if spec.ready_http2:
+            checks.append(Http2Ready(tls=spec.tls))
         default_ready: ReadinessCheck = (
             TcpReady() if not checks else checks[0] if len(checks) == 1 else AllReady(*checks)
         )
@@ -209,6 +215,7 @@ class Server:
             "python": spec.python,
             "startup_timeout": spec.startup_timeout_s,
             "name": spec.name,
+            "tls": spec.tls,
         }
         env = {**spec.env, **(overrides.pop("env", None) or {})}
         kwargs.update(overrides)
@@ -217,10 +224,11 @@ class Server:
     # -- public views ----------------------------------------------------------------------
     @property
     def url(self) -> str:
-        """``http://host:port`` (IPv6 hosts in brackets)."""
+        """``http://host:port`` (IPv6 hosts in brackets); ``https://`` for a TLS server."""
         if self.port is None:
             raise ServerError(f"server {self.name!r} has no port yet; start it first")
-        return f"http://{format_address(self.host, self.port)}"
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://{format_address(self.host, self.port)}"
 
     @property
     def running(self) -> bool:

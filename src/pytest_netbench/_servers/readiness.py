@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import socket
+import ssl
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Container
 from dataclasses import dataclass
@@ -211,6 +212,68 @@ class HttpReady(ReadinessCheck):
 
     def describe(self) -> str:
         return f"HTTP {self.method} {self.path} answering {self._expected()}"
+
+
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+_H2_EMPTY_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+class Http2Ready(ReadinessCheck):
+    """Ready once the server answers HTTP/2's connection preface with a SETTINGS frame:
+    over cleartext with prior knowledge (h2c), or with ``tls`` over TLS whose ALPN
+    answer is ``h2`` (the certificate is not checked: test servers make their own)."""
+
+    def __init__(self, *, tls: bool = False, timeout: float = 2.0) -> None:
+        if timeout <= 0:
+            raise SpecError(f"timeout must be positive, got {timeout!r}")
+        self.tls = tls
+        self.timeout = timeout
+
+    def poll(self, ctx: ReadinessContext) -> str | None:
+        conn = _connect(ctx, self.timeout)
+        if isinstance(conn, str):
+            return conn
+        where = format_address(ctx.host, ctx.port)
+        try:
+            conn.settimeout(max(0.01, min(self.timeout, ctx.budget_s)))
+            if self.tls:
+                context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+                context.set_alpn_protocols(["h2"])
+                conn = context.wrap_socket(conn, server_hostname=ctx.host)
+                chosen = conn.selected_alpn_protocol()
+                if chosen != "h2":
+                    return f"{where}'s TLS handshake (ALPN) chose {chosen!r}, not 'h2'"
+            conn.sendall(_H2_PREFACE + _H2_EMPTY_SETTINGS)
+            head = b""
+            while len(head) < 9:
+                data = conn.recv(9 - len(head))
+                if not data:
+                    break
+                head += data
+            if head.startswith(b"HTTP/") and b"\r\n" not in head:
+                head += conn.recv(64)  # the rest of an HTTP/1 status line, to quote it
+        except TimeoutError:
+            return f"{where} sent no HTTP/2 SETTINGS frame within {conn.gettimeout():.2f} s"
+        except ssl.SSLError as exc:
+            return f"TLS handshake with {where} failed: {exc.reason or exc}"
+        except OSError as exc:
+            return f"HTTP/2 readiness check of {where} failed: {exc.strerror or exc}"
+        finally:
+            conn.close()
+        if len(head) < 9:
+            return f"{where} closed the connection without answering the HTTP/2 preface"
+        if head.startswith(b"HTTP/"):
+            line = head.split(b"\r\n", 1)[0]
+            return f"{where} answered the HTTP/2 preface in HTTP/1 ({line!r}), not with SETTINGS"
+        if head[3] != 0x4:
+            return f"{where} answered the HTTP/2 preface with {head!r}, not a SETTINGS frame"
+        return None
+
+    def describe(self) -> str:
+        over = "TLS with ALPN h2" if self.tls else "cleartext (h2c)"
+        return f"an HTTP/2 SETTINGS frame answering the preface over {over}"
 
 
 class LogReady(ReadinessCheck):
