@@ -20,6 +20,7 @@ from pytest_netbench._model import (
     why_no_latency,
 )
 from pytest_netbench._report.cells import format_bytes, format_count, format_ms
+from pytest_netbench._report.endings import ending_text
 from pytest_netbench._report.requests import request_lines
 from pytest_netbench._report.sessions import flow_model, flow_target
 from pytest_netbench._report.shares import share_lines
@@ -187,6 +188,8 @@ def _header(result: LoadResult, width: int) -> list[str]:
     lines += textwrap.wrap(
         ", ".join(parts), width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
     )
+    ended = ending_text(result)  # an end before the one asked for, not an error
+    lines += textwrap.wrap(ended, width, initial_indent="  ", subsequent_indent="    ")
     return lines
 
 

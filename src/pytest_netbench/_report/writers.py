@@ -32,6 +32,7 @@ from pytest_netbench._records import (
 from pytest_netbench._report.benchmark_compat import write_benchmark_json
 from pytest_netbench._report.comparison import render_comparison_markdown
 from pytest_netbench._report.discards import discard_notes, render_discards_markdown
+from pytest_netbench._report.endings import endings_markdown
 from pytest_netbench._report.experiment_tables import (
     build_experiment_tables,
     render_experiment_markdown,
@@ -223,6 +224,7 @@ class MarkdownWriter:
                     for part in (
                         request_tables_markdown(outputs.records, m.function),
                         sessions_markdown(outputs.records, m.function),
+                        endings_markdown(outputs.records, m.function),
                     )
                     if part
                 )

@@ -24,6 +24,7 @@ from pytest_netbench._environment import Environment, collect_environment
 from pytest_netbench._records import ExperimentRecord, Record
 from pytest_netbench._report.comparison import LEGEND, gate_result_line
 from pytest_netbench._report.discards import discard_notes
+from pytest_netbench._report.endings import ending_notes
 from pytest_netbench._report.experiment_tables import build_experiment_tables
 from pytest_netbench._report.html.invalid import InvalidFinding, invalid_findings
 from pytest_netbench._report.html.pictures import (
@@ -290,6 +291,10 @@ def _test_section(
         summary = f"Every load ({len(loads)})"
         parts.append(f"<details{'' if folded else ' open'}><summary>{summary}</summary>")
         parts += [loads_html(loads), "</details>"]
+    ended = ending_notes(records, function)  # loads that their feeders' rows ended
+    if ended:
+        parts.append('<ul class="notes">' + "".join(f"<li>{escape(n)}</li>" for n in ended))
+        parts.append("</ul>")
     # A mix's spectra go beside its per-request tables, not among the other pictures.
     mixes, beside = requests_html(records, function, pictures.of(function), folded_past=_LOADS_OPEN)
     parts += mixes
