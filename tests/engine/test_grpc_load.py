@@ -8,20 +8,17 @@ asyncio and uvloop; ``status_codes`` counts grpc-status codes; every result keep
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pytest_netbench import SpecError, grpc_load, grpc_spec
+from pytest_netbench import SpecError, ToolchainMissing, grpc_load, grpc_spec
 from pytest_netbench._model import LoadResult
 from pytest_netbench._servers import catalog
 from pytest_netbench._servers.launcher import Server
 
 HOST = "127.0.0.1"
-APPS = Path(catalog.__file__).parent / "apps"
 LOOPS = ["asyncio", "uvloop"]
 
 
@@ -36,14 +33,14 @@ def errors(r: LoadResult) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def grpc_url() -> Iterator[str]:
-    if importlib.util.find_spec("grpc") is None:
-        pytest.skip("grpcio is not installed (pip install 'pytest-netbench[servers]')")
-    script = str(APPS / "python" / "grpcio_server.py")
-    command = [sys.executable, script, "--app", "grpc", "--host", "{host}", "--port", "{port}"]
-    server = Server(command, port_pattern=catalog.PORT_PATTERN, name="grpcio")
+    try:
+        spec = catalog.get("grpcio", app="grpc")
+    except ToolchainMissing as exc:
+        pytest.skip(f"grpcio cannot run here: {exc}")
+    server = Server.from_spec(spec)
     server.start()
     try:
-        yield f"http://{HOST}:{server.port}"
+        yield server.url
     finally:
         server.stop()
 

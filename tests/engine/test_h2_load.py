@@ -58,11 +58,10 @@ def consistent(r: LoadResult) -> LoadResult:
 @pytest.fixture(scope="module", params=["h2c", "h2"])
 def go_h2(request: pytest.FixtureRequest, go_h2_binary: str) -> Iterator[str]:
     """Go's net/http speaking HTTP/2: its base URL (http:// for h2c, https:// for TLS)."""
-    mode = request.param
-    server = Server([go_h2_binary, mode, "{host}", "{port}"], port_pattern=catalog.PORT_PATTERN)
+    server = Server.from_spec(catalog.get("go", app=request.param))
     server.start()
     try:
-        yield f"{'http' if mode == 'h2c' else 'https'}://{HOST}:{server.port}"
+        yield server.url
     finally:
         server.stop()
 

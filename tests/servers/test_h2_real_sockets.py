@@ -1,24 +1,19 @@
 """The sans-IO HTTP/2 client (``_proto/h2_client.py``) over real loopback sockets.
 
-Against Go's net/http (``apps/go_h2``, built on first use), Node.js's http2 module
-(``apps/node/h2_server.js``), hypercorn (``apps/python/hypercorn_server.py``) and nginx
-(``apps/nginx/run_nginx.py --http2``), each over h2c and over TLS with ALPN, and against a
-Python server in this module that misbehaves on purpose: it resets a stream mid-body, sends
-GOAWAY with streams in flight, sends a garbage frame, or answers in HTTP/1.1. Each case is
-classified exactly, and every socket has a timeout, so none hangs.
+Against the catalog's HTTP/2 apps, started by name: Go's net/http, Node.js's http2 module,
+hypercorn and nginx, each over h2c (``app="h2c"``) and over TLS with ALPN (``app="h2"``),
+and against a Python server in this module that misbehaves on purpose: it resets a stream
+mid-body, sends GOAWAY with streams in flight, sends a garbage frame, or answers in
+HTTP/1.1. Each case is classified exactly, and every socket has a timeout, so none hangs.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 import socket
 import ssl
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import hpack
 import pytest
@@ -89,7 +84,6 @@ def go_h2_binary() -> str:
         pytest.skip(f"the Go HTTP/2 server cannot be built here: {exc}")
 
 
-APPS = Path(catalog.__file__).parent / "apps"
 KINDS_AND_MODES = [
     f"{kind} {mode}" for kind in ("go", "node", "hypercorn", "nginx") for mode in ("h2c", "h2")
 ]
@@ -97,28 +91,13 @@ KINDS_AND_MODES = [
 
 @pytest.fixture(params=KINDS_AND_MODES)
 def h2_server(request: pytest.FixtureRequest) -> Iterator[tuple[str, Server]]:
-    """A server speaking HTTP/2, started by the launcher: (mode, server)."""
+    """A catalog server speaking HTTP/2, started by name: (mode, server)."""
     kind, mode = request.param.split()
-    if kind == "go":
-        command = [request.getfixturevalue("go_h2_binary"), mode, "{host}", "{port}"]
-    elif kind == "node":
-        node = shutil.which("node")
-        if node is None:
-            pytest.skip("node is not installed")
-        command = [node, str(APPS / "node" / "h2_server.js"), mode, "{host}", "{port}"]
-    elif kind == "nginx":
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        if not Path(nginx).is_file():
-            pytest.skip("nginx is not installed")
-        script = str(APPS / "nginx" / "run_nginx.py")
-        command = [sys.executable, script, "--host", "{host}", "--port", "{port}"]
-        command += ["--nginx", nginx, "--http2", mode]
-    else:
-        if importlib.util.find_spec("hypercorn") is None:
-            pytest.skip("hypercorn is not installed (pip install 'pytest-netbench[servers]')")
-        script = str(APPS / "python" / "hypercorn_server.py")
-        command = [sys.executable, script, "--app", mode, "--host", "{host}", "--port", "{port}"]
-    server = Server(command, port_pattern=catalog.PORT_PATTERN, name=f"{kind} {mode}")
+    try:
+        spec = catalog.get(kind, app=mode)
+    except ToolchainMissing as exc:
+        pytest.skip(f"{kind} cannot run here: {exc}")
+    server = Server.from_spec(spec)
     server.start()
     try:
         yield mode, server
@@ -188,11 +167,11 @@ def test_a_server_without_http2_is_named(go_h2_binary: str) -> None:
 # -- gRPC unary calls, against grpcio --
 @pytest.fixture(scope="module")
 def grpc_port() -> Iterator[int]:
-    if importlib.util.find_spec("grpc") is None:
-        pytest.skip("grpcio is not installed (pip install 'pytest-netbench[servers]')")
-    script = str(APPS / "python" / "grpcio_server.py")
-    command = [sys.executable, script, "--app", "grpc", "--host", "{host}", "--port", "{port}"]
-    server = Server(command, port_pattern=catalog.PORT_PATTERN, name="grpcio")
+    try:
+        spec = catalog.get("grpcio", app="grpc")
+    except ToolchainMissing as exc:
+        pytest.skip(f"grpcio cannot run here: {exc}")
+    server = Server.from_spec(spec)
     server.start()
     try:
         yield server.port
