@@ -98,6 +98,7 @@ if TYPE_CHECKING:
     from pytest_netbench._servers.launcher import Server as Server
     from pytest_netbench._servers.readiness import AllReady as AllReady
     from pytest_netbench._servers.readiness import CallableReady as CallableReady
+    from pytest_netbench._servers.readiness import Http2Ready as Http2Ready
     from pytest_netbench._servers.readiness import HttpReady as HttpReady
     from pytest_netbench._servers.readiness import LogReady as LogReady
     from pytest_netbench._servers.readiness import ReadinessCheck as ReadinessCheck

@@ -100,6 +100,7 @@ PUBLIC: dict[str, str] = {
     "ReadinessContext": "pytest_netbench._servers.readiness",
     "TcpReady": "pytest_netbench._servers.readiness",
     "HttpReady": "pytest_netbench._servers.readiness",
+    "Http2Ready": "pytest_netbench._servers.readiness",
     "LogReady": "pytest_netbench._servers.readiness",
     "CallableReady": "pytest_netbench._servers.readiness",
     "AllReady": "pytest_netbench._servers.readiness",

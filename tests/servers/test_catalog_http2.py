@@ -11,10 +11,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_netbench import SpecError, ToolchainMissing, grpc_load, http_load
+from pytest_netbench import (
+    Http2Ready,
+    ReadinessContext,
+    Server,
+    SpecError,
+    ToolchainMissing,
+    grpc_load,
+    http_load,
+)
 from pytest_netbench._servers import catalog
-from pytest_netbench._servers.launcher import Server
-from pytest_netbench._servers.readiness import Http2Ready, LogFollower, ReadinessContext
+from pytest_netbench._servers.readiness import LogFollower
 
 H2_SERVERS = ["go", "node", "nginx", "hypercorn"]
 

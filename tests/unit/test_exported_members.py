@@ -43,7 +43,8 @@ EXPECTED = {
     "MetricComparison", "Threshold", "compare_values", "parse_thresholds",
     # servers under test
     "Server", "ServerSpec", "ProcessTreeSampler", "catalog", "ReadinessCheck",
-    "ReadinessContext", "TcpReady", "HttpReady", "LogReady", "CallableReady", "AllReady",
+    "ReadinessContext", "TcpReady", "HttpReady", "Http2Ready", "LogReady", "CallableReady",
+    "AllReady",
     # errors
     "NetbenchError", "SpecError", "FeederExhausted", "FlowError", "TargetUnreachableError",
     "RemoteTargetError",
