@@ -58,6 +58,7 @@ _ECHO: frozenset[LoadKind] = frozenset({"echo"})
 _WS: frozenset[LoadKind] = frozenset({"ws"})
 # The options an upgrade request shares with an HTTP request.
 _HTTP_AND_WS: frozenset[LoadKind] = frozenset({"http", "ws"})
+_HTTP_AND_ECHO: frozenset[LoadKind] = frozenset({"http", "echo"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +120,7 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         " their durations add up to the duration (CLI: --stage 30s:100, repeated)",
         flag="--stage",  # one stage a flag, repeated, as k6's
         metavar="DURATION:TARGET",
+        loads=_HTTP_AND_ECHO,  # a WebSocket load does not ramp yet
     ),
     LoadOption(
         "max_connections",
@@ -356,7 +358,6 @@ class CommonOptions(TypedDict, total=False):
     requests: int | None
     rate: float | None
     arrival: str
-    stages: Sequence[StageArg] | None
     max_connections: int | None
     warmup: float
     timeout: float
@@ -376,6 +377,7 @@ class HttpOptions(CommonOptions, total=False):
     """The options of an HTTP load: ``http_load(url, **options)``, ``netbench.http``,
     ``netbench http`` and every experiment that takes a URL."""
 
+    stages: Sequence[StageArg] | None
     method: str
     headers: HeadersArg
     body: bytes | str
@@ -415,6 +417,7 @@ class EchoOptions(CommonOptions, total=False):
     """The options of a raw TCP load: ``echo_load(host, port, **options)``, ``netbench.echo``
     and ``netbench echo``."""
 
+    stages: Sequence[StageArg] | None
     payload: bytes | None
     payload_bytes: int
     chunk: int | None

@@ -167,8 +167,6 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
     o = with_defaults("ws", options)
     target = parse_ws_url(url)
     guard_target(target.host, allow_remote=bool(o["allow_remote"]))
-    if o["stages"] is not None:
-        raise SpecError("stages are not available for WebSocket loads yet: leave them out")
     headers = _header_pairs(o["headers"])
     check_handshake_headers(headers)
     message, binary = checked_message(o["message"], o["message_bytes"], bool(o["binary"]))
@@ -197,7 +195,8 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
         stamp_field=o["stamp_field"],
         stamp_binary=bool(o["stamp_binary"]),
         **_checked_common(
-            {name: o[name] for name in _COMMON},
+            # stages are no WebSocket option (the table's row): the common checks see none
+            {name: o.get(name) for name in _COMMON},
             requests_per_connection=0,
             pipeline=pipeline,
             connect_first=bool(connect_first),

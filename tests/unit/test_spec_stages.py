@@ -94,3 +94,14 @@ def test_rate_steps_refuse_stages_before_any_load(experiment: str) -> None:
     # Port 9 (discard): were anything sent, the load would fail as unreachable instead.
     with pytest.raises(SpecError, match="each step holds one rate"):
         run("http://127.0.0.1:9/", stages=[("1s", 10)], **extra)
+
+
+def test_a_websocket_load_has_no_stages_option() -> None:
+    """The option table's row says which loads ramp; a WebSocket load is refused by it,
+    with the generic wording (and `netbench ws` has no --stage flag)."""
+    from pytest_netbench import ws_spec
+    from pytest_netbench._options import options_of
+
+    assert "stages" not in {option.name for option in options_of("ws")}
+    with pytest.raises(SpecError, match="'stages' is an option of HTTP and echo"):
+        ws_spec("ws://127.0.0.1:9/", stages=[("1s", 10)])  # type: ignore[call-arg]

@@ -245,7 +245,7 @@ _NOT_OF_KIND = {
     # A WebSocket load's handshake has a target and headers, over TLS (wss) as https's;
     # its message is the payload; answers matched by id may be pipelined.
     "ws": (_HTTP_ONLY - {"target", "headers", "scheme", "verify_tls", "pipeline"})
-    | {"chunk", "framing"},
+    | {"chunk", "framing", "stages"},
 }
 
 
