@@ -107,14 +107,23 @@ class TrioListenRun(RunAccounting):
                 await self._hold(conn)
         finally:
             if conn.stream is not None:
-                framer = conn.framer
-                if framer is not None and framer.open and not (conn.held.lost or conn.half_written):
-                    await close_websocket(conn.stream, framer, self.spec.timeout_s)
                 with trio.CancelScope(shield=True):
-                    await trio.aclose_forcefully(conn.stream)
+                    # The lock: the pinger may have taken it just before the run stopped,
+                    # and two writers on one trio stream is an error, not a wait.
+                    async with conn.send_lock:
+                        await self._close_cleanly(conn)
+                        await trio.aclose_forcefully(conn.stream)
             if conn.framer is not None:
                 conn.framer.release()
             self._gone(conn)
+
+    async def _close_cleanly(self, conn: _Listener) -> None:
+        framer = conn.framer
+        if conn.stream is None or framer is None or not framer.open:
+            return
+        if conn.held.lost or conn.half_written:
+            return
+        await close_websocket(conn.stream, framer, self.spec.timeout_s)
 
     async def _hold(self, conn: _Listener) -> None:
         spec = self.spec
