@@ -21,6 +21,7 @@ from typing import Protocol, Unpack
 from pytest_netbench._attempts import run_with_retries
 from pytest_netbench._engine.connecting import unreachable_message
 from pytest_netbench._engine.driver import run_share_async
+from pytest_netbench._engine.negotiation import negotiated_spec, negotiated_spec_async
 from pytest_netbench._engine.probe import ProbeProcess
 from pytest_netbench._engine.share import split_load
 from pytest_netbench._engine.watch import ShareWatch
@@ -62,8 +63,9 @@ def run_spec(
     cluster: object | None = None,
 ) -> LoadResult:
     """Run a checked spec in this thread (and worker processes, or on a Dask ``cluster``)
-    and merge the result."""
-    load = _Surroundings(spec, server, progress, stop, cluster)
+    and merge the result; ``protocol="auto"`` is first asked of the server (one TLS
+    connection) and the load runs as the protocol it chose."""
+    load = _Surroundings(negotiated_spec(spec), server, progress, stop, cluster)
     try:
         outcomes = run_workers(load.spec, load.transport, load.live.watch)
     finally:
@@ -79,7 +81,7 @@ async def run_spec_async(
     stop: StopSignal | None = None,
 ) -> LoadResult:
     """As :func:`run_spec`, on the caller's running loop (more workers run in processes)."""
-    load = _Surroundings(spec, server, progress, stop, None)
+    load = _Surroundings(await negotiated_spec_async(spec), server, progress, stop, None)
     try:
         outcomes = await _run_async(load.spec, load.transport, load.live)
     finally:

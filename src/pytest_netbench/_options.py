@@ -204,8 +204,9 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "protocol",
         "http1",
         "choice",
-        "HTTP version: http1 (HTTP/1.1), or h2 (HTTP/2: prior knowledge on http://, ALPN h2"
-        " on https://)",
+        "HTTP version: http1 (HTTP/1.1), h2 (HTTP/2: prior knowledge on http://, ALPN h2 on"
+        " https://), or auto (https://: ALPN offers h2 and http/1.1 and the load speaks what"
+        " the server picks; http://: HTTP/1.1)",
         loads=_HTTP,
         choices=HTTP_PROTOCOLS,
     ),

@@ -99,7 +99,7 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
         mix_order=_checked_mix_order(o["mix_order"], mix),
         feeders=checked_feeders(o["feeders"]),
         seed=checked_seed(o["seed"]),
-        protocol=_checked_protocol(o["protocol"]),
+        protocol=_checked_protocol(o["protocol"], target.scheme),
         streams=_checked_streams(o["streams"], o["protocol"]),
         keepalive=bool(o["keepalive"]),
         **_checked_common(
@@ -111,6 +111,7 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
         ),
     )
     _check_h2(spec)
+    _check_auto(spec)
     _check_renders(spec)
     return spec
 
@@ -205,17 +206,29 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
     )
 
 
-def _checked_protocol(protocol: object) -> Any:
+def _checked_protocol(protocol: object, scheme: str) -> Any:
     if protocol not in HTTP_PROTOCOLS:
         raise SpecError(
-            f"protocol must be one of {', '.join(HTTP_PROTOCOLS)} (h2: HTTP/2), got {protocol!r}"
+            f"protocol must be one of {', '.join(HTTP_PROTOCOLS)} (h2: HTTP/2; auto: what the"
+            f" server picks by ALPN over https://), got {protocol!r}"
         )
-    return protocol
+    # Nothing to negotiate over cleartext: without prior knowledge HTTP/1.1, as curl and
+    # browsers (h2c's Upgrade is deprecated by RFC 9113); only https:// stays "auto" until
+    # the load runs and asks the server.
+    return "http1" if protocol == "auto" and scheme != "https" else protocol
 
 
 def _checked_streams(streams: object, protocol: object) -> int:
     if isinstance(streams, bool) or not isinstance(streams, int) or streams < 1:
         raise SpecError(f"streams must be a whole number >= 1, got {streams!r}")
+    if streams != 1 and protocol == "auto":
+        # Refused whatever the server would pick, so a load means the same against both.
+        raise SpecError(
+            f"streams={streams} asks for concurrent HTTP/2 streams, but protocol='auto' may"
+            " speak HTTP/1.1 (always over http://, over https:// when the server picks it):"
+            " pass protocol='h2' for streams (CLI: --protocol h2), or drop streams so a"
+            " connection has one request in flight whichever version is spoken"
+        )
     if streams != 1 and protocol != "h2":
         raise SpecError(
             f"streams={streams} asks for concurrent HTTP/2 streams, but the load speaks"
@@ -263,6 +276,22 @@ def _check_h2(spec: LoadSpec) -> None:
         except ValueError as exc:
             where = f" {request.name!r}" if request is not None else ""
             raise SpecError(f"cannot build the HTTP/2 request{where}: {exc}") from None
+
+
+def _check_auto(spec: LoadSpec) -> None:
+    """``protocol="auto"`` over https:// may speak either version, so it takes only what
+    both take: HTTP/2's refusals apply to it too, before any socket."""
+    if spec.protocol != "auto":
+        return
+    try:
+        _check_h2(dataclasses.replace(spec, protocol="h2"))
+    except SpecError as exc:
+        reason = str(exc).removeprefix("protocol='h2': ")
+        raise SpecError(
+            "protocol='auto' speaks HTTP/2 when the server picks h2, so it takes only what"
+            f" both HTTP versions take: {reason} (or pass protocol='http1' to keep HTTP/1.1's"
+            " options)"
+        ) from None
 
 
 def _default_connect_first(asked: bool | None, rate: float | None, loop: str, ramp: bool) -> bool:

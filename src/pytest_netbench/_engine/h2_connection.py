@@ -355,5 +355,6 @@ def _alpn_refusal(transport: asyncio.BaseTransport) -> str:
     said = f"chose {chosen!r}" if chosen else "chose no protocol"
     return (
         f"the server's TLS handshake (ALPN) {said}, not 'h2': it does not speak HTTP/2 over"
-        " TLS on this port; use protocol='http1' for it"
+        " TLS on this port; use protocol='http1' for it, or protocol='auto' to speak what"
+        " the server picks"
     )

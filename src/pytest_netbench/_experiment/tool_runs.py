@@ -88,8 +88,8 @@ def check_comparable(tool: str, spec: LoadSpec) -> None:
         return
     if spec.protocol != "http1":
         raise SpecError(
-            f"{tool} speaks HTTP/1.1 only: drop protocol='h2' (and streams) for a crosscheck,"
-            " or crosscheck an HTTP/2 load with tool='h2load'"
+            f"{tool} speaks HTTP/1.1 only: drop protocol={spec.protocol!r} (and streams) for a"
+            " crosscheck, or crosscheck an HTTP/2 load with tool='h2load'"
         )
     if spec.pipeline != 1 or spec.requests_per_connection or spec.proxy is not None:
         raise SpecError("a crosscheck takes no pipeline, requests_per_connection or proxy")

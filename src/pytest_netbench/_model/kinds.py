@@ -19,10 +19,12 @@ MIX_ORDERS: tuple[MixOrder, ...] = ("cycle", "weighted")
 # What answers a WebSocket message: its echo (checked), or whatever message comes next.
 WsAnswer = Literal["echo", "any", "id"]
 WS_ANSWERS: tuple[WsAnswer, ...] = ("echo", "any", "id")
-# The HTTP version a load speaks: HTTP/1.1, or HTTP/2 (prior knowledge on http://, ALPN h2
-# on https://).
-HttpProtocol = Literal["http1", "h2"]
-HTTP_PROTOCOLS: tuple[HttpProtocol, ...] = ("http1", "h2")
+# The HTTP version a load speaks: HTTP/1.1, HTTP/2 (prior knowledge on http://, ALPN h2 on
+# https://), or "auto": over https:// whichever the server picks of ALPN's h2 and http/1.1,
+# chosen once before the load runs; over http:// HTTP/1.1, as curl and browsers without
+# prior knowledge.
+HttpProtocol = Literal["http1", "h2", "auto"]
+HTTP_PROTOCOLS: tuple[HttpProtocol, ...] = ("http1", "h2", "auto")
 
 # Why a result cannot be trusted, one kind per entry of ``invalid_reasons`` (whose text is
 # for people; these are for code, e.g. the experiment layer deciding whether to retry).

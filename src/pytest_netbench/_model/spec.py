@@ -120,6 +120,9 @@ class LoadSpec:
     # closed loop, as h2load's -m; a stream is one request.
     protocol: HttpProtocol = "http1"
     streams: int = 1
+    # True when ``protocol`` was chosen by the server's ALPN answer (``protocol="auto"`` over
+    # https://, resolved before the load runs, so the engine sees "http1" or "h2").
+    protocol_negotiated: bool = False
     # A gRPC unary load (``grpc_load``): its method's path (``/pkg.Service/Method``; the
     # message is ``body``) and its deadline, sent as ``grpc-timeout``.
     grpc_method: str | None = None
@@ -222,6 +225,7 @@ _HTTP_ONLY = frozenset(
         "seed",
         "protocol",
         "streams",
+        "protocol_negotiated",
         "grpc_method",
         "grpc_deadline_s",
     }

@@ -148,10 +148,15 @@ def _header(result: LoadResult, width: int) -> list[str]:
             parts.append(f"rate {format_count(spec.rate)}/s ({spec.arrival})")
         if not spec.stages or spec.rate is not None:
             parts.append(f"{spec.connections} connections")
+        # protocol="auto": the version the server picked, said to be its pick.
+        chosen = "TLS, negotiated by ALPN" if spec.protocol_negotiated else ""
         if spec.kind == "http" and spec.protocol == "h2":
-            over = "TLS" if spec.scheme == "https" else "h2c"
-            parts.append(f"HTTP/2 ({over}), {spec.streams} streams/connection")
+            over = chosen or ("TLS" if spec.scheme == "https" else "h2c")
+            streams = "stream" if spec.streams == 1 else "streams"
+            parts.append(f"HTTP/2 ({over}), {spec.streams} {streams}/connection")
         elif spec.kind == "http":
+            if chosen:
+                parts.append(f"HTTP/1.1 ({chosen})")
             parts.append("keep-alive" if spec.keepalive else "new connection per request")
             if spec.requests_per_connection:
                 parts.append(f"{spec.requests_per_connection} requests/connection")
