@@ -15,11 +15,12 @@ from collections.abc import Callable, Iterator, Sequence
 import pytest
 from servers import ServerThread, StartHttp, render_response
 
-from pytest_netbench import LoadResult, http_load, http_spec
+from pytest_netbench import LoadResult, feeders, http_load, http_spec
 from pytest_netbench._engine.asyncio_engine import ClosedRun, OpenRun
-from pytest_netbench._engine.connection import Connection
+from pytest_netbench._engine.connection import Connection, VariedConnection
 from pytest_netbench._engine.exchange import build_exchange
 from pytest_netbench._engine.fused_http import FusedHttpConnection, FusedOpenConnection
+from pytest_netbench._engine.raw_connection import RawHttpConnection
 from pytest_netbench._engine.share import split_load
 
 Check = Callable[[LoadResult], LoadResult]
@@ -141,15 +142,13 @@ def test_a_header_block_that_never_ends_is_a_protocol_error(
     assert "64 KiB" in r.error_samples["protocol"]
 
 
-def _run_kind(**options: object) -> type[Connection]:
-    spec = http_spec("http://127.0.0.1:9/", **options)  # type: ignore[arg-type]
+def _run_kind(url: str = "http://127.0.0.1:9/", **options: object) -> type[Connection]:
+    spec = http_spec(url, **options)  # type: ignore[arg-type]
     share = split_load(spec)[0]
     event_loop = asyncio.new_event_loop()
     try:
         args = (event_loop, spec, build_exchange(spec), share, 0, None)
-        if spec.rate is None:
-            return ClosedRun(*args).connection_class
-        run = OpenRun(*args)
+        run = ClosedRun(*args) if spec.rate is None else OpenRun(*args)
         run.stop()
         return run.connection_class
     finally:
@@ -161,8 +160,17 @@ def test_only_keep_alive_without_head_takes_the_fused_path() -> None:
     assert _run_kind(pipeline=4) is FusedHttpConnection
     assert _run_kind(method="POST", body=b"x") is FusedHttpConnection
     assert _run_kind(method="HEAD") is Connection
-    assert _run_kind(keepalive=False) is Connection
-    assert _run_kind(requests_per_connection=10) is Connection
+    assert _run_kind(keepalive=False) is RawHttpConnection
+    assert _run_kind(requests_per_connection=10) is RawHttpConnection
     assert _run_kind(rate=100.0) is FusedOpenConnection
     assert _run_kind(rate=100.0, keepalive=False) is Connection
     assert _run_kind(rate=100.0, method="HEAD") is Connection
+
+
+def test_only_plain_tcp_to_an_ip_address_opens_raw_sockets() -> None:
+    # A connection per request (or a few) on a bare socket: see raw_connection.
+    assert _run_kind("http://[::1]:9/", keepalive=False) is RawHttpConnection
+    assert _run_kind("http://localhost:9/", keepalive=False) is Connection  # may be 2 addresses
+    assert _run_kind("https://127.0.0.1:9/", keepalive=False) is Connection
+    fed = {"n": feeders.count()}
+    assert _run_kind("http://127.0.0.1:9/${n}", keepalive=False, feeders=fed) is VariedConnection

@@ -5,7 +5,8 @@ because a call per response costs more than the rest of the response's work:
 
 - ``Connection.on_response``: ``RunAccounting.record`` for an ok response, and
   ``RunAccounting.take`` on the closed-loop keep-alive fast path (the connection of HEAD
-  loads, of loads without keep-alive, and, through ``EchoConnection``, of echo loads);
+  loads, of loads without keep-alive, on the loop's transports or on bare sockets
+  (``RawHttpConnection``), and, through ``EchoConnection``, of echo loads);
 - the fused steady state (``FusedHttpConnection.on_message_complete``): ``record`` and
   ``take`` in closed loop, ``record``, ``take`` (with its ``claim``) and ``next_request``
   for requests rendered from feeders, ``record_kind``, ``take`` and ``next_request`` for a
@@ -75,6 +76,7 @@ PATHS: dict[str, dict[str, Any]] = {
     "fused-varied": {"feeders": COUNTER},  # FusedVariedConnection (URL /${n})
     "fused-mix-fed": {"mix": FED_MIX, "mix_order": "weighted", "feeders": COUNTER},
     "echo": {},  # EchoConnection, through Connection.on_response
+    "raw": {"keepalive": False},  # RawHttpConnection: Connection.on_response on a bare socket
 }
 ASYNCIO_LOOPS = ("uvloop", "asyncio")
 TRIO_PATHS = {"trio": {}, "trio-open": {"rate": 1000.0}}
@@ -367,7 +369,7 @@ def _run_scenario(
 def _went_through(harness: Harness, outcome: WorkerOutcome, path: str, scenario: str) -> None:
     """The load met what its path and scenario are there for."""
     seen = harness.seen
-    if path in ("connection", "connection-open", "echo"):
+    if path in ("connection", "connection-open", "echo", "raw"):
         assert seen.get("Connection copy", 0) > 0, seen
     if path in ("connection", "echo"):
         assert seen.get("inline take", 0) > 0, seen

@@ -19,7 +19,7 @@ import ssl
 from collections import deque
 from collections.abc import Callable, Coroutine
 from time import monotonic_ns
-from typing import Any
+from typing import Any, cast
 
 from pytest_netbench._engine.accounting import RunAccounting
 from pytest_netbench._engine.clocks import NS_PER_S
@@ -45,6 +45,12 @@ from pytest_netbench._engine.h2_connection import H2Connection
 from pytest_netbench._engine.open_rules import GROW_AFTER_NS, OpenAccounting
 from pytest_netbench._engine.precise_timer import create_precise_timer
 from pytest_netbench._engine.ramp import NEVER_NS, ConnectionRamp, share_connection_ramp
+from pytest_netbench._engine.raw_connection import (
+    RawHttpConnection,
+    RawSockets,
+    can_use_raw_sockets,
+    numeric_address,
+)
 from pytest_netbench._engine.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.ws_connection import WsConnection
@@ -95,6 +101,13 @@ class BaseRun(RunAccounting):
             self.connection_class = EchoConnection
         elif exchange.websocket is not None:
             self.connection_class = WsConnection
+        # Connections opened and closed often go on raw sockets (see raw_connection).
+        self.raw: RawSockets | None = None
+        if self._fits_raw_sockets(spec, exchange, ssl_context):
+            address = numeric_address(exchange.connect_host, exchange.connect_port)
+            if address is not None:
+                self.raw = RawSockets(loop, address)
+                self.connection_class = RawHttpConnection
         self.bucket_timer: asyncio.TimerHandle | None = None
         # Set while a closed-loop share opens its connections before the window.
         self.phase: ConnectPhase | None = None
@@ -110,6 +123,23 @@ class BaseRun(RunAccounting):
         # Connections closing cleanly after the stop (WebSocket), each bounded in time.
         self.ending: list[asyncio.Future[None]] = []
 
+    def _fits_raw_sockets(
+        self, spec: LoadSpec, exchange: Exchange, ssl_context: ssl.SSLContext | None
+    ) -> bool:
+        """A closed-loop HTTP/1.1 load of one fixed request whose connections each carry a
+        few requests (no keep-alive, or ``requests_per_connection``), over plain TCP."""
+        return (
+            self.connection_class is Connection
+            and exchange.is_http
+            and self.rpc > 0
+            and not self.open_loop
+            and ssl_context is None
+            and spec.scheme == "http"
+            and not spec.source_addresses
+            and not spec.stages
+            and can_use_raw_sockets()
+        )
+
     # -- connection lifecycle --
     def open_connection(self, start: int, intended: int) -> Connection:
         """Start connecting; ``start``/``intended`` belong to the request that needed it
@@ -122,6 +152,9 @@ class BaseRun(RunAccounting):
                 conn.intended.append(intended)
         self.connections.add(conn)
         self.count_opened(len(self.connections))
+        if self.raw is not None:
+            cast(RawHttpConnection, conn).open()
+            return conn
         address = (self.exchange.connect_host, self.exchange.connect_port)
         sources = self.spec.source_addresses
         coro: Coroutine[Any, Any, object]
@@ -139,22 +172,27 @@ class BaseRun(RunAccounting):
 
     def _connect_done(self, conn: Connection, task: asyncio.Task[Any]) -> None:
         conn.connect_task = None
-        exc: BaseException | None = None
         if task.cancelled():
-            failure = "connect timeout"
-            err_no: int | None = None
-        else:
-            exc = task.exception()
-            if exc is None:
-                self.contact.reached = True
-                return
+            self.connect_failed(conn, None)
+            return
+        exc = task.exception()
+        if exc is None:
+            self.contact.reached = True
+            return
+        self.connect_failed(conn, exc)
+
+    def connect_failed(self, conn: Connection, exc: BaseException | None) -> None:
+        """``conn``'s connect failed with ``exc``, or timed out (None)."""
+        err_no: int | None = None
+        failure = "connect timeout"
+        if exc is not None:
             err_no = getattr(exc, "errno", None)
             failure = describe_connect_error(exc)
         self.connections.discard(conn)
         if self.stopping:
             return
         if self.phase is not None:
-            self.phase.failed(conn, f"connect failed: {failure}", timed_out=task.cancelled())
+            self.phase.failed(conn, f"connect failed: {failure}", timed_out=exc is None)
         else:
             self.fail_outstanding(conn, "connect", f"connect failed: {failure}", err_no)
         if exc is not None and self.contact.failed(informative_cause(exc), monotonic_ns()):
@@ -270,6 +308,8 @@ class BaseRun(RunAccounting):
             if ending is not None:
                 self.ending.append(ending)
         self.connections.clear()
+        if self.raw is not None:
+            self.raw.close()
         if not self.done.done():
             self.done.set_result(None)
 

@@ -1,0 +1,281 @@
+"""Connections that open and close often (a load without keep-alive, or with a few
+requests per connection), on raw non-blocking sockets instead of the loop's transports.
+
+Opening a transport and its protocol costs about 20 us of Python and C per connection on
+uvloop, twice what the request on it costs (issue 19: a new connection per request cost
+2.2x ab's CPU). Here each connection is a bare socket in one ``select.epoll`` of the run
+(:class:`RawSockets`), and that epoll's own descriptor is the only thing the loop watches
+(``add_reader``): when any socket is ready the loop calls :meth:`RawSockets.ready`, which
+asks the epoll which and serves them in one pass. A connection is then a socket, a
+``connect_ex``, a ``send``, a ``recv`` and a ``close``: about 10 us.
+
+:class:`RawHttpConnection` is a :class:`~pytest_netbench._engine.connection.Connection`
+(its framer, ``on_response`` and ``send`` unchanged) that is its own transport, so the run
+drives it as any other: ``connected``, ``response_done``, ``lost``, the sweeper's timeouts,
+the connect phase. A connection closed while the epoll's events are served reaches the
+run (``connection_lost``) once they all are, as a transport's would on a later turn of the
+loop; so no socket is opened while an event list naming closed descriptors is being read.
+
+Used for HTTP/1.1 over plain TCP to an IP address (no TLS, no source addresses, one fixed
+request), on Linux (``epoll``); ``asyncio_engine.BaseRun`` decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno as errno_mod
+import os
+import select
+import socket
+from typing import Any
+
+from pytest_netbench._engine.connecting import FirstContact
+from pytest_netbench._engine.connection import Connection, ConnectionOwner
+
+_IN = select.EPOLLIN
+_OUT = select.EPOLLOUT
+_BROKEN = select.EPOLLERR | select.EPOLLHUP
+_READ_SIZE = 256 * 1024
+_MAX_EVENTS = 1024
+
+
+class RawOwner(ConnectionOwner):
+    """What a raw connection needs of its run beyond a connection's."""
+
+    loop: asyncio.AbstractEventLoop
+    raw: RawSockets
+    contact: FirstContact
+
+    def connect_failed(self, conn: Connection, exc: OSError | None) -> None: ...
+
+
+class RawSockets:
+    """One run's sockets in one epoll, watched by the loop through its descriptor."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, address: tuple[Any, ...]) -> None:
+        self.loop = loop
+        self.address = address
+        self.family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self.epoll = select.epoll()
+        self.by_fd: dict[int, RawHttpConnection] = {}
+        # Closed while events are served: told to the run once they all are.
+        self.closed: list[tuple[RawHttpConnection, Exception | None]] = []
+        self.serving = False
+        loop.add_reader(self.epoll.fileno(), self.ready)
+
+    def ready(self) -> None:
+        """Serve every socket the epoll says is ready, then tell the run of those closed."""
+        by_fd = self.by_fd
+        self.serving = True
+        try:
+            for fd, events in self.epoll.poll(0, _MAX_EVENTS):
+                conn = by_fd.get(fd)
+                if conn is not None:
+                    try:
+                        conn.on_events(events)
+                    except Exception as exc:  # the engine's own bug: the driver stops the run
+                        self.loop.call_exception_handler(
+                            {"message": "raw connection failed", "exception": exc, "protocol": conn}
+                        )
+        finally:
+            self.serving = False
+        if self.closed:
+            closed, self.closed = self.closed, []
+            for conn, error in closed:
+                conn.connection_lost(error)
+
+    def gone(self, conn: RawHttpConnection, exc: Exception | None) -> None:
+        """``conn``'s socket is closed: the run hears of it after the events being served,
+        or on the loop's next turn."""
+        if self.serving:
+            self.closed.append((conn, exc))
+        else:
+            self.loop.call_soon(conn.connection_lost, exc)
+
+    def close(self) -> None:
+        """Stop watching and close every socket still open (the run has stopped)."""
+        if self.epoll.closed:
+            return
+        self.loop.remove_reader(self.epoll.fileno())
+        for conn in list(self.by_fd.values()):
+            conn.abort()
+        self.epoll.close()
+
+
+class RawHttpConnection(Connection):
+    """A connection on a bare socket, its own transport (see the module doc)."""
+
+    def __init__(self, run: ConnectionOwner) -> None:
+        super().__init__(run)
+        owner: RawOwner = run  # type: ignore[assignment]
+        self._owner = owner
+        self._raw = owner.raw
+        self._sock: socket.socket | None = None
+        self._fd = -1
+        self._connecting = False
+        self._unsent = b""  # what the kernel did not take yet
+        self._close_when_sent = False
+
+    def open(self) -> None:
+        """Start connecting (a failure comes back through ``connect_failed``)."""
+        raw = self._raw
+        sock = socket.socket(raw.family, socket.SOCK_STREAM | socket.SOCK_NONBLOCK)
+        self._sock = sock
+        self._fd = fd = sock.fileno()
+        self._connecting = True
+        self.connect_task = self  # type: ignore[assignment]  # see done() and cancel()
+        err = sock.connect_ex(raw.address)
+        if err == errno_mod.EINPROGRESS or err == 0:
+            raw.by_fd[fd] = self
+            raw.epoll.register(fd, _OUT)
+            return
+        self._close_socket()
+        raw.loop.call_soon(self._connect_failed, OSError(err, os.strerror(err)))
+
+    # -- the connect, as the run's connect task --
+    def done(self) -> bool:
+        return not self._connecting
+
+    def cancel(self) -> None:
+        """Give up the connect (a timeout, the run stopping): a timed-out connect."""
+        if self._connecting:
+            self._close_socket()
+            self._raw.loop.call_soon(self._connect_failed, None)
+
+    def _connect_failed(self, exc: OSError | None) -> None:
+        self._connecting = False
+        self.connect_task = None
+        self._owner.connect_failed(self, exc)
+
+    def _connected(self, events: int) -> None:
+        sock = self._sock
+        assert sock is not None
+        if events & _BROKEN:
+            err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) or errno_mod.ECONNREFUSED
+            self._close_socket()
+            self._connect_failed(OSError(err, os.strerror(err)))
+            return
+        self._connecting = False
+        self.connect_task = None
+        self._raw.epoll.modify(self._fd, _IN)
+        self._owner.contact.reached = True
+        self.connection_made(self)  # type: ignore[arg-type]  # its own transport
+
+    # -- events --
+    def on_events(self, events: int) -> None:
+        if self._connecting:
+            self._connected(events)
+            return
+        if events & _OUT and self._unsent:
+            self._send_more()
+            if self._sock is None:
+                return
+        if events & (_IN | _BROKEN):
+            self._read()
+
+    def _read(self) -> None:
+        sock = self._sock
+        assert sock is not None
+        try:
+            data = sock.recv(_READ_SIZE)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self._close_socket()
+            self._raw.gone(self, exc)
+            return
+        if data:
+            self.data_received(data)
+            return
+        self.eof_received()
+        if self._sock is not None:
+            self._close_socket()
+            self._raw.gone(self, None)
+
+    # -- the transport's part --
+    def write(self, data: bytes) -> None:
+        if self._sock is None:
+            return
+        if self._unsent:
+            self._unsent += data
+            return
+        try:
+            sent = self._sock.send(data)
+        except BlockingIOError:
+            sent = 0
+        except OSError as exc:
+            self._close_socket()
+            self._raw.gone(self, exc)
+            return
+        if sent < len(data):
+            self._unsent = data[sent:]
+            self._raw.epoll.modify(self._fd, _IN | _OUT)
+
+    def writelines(self, chunks: Any) -> None:
+        self.write(b"".join(chunks))
+
+    def _send_more(self) -> None:
+        sock = self._sock
+        assert sock is not None
+        try:
+            sent = sock.send(self._unsent)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self._close_socket()
+            self._raw.gone(self, exc)
+            return
+        self._unsent = self._unsent[sent:]
+        if not self._unsent:
+            if self._close_when_sent:
+                self.abort()
+                return
+            self._raw.epoll.modify(self._fd, _IN)
+
+    def close(self) -> None:
+        """Close once what was written has gone out (as ``transport.close``)."""
+        if self._unsent:
+            self._close_when_sent = True
+        else:
+            self.abort()
+
+    def abort(self) -> None:
+        """Close now (as ``transport.abort``); the run hears of it as a lost connection."""
+        if self._sock is None:
+            return
+        if self._connecting:
+            self.cancel()
+            return
+        self._close_socket()
+        self._raw.gone(self, None)
+
+    def is_closing(self) -> bool:
+        return self._sock is None or self._close_when_sent
+
+    def _close_socket(self) -> None:
+        sock = self._sock
+        if sock is None:
+            return
+        self._sock = None
+        self._raw.by_fd.pop(self._fd, None)
+        sock.close()  # closing the descriptor takes it out of the epoll too
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return default
+
+
+def numeric_address(host: str, port: int) -> tuple[Any, ...] | None:
+    """``(host, port)`` as a socket address when ``host`` is an IP address, else None (a
+    name may resolve to several addresses, which the loop's connect tries in turn)."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+        except OSError:
+            continue
+        return (host, port) if family == socket.AF_INET else (host, port, 0, 0)
+    return None
+
+
+def can_use_raw_sockets() -> bool:
+    """This platform has what the raw path needs (Linux's epoll)."""
+    return hasattr(select, "epoll")
