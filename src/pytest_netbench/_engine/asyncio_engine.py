@@ -19,7 +19,7 @@ import ssl
 from collections import deque
 from collections.abc import Callable, Coroutine
 from time import monotonic_ns
-from typing import Any, cast
+from typing import Any
 
 from pytest_netbench._engine.accounting import RunAccounting
 from pytest_netbench._engine.clocks import NS_PER_S
@@ -153,7 +153,7 @@ class BaseRun(RunAccounting):
         self.connections.add(conn)
         self.count_opened(len(self.connections))
         if self.raw is not None:
-            cast(RawHttpConnection, conn).open()
+            conn.open()  # type: ignore[attr-defined]  # a RawHttpConnection (see __init__)
             return conn
         address = (self.exchange.connect_host, self.exchange.connect_port)
         sources = self.spec.source_addresses

@@ -27,6 +27,8 @@ import errno as errno_mod
 import os
 import select
 import socket
+from _socket import socket as bare_socket  # without socket.socket's Python __init__ and close
+from collections.abc import Callable
 from typing import Any
 
 from pytest_netbench._engine.connecting import FirstContact
@@ -60,37 +62,70 @@ class RawSockets:
         self.by_fd: dict[int, RawHttpConnection] = {}
         # Closed while events are served: told to the run once they all are.
         self.closed: list[tuple[RawHttpConnection, Exception | None]] = []
+        # Connected as their connect returned (on loopback the handshake is over by then):
+        # told to the run as the closed are, with no event of their own.
+        self.established: list[RawHttpConnection] = []
         self.serving = False
         loop.add_reader(self.epoll.fileno(), self.ready)
 
     def ready(self) -> None:
-        """Serve every socket the epoll says is ready, then tell the run of those closed."""
+        """Serve every socket the epoll says is ready, then tell the run of those closed
+        and those connected meanwhile (whose connects the closed ones' successors made)."""
         by_fd = self.by_fd
         self.serving = True
         try:
             for fd, events in self.epoll.poll(0, _MAX_EVENTS):
                 conn = by_fd.get(fd)
                 if conn is not None:
-                    try:
-                        conn.on_events(events)
-                    except Exception as exc:  # the engine's own bug: the driver stops the run
-                        self.loop.call_exception_handler(
-                            {"message": "raw connection failed", "exception": exc, "protocol": conn}
-                        )
+                    self._serve(conn, conn.on_events, events)
+            self._settle()
         finally:
             self.serving = False
-        if self.closed:
-            closed, self.closed = self.closed, []
-            for conn, error in closed:
-                conn.connection_lost(error)
+
+    def _settle(self) -> None:
+        closed, established = self.closed, self.established
+        while closed or established:
+            if closed:
+                self.closed = []
+                for conn, error in closed:
+                    self._serve(conn, conn.connection_lost, error)
+            if established:
+                self.established = []
+                for conn in established:
+                    self._serve(conn, conn.on_events, 0)
+            closed, established = self.closed, self.established
+
+    def _serve(self, conn: RawHttpConnection, handler: Callable[[Any], None], arg: Any) -> None:
+        try:
+            handler(arg)
+        except Exception as exc:  # the engine's own bug: the driver stops the run
+            context = {"message": "raw connection failed", "exception": exc, "protocol": conn}
+            self.loop.call_exception_handler(context)
+
+    def _later(self) -> None:
+        """What was closed or connected outside :meth:`ready` (the run's timers, its
+        start), told on the loop's next turn."""
+        if self.serving:
+            return
+        self.serving = True
+        try:
+            self._settle()
+        finally:
+            self.serving = False
 
     def gone(self, conn: RawHttpConnection, exc: Exception | None) -> None:
         """``conn``'s socket is closed: the run hears of it after the events being served,
         or on the loop's next turn."""
-        if self.serving:
-            self.closed.append((conn, exc))
-        else:
-            self.loop.call_soon(conn.connection_lost, exc)
+        if not self.serving and not (self.closed or self.established):
+            self.loop.call_soon(self._later)
+        self.closed.append((conn, exc))
+
+    def connected_at_once(self, conn: RawHttpConnection) -> None:
+        """``conn``'s connect returned connected: the run hears of it as of a socket that
+        became writable."""
+        if not self.serving and not (self.closed or self.established):
+            self.loop.call_soon(self._later)
+        self.established.append(conn)
 
     def close(self) -> None:
         """Stop watching and close every socket still open (the run has stopped)."""
@@ -110,7 +145,7 @@ class RawHttpConnection(Connection):
         owner: RawOwner = run  # type: ignore[assignment]
         self._owner = owner
         self._raw = owner.raw
-        self._sock: socket.socket | None = None
+        self._sock: bare_socket | None = None
         self._fd = -1
         self._connecting = False
         self._unsent = b""  # what the kernel did not take yet
@@ -119,7 +154,7 @@ class RawHttpConnection(Connection):
     def open(self) -> None:
         """Start connecting (a failure comes back through ``connect_failed``)."""
         raw = self._raw
-        sock = socket.socket(raw.family, socket.SOCK_STREAM | socket.SOCK_NONBLOCK)
+        sock = bare_socket(raw.family, socket.SOCK_STREAM | socket.SOCK_NONBLOCK)
         self._sock = sock
         self._fd = fd = sock.fileno()
         self._connecting = True
@@ -127,7 +162,13 @@ class RawHttpConnection(Connection):
         err = sock.connect_ex(raw.address)
         if err == errno_mod.EINPROGRESS or err == 0:
             raw.by_fd[fd] = self
-            raw.epoll.register(fd, _OUT)
+            try:
+                sock.getpeername()  # connected already (loopback): no event to wait for
+            except OSError:
+                raw.epoll.register(fd, _OUT)
+                return
+            raw.epoll.register(fd, _IN)
+            raw.connected_at_once(self)
             return
         self._close_socket()
         raw.loop.call_soon(self._connect_failed, OSError(err, os.strerror(err)))
@@ -149,7 +190,8 @@ class RawHttpConnection(Connection):
 
     def _connected(self, events: int) -> None:
         sock = self._sock
-        assert sock is not None
+        if sock is None:
+            return  # given up (cancel) before the run heard it had connected
         if events & _BROKEN:
             err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) or errno_mod.ECONNREFUSED
             self._close_socket()
@@ -157,7 +199,8 @@ class RawHttpConnection(Connection):
             return
         self._connecting = False
         self.connect_task = None
-        self._raw.epoll.modify(self._fd, _IN)
+        if events:  # 0: connected at once, and registered for reading then
+            self._raw.epoll.modify(self._fd, _IN)
         self._owner.contact.reached = True
         self.connection_made(self)  # type: ignore[arg-type]  # its own transport
 
