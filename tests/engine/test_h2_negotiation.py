@@ -28,8 +28,9 @@ from pytest_netbench import (
     http_load,
     http_load_async,
     http_spec,
+    run_spec,
 )
-from pytest_netbench._model import LoadResult
+from pytest_netbench._model import LoadResult, LoadSpec
 from pytest_netbench._report.summary import format_result
 from pytest_netbench._servers import catalog
 from pytest_netbench._servers.launcher import Server
@@ -128,6 +129,8 @@ def test_over_cleartext_auto_is_http1_with_nothing_asked(http_server: StartHttp)
     r = consistent(http_load(server.url + "/", protocol="auto", connections=2, requests=100))
     assert (r.ok, r.generator.protocol) == (100, "http1")
     assert (app.seen.requests, app.seen.connections) == (100, 2)
+    by_hand = LoadSpec(kind="http", host=HOST, port=server.port, protocol="auto", requests=10)
+    assert run_spec(by_hand).generator.protocol == "http1"
 
 
 @pytest.fixture

@@ -6,9 +6,10 @@ so the engine, its worker processes and Dask shares never see ``"auto"``, and ev
 connection of the load speaks what the server chose. A server that answers no ALPN
 protocol speaks HTTP/1.1 (RFC 7301: ALPN is an offer, and HTTP/1.1 the default over TLS).
 
-(Over http:// ``"auto"`` never reaches here: ``_spec`` makes it HTTP/1.1, with nothing to
-negotiate.) A target that cannot be reached, or whose TLS handshake fails, raises
-:class:`TargetUnreachableError` with the words of a load's own connect errors.
+Over http:// there is nothing to negotiate: ``_spec`` makes ``"auto"`` HTTP/1.1 already
+(a spec built by hand becomes it here). A target that cannot be reached, or whose TLS
+handshake fails, raises :class:`TargetUnreachableError` with the words of a load's own
+connect errors.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def negotiated_spec(spec: LoadSpec) -> LoadSpec:
     server's ALPN choice, asked over one blocking TLS connection."""
     if spec.protocol != "auto":
         return spec
+    if spec.scheme != "https":
+        return _cleartext(spec)
     context = _offering_context(spec)
     try:
         sock = socket.create_connection((spec.host, spec.port), spec.connect_timeout_s)
@@ -53,6 +56,8 @@ async def negotiated_spec_async(spec: LoadSpec) -> LoadSpec:
     """As :func:`negotiated_spec`, on the running loop (the server may be served by it)."""
     if spec.protocol != "auto":
         return spec
+    if spec.scheme != "https":
+        return _cleartext(spec)
     context = _offering_context(spec)
     timeout = spec.connect_timeout_s
     try:
@@ -72,11 +77,15 @@ async def negotiated_spec_async(spec: LoadSpec) -> LoadSpec:
     return _spoken(spec, chosen)
 
 
+def _cleartext(spec: LoadSpec) -> LoadSpec:
+    # Without TLS, "auto" is HTTP/1.1, as curl and browsers without prior knowledge.
+    return dataclasses.replace(spec, protocol="http1")
+
+
 def _offering_context(spec: LoadSpec) -> ssl.SSLContext:
     # The load's own context (its certificate check), offering both versions.
     context = make_ssl_context(dataclasses.replace(spec, protocol="http1"))
-    if context is None:
-        raise ValueError(f"protocol='auto' is negotiated over https:// only, got {spec.url}")
+    assert context is not None  # an https:// spec's
     context.set_alpn_protocols(list(OFFERED))
     return context
 
