@@ -163,7 +163,7 @@ def test_only_keep_alive_without_head_takes_the_fused_path() -> None:
     assert _run_kind(keepalive=False) is RawHttpConnection
     assert _run_kind(requests_per_connection=10) is RawHttpConnection
     assert _run_kind(rate=100.0) is FusedOpenConnection
-    assert _run_kind(rate=100.0, keepalive=False) is Connection
+    assert _run_kind(rate=100.0, keepalive=False) is RawHttpConnection
     assert _run_kind(rate=100.0, method="HEAD") is Connection
 
 

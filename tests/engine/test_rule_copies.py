@@ -77,6 +77,7 @@ PATHS: dict[str, dict[str, Any]] = {
     "fused-mix-fed": {"mix": FED_MIX, "mix_order": "weighted", "feeders": COUNTER},
     "echo": {},  # EchoConnection, through Connection.on_response
     "raw": {"keepalive": False},  # RawHttpConnection: Connection.on_response on a bare socket
+    "raw-open": {"keepalive": False, "rate": 1000.0},
 }
 ASYNCIO_LOOPS = ("uvloop", "asyncio")
 TRIO_PATHS = {"trio": {}, "trio-open": {"rate": 1000.0}}
@@ -369,7 +370,7 @@ def _run_scenario(
 def _went_through(harness: Harness, outcome: WorkerOutcome, path: str, scenario: str) -> None:
     """The load met what its path and scenario are there for."""
     seen = harness.seen
-    if path in ("connection", "connection-open", "echo", "raw"):
+    if path in ("connection", "connection-open", "echo", "raw", "raw-open"):
         assert seen.get("Connection copy", 0) > 0, seen
     if path in ("connection", "echo"):
         assert seen.get("inline take", 0) > 0, seen

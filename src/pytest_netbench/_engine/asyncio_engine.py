@@ -126,13 +126,12 @@ class BaseRun(RunAccounting):
     def _fits_raw_sockets(
         self, spec: LoadSpec, exchange: Exchange, ssl_context: ssl.SSLContext | None
     ) -> bool:
-        """A closed-loop HTTP/1.1 load of one fixed request whose connections each carry a
-        few requests (no keep-alive, or ``requests_per_connection``), over plain TCP."""
+        """An HTTP/1.1 load of one fixed request whose connections each carry a few
+        requests (no keep-alive, or ``requests_per_connection``), over plain TCP."""
         return (
             self.connection_class is Connection
             and exchange.is_http
             and self.rpc > 0
-            and not self.open_loop
             and ssl_context is None
             and spec.scheme == "http"
             and not spec.source_addresses
