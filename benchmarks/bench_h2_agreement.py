@@ -6,8 +6,9 @@ by name and pinned to one core; ``crosscheck(url, tool="h2load")`` then measures
 load (C connections x M streams, D seconds) with netbench and with h2load, one after the
 other, both pinned to the other core (this process pins itself there, and h2load, its
 child, inherits the pin), after a second of load that primes the server (Node.js's JIT
-would otherwise warm up during netbench's load, which runs first, and favour h2load's). Printed per server: both tools' req/s, their ratio, and whether
-netbench called its result valid; then the two rankings by req/s.
+would otherwise warm up during netbench's load, which runs first, and favour h2load's).
+Printed per server: both tools' req/s, their ratio, and whether netbench called its
+result valid; then the two rankings by req/s.
 
 Issue 22's bar: within 15 % on req/s, both valid, the same ranking.
 
