@@ -115,6 +115,16 @@ def main() -> None:
     within = sum(1 for _, a, b in rows if b > 0 and abs(a / b - 1) <= BAR)
     print(f"  within {BAR:.0%} of h2load (medians): {within} of {len(rows)}")
     print(f"  same ranking: {'yes' if ours_rank == theirs_rank else 'no'}")
+    # Two servers h2load itself puts within the bar of each other are a tie: their order
+    # is noise. A pair the tools order differently, h2load by more than that, is not.
+    crossed = [
+        f"{a} / {b}"
+        for i, (a, mine_a, other_a) in enumerate(rows)
+        for b, mine_b, other_b in rows[i + 1 :]
+        if (mine_a - mine_b) * (other_a - other_b) < 0
+        and max(other_a, other_b) > (1 + BAR) * min(other_a, other_b)
+    ]
+    print(f"  pairs ordered differently, {BAR:.0%} or more apart by h2load: {crossed or 'none'}")
 
 
 if __name__ == "__main__":
