@@ -265,11 +265,6 @@ def _check_h2(spec: LoadSpec) -> None:
     for name, why in _H2_NOT_YET:
         if given[name]:
             raise SpecError(f"protocol='h2': {why}")
-    if spec.loop == "trio":
-        raise SpecError(
-            "protocol='h2' needs the asyncio/uvloop engine (the trio engine speaks HTTP/1.1"
-            " only): use loop='auto'"
-        )
     for request in spec.mix or (None,):
         try:
             encode_spec_request(spec, request)

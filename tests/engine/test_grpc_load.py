@@ -2,7 +2,7 @@
 
 ``/netbench.Echo/Say`` echoes, ``Fail`` aborts with NOT_FOUND, ``Sleep`` answers after the
 milliseconds its message spells (so a deadline is exceeded on purpose). Counts are exact on
-asyncio and uvloop; ``status_codes`` counts grpc-status codes; every result keeps
+asyncio, uvloop and trio; ``status_codes`` counts grpc-status codes; every result keeps
 ``sent == ok + errors_total + in_flight``, a call counting as one request.
 """
 
@@ -19,7 +19,7 @@ from pytest_netbench._servers import catalog
 from pytest_netbench._servers.launcher import Server
 
 HOST = "127.0.0.1"
-LOOPS = ["asyncio", "uvloop"]
+LOOPS = ["asyncio", "uvloop", "trio"]
 
 
 def consistent(r: LoadResult) -> LoadResult:
@@ -105,12 +105,13 @@ def test_a_deadline_exceeded_is_counted_as_code_4(grpc_url: str, loop: str) -> N
     assert r.error_samples["status"].startswith("grpc-status DEADLINE_EXCEEDED (4)")
 
 
-def test_the_clients_own_timeout_stays_a_timeout(grpc_url: str) -> None:
+@pytest.mark.parametrize("loop", LOOPS)
+def test_the_clients_own_timeout_stays_a_timeout(grpc_url: str, loop: str) -> None:
     # No deadline sent: the server would answer after 500 ms; the client gives up first.
     r = consistent(
         grpc_load(
             grpc_url, "/netbench.Echo/Sleep", b"500", timeout=0.1, connections=1, streams=4,
-            requests=4,
+            requests=4, loop=loop,  # type: ignore[arg-type]
         )
     )  # fmt: skip
     assert (r.sent, r.ok, r.in_flight) == (4, 0, 0)
@@ -147,10 +148,14 @@ def test_an_unknown_method_is_unimplemented(grpc_url: str) -> None:
     assert r.status_codes == {12: 10} and errors(r) == {"status": 10}
 
 
-def test_open_loop_calls(grpc_url: str) -> None:
+@pytest.mark.parametrize("loop", LOOPS)
+def test_open_loop_calls(grpc_url: str, loop: str) -> None:
     r = consistent(
-        grpc_load(grpc_url, "/netbench.Echo/Say", b"x", rate=200, duration=0.5, streams=4)
-    )
+        grpc_load(
+            grpc_url, "/netbench.Echo/Say", b"x", rate=200, duration=0.5, streams=4,
+            loop=loop,  # type: ignore[arg-type]
+        )
+    )  # fmt: skip
     assert r.mode == "open" and r.ok > 0 and r.errors_total == 0
     assert set(r.status_codes) == {0}
 
@@ -179,7 +184,6 @@ def test_the_spec_is_an_h2_post_to_the_method() -> None:
             {"message": "text"},
             "message= is the call's serialized bytes or a protobuf message, got str",
         ),
-        ({"loop": "trio"}, "trio"),
     ],
 )
 def test_the_spec_refuses_what_a_call_cannot_be(kwargs: dict[str, object], message: str) -> None:

@@ -259,6 +259,10 @@ def run_share(
     spec's ``cpus``, when it names some)."""
     loop_name = resolve_loop(spec.loop)
     with pinned_thread(spec.cpus):
+        if loop_name == "trio" and spec.protocol == "h2":
+            from pytest_netbench._engine.h2_trio import run_share_h2_trio
+
+            return run_share_h2_trio(spec, share, released_ns, watch)
         if loop_name == "trio":
             from pytest_netbench._engine.trio_engine import run_share_trio
 

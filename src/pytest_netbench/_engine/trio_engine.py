@@ -120,6 +120,15 @@ class TrioRun(OpenAccounting):
         self.ramp = share_connection_ramp(spec, share)
         self.wanted = share.connections
         self.slot_tasks = 0  # connection tasks not shed
+        # Open loop: the requests a connection takes at once when it opens (HTTP/2: streams).
+        self.takers_per_connection = 1
+
+    # The task of one connection, and its loop of reconnects (an HTTP/2 run has its own).
+    def start_closed_connection(self, nursery: trio.Nursery) -> None:
+        nursery.start_soon(_closed_slot, self)
+
+    def start_open_connection(self, nursery: trio.Nursery, precounted: bool = False) -> None:
+        nursery.start_soon(_open_connection, self, precounted)
 
     def shed(self) -> bool:
         """Does the ramp want fewer connections than this share holds? Then the connection
@@ -152,10 +161,12 @@ class TrioRun(OpenAccounting):
         queued = self.work_send.statistics().current_buffer_used
         # Until a connect has succeeded, only the share's connections try (see FirstContact).
         bound = self.pool_limit if self.contact.reached else max(self.share.connections, 1)
-        while queued > self.connecting and self.pool_size < min(bound, self.pool_limit):
+        takers = self.connecting * self.takers_per_connection
+        while queued > takers and self.pool_size < min(bound, self.pool_limit):
             self.pool_size += 1
             self.connecting += 1  # counted now so the loop sees it; the task takes it over
-            self.nursery.start_soon(_open_connection, self, True)
+            takers += self.takers_per_connection
+            self.start_open_connection(self.nursery, True)
 
     def stop(self) -> None:
         """End the run; what is outstanding now is in flight (tasks unwind after this)."""
@@ -458,7 +469,7 @@ async def _follow_ramp(run: TrioRun, nursery: trio.Nursery) -> None:
     while not run.stopping:
         while run.slot_tasks < run.wanted:
             run.slot_tasks += 1
-            nursery.start_soon(_closed_slot, run)
+            run.start_closed_connection(nursery)
         # From the instant the count was read: a change since then is due at once.
         due = ramp.next_change(counted_at)
         if due == NEVER_NS:
@@ -560,7 +571,7 @@ async def _open_scheduler(run: TrioRun, nursery: trio.Nursery) -> None:
     if run.spec.keepalive:
         for _ in range(run.share.connections):
             run.pool_size += 1
-            nursery.start_soon(_open_connection, run)
+            run.start_open_connection(nursery)
     timer = open_timerfd()
     try:
         with run.scheduler_scope:
@@ -623,7 +634,11 @@ def _hand_out(run: TrioRun, due: int) -> None:
 
 
 async def _run(
-    spec: LoadSpec, share: WorkerShare, released_ns: int, watch: ShareWatch | None
+    spec: LoadSpec,
+    share: WorkerShare,
+    released_ns: int,
+    watch: ShareWatch | None,
+    run_class: type[TrioRun],
 ) -> WorkerOutcome:
     if spec.listen:  # held WebSocket connections (see ws_listen_trio)
         return await run_listen_trio(spec, share, released_ns, watch)
@@ -631,22 +646,15 @@ async def _run(
     exchange = build_exchange(spec)
     source = request_source(spec, share)  # before the start: a shuffled file is indexed
     try:
-        return await _run_from(spec, share, start_at, watch, exchange, source)
+        await trio.sleep(max(start_at - monotonic_ns(), 0) / NS_PER_S)
+        return await _run_from(run_class(spec, share, exchange, start_at, source), watch)
     finally:
         if source is not None:
             source.close()
 
 
-async def _run_from(
-    spec: LoadSpec,
-    share: WorkerShare,
-    start_at: int,
-    watch: ShareWatch | None,
-    exchange: Exchange,
-    source: RequestSource | None,
-) -> WorkerOutcome:
-    await trio.sleep(max(start_at - monotonic_ns(), 0) / NS_PER_S)
-    run = TrioRun(spec, share, exchange, start_at, source)
+async def _run_from(run: TrioRun, watch: ShareWatch | None) -> WorkerOutcome:
+    spec = run.spec
     watcher = share_watcher(run, watch)
     with run.cancel_scope:
         async with trio.open_nursery() as nursery:
@@ -667,8 +675,8 @@ async def _run_from(
             elif run.ramp is not None:
                 nursery.start_soon(_follow_ramp, run, nursery)
             else:
-                for _ in range(share.connections):
-                    nursery.start_soon(_closed_slot, run)
+                for _ in range(run.share.connections):
+                    run.start_closed_connection(nursery)
     if not run.stopping:
         run.stop()
     if run.contact.gave_up:
@@ -679,7 +687,13 @@ async def _run_from(
 
 
 def run_share_trio(
-    spec: LoadSpec, share: WorkerShare, released_ns: int, watch: ShareWatch | None = None
+    spec: LoadSpec,
+    share: WorkerShare,
+    released_ns: int,
+    watch: ShareWatch | None = None,
+    run_class: type[TrioRun] = TrioRun,
 ) -> WorkerOutcome:
-    outcome: WorkerOutcome = trio.run(_run, spec, share, released_ns, watch)
+    """Run one share on a fresh trio loop; ``run_class``: the run of its protocol (an
+    HTTP/2 load's is ``h2_trio.H2TrioRun``)."""
+    outcome: WorkerOutcome = trio.run(_run, spec, share, released_ns, watch, run_class)
     return outcome
