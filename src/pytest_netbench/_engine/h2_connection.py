@@ -5,23 +5,16 @@ of an HTTP/1.1 framer. The run sees it as a connection with several requests out
 (``pending``: the start of each, oldest first, as a pipelined HTTP/1.1 connection's), so
 its rules apply unchanged: the closed loop keeps ``spec.per_connection`` (``streams``)
 outstanding, in-flight requests at the stop are ``pending``, a connection lost fails what
-it still has. What differs is that streams end out of order and one at a time:
+it still has. What differs is that streams end out of order and one at a time; how each
+is counted is ``h2_streams.H2Streams``'s, written once for this loop and trio's
+(``h2_trio``). What this module adds is the asyncio I/O:
 
-- each stream's start is kept beside its id (``_ids``, in the order the streams opened,
-  the same order as ``pending``); a request taken while the server allows no more streams
-  (its SETTINGS_MAX_CONCURRENT_STREAMS) waits at the tail of ``pending`` (``_unsent``)
-  and opens as soon as a stream ends;
-- a stream's response is recorded by the run's ``record``, a stream that ended in error
-  (the ``StreamError`` of the client: reset with its code, GOAWAY, protocol, gRPC status)
-  by ``fail_request`` with its kind and reason; once the whole read is handled (a GOAWAY
-  in it included), each stream that ended lets the run start the next request here
-  (``response_done``), and their streams open in one write;
-- a mix's kinds (``record_kind``, ``kinds`` as ``MixConnection``'s) each send their own
-  header block, encoded once; with feeders each stream's block is made from the request
-  its source rendered (``h2_headers.encode_rendered_request``);
-- a stream that outlives the timeout is cancelled alone (RST_STREAM CANCEL) and counted
-  as ``timeout``; the connection goes on, unless its server has not even acknowledged the
-  client's SETTINGS: then it is dropped and replaced, as an HTTP/1.1 one after a timeout;
+- once the whole read is handled (a GOAWAY in it included), each stream that ended lets
+  the run start the next request here (``response_done``), and their streams open in one
+  write;
+- a stream that outlives the timeout (the run's sweeper) is cancelled alone; the
+  connection goes on, unless its server has not even acknowledged the client's SETTINGS:
+  then it is dropped and replaced, as an HTTP/1.1 one after a timeout;
 - after a GOAWAY no stream opens: the connection closes once its last stream ended, and
   the run opens a new one (not an error); a connection the client found broken (a frame
   that breaks the protocol, a server answering in HTTP/1.1) has already failed each
@@ -38,10 +31,10 @@ from collections.abc import Callable
 from time import monotonic_ns
 from typing import Protocol, cast
 
+from pytest_netbench._engine.accounting import RunAccounting
 from pytest_netbench._engine.connection import Connection, ConnectionOwner
+from pytest_netbench._engine.h2_streams import H2Streams, alpn_refusal
 from pytest_netbench._model import LoadSpec
-from pytest_netbench._proto.h2_client import H2ClientConnection, H2Request, StreamError
-from pytest_netbench._proto.h2_headers import encode_rendered_request
 
 
 class _H2Owner(ConnectionOwner, Protocol):
@@ -65,40 +58,17 @@ class _OpenH2Owner(_H2Owner, Protocol):
 class H2Connection(Connection):
     """One HTTP/2 client connection (see the module's docstring)."""
 
-    _client: H2ClientConnection | None
+    streams: H2Streams
 
     def __init__(self, run: ConnectionOwner) -> None:
-        self._ids: deque[int] = deque()  # open streams, oldest first (as `pending`)
-        self._unsent = 0  # requests taken that wait for a stream (at the tail of `pending`)
-        # A mix: the kind of each request in `pending` (as MixConnection's); each kind's
-        # request, its block encoded once. Feeders: each request's block encoded as it is
-        # sent, from the bytes its source rendered (``encode_rendered_request``).
-        self.kinds: deque[int] = deque()
-        self._mix = run.exchange.h2_mix
-        spec = cast(_H2Owner, run).spec
-        self._varied = bool(spec.feeders)
-        self._scheme = spec.scheme
-        # A gRPC load: an ok call is counted under grpc-status 0, a failed one under its code.
-        self._grpc = spec.grpc_method is not None
-        # The requests waiting for a stream, when each stream may carry another.
-        self._per_stream = bool(self._mix) or self._varied
-        self._unsent_requests: deque[H2Request] = deque()
-        self._feeding = False
-        self._ended = 0  # streams ended during this read, whose next requests wait for it
+        self.kinds: deque[int] = deque()  # a mix: the kind of each request in `pending`
+        self._feeding = False  # requests taken now open their streams in the read's write
         super().__init__(run)
         self._fast = False
         self._owner = cast(_H2Owner, run)
 
     def _attach_framer(self) -> Callable[[bytes], object]:
-        request = self.run.exchange.h2
-        if request is None:
-            raise TypeError("H2Connection needs an HTTP/2 exchange")
-        self._client = H2ClientConnection(
-            request,
-            self._on_stream_response,
-            self._on_stream_error,
-            max_streams=cast(_H2Owner, self.run).spec.per_connection,
-        )
+        self.streams = H2Streams(cast(RunAccounting, self.run), self)
         return self._feed_h2
 
     # -- transport events --
@@ -113,10 +83,11 @@ class H2Connection(Connection):
         if alpn:
             self.on_protocol_error(alpn)
             return
-        assert self._client is not None
+        client = self.streams.client
+        assert client is not None
         self._feeding = True
         try:
-            preface = self._client.initiate()
+            preface = client.initiate()
             transport.write(preface)  # type: ignore[attr-defined]
             self._rec.bytes_written += len(preface)
             run.connected(self)
@@ -125,7 +96,7 @@ class H2Connection(Connection):
         self._flush()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        client = self._client
+        client = self.streams.client
         if client is not None and not self.run.stopping and not self.broken:
             # Every stream still open ends as "closed" (a reset), in the client's words;
             # on a connection this side found broken, the run fails them with its reason.
@@ -139,10 +110,10 @@ class H2Connection(Connection):
 
     def _release(self) -> None:
         super()._release()
-        self._client = None  # its callbacks are this connection's bound methods
+        self.streams.release()
 
     def _feed_h2(self, data: bytes) -> None:
-        client = self._client
+        client = self.streams.client
         if client is None:
             return
         self._feeding = True
@@ -157,25 +128,12 @@ class H2Connection(Connection):
         """Open the streams of the requests taken since the last write, and write what the
         client has queued (requests, acknowledgements, WINDOW_UPDATEs) in one write; close
         a connection that is done (after a GOAWAY) or broken."""
-        client = self._client
+        streams = self.streams
+        client = streams.client
         transport = self.transport
         if client is None or transport is None or transport.is_closing():
             return
-        if self._unsent and self._per_stream:
-            waiting = self._unsent_requests
-            while waiting:
-                stream_id = client.open_stream_for(waiting[0])
-                if not stream_id:
-                    break
-                waiting.popleft()
-                self._unsent -= 1
-                self._ids.append(stream_id)
-        elif self._unsent:
-            first, count = client.open_streams(self._unsent)
-            if count:
-                self._unsent -= count
-                self._ids.extend(range(first, first + 2 * count, 2))
-        data = client.data_to_send()
+        data = streams.data_to_send()
         if data:
             transport.write(data)
             self._rec.bytes_written += len(data)
@@ -186,7 +144,7 @@ class H2Connection(Connection):
                 client.connection_error.reason if client.connection_error else "HTTP/2 failure"
             )
             transport.close()
-        elif client.finished and len(self.pending) == self._unsent:
+        elif streams.done:
             # After a GOAWAY: the run opens another (not an error). Requests still waiting
             # for a stream here (more than the server allowed at once) fail as a reset.
             transport.close()
@@ -202,10 +160,9 @@ class H2Connection(Connection):
         let the run start the next request here: decided once the whole read is known, so
         that a GOAWAY later in the same read stops them (a request taken for a connection
         that can open no stream would fail unsent)."""
-        ended = self._ended
+        ended = self.streams.take_ended()
         if not ended:
             return
-        self._ended = 0
         now = monotonic_ns()
         self._feeding = True
         try:
@@ -219,7 +176,7 @@ class H2Connection(Connection):
         stream may open again (a GOAWAY) is, in closed loop, retired by the run once its
         last stream ended; in open loop it leaves the pool of free streams."""
         run = self.run
-        if self._may_continue():
+        if self.streams.may_continue:
             run.response_done(self, now, True)
         elif not run.open_loop:
             run.response_done(self, now, False)
@@ -227,111 +184,22 @@ class H2Connection(Connection):
             self._leave_pool()
             self._owner.check_finished()
 
-    # -- the client's callbacks: one per stream that ended --
-    def _pop_stream(self, stream_id: int) -> tuple[int, int, int]:
-        """Forget a stream that ended: (its start, its intended start, its mix kind or
-        -1)."""
-        ids = self._ids
-        pending = self.pending
-        open_loop = self.run.open_loop
-        if ids[0] == stream_id:
-            ids.popleft()
-            start = pending.popleft()
-            kind = self.kinds.popleft() if self._mix else -1
-            return start, self.intended.popleft() if open_loop else start, kind
-        index = ids.index(stream_id)
-        del ids[index]
-        start = pending[index]
-        del pending[index]
-        kind = -1
-        if self._mix:
-            kind = self.kinds[index]
-            del self.kinds[index]
-        if not open_loop:
-            return start, start, kind
-        intended = self.intended[index]
-        del self.intended[index]
-        return start, intended, kind
-
-    def _may_continue(self) -> bool:
-        """May this connection carry more requests? Not after a GOAWAY or a failure. A
-        server's SETTINGS_MAX_CONCURRENT_STREAMS below ``streams`` does not stop it: the
-        requests over its limit wait for a stream (``_unsent``)."""
-        client = self._client
-        return (
-            client is not None and client.goaway is None and not client.failed and not client.closed
-        )
-
-    def _on_stream_response(self, stream_id: int, status: int) -> None:
-        now = monotonic_ns()
-        start, intended, kind = self._pop_stream(stream_id)
-        run = self.run
-        if self._grpc and status == 200:
-            status = 0  # grpc-status OK (h2_client ends a call ok only so)
-        if kind < 0:
-            run.record(status, start, intended, now)
-        else:
-            run.record_kind(status, start, intended, now, kind)
-        self.served += 1
-        self._ended += 1
-
-    def _on_stream_error(self, stream_id: int, error: StreamError) -> None:
-        _, intended, kind = self._pop_stream(stream_id)
-        code = error.code if error.cause == "grpc_status" else -1
-        self._owner.fail_request(intended, error.kind, error.reason, kind, code)
-        self.served += 1
-        self._ended += 1
-
     # -- the run's side --
     def send(self, start: int, intended: int) -> None:
         """A request taken: its stream opens with the next write (see ``_flush``)."""
-        self.pending.append(start)
-        if self.run.open_loop:
-            self.intended.append(intended)
-        if self._per_stream:
-            kind, data = self.run.next_request(intended)
-            if self._mix:
-                self.kinds.append(kind)
-            if self._varied:
-                self._unsent_requests.append(
-                    H2Request(*encode_rendered_request(data, self._scheme))
-                )
-            else:  # a mix of fixed requests (the rendered bytes only said which kind)
-                self._unsent_requests.append(self._mix[kind])
-        self._unsent += 1
+        self.streams.queue(start, intended)
         if not self._feeding:
             self._flush()
 
     def time_out(self, started_before: int, detail: str) -> None:
-        """Cancel every request that started before ``started_before`` (its stream reset
-        with CANCEL, or, not yet opened, dropped) and count each as a ``timeout``; the
-        connection goes on. Unless the server has not even acknowledged the client's
-        SETTINGS by then: it does not speak HTTP/2 there, so the connection is dropped
-        (its other requests fail as ``protocol``) and the run opens another."""
-        client = self._client
-        pending = self.pending
-        open_loop = self.run.open_loop
+        """Cancel every request that started before ``started_before`` and count each as a
+        ``timeout`` (``H2Streams.time_out``); the connection goes on. Unless the server
+        has not even acknowledged the client's SETTINGS by then: it does not speak HTTP/2
+        there, so the connection is dropped (its other requests fail as ``protocol``) and
+        the run opens another."""
+        client = self.streams.client
         dead = client is not None and not client.settings_acked
-        self._feeding = True
-        try:
-            while pending and pending[0] < started_before:
-                start = pending.popleft()
-                intended = self.intended.popleft() if open_loop else start
-                kind = self.kinds.popleft() if self._mix else -1
-                if self._ids:
-                    stream_id = self._ids.popleft()
-                    if client is not None:
-                        client.cancel(stream_id)
-                else:
-                    self._unsent -= 1
-                    if self._per_stream:
-                        self._unsent_requests.popleft()
-                self._owner.fail_request(intended, "timeout", detail, kind)
-                self.served += 1
-                if not dead:
-                    self._ended += 1
-        finally:
-            self._feeding = False
+        self.streams.time_out(started_before, detail, count_ended=not dead)
         if dead and self.transport is not None:
             self.broken = self.broken or (
                 f"the server did not acknowledge the client's HTTP/2 SETTINGS ({detail}):"
@@ -349,12 +217,4 @@ def _alpn_refusal(transport: asyncio.BaseTransport) -> str:
     ssl_object = transport.get_extra_info("ssl_object")
     if ssl_object is None:
         return ""
-    chosen = ssl_object.selected_alpn_protocol()
-    if chosen == "h2":
-        return ""
-    said = f"chose {chosen!r}" if chosen else "chose no protocol"
-    return (
-        f"the server's TLS handshake (ALPN) {said}, not 'h2': it does not speak HTTP/2 over"
-        " TLS on this port; use protocol='http1' for it, or protocol='auto' to speak what"
-        " the server picks"
-    )
+    return alpn_refusal(ssl_object.selected_alpn_protocol())
