@@ -1,50 +1,29 @@
-"""The trio engine's HTTP/2 loads: many streams on one connection, a stream a request.
+"""The trio engine's HTTP/2 loads: a ``TrioRun`` whose connections speak HTTP/2.
 
-The run is the trio engine's (:class:`H2TrioRun` is a ``TrioRun``: the same window, ramp,
-open-loop schedule and work channel); what differs is a connection's task. Its streams are
-kept by ``h2_streams.H2Streams``, written once for both loops, so a stream is counted here
-exactly as on asyncio (``h2_connection``). Each connection runs three kinds of task:
-
-- a reader: each read goes to the sans-IO client, whose callbacks record each stream that
-  ended; then, once the whole read is handled, each ended stream lets the run start the
-  next request here (closed loop: a permit taken and sent at once; open loop: a taker
-  freed), unless a GOAWAY came (no stream opens after it). A stream older than the timeout
-  is cancelled alone (RST_STREAM CANCEL) and counted as ``timeout``; a server that has not
-  even acknowledged the client's SETTINGS by then does not speak HTTP/2 there, and the
-  connection is dropped as on asyncio;
-- a writer, the only one to write: whatever the client has queued (the preface, new
-  streams, acknowledgements, WINDOW_UPDATEs, resets, a GOAWAY), one write per wake-up;
-- open loop only, ``streams`` takers, each waiting on the run's work channel while its
-  stream is free, so that the connections waiting there are a count of free streams, as
-  the asyncio pool lists a connection once per free stream.
-
-A connection ends when it is broken (a frame that breaks the protocol, an HTTP/1.1 answer:
-every stream already failed as ``protocol`` in the client's words), when the server closes
-it (each open stream a ``reset``), or after a GOAWAY once its last stream ended; the run
-then opens another (not an error). Over TLS a server whose ALPN chose anything but ``h2``
-fails the request that opened the connection as ``protocol``, naming what it chose.
+:class:`H2TrioRun` keeps the trio run's window, ramp, open-loop schedule and work channel;
+what differs is a connection's task (``h2_trio_connection.H2Slot``: its reader, writer and,
+in open loop, its takers) and, in open loop, how the pool grows: a request waits for a
+free stream, and the pool grows only for one that waited ``GROW_AFTER_NS``, below what
+the rate needs (``OpenAccounting.may_grow``), as on asyncio. When a connection ends
+(after a GOAWAY, broken, lost), the run opens another (not an error).
 """
 
 from __future__ import annotations
 
-import math
 from time import monotonic_ns
 
 import trio
 
 from pytest_netbench._engine.clocks import NS_PER_S
-from pytest_netbench._engine.connecting import lost_connection_error
 from pytest_netbench._engine.exchange import Exchange
-from pytest_netbench._engine.h2_streams import H2Streams, alpn_refusal
+from pytest_netbench._engine.h2_trio_connection import H2Slot, alpn_refusal_of
+from pytest_netbench._engine.open_rules import GROW_AFTER_NS
 from pytest_netbench._engine.share import WorkerShare
-from pytest_netbench._engine.trio_engine import TrioRun, _Slot, run_share_trio
+from pytest_netbench._engine.trio_engine import TrioRun, run_share_trio
 from pytest_netbench._engine.watch import ShareWatch
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.source import RequestSource
 from pytest_netbench._stats.recorder import WorkerOutcome
-
-_READ_SIZE = 256 * 1024
-_STREAM_ERRORS = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
 
 class H2TrioRun(TrioRun):
@@ -60,11 +39,7 @@ class H2TrioRun(TrioRun):
     ) -> None:
         super().__init__(spec, share, exchange, start_at_ns, source)
         self.takers_per_connection = spec.per_connection
-        self.timeout_ns = int(spec.timeout_s * NS_PER_S)
-        # Streams time out in groups, as the asyncio engine's sweeper finds them: a wake-up
-        # this long after the oldest stream's timeout also takes those started just after it.
-        sweep_s = min(max(min(spec.timeout_s, spec.connect_timeout_s) / 10, 0.01), 0.25)
-        self.expiry_ns = self.timeout_ns + int(sweep_s * NS_PER_S)
+        self.growing = False  # open loop: a task is growing the pool (see _grow)
 
     def start_closed_connection(self, nursery: trio.Nursery) -> None:
         nursery.start_soon(_closed_connection, self)
@@ -72,272 +47,54 @@ class H2TrioRun(TrioRun):
     def start_open_connection(self, nursery: trio.Nursery, precounted: bool = False) -> None:
         nursery.start_soon(_open_connection, self, precounted)
 
+    # -- open loop: the pool grows as the asyncio engine's does (open_rules) --
+    def waits_late(self) -> bool:
+        return True  # it waits for a busy stream, as in the asyncio engine's backlog
 
-class H2Slot(_Slot):
-    """One HTTP/2 connection of a trio run: its requests (``pending``, ``intended``,
-    ``kinds``) as streams (``streams``), and the tasks that move its bytes."""
+    def _takers_short(self) -> bool:
+        """Are more requests waiting than the connections being opened will take?"""
+        queued = self.work_send.statistics().current_buffer_used
+        return queued > self.connecting * self.takers_per_connection
 
-    __slots__ = (
-        "_closing",
-        "_freed",
-        "_gone",
-        "_read_scope",
-        "_takers",
-        "_wake",
-        "arriving",
-        "run",
-        "shed",
-        "streams",
-    )
+    def _may_open(self) -> bool:
+        # Until a connect has succeeded, only the share's connections try (FirstContact).
+        bound = self.pool_limit if self.contact.reached else max(self.share.connections, 1)
+        return self.pool_size < min(bound, self.pool_limit)
 
-    def __init__(self, run: H2TrioRun) -> None:
-        super().__init__()
-        self.run = run
-        self.streams = H2Streams(run, self)
-        self.shed = False  # closed loop: a ramp shed it; it sends nothing more
-        self.arriving = False  # open loop: counted in run.connecting until it takes one
-        self._wake = trio.Event()  # the writer has something to write
-        self._closing = False  # the writer writes what is queued, then stops
-        self._gone = False  # the connection was lost (counted once)
-        self._read_scope: trio.CancelScope | None = None
-        self._takers = trio.CancelScope()
-        self._freed = trio.Semaphore(0)  # open loop: one release per stream that ended
+    def _open_one(self) -> None:
+        assert self.nursery is not None
+        self.pool_size += 1
+        self.connecting += 1  # counted now so the loop sees it; the task takes it over
+        self.start_open_connection(self.nursery, True)
 
-    # -- the run's side --
-    def send(self, start: int, intended: int) -> None:
-        """A request taken: its stream opens with the writer's next write."""
-        self.streams.queue(start, intended)
-        scope = self._read_scope
-        if scope is not None and len(self.pending) == 1:
-            scope.deadline = min(scope.deadline, self._deadline())  # the reader waited idle
-        self._wake.set()
-
-    def fill(self) -> None:
-        """Closed loop: a new connection's first requests, as many as its streams."""
-        run = self.run
-        if run.shed():
-            self.shed = True
+    def ensure_takers(self) -> None:
+        """Requests wait for a free stream; the pool grows only for one that waited
+        ``GROW_AFTER_NS``, below what the rate needs (``OpenAccounting.may_grow``): a
+        stream comes free sooner than a connection opens, and a pool grown on every burst
+        costs the generator its CPU."""
+        if self.nursery is None or self.growing or self.stopping or not self._takers_short():
             return
-        for _ in range(run.spec.per_connection - len(self.pending)):
-            now = monotonic_ns()
-            if not run.take(now):
-                return
-            self.send(now, now)
+        self.growing = True
+        self.nursery.start_soon(self._grow)
 
-    async def serve(self, stream: trio.abc.Stream) -> None:
-        """Write, read and (open loop) take requests until the connection is done; the
-        caller closes ``stream``."""
-        client = self.streams.client
-        assert client is not None
-        preface = client.initiate()
-        self._wake.set()
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._write_loop, stream, preface, nursery.cancel_scope)
-            if self.run.open_loop:
-                nursery.start_soon(self._take_all)
-            await self._read_loop(stream)
-            self._takers.cancel()
-            # What is queued still goes out (resets, a GOAWAY), within the request timeout.
-            self._closing = True
-            self._wake.set()
-            nursery.cancel_scope.deadline = trio.current_time() + self.run.spec.timeout_s
+    def replace_lost(self) -> None:
+        """A connection ended with requests waiting: another opens for them at once, as
+        the asyncio engine's ``after_lost`` does."""
+        if self.nursery is not None and self._takers_short() and self._may_open():
+            self._open_one()
+        self.ensure_takers()
 
-    async def refuse(self, refusal: str) -> None:
-        """Open loop, a server whose ALPN refused h2: the first request due fails here as
-        ``protocol`` (as on asyncio, where a connection is opened for a waiting one)."""
-        run = self.run
-        item = await run.work_recv.receive()
-        intended = self._accept(item)
-        if intended is None:
-            return
-        self.pending.append(monotonic_ns())
-        self.intended.append(intended)
-        self.broken = refusal
-        run.fail(self, "protocol")
-
-    # -- the tasks --
-    async def _read_loop(self, stream: trio.abc.Stream) -> None:
-        client = self.streams.client
-        assert client is not None
-        recorder = self.run.recorder
+    async def _grow(self) -> None:
         try:
-            while not self._finished():
-                with trio.CancelScope(deadline=self._deadline()) as scope:
-                    self._read_scope = scope
-                    data = await stream.receive_some(_READ_SIZE)
-                self._read_scope = None
-                if scope.cancelled_caught:
-                    self._time_out()
-                    continue
-                if not data:
-                    self._lost(None)
-                    return
-                recorder.bytes_read += len(data)
-                client.feed(data if type(data) is bytes else bytes(data))
-                self._after_streams()
-                self._wake.set()
-        except _STREAM_ERRORS as exc:
-            self._read_scope = None
-            self._lost(exc)
-
-    async def _write_loop(
-        self, stream: trio.abc.Stream, preface: bytes, scope: trio.CancelScope
-    ) -> None:
-        recorder = self.run.recorder
-        try:
-            while True:
-                await self._wake.wait()
-                self._wake = trio.Event()
-                data = preface + self.streams.data_to_send()
-                preface = b""
-                if data:
-                    await stream.send_all(data)
-                    recorder.bytes_written += len(data)
-                if self._closing and not self._wake.is_set():
-                    return
-        except _STREAM_ERRORS as exc:
-            self._lost(exc)
-            scope.cancel()
-
-    async def _take_all(self) -> None:
-        with self._takers:
-            async with trio.open_nursery() as takers:
-                for _ in range(self.run.spec.per_connection):
-                    takers.start_soon(self._take_loop)
-
-    async def _take_loop(self) -> None:
-        """Open loop: one stream's turn on the work channel; it waits there while free."""
-        run = self.run
-        while True:
-            item = await run.work_recv.receive()
-            intended = self._accept(item)
-            if intended is None:
-                return
-            self.send(monotonic_ns(), intended)
-            await self._freed.acquire()
-
-    def _accept(self, item: tuple[int, bool, bool]) -> int | None:
-        """A due request the work channel gave this connection (see trio_engine's
-        ``_hand_out``): its due time, counted as sent; None if it cannot go here."""
-        run = self.run
-        intended, counted, late = item
-        if self.arriving:
-            self.arriving = False
-            run.connecting -= 1
-        if run.stopping:
-            return None  # stop() has accounted for it
-        if self._gone or self.broken or not self.streams.may_continue:
-            # A GOAWAY (or the end) came after it was handed here: it goes to another.
-            run.work_send.send_nowait(item)
-            run.ensure_takers()
-            return None
-        if counted:
-            run.handed.remove(intended)
-        else:
-            run.queued.remove(intended)
-            run.leave_waiting(intended, late=late)
-        return intended
-
-    # -- what a read (or a timeout, or the end) leads to --
-    def _deadline(self) -> float:
-        """When the oldest request times out, on trio's clock (never, with none)."""
-        if not self.pending:
-            return math.inf
-        left_ns = self.pending[0] + self.run.expiry_ns - monotonic_ns()
-        return trio.current_time() + max(left_ns, 0) / NS_PER_S
-
-    def _after_streams(self) -> None:
-        """The streams that ended in a read (or a timeout, or the close) each let the run
-        start the next request here: decided once the whole read is known, so that a
-        GOAWAY later in the same read stops them."""
-        ended = self.streams.take_ended()
-        if not ended:
-            return
-        run = self.run
-        may_continue = self.streams.may_continue
-        if run.open_loop:
-            if may_continue:
-                for _ in range(ended):
-                    self._freed.release()
-            else:
-                self._takers.cancel()  # no stream opens here again
-        elif may_continue and not self.shed:
-            for _ in range(ended):
-                if run.shed():
-                    self.shed = True
-                    break
-                now = monotonic_ns()
-                if not run.take(now):
-                    break
-                self.send(now, now)
-        run.check_finished()
-
-    def _finished(self) -> bool:
-        """Is the connection done? Broken (its requests failed as ``protocol``), or after
-        a GOAWAY with no stream open, or (closed loop) with nothing outstanding."""
-        if self.broken or self._gone:
-            return True
-        run = self.run
-        streams = self.streams
-        client = streams.client
-        if client is None:
-            return True
-        if client.failed:
-            error = client.connection_error
-            self.broken = error.reason if error is not None else "HTTP/2 failure"
-            if self.pending:  # requests that waited for a stream
-                run.fail(self, "protocol")
-            return True
-        if streams.done:
-            if self.pending:  # more than the server allowed at once, never sent
-                run.fail_outstanding(self, *lost_connection_error(None))
-            return True
-        return not run.open_loop and not self.pending
-
-    def _time_out(self) -> None:
-        """The oldest streams outlived the timeout: each is cancelled alone and counted as
-        ``timeout``. Unless the server has not even acknowledged the client's SETTINGS:
-        then the connection is dropped (its other requests fail as ``protocol``)."""
-        run = self.run
-        streams = self.streams
-        detail = f"no response within {run.spec.timeout_s}s"
-        dead = streams.client is not None and not streams.client.settings_acked
-        streams.time_out(monotonic_ns() - run.timeout_ns, detail, count_ended=not dead)
-        if not dead:
-            self._after_streams()
-            self._wake.set()  # the RST_STREAMs
-            return
-        self.broken = (
-            f"the server did not acknowledge the client's HTTP/2 SETTINGS ({detail}):"
-            " it does not speak HTTP/2 on this connection"
-        )
-        if self.pending:
-            run.fail(self, "protocol")
-        run.check_finished()
-
-    def _lost(self, exc: BaseException | None) -> None:
-        """The server closed the connection (``exc`` None) or it broke: each stream still
-        open ends as ``closed`` in the client's words, and the requests still waiting for
-        a stream fail as the connection's loss."""
-        if self._gone:
-            return
-        self._gone = True
-        run = self.run
-        client = self.streams.client
-        if client is not None and not run.stopping and not self.broken:
-            client.feed_eof()
-            self._after_streams()
-        if self.pending:
-            cause = None if exc is None else exc.__cause__ or exc
-            run.fail_outstanding(self, *lost_connection_error(cause))
-
-
-def _alpn_refusal(stream: trio.abc.Stream) -> str:
-    """Over TLS, why the server's ALPN choice is not HTTP/2 ("" if it chose h2, or the
-    connection is cleartext)."""
-    if not isinstance(stream, trio.SSLStream):
-        return ""
-    return alpn_refusal(stream.selected_alpn_protocol())
+            while self.queued and not self.stopping and self._takers_short():
+                waited = monotonic_ns() - self.queued[0]
+                if waited >= GROW_AFTER_NS:
+                    if self._may_open() and self.may_grow(self.pool_size, waited):
+                        self._open_one()
+                    waited = 0  # one connection per GROW_AFTER_NS at most
+                await trio.sleep(max(GROW_AFTER_NS - waited, 0) / NS_PER_S)
+        finally:
+            self.growing = False
 
 
 async def _closed_connection(run: H2TrioRun) -> None:
@@ -356,7 +113,7 @@ async def _closed_connection(run: H2TrioRun) -> None:
         if stream is None:
             continue
         try:
-            refusal = _alpn_refusal(stream)
+            refusal = alpn_refusal_of(stream)
             if refusal:
                 slot.broken = refusal
                 run.fail(slot, "protocol")
@@ -386,7 +143,7 @@ async def _open_connection(run: H2TrioRun, precounted: bool = False) -> None:
         stream = await run.connect(slot)
         if stream is None:
             return
-        refusal = _alpn_refusal(stream)
+        refusal = alpn_refusal_of(stream)
         if refusal:
             await slot.refuse(refusal)
         else:
@@ -398,7 +155,7 @@ async def _open_connection(run: H2TrioRun, precounted: bool = False) -> None:
         slot.streams.release()
         run.slots.discard(slot)
         if not run.stopping:
-            run.ensure_takers()
+            run.replace_lost()
         if stream is not None:
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(stream)

@@ -130,6 +130,11 @@ class TrioRun(OpenAccounting):
     def start_open_connection(self, nursery: trio.Nursery, precounted: bool = False) -> None:
         nursery.start_soon(_open_connection, self, precounted)
 
+    def waits_late(self) -> bool:
+        """Is a request that finds no free connection late? When no new one may be opened
+        for it: it waits for a busy one (see ``_hand_out``)."""
+        return self.pool_size >= self.pool_limit
+
     def shed(self) -> bool:
         """Does the ramp want fewer connections than this share holds? Then the connection
         task asking goes (it sends nothing more, and closes once answered)."""
@@ -628,7 +633,7 @@ def _hand_out(run: TrioRun, due: int) -> None:
     else:
         run.queue_waiting(due)
         run.queued.append(due)
-        late = run.pool_size >= run.pool_limit
+        late = run.waits_late()
     run.work_send.send_nowait((due, handed, late))
     run.ensure_takers()
 
