@@ -50,6 +50,7 @@ class H2Slot(_Slot):
         "_freed",
         "_gone",
         "_read_scope",
+        "_reads",
         "_takers",
         "_timeout_ns",
         "_wake",
@@ -75,6 +76,7 @@ class H2Slot(_Slot):
         self._closing = False  # the writer writes what is queued, then stops
         self._gone = False  # the connection was lost (counted once)
         self._read_scope: trio.CancelScope | None = None
+        self._reads = 0  # reads handled so far (see _reads_settled)
         self._takers = trio.CancelScope()
         self._freed = trio.Semaphore(0)  # open loop: one release per stream that ended
 
@@ -148,6 +150,7 @@ class H2Slot(_Slot):
                     self._lost(None)
                     return
                 recorder.bytes_read += len(data)
+                self._reads += 1
                 client.feed(data if type(data) is bytes else bytes(data))
                 self._after_streams()
                 self._wake.set()
@@ -162,6 +165,7 @@ class H2Slot(_Slot):
         try:
             while True:
                 await self._wake.wait()
+                await self._reads_settled()
                 self._wake = trio.Event()
                 data = preface + self.streams.data_to_send()
                 preface = b""
@@ -173,6 +177,16 @@ class H2Slot(_Slot):
         except _STREAM_ERRORS as exc:
             self._lost(exc)
             scope.cancel()
+
+    async def _reads_settled(self) -> None:
+        """Wait while the reader still takes in what has already come: over TLS a read
+        gives one record (trio's SSLStream), so a write after each would carry the answer
+        to one response; once the reader waits on the socket, one write carries them all."""
+        while True:
+            reads = self._reads
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            if self._reads == reads:
+                return
 
     async def _take_all(self) -> None:
         with self._takers:
