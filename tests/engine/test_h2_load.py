@@ -466,7 +466,10 @@ def _silent_after_one(conn: socket.socket, streams: list[int]) -> None:
 
 def test_a_server_that_never_acknowledges_settings_is_dropped(misbehaving, loop: str) -> None:
     """Its streams time out, and the connection with them: the run opens another (which
-    nothing answers either: the server serves one connection)."""
+    nothing answers either: the server serves one connection). A stream younger than the
+    timeout when its connection is dropped (taken once the connect was done: a slow
+    connect on a busy machine) fails as ``protocol``, naming the SETTINGS never
+    acknowledged."""
     port = misbehaving(_silent, 2)
     r = consistent(
         http_load(
@@ -479,8 +482,10 @@ def test_a_server_that_never_acknowledges_settings_is_dropped(misbehaving, loop:
             timeout=0.3,
         )
     )
-    assert r.ok == 0 and set(errors(r)) == {"timeout"} and r.errors_total >= 2
-    assert r.generator.connections_opened >= 2
+    assert r.ok == 0 and set(errors(r)) <= {"timeout", "protocol"}
+    assert r.errors["timeout"] >= 2 and r.generator.connections_opened >= 2
+    if r.errors["protocol"]:
+        assert "did not acknowledge the client's HTTP/2 SETTINGS" in r.error_samples["protocol"]
 
 
 _LIMIT_SEEN: list[int] = []
