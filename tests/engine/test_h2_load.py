@@ -47,19 +47,6 @@ misbehaving = _real.misbehaving  # type: ignore[attr-defined]
 Scenario = Callable[[socket.socket, list[int]], None]
 
 
-@pytest.fixture
-def loop(loop: str, request: pytest.FixtureRequest) -> str:
-    """The loop matrix (tests/conftest.py), less plain asyncio over TLS: there a load's
-    connections are sometimes left unclosed after it returned (a ResourceWarning under a
-    later test), a fault of the asyncio engine's TLS teardown that uvloop and trio do not
-    have."""
-    params = getattr(request.node, "callspec", None)
-    modes = [] if params is None else [str(value) for value in params.params.values()]
-    if loop == "asyncio" and any(mode == "h2" or mode.endswith(" h2") for mode in modes):
-        pytest.skip("plain asyncio over TLS leaves a connection unclosed now and then")
-    return loop
-
-
 def errors(r: LoadResult) -> dict[str, int]:
     return {kind: count for kind, count in r.errors.items() if count}
 

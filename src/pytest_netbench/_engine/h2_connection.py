@@ -149,6 +149,14 @@ class H2Connection(Connection):
             # for a stream here (more than the server allowed at once) fail as a reset.
             transport.close()
 
+    def retire(self) -> None:
+        """Close once. Several streams ending in one read each go to the run, which retires
+        the connection each time it finds nothing outstanding; a second ``close()`` of an
+        asyncio TLS transport drops its protocol, so the abort at the stop did nothing and
+        the socket stayed open after the load (a ResourceWarning later)."""
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
     def _leave_pool(self) -> None:
         """Open loop: no stream may open here again; the run's pool forgets its free ones."""
         idle = cast(_OpenH2Owner, self.run).idle
