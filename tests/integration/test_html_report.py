@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 PACED_SERVER = Path(__file__).parents[1] / "experiment" / "paced_server.py"
@@ -162,6 +163,16 @@ def test_the_report_loads_cleanly_and_shows_the_matrix(
     assert screenshot.stat().st_size > 20_000  # a blank page is a few kB
 
 
+def _kill_once_loaded(server_pid: int, victim: int, cancelled: threading.Event) -> None:
+    """SIGKILL ``victim`` 0.5 s after the server first holds a client connection."""
+    server = psutil.Process(server_pid)
+    while not cancelled.wait(0.02):
+        if any(c.status == psutil.CONN_ESTABLISHED for c in server.net_connections("tcp")):
+            if not cancelled.wait(0.5):
+                os.kill(victim, signal.SIGKILL)
+            return
+
+
 def test_a_load_on_a_cluster_shows_each_host_and_names_the_lost_one(
     chromium: str, fault_server: StartServer, tmp_path: Path
 ) -> None:
@@ -177,7 +188,13 @@ def test_a_load_on_a_cluster_shows_each_host_and_names_the_lost_one(
     try:
         pids = client.run(os.getpid)
         victim = sorted(pids)[1]
-        killer = threading.Timer(1.0, os.kill, (pids[victim], signal.SIGKILL))
+        # Killed half a second after the load reached the server, not at a fixed time: on a
+        # busy machine the CLI's start-up took longer than a second now and then, and the
+        # worker died before the load began (a refusal to start, not a lost share).
+        cancelled = threading.Event()
+        killer = threading.Thread(
+            target=_kill_once_loaded, args=(server.process.pid, pids[victim], cancelled)
+        )
         killer.start()
         report = tmp_path / "cluster.html"
         try:
@@ -190,7 +207,8 @@ def test_a_load_on_a_cluster_shows_each_host_and_names_the_lost_one(
                 capture_output=True, text=True, timeout=120, check=False,
             )  # fmt: skip
         finally:
-            killer.cancel()
+            cancelled.set()
+            killer.join()
     finally:
         client.close()
         local.close()
