@@ -86,8 +86,17 @@ def test_past_what_the_generator_can_send_the_search_bisects_below_it(
     lagging = invalid_from(
         350, "schedule_lag", "generator fell behind its schedule: send lag p99 40.0 ms", calls
     )
+    # The SLO is not what this test is about, and the server serves 5,000 req/s: a bound no
+    # stall of a busy machine reaches (p99 171 ms at 283 req/s once, in CI beside other
+    # work, failed the search there instead of bisecting below the generator).
     result = capacity(
-        url, start_rate=100, retries=1, runner=lagging, duration=0.3, max_error_rate=None
+        url,
+        slo="p99_ms<2000",
+        start_rate=100,
+        retries=1,
+        runner=lagging,
+        duration=0.3,
+        max_error_rate=None,
     )
 
     assert result.rate is None and not result.known
@@ -131,7 +140,7 @@ def test_a_server_side_invalid_step_fails_and_the_search_narrows_on_it(
     full_pool = invalid_from(
         300, "rate_not_achieved", "rate not achieved: 40 of 90 scheduled requests were never sent"
     )
-    result = capacity(url, start_rate=100, runner=full_pool, duration=0.3)
+    result = capacity(url, slo="p99_ms<2000", start_rate=100, runner=full_pool, duration=0.3)
 
     assert result.rate is not None, result.reason
     assert 300 / (1 + PRECISION) <= result.rate < 300
