@@ -120,16 +120,19 @@ class RawSockets:
     def gone(self, conn: RawHttpConnection, exc: Exception | None) -> None:
         """``conn``'s socket is closed: the run hears of it after the events being served,
         or on the loop's next turn."""
-        if not self.serving and not (self.closed or self.established):
-            self.loop.call_soon(self._later)
+        self._tell_later()
         self.closed.append((conn, exc))
 
     def connected_at_once(self, conn: RawHttpConnection) -> None:
         """``conn``'s connect returned connected: the run hears of it as of a socket that
         became writable."""
+        self._tell_later()
+        self.established.append(conn)
+
+    def _tell_later(self) -> None:
+        """Outside :meth:`ready`, the first of a turn's news asks for :meth:`_later`."""
         if not self.serving and not (self.closed or self.established):
             self.loop.call_soon(self._later)
-        self.established.append(conn)
 
     def close(self) -> None:
         """Stop watching and close every socket still open (the run has stopped)."""
