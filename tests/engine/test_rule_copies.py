@@ -7,7 +7,8 @@ because a call per response costs more than the rest of the response's work:
   ``RunAccounting.take`` on the closed-loop keep-alive fast path (the connection of HEAD
   loads, of loads without keep-alive, on the loop's transports or on bare sockets
   (``RawHttpConnection``), and, through ``EchoConnection``, of echo loads);
-- the fused steady state (``FusedHttpConnection.on_message_complete``): ``record`` and
+- the fused steady state (``FusedHttpConnection.on_message_complete``, and for a read
+  byte for byte the last steady 200, ``FusedHttpConnection.data_received``): ``record`` and
   ``take`` in closed loop, ``record``, ``take`` (with its ``claim``) and ``next_request``
   for requests rendered from feeders, ``record_kind``, ``take`` and ``next_request`` for a
   mix (fixed, or rendered from feeders), ``record`` in open loop.
@@ -114,6 +115,9 @@ class Harness:
     copy_now: int = 0
     fused_active: bool = False
     fused_now: int = 0
+    completes: int = 0  # calls of on_message_complete: a read with none used no parser
+    same_active: bool = False
+    same_now: int = 0
     seen: dict[str, int] = field(default_factory=dict)  # what went through which path
     mismatches: list[str] = field(default_factory=list)
 
@@ -150,6 +154,8 @@ class Harness:
         now = monotonic_ns()
         if self.fused_active and not self.fused_now:
             self.fused_now = now
+        if self.same_active and not self.same_now:
+            self.same_now = now
         return now
 
     # -- the copies --
@@ -183,6 +189,7 @@ class Harness:
         a mix, picks its kind) as the rules would."""
 
         def tapped(conn: FusedHttpConnection) -> None:
+            self.completes += 1
             run = conn.run
             if run is not self.run or self.fused_active:
                 original(conn)
@@ -212,6 +219,32 @@ class Harness:
                         self.mismatches.append(
                             f"the fused mix wrote kind {written[-1]}, not {kind}"
                         )
+
+        return tapped
+
+    def data_received(self, original: Callable[..., None]) -> Callable[..., None]:
+        """The fused path's shortcut for a read byte for byte the last steady 200: a read
+        that wrote the next request with no ``on_message_complete`` was the shortcut's; the
+        shadow records a 200 and takes, as the rules would."""
+
+        def tapped(conn: FusedHttpConnection, data: bytes) -> None:
+            if conn.run is not self.run or self.same_active:
+                original(conn, data)
+                return
+            pending, streak, completes = list(conn.pending), conn._streak, self.completes
+            self.same_active, self.same_now = True, 0
+            try:
+                original(conn, data)
+            finally:
+                self.same_active = False
+            if self.completes != completes or conn._streak == streak:
+                return  # the parser had the read
+            self.note("same bytes")
+            if conn._streak != streak + 1 or not pending:
+                self.mismatches.append(f"the shortcut moved the streak {conn._streak - streak}")
+                return
+            self.shadow_record(200, pending[0], pending[0], self.same_now)
+            self.shadow_take(self.same_now, "the same-bytes shortcut")
 
         return tapped
 
@@ -288,6 +321,8 @@ class Harness:
             if "on_message_complete" in cls.__dict__:
                 tapped = self.on_message_complete(cls.__dict__["on_message_complete"])
                 monkeypatch.setattr(cls, "on_message_complete", tapped)
+        tapped_read = self.data_received(FusedHttpConnection.data_received)
+        monkeypatch.setattr(FusedHttpConnection, "data_received", tapped_read)
         monkeypatch.setattr(connection_module, "monotonic_ns", self.connection_clock)
         monkeypatch.setattr(fused_http, "monotonic_ns", self.fused_clock)
 
@@ -376,6 +411,8 @@ def _went_through(harness: Harness, outcome: WorkerOutcome, path: str, scenario:
         assert seen.get("inline take", 0) > 0, seen
     if path.startswith("fused") and scenario == "window":
         assert seen.get("steady state", 0) > 0, seen
+    if path == "fused" and scenario == "window":
+        assert seen.get("same bytes", 0) > 0, seen
     if scenario == "window":
         assert seen.get("warm-up", 0) > 0, seen
         assert outcome.errors["verify" if path == "echo" else "status"] > 0
