@@ -140,7 +140,7 @@ def main() -> None:
     print(row("netbench CPU per request (engine window)", window_us, "us"))
     for name in names:
         print(row(f"{name} throughput", rps[name], "req/s"))
-    print(row("CPU per request, netbench / ab", vs_ab, "x   (goal <= 1.3)"))
+    print(row("CPU per request, netbench / ab", vs_ab, "x   (goal <= 1.3, aim 1.0)"))
     print(row("CPU per request, netbench / wrk", vs_wrk, "x"))
     print(row("CPU per request, netbench window / ab", window_vs_ab, "x"))
 

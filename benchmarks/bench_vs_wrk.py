@@ -132,7 +132,7 @@ def main() -> None:
     print(row("wrk CPU per request", wrk_us, "us"))
     print(row("netbench CPU per request (http_load call)", nb_us, "us"))
     print(row("netbench CPU per request (engine window)", window_us, "us"))
-    print(row("CPU per request, netbench / wrk", cpu_ratio, "x   (goal <= 1.2)"))
+    print(row("CPU per request, netbench / wrk", cpu_ratio, "x   (goal <= 1.0, issue 19)"))
     if bare_us:
         print(row("bare uvloop client CPU per request", bare_us, "us"))
         print(row("CPU per request, bare client / wrk", bare_vs_wrk, "x"))

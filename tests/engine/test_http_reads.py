@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import pytest
 from servers import ServerThread, StartHttp, render_response
@@ -22,6 +23,7 @@ from pytest_netbench._engine.exchange import build_exchange
 from pytest_netbench._engine.fused_http import FusedHttpConnection, FusedOpenConnection
 from pytest_netbench._engine.raw_connection import RawHttpConnection
 from pytest_netbench._engine.share import split_load
+from pytest_netbench._proto.http import ResponseFramer
 
 Check = Callable[[LoadResult], LoadResult]
 HEAD_LENGTH = len(render_response("length", 200, False, False)[0]) - len(b"Hello, World!")
@@ -172,6 +174,48 @@ def test_identical_reads_of_two_responses_count_both(loop: str, consistent: Chec
     assert codes[200] > 20
     assert abs(codes[200] - codes[404]) <= 2  # a pair cut by the stop, per connection
     assert r.errors_total == r.errors["status"] == codes[404]
+
+
+OK_CLOSE = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"
+OK_OPEN = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+
+@pytest.mark.parametrize(
+    ("script", "framed"),
+    [
+        ([OK_CLOSE], False),  # known from the second connection on: no framer after that
+        ([OK_OPEN], False),  # keep-alive said, but the client closes after its one request
+        ([b"HTTP/1.1 100 Continue\r\n\r\n" + OK_CLOSE], True),  # two messages: framed
+        ([OK_OPEN + OK_OPEN], True),  # an answer too many, in the same read
+        ([OK_CLOSE[:20], 0.002, OK_CLOSE[20:]], True),  # never one read
+    ],
+    ids=["close", "keep-alive-said", "interim", "one-too-many", "split"],
+)
+def test_a_connection_per_request_needs_a_framer_only_for_new_bytes(
+    loop: str,
+    scripted: Callable[..., ServerThread],
+    consistent: Check,
+    monkeypatch: pytest.MonkeyPatch,
+    script: list[Part],
+    framed: bool,
+) -> None:
+    # On bare sockets a connection's first read, once the run has found those bytes to be
+    # one whole final response, is delivered as that response without a framer; any
+    # other read is the framer's, and the counts are the same either way.
+    made = []
+    framer_init = ResponseFramer.__init__
+
+    def counted(framer: ResponseFramer, *args: Any) -> None:
+        made.append(1)
+        framer_init(framer, *args)
+
+    monkeypatch.setattr(ResponseFramer, "__init__", counted)
+    server = scripted(script, close_after=True)
+    r = consistent(http_load(server.url, loop=loop, connections=2, requests=40, keepalive=False))
+    assert (r.ok, r.errors_total, dict(r.status_codes)) == (40, 0, {200: 40})
+    assert r.generator.connections_opened == 40
+    if loop != "trio":  # trio has no bare-socket path: a framer per connection
+        assert (len(made) == 40) if framed else (len(made) <= 3), len(made)
 
 
 def _run_kind(url: str = "http://127.0.0.1:9/", **options: object) -> type[Connection]:

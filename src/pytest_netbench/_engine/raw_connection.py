@@ -33,6 +33,7 @@ from typing import Any
 
 from pytest_netbench._engine.connecting import FirstContact
 from pytest_netbench._engine.connection import Connection, ConnectionOwner
+from pytest_netbench._proto.http import only_final_response
 
 _IN = select.EPOLLIN
 _OUT = select.EPOLLOUT
@@ -70,6 +71,13 @@ class RawSockets:
         # told to the run as the closed are, with no event of their own.
         self.established: list[RawHttpConnection] = []
         self.serving = False
+        # A connection's first read, seen twice and found to be one whole final response
+        # (only_final_response), and what a framer delivers for it: a connection that
+        # carries one request and reads those bytes again needs no framer (see
+        # RawHttpConnection._first_read). The first of two sightings waits in ``seen_once``.
+        self.known_read: bytes | None = None
+        self.known_answer = (0, False)
+        self.seen_once: bytes | None = None
         loop.add_reader(self.epoll.fileno(), self.ready)
 
     def ready(self) -> None:
@@ -129,6 +137,16 @@ class RawSockets:
         self._tell_later()
         self.established.append(conn)
 
+    def first_read_parsed(self, data: bytes) -> None:
+        """A framer had a connection's first read: the second time the same bytes come,
+        they are checked once and, if one whole final response, known from then on."""
+        if data != self.seen_once:
+            self.seen_once = data
+            return
+        answer = only_final_response(data)
+        if answer is not None:
+            self.known_read, self.known_answer = data, answer
+
     def _tell_later(self) -> None:
         """Outside :meth:`ready`, the first of a turn's news asks for :meth:`_later`."""
         if not self.serving and not (self.closed or self.established):
@@ -157,6 +175,33 @@ class RawHttpConnection(Connection):
         self._connecting = False
         self._unsent = b""  # what the kernel did not take yet
         self._close_when_sent = False
+
+    def _attach_framer(self) -> Callable[[bytes], object]:
+        run = self.run
+        if run.rpc == 1 and run.exchange.parser_framed:
+            return self._first_read  # the framer, if one is needed, comes with the bytes
+        return super()._attach_framer()
+
+    def _first_read(self, data: bytes) -> None:
+        """The first bytes of a connection that carries one request. Bytes the run has
+        already found to be one whole final response are that response: a new framer fed
+        them would deliver the same, so none is made (a framer per connection was a tenth
+        of the Python a connection costs). Anything else goes to a framer, which keeps the
+        connection's stream from here on. After the known response the run closes the
+        connection (its one request is answered), so no second read comes."""
+        raw = self._raw
+        if data == raw.known_read:
+            self._feed = self._framed
+            self.on_response(*raw.known_answer)
+            return
+        self._feed = super()._attach_framer()
+        self._feed(data)
+        if not self.broken:
+            raw.first_read_parsed(data)
+
+    def _framed(self, data: bytes) -> None:
+        self._feed = super()._attach_framer()
+        self._feed(data)
 
     def open(self) -> None:
         """Start connecting (a failure comes back through ``connect_failed``)."""

@@ -241,6 +241,40 @@ def _is_length_delimited(headers: dict[bytes, bytes]) -> bool:
     return False
 
 
+class _Messages:
+    """Counts what a parser saw (``only_final_response``)."""
+
+    __slots__ = ("begun", "completed", "keep_alive", "parser", "status")
+
+    def __init__(self) -> None:
+        self.begun = self.completed = self.status = 0
+        self.keep_alive = False
+        self.parser = httptools.HttpResponseParser(self)
+
+    def on_message_begin(self) -> None:
+        self.begun += 1
+
+    def on_message_complete(self) -> None:
+        self.completed += 1
+        self.status = self.parser.get_status_code()
+        self.keep_alive = bool(self.parser.should_keep_alive())
+
+
+def only_final_response(data: bytes) -> tuple[int, bool] | None:
+    """``(status, keep_alive)`` if ``data``, read by a new parser, is one whole final
+    response and nothing else, as a :class:`ResponseFramer` made for it would deliver it;
+    else None. A framer fed the same bytes from its start does the same, so a caller that
+    sees them again can deliver that answer without one (``raw_connection``)."""
+    messages = _Messages()
+    try:
+        messages.parser.feed_data(data)
+    except (httptools.HttpParserError, httptools.HttpParserUpgrade):
+        return None
+    if messages.begun != 1 or messages.completed != 1 or messages.status < 200:
+        return None
+    return messages.status, messages.keep_alive
+
+
 class HeadResponseFramer:
     """Response boundaries for HEAD requests: a response ends with its header block."""
 
