@@ -197,7 +197,7 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "pipeline",
         1,
         "count",
-        "closed loop: requests in flight a connection (WebSocket: with answer=id)",
+        "closed loop: requests in flight a connection, with keep-alive (WebSocket: with answer=id)",
         _HTTP_AND_WS,
     ),
     LoadOption(

@@ -101,7 +101,7 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
         seed=checked_seed(o["seed"]),
         protocol=_checked_protocol(o["protocol"], target.scheme),
         streams=_checked_streams(o["streams"], o["protocol"]),
-        keepalive=bool(o["keepalive"]),
+        keepalive=_checked_keepalive(o["keepalive"], o["pipeline"], o["requests_per_connection"]),
         **_checked_common(
             {name: o[name] for name in _COMMON},
             requests_per_connection=o["requests_per_connection"],
@@ -333,6 +333,21 @@ def _check_number(name: str, value: object, *, allow_zero: bool) -> None:
         raise SpecError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
 
 
+def _checked_keepalive(
+    keepalive: object, pipeline: object, requests_per_connection: object
+) -> bool:
+    """``keepalive``, refused beside pipelining: without keep-alive (and without
+    ``requests_per_connection``) a connection carries one request, so nothing can be
+    pipelined behind it."""
+    if not keepalive and not requests_per_connection and pipeline != 1:
+        raise SpecError(
+            f"pipeline={pipeline} needs keep-alive: with keepalive=False each connection"
+            " carries one request; drop pipeline, or keep keepalive=False and set"
+            " requests_per_connection"
+        )
+    return bool(keepalive)
+
+
 def _checked_common(
     o: dict[str, Any],
     *,
@@ -355,6 +370,12 @@ def _checked_common(
         raise SpecError(f"arrival must be one of {', '.join(ARRIVALS)}, got {o['arrival']!r}")
     if rate is not None and pipeline != 1:
         raise SpecError("pipelining is for closed-loop runs: drop pipeline or rate")
+    if requests_per_connection and pipeline > requests_per_connection:
+        raise SpecError(
+            f"pipeline={pipeline} keeps more requests on a connection at once than"
+            f" requests_per_connection={requests_per_connection} lets it carry: lower"
+            f" pipeline to at most {requests_per_connection}"
+        )
     if requests is not None and requests < workers:
         raise SpecError(f"requests ({requests}) must be at least workers ({workers})")
     check_loop(loop)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from servers import ServerThread, StartHttp, render_response
 
-from pytest_netbench import LoadResult, feeders, http_load, http_spec
+from pytest_netbench import LoadResult, SpecError, feeders, http_load, http_spec
 from pytest_netbench._engine.asyncio_engine import ClosedRun, OpenRun
 from pytest_netbench._engine.connection import Connection, VariedConnection
 from pytest_netbench._engine.exchange import build_exchange
@@ -178,6 +178,64 @@ def test_identical_reads_of_two_responses_count_both(loop: str, consistent: Chec
 
 OK_CLOSE = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"
 OK_OPEN = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+
+class GoesOnAfterClose:
+    """Answers each request in a write of its own, the ``close_at``-th with ``Connection:
+    close`` (or ``OK_CLOSE`` to every one), and then goes on answering what was pipelined
+    behind it, as a broken server would."""
+
+    def __init__(self, close_at: int = 0) -> None:
+        self.close_at = close_at
+
+    async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        answered = 0
+        while True:
+            try:
+                await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            answered += 1
+            closing = not self.close_at or answered == self.close_at
+            writer.write(OK_CLOSE if closing else OK_OPEN)
+            await writer.drain()
+            await asyncio.sleep(0.002)  # each answer a read of its own
+
+
+def test_a_response_after_connection_close_is_an_error_on_a_known_stream(
+    loop: str, consistent: Check
+) -> None:
+    # Nine identical 200s make the fused path know that read; the tenth says close, and
+    # the parser refuses the pipelined answer behind it, even one byte for byte known.
+    with ServerThread(GoesOnAfterClose(close_at=10)) as server:
+        r = consistent(
+            http_load(server.url, loop=loop, connections=1, pipeline=2, duration=0.5, timeout=1)
+        )
+    opened = r.generator.connections_opened
+    assert opened >= 3
+    assert r.ok <= 10 * opened  # no connection went on past its close
+    # The request pipelined behind the close fails: asyncio reads the answer the server
+    # should not have sent (protocol), trio closes at once (reset).
+    assert r.errors["protocol"] + r.errors["reset"] >= opened - 1
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"keepalive": False, "pipeline": 2}, "pipeline=2 needs keep-alive"),
+        ({"requests_per_connection": 1, "pipeline": 2}, "lower pipeline to at most 1"),
+        ({"requests_per_connection": 2, "pipeline": 4}, "lower pipeline to at most 2"),
+    ],
+)
+def test_pipelining_more_than_a_connection_carries_is_refused(
+    options: dict[str, Any], says: str
+) -> None:
+    # The asyncio engine used to send them all (trio capped them): a connection without
+    # keep-alive carried two requests, where a bare socket's first read is taken for all
+    # it will read.
+    with pytest.raises(SpecError, match=says):
+        http_spec("http://127.0.0.1:9/", **options)
+    http_spec("http://127.0.0.1:9/", keepalive=False, requests_per_connection=4, pipeline=4)
 
 
 @pytest.mark.parametrize(

@@ -87,8 +87,8 @@ class FusedHttpConnection(Connection):
         # Responses the general rules saw (_other_response): a read that moved none of them
         # and one steady 200 held exactly that response.
         self._others = 0
-        # A read that held exactly one steady 200 (plain connections only), and one that did
-        # so twice in a row: the latter is answered without the parser (see data_received).
+        # A read that held exactly one steady 200 (plain connections only), and one the
+        # parser found so twice: the latter is answered without it (see data_received).
         self._candidate: bytes | None = None
         self._same: bytes | None = None
         return parser.feed_data
@@ -233,7 +233,12 @@ class FusedHttpConnection(Connection):
             if problem:
                 self.on_protocol_error(problem)
             return  # an interim 1xx: the final response follows
-        self.on_response(code, bool(self._keep_alive()))
+        keep_alive = bool(self._keep_alive())
+        if not keep_alive:
+            # The parser now refuses whatever follows ("data after Connection: close"), a
+            # pipelined response included: no read is known from here on.
+            self._same = self._candidate = None
+        self.on_response(code, keep_alive)
 
 
 class FusedVariedConnection(FusedHttpConnection, VariedConnection):
