@@ -99,19 +99,14 @@ class FusedHttpConnection(Connection):
             # Byte for byte a read the parser found to be exactly one 200 that keeps the
             # connection open, from the state between two responses, which is where it is
             # now: parsing it again would call back the same, so the steady state runs
-            # without it. What depends on the run, not the bytes, is checked as in
-            # on_message_complete; if it fails, the parser has the read after all. Inlined
-            # copies of RunAccounting.record and .take, held to the rules by
-            # tests/engine/test_rule_copies.py.
+            # without it. Of what on_message_complete checks, the bytes settle the status
+            # and keep-alive, and the cache settles the rest but what may change since:
+            # it is only set by a measured response of a duration run (no budget), and the
+            # window never moves once requests are sent. If a check fails, the parser has
+            # the read after all. Inlined copies of RunAccounting.record and .take, held to
+            # the rules by tests/engine/test_rule_copies.py.
             due = self._due
-            run = self.run
-            if (
-                due
-                and due[0] >= self._measure
-                and run.budget is None
-                and not run.stopping
-                and not self.broken
-            ):
+            if due and not self.run.stopping and not self.broken:
                 now = monotonic_ns()
                 self._record(now - due.popleft())
                 self._streak += 1
