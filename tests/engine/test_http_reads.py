@@ -244,10 +244,11 @@ def test_pipelining_more_than_a_connection_carries_is_refused(
         ([OK_CLOSE], False),  # known from the second connection on: no framer after that
         ([OK_OPEN], False),  # keep-alive said, but the client closes after its one request
         ([b"HTTP/1.1 100 Continue\r\n\r\n" + OK_CLOSE], True),  # two messages: framed
+        ([b"HTTP/1.1 100 Continue\r\n\r\n", 0.002, OK_CLOSE], True),  # a 1xx is no answer
         ([OK_OPEN + OK_OPEN], True),  # an answer too many, in the same read
         ([OK_CLOSE[:20], 0.002, OK_CLOSE[20:]], True),  # never one read
     ],
-    ids=["close", "keep-alive-said", "interim", "one-too-many", "split"],
+    ids=["close", "keep-alive-said", "interim", "interim-alone", "one-too-many", "split"],
 )
 def test_a_connection_per_request_needs_a_framer_only_for_new_bytes(
     loop: str,
