@@ -171,7 +171,7 @@ def test_identical_reads_of_two_responses_count_both(loop: str, consistent: Chec
             http_load(server.url, loop=loop, connections=2, pipeline=2, duration=0.6, timeout=0.2)
         )
     codes = r.status_codes
-    assert codes[200] > 20
+    assert codes[200] >= 3  # enough reads for the fused path to know the pair's bytes
     assert abs(codes[200] - codes[404]) <= 2  # a pair cut by the stop, per connection
     assert r.errors_total == r.errors["status"] == codes[404]
 
@@ -212,7 +212,7 @@ def test_a_response_after_connection_close_is_an_error_on_a_known_stream(
             http_load(server.url, loop=loop, connections=1, pipeline=2, duration=0.5, timeout=1)
         )
     opened = r.generator.connections_opened
-    assert opened >= 3
+    assert opened >= 2  # a connection ended at its close (counts, not a speed)
     assert r.ok <= 10 * opened  # no connection went on past its close
     # The request pipelined behind the close fails: asyncio reads the answer the server
     # should not have sent (protocol), trio closes at once (reset).

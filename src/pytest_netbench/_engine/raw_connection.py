@@ -33,7 +33,6 @@ from typing import Any
 
 from pytest_netbench._engine.connecting import FirstContact
 from pytest_netbench._engine.connection import Connection, ConnectionOwner
-from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.http import only_final_response
 
 _IN = select.EPOLLIN
@@ -50,7 +49,6 @@ class RawOwner(ConnectionOwner):
     """What a raw connection needs of its run beyond a connection's."""
 
     loop: asyncio.AbstractEventLoop
-    spec: LoadSpec
     raw: RawSockets
     contact: FirstContact
 
@@ -179,14 +177,14 @@ class RawHttpConnection(Connection):
         self._close_when_sent = False
 
     def _attach_framer(self) -> Callable[[bytes], object]:
-        owner: RawOwner = self.run  # type: ignore[assignment]
-        if owner.rpc == 1 and owner.spec.per_connection == 1 and owner.exchange.parser_framed:
+        run = self.run
+        if run.rpc == 1 and run.exchange.parser_framed:
             return self._first_read  # the framer, if one is needed, comes with the bytes
         return super()._attach_framer()
 
     def _first_read(self, data: bytes) -> None:
-        """The first bytes of a connection that carries one request (and so never has two
-        in flight). Bytes the run has
+        """The first bytes of a connection that carries one request (never two in flight:
+        the spec refuses pipelining past what a connection carries). Bytes the run has
         already found to be one whole final response are that response: a new framer fed
         them would deliver the same, so none is made (a framer per connection was a tenth
         of the Python a connection costs). Anything else goes to a framer, which keeps the
@@ -197,12 +195,12 @@ class RawHttpConnection(Connection):
             self._feed = self._framed
             self.on_response(*raw.known_answer)
             return
-        self._feed = super()._attach_framer()
-        self._feed(data)
+        self._framed(data)
         if not self.broken:
             raw.first_read_parsed(data)
 
     def _framed(self, data: bytes) -> None:
+        """Hand the stream, from ``data`` on, to a framer of its own."""
         self._feed = super()._attach_framer()
         self._feed(data)
 
