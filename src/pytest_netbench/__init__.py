@@ -19,16 +19,9 @@ if TYPE_CHECKING:
     # The table again, as imports, for type checkers and editors: the names re-exported
     # (``as`` themselves), with their types. tests/unit/test_exported_members.py holds it to
     # PUBLIC, and its failure message is the line to add here.
-    from pytest_netbench._api import echo_load as echo_load
-    from pytest_netbench._api import echo_load_async as echo_load_async
-    from pytest_netbench._api import grpc_load as grpc_load
-    from pytest_netbench._api import http_load as http_load
-    from pytest_netbench._api import http_load_async as http_load_async
-    from pytest_netbench._api import run_spec as run_spec
-    from pytest_netbench._api import ws_load as ws_load
-    from pytest_netbench._api import ws_load_async as ws_load_async
     from pytest_netbench._compare.metric_verdict import MetricComparison as MetricComparison
     from pytest_netbench._compare.metric_verdict import compare_values as compare_values
+    from pytest_netbench._compare.metrics import metric_value as metric_value
     from pytest_netbench._compare.thresholds import Threshold as Threshold
     from pytest_netbench._compare.thresholds import parse_thresholds as parse_thresholds
     from pytest_netbench._errors import BuildFailed as BuildFailed
@@ -70,14 +63,27 @@ if TYPE_CHECKING:
     from pytest_netbench._flow.lean import LeanStatusError as LeanStatusError
     from pytest_netbench._flow.think import ThinkTime as ThinkTime
     from pytest_netbench._flow.think import think as think
-    from pytest_netbench._grpc_spec import grpc_spec as grpc_spec
-    from pytest_netbench._live import HostProgress as HostProgress
-    from pytest_netbench._live import LoadProgress as LoadProgress
-    from pytest_netbench._live import StopSignal as StopSignal
-    from pytest_netbench._metrics import metric_value as metric_value
-    from pytest_netbench._mix_file import load_mix as load_mix
+    from pytest_netbench._input.grpc import grpc_spec as grpc_spec
+    from pytest_netbench._input.mix_file import load_mix as load_mix
+    from pytest_netbench._input.options import EchoOptions as EchoOptions
+    from pytest_netbench._input.options import HttpOptions as HttpOptions
+    from pytest_netbench._input.options import WsOptions as WsOptions
+    from pytest_netbench._input.spec import echo_spec as echo_spec
+    from pytest_netbench._input.spec import http_spec as http_spec
+    from pytest_netbench._input.spec import ws_spec as ws_spec
+    from pytest_netbench._load.api import echo_load as echo_load
+    from pytest_netbench._load.api import echo_load_async as echo_load_async
+    from pytest_netbench._load.api import grpc_load as grpc_load
+    from pytest_netbench._load.api import http_load as http_load
+    from pytest_netbench._load.api import http_load_async as http_load_async
+    from pytest_netbench._load.api import run_spec as run_spec
+    from pytest_netbench._load.api import ws_load as ws_load
+    from pytest_netbench._load.api import ws_load_async as ws_load_async
     from pytest_netbench._model import feeders as feeders
     from pytest_netbench._model.kinds import ERROR_KINDS as ERROR_KINDS
+    from pytest_netbench._model.live import HostProgress as HostProgress
+    from pytest_netbench._model.live import LoadProgress as LoadProgress
+    from pytest_netbench._model.live import StopSignal as StopSignal
     from pytest_netbench._model.result import LoadResult as LoadResult
     from pytest_netbench._model.sections import GeneratorStats as GeneratorStats
     from pytest_netbench._model.sections import LatencySummary as LatencySummary
@@ -90,9 +96,6 @@ if TYPE_CHECKING:
     from pytest_netbench._model.spec import LoadSpec as LoadSpec
     from pytest_netbench._model.spec import Request as Request
     from pytest_netbench._model.stages import Stage as Stage
-    from pytest_netbench._options import EchoOptions as EchoOptions
-    from pytest_netbench._options import HttpOptions as HttpOptions
-    from pytest_netbench._options import WsOptions as WsOptions
     from pytest_netbench._proto.source import preview as preview
     from pytest_netbench._servers import catalog as catalog
     from pytest_netbench._servers.launcher import Server as Server
@@ -106,9 +109,6 @@ if TYPE_CHECKING:
     from pytest_netbench._servers.readiness import TcpReady as TcpReady
     from pytest_netbench._servers.sampling import ProcessTreeSampler as ProcessTreeSampler
     from pytest_netbench._servers.spec import ServerSpec as ServerSpec
-    from pytest_netbench._spec import echo_spec as echo_spec
-    from pytest_netbench._spec import http_spec as http_spec
-    from pytest_netbench._spec import ws_spec as ws_spec
 else:
     # Hidden from type checkers, which read the re-exports above (a computed __all__ would
     # hide them all from mypy).

@@ -20,9 +20,9 @@ import netns
 import pytest
 
 from pytest_netbench import LoadResult, RemoteTargetError, http_load
-from pytest_netbench._cpus import available_cpus
+from pytest_netbench._compare.records import Record
 from pytest_netbench._engine.dask_transport import silence_bound_s
-from pytest_netbench._records import Record
+from pytest_netbench._host.cpus import available_cpus
 from pytest_netbench._report.html import render_html_report
 from pytest_netbench._report.summary import format_result
 from pytest_netbench._stats.histogram import decode_histogram, new_histogram

@@ -13,8 +13,8 @@ import pytest
 from servers import HOST, EchoApp, EchoOptions, PreparedSocketServer, StartEcho, StartHttp
 
 from pytest_netbench import LoadResult, SpecError, echo_load, http_load
-from pytest_netbench._api import run_spec
-from pytest_netbench._spec import echo_spec
+from pytest_netbench._input.spec import echo_spec
+from pytest_netbench._load.api import run_spec
 
 Check = Callable[[LoadResult], LoadResult]
 

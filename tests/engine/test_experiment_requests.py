@@ -13,7 +13,7 @@ import pytest
 from servers import ServerThread
 
 from pytest_netbench import Request, capacity, sweep
-from pytest_netbench._records import ExperimentRecord, without_nan
+from pytest_netbench._compare.records import ExperimentRecord, without_nan
 from pytest_netbench._report.experiment_tables import (
     build_experiment_tables,
     render_experiment_markdown,

@@ -14,7 +14,7 @@ from recording_server import RecordingApp
 from servers import ServerThread
 
 from pytest_netbench import LoadResult, feeders, http_load
-from pytest_netbench._records import Record
+from pytest_netbench._compare.records import Record
 from pytest_netbench._report.html.document import render_html_report
 from pytest_netbench._report.matrix import build_matrices
 from pytest_netbench._report.summary import format_result

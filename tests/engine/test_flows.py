@@ -611,7 +611,7 @@ def test_session_figures_are_metrics_for_matrices_and_gates(
     shop: tuple[ServerThread, ShopApp],
 ) -> None:
     from pytest_netbench import metric_value
-    from pytest_netbench._metrics import check_metrics, higher_is_better, is_count
+    from pytest_netbench._compare.metrics import check_metrics, higher_is_better, is_count
 
     server, _ = shop
     r = flow(shopper, server.url, users=2, sessions=6, client="lean")

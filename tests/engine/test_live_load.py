@@ -19,8 +19,8 @@ from pytest_netbench._engine.driver import run_share
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch
 from pytest_netbench._engine.workers import LocalProcesses, run_workers
-from pytest_netbench._live import ShareSnapshot
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._model.live import ShareSnapshot
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 Check = Callable[[LoadResult], LoadResult]

@@ -11,9 +11,9 @@ from servers import StartHttp
 
 from pytest_netbench import LoadResult, capacity, http_load, metric_value
 from pytest_netbench._cli.exit_codes import ExitCode
+from pytest_netbench._compare.metrics import UnknownRequestError
 from pytest_netbench._errors import SpecError
 from pytest_netbench._experiment.slo import parse_slo
-from pytest_netbench._metrics import UnknownRequestError
 from pytest_netbench._model import Request
 from pytest_netbench.cli import main
 

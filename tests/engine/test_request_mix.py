@@ -19,8 +19,8 @@ from pytest_netbench._engine.asyncio_engine import ClosedRun
 from pytest_netbench._engine.exchange import build_exchange
 from pytest_netbench._engine.fused_http import FusedMixConnection
 from pytest_netbench._engine.share import split_load
+from pytest_netbench._input.spec import http_spec
 from pytest_netbench._model import Request
-from pytest_netbench._spec import http_spec
 
 MIX_LOOPS = ("uvloop", "asyncio")
 

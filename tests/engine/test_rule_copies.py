@@ -45,8 +45,8 @@ from pytest_netbench._engine.driver import run_share
 from pytest_netbench._engine.fused_http import FusedHttpConnection
 from pytest_netbench._engine.open_rules import OpenAccounting
 from pytest_netbench._engine.share import split_load
+from pytest_netbench._input.spec import echo_spec, http_spec
 from pytest_netbench._model import LoadSpec, Request, feeders
-from pytest_netbench._spec import echo_spec, http_spec
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 # Every 6th request answered with the status below, every 8th with a broken status line;

@@ -22,8 +22,8 @@ from pytest_netbench._engine.connection import Connection
 from pytest_netbench._engine.exchange import build_exchange
 from pytest_netbench._engine.open_rules import OpenAccounting
 from pytest_netbench._engine.share import split_load
+from pytest_netbench._input.spec import echo_spec, http_spec
 from pytest_netbench._model import LoadSpec
-from pytest_netbench._spec import echo_spec, http_spec
 from pytest_netbench._stats.recorder import Recorder
 
 START = 10 * NS_PER_S  # a start instant long past, so every response is "now"

@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_netbench._api import run_spec
 from pytest_netbench._errors import SpecError
 from pytest_netbench._experiment.capacity import CapacityResult, capacity
+from pytest_netbench._load.api import run_spec
 from pytest_netbench._model import LoadResult, LoadSpec
 
 StartPaced = Callable[[float], str]

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netbench._api import run_spec
 from pytest_netbench._errors import SpecError
 from pytest_netbench._experiment.cold_start import ColdStartResult, cold_start
+from pytest_netbench._input.spec import http_spec
+from pytest_netbench._load.api import run_spec
 from pytest_netbench._model import LoadResult, LoadSpec
-from pytest_netbench._spec import http_spec
 
 pytestmark = pytest.mark.usefixtures("hang_guard")
 

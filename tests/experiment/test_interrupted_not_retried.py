@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from pytest_netbench._api import run_spec
-from pytest_netbench._attempts import run_with_retries
+from pytest_netbench._input.spec import http_spec
+from pytest_netbench._load.api import run_spec
+from pytest_netbench._load.attempts import run_with_retries
 from pytest_netbench._model import LoadResult, LoadSpec
-from pytest_netbench._spec import http_spec
 
 StartPaced = Callable[[float], str]
 

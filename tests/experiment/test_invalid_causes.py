@@ -13,10 +13,10 @@ from collections import Counter
 from pathlib import Path
 
 from pytest_netbench import Server
-from pytest_netbench._attempts import run_with_retries
 from pytest_netbench._experiment.running import default_runner
+from pytest_netbench._input.spec import http_spec
+from pytest_netbench._load.attempts import run_with_retries
 from pytest_netbench._model import GENERATOR_CAUSES, INVALID_CAUSES, LoadResult, LoadSpec
-from pytest_netbench._spec import http_spec
 from pytest_netbench._stats.merge import merge_outcomes
 from pytest_netbench._stats.recorder import WorkerOutcome
 

@@ -8,11 +8,11 @@ from collections.abc import Callable
 import pytest
 
 from pytest_netbench import LoadProgress, StopSignal
-from pytest_netbench._api import run_spec
 from pytest_netbench._errors import SpecError
 from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep, capacity
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep, sweep
-from pytest_netbench._spec import http_spec
+from pytest_netbench._input.spec import http_spec
+from pytest_netbench._load.api import run_spec
 
 StartPaced = Callable[[float], str]
 CAPACITY = 1000.0

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_netbench._errors import SpecError
 from pytest_netbench._experiment.sweep import SweepResult, parse_rates, sweep
-from pytest_netbench._spec import http_spec
+from pytest_netbench._input.spec import http_spec
 
 CAPACITY = 500.0
 StartPaced = Callable[[float], str]

@@ -10,8 +10,6 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_netbench._api import run_spec
-from pytest_netbench._attempts import run_with_retries
 from pytest_netbench._errors import SpecError
 from pytest_netbench._experiment.trials import (
     AbResult,
@@ -22,8 +20,10 @@ from pytest_netbench._experiment.trials import (
     median_trial,
     run_trials,
 )
+from pytest_netbench._input.spec import http_spec
+from pytest_netbench._load.api import run_spec
+from pytest_netbench._load.attempts import run_with_retries
 from pytest_netbench._model import LoadResult, LoadSpec
-from pytest_netbench._spec import http_spec
 
 StartPaced = Callable[[float], str]
 LAG = "generator fell behind its schedule: send lag p99 25.0 ms: add workers or lower the rate"

@@ -232,7 +232,7 @@ def test_bad_load_arguments_fail_clearly(pytester: pytest.Pytester, hello_app: o
     result = pytester.runpytest_subprocess("--netbench", "--netbench-scale=0.5")
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*netbench: *connections*", "*netbench: *two seconds*"])
-    result.stdout.no_fnmatch_line("*_api.py*")
+    result.stdout.no_fnmatch_line("*_load/api.py*")
 
 
 def test_bad_option_is_a_usage_error(pytester: pytest.Pytester) -> None:

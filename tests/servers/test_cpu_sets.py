@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_netbench import LoadProgress, Server, catalog, http_load
-from pytest_netbench._cpus import available_cpus
+from pytest_netbench._host.cpus import available_cpus
 
 CPUS = available_cpus()
 SERVER_CPU = CPUS[-1]

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from factories import make_result
 
-from pytest_netbench._attempts import Attempts
 from pytest_netbench._compare.gate import compare_runs, parse_thresholds
+from pytest_netbench._compare.metrics import experiment_metric_value, higher_is_better
+from pytest_netbench._compare.records import ExperimentRecord, without_nan
 from pytest_netbench._errors import SpecError
 from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep
-from pytest_netbench._metrics import experiment_metric_value, higher_is_better
-from pytest_netbench._records import ExperimentRecord, without_nan
+from pytest_netbench._load.attempts import Attempts
 from pytest_netbench._report.comparison import render_comparison_text
 
 

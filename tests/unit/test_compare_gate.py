@@ -13,9 +13,9 @@ from pytest_netbench._compare.gate import (
     compare_values,
     parse_thresholds,
 )
+from pytest_netbench._compare.records import Record
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import LoadResult
-from pytest_netbench._records import Record
 
 
 def _result(ok: int, p99: float, errors: int = 0) -> LoadResult:

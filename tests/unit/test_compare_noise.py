@@ -19,10 +19,10 @@ from pytest_netbench._compare.noise import (
     stored_noise,
     trial_spread,
 )
+from pytest_netbench._compare.records import Record, Session
 from pytest_netbench._compare.storage import Storage
 from pytest_netbench._compare.thresholds import parse_thresholds
 from pytest_netbench._model import LoadResult, ServerStats
-from pytest_netbench._records import Record, Session
 from pytest_netbench._report.comparison import comparison_to_dict, render_comparison_text
 
 

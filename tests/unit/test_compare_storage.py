@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from factories import make_result
 
+from pytest_netbench._compare.records import Record
 from pytest_netbench._compare.storage import Storage, StorageError, safe_name
-from pytest_netbench._records import Record
 
 ENV = {"cpu_model": "test cpu", "machine_key": "Linux-CPython-3.11-64bit-abc"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_netbench import SpecError, http_spec
-from pytest_netbench._cpus import available_cpus, parse_cpus
+from pytest_netbench._host.cpus import available_cpus, parse_cpus
 
 FIRST = available_cpus()[0]
 

@@ -7,8 +7,8 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
-from pytest_netbench._environment import collect_environment, git_info, machine_key
-from pytest_netbench._records import write_session_json
+from pytest_netbench._compare.records import write_session_json
+from pytest_netbench._host.environment import collect_environment, git_info, machine_key
 
 
 def test_environment_is_written_with_its_machine_key(tmp_path: Path) -> None:

@@ -128,7 +128,7 @@ def test_type_hints_of_public_classes_still_resolve() -> None:
 
 def test_a_traceback_names_the_public_path() -> None:
     code = (
-        "from pytest_netbench._spec import http_spec\n"  # never touches pytest_netbench.X
+        "from pytest_netbench._input.spec import http_spec\n"  # never touches pytest_netbench.X
         "http_spec('http://127.0.0.1:1/', connections=0)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

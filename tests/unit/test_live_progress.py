@@ -9,7 +9,7 @@ from time import monotonic_ns
 
 import pytest
 
-from pytest_netbench._live import (
+from pytest_netbench._model.live import (
     HostProgress,
     LoadProgress,
     ProgressTracker,

@@ -8,10 +8,7 @@ from dataclasses import replace
 import pytest
 from factories import make_result
 
-from pytest_netbench._compare.thresholds import parse_thresholds
-from pytest_netbench._errors import SpecError
-from pytest_netbench._experiment.slo import check_slo_requests, parse_slo
-from pytest_netbench._metrics import (
+from pytest_netbench._compare.metrics import (
     DEFAULT_METRICS,
     UnknownRequestError,
     check_gate_metric,
@@ -22,6 +19,9 @@ from pytest_netbench._metrics import (
     own_metric,
     split_request_metric,
 )
+from pytest_netbench._compare.thresholds import parse_thresholds
+from pytest_netbench._errors import SpecError
+from pytest_netbench._experiment.slo import check_slo_requests, parse_slo
 from pytest_netbench._model import LatencySummary, LoadResult, RequestStats, ServerStats
 
 

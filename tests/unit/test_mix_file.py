@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_netbench import Request, SpecError, feeders, http_spec, load_mix, preview
-from pytest_netbench._feeder_descriptions import feeder_from_data, feeder_from_flag
+from pytest_netbench._input.feeder_text import feeder_from_data, feeder_from_flag
 
 URL = "http://127.0.0.1:8080"
 

@@ -217,7 +217,7 @@ def test_fields_and_properties_are_read_without_the_hook() -> None:
 def test_a_spec_shows_only_the_fields_of_its_kind() -> None:
     # Issue 20, item 8: an HTTP load's failure showed `framing='echo'`. The option table
     # says which options belong to one kind; a spec's repr agrees with it.
-    from pytest_netbench._options import LOAD_OPTIONS
+    from pytest_netbench._input.options import LOAD_OPTIONS
 
     http = repr(LoadSpec(kind="http", host="127.0.0.1", port=80))
     echo = repr(LoadSpec(kind="echo", host="127.0.0.1", port=7, payload=b"x"))

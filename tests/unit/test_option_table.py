@@ -1,4 +1,4 @@
-"""Every load option is declared once (``_options.LOAD_OPTIONS``): the library's signatures,
+"""Every load option is declared once (``_input.options.LOAD_OPTIONS``): the library's signatures,
 the fixture's, the CLI's flags and the plugin's session flags are held to it here."""
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pytest_netbench._experiment.capacity import CapacityOptions, CapacitySearch
 from pytest_netbench._experiment.cold_start import ColdStartOptions, Settling
 from pytest_netbench._experiment.crosscheck import CrosscheckOptions, SecondTool
 from pytest_netbench._experiment.sweep import SweepBounds, SweepOptions
-from pytest_netbench._options import (
+from pytest_netbench._input.flags import SHARED_FLAGS, SharedFlag
+from pytest_netbench._input.options import (
     LOAD_OPTIONS,
     EchoOptions,
     HttpOptions,
@@ -26,7 +27,6 @@ from pytest_netbench._options import (
     options_of,
 )
 from pytest_netbench._plugin.loads import NetbenchFixture
-from pytest_netbench._shared_flags import SHARED_FLAGS, SharedFlag
 
 # Options an experiment takes that only the library's callers can give (the fixture runs
 # its own runner, on its own server and cluster, with its own progress and reruns).

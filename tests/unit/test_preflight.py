@@ -12,10 +12,10 @@ from collections.abc import Iterator
 import pytest
 
 from pytest_netbench import ResourceLimitError
-from pytest_netbench._kernel import local_port_count, sysctl_int, tcp_ext_counter
+from pytest_netbench._host.kernel import local_port_count, sysctl_int, tcp_ext_counter
+from pytest_netbench._host.preflight import plan_load
+from pytest_netbench._input.spec import echo_spec
 from pytest_netbench._model import LoadSpec
-from pytest_netbench._preflight import plan_load
-from pytest_netbench._spec import echo_spec
 
 
 def run_with_nofile(soft: int, hard: int, body: str) -> subprocess.CompletedProcess[str]:
@@ -32,8 +32,8 @@ def test_a_share_too_big_for_one_process_is_spread_over_workers() -> None:
         600,
         700,
         """
-        from pytest_netbench._preflight import plan_load
-        from pytest_netbench._spec import echo_spec
+        from pytest_netbench._host.preflight import plan_load
+        from pytest_netbench._input.spec import echo_spec
         spec, notes = plan_load(echo_spec("127.0.0.1", 9, connections=1500, duration=1))
         print(spec.workers)
         print(notes[0])
@@ -52,8 +52,8 @@ def test_a_process_that_may_hold_almost_nothing_is_refused_not_spread() -> None:
         256,
         """
         from pytest_netbench import ResourceLimitError
-        from pytest_netbench._preflight import plan_load
-        from pytest_netbench._spec import echo_spec
+        from pytest_netbench._host.preflight import plan_load
+        from pytest_netbench._input.spec import echo_spec
         try:
             plan_load(echo_spec("127.0.0.1", 9, connections=1000, duration=1))
         except ResourceLimitError as exc:

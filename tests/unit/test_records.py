@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from hdrh.histogram import HdrHistogram
 
-from pytest_netbench._model import LatencySummary, LoadResult, ServerStats, TimelineRow
-from pytest_netbench._records import (
+from pytest_netbench._compare.records import (
     SCHEMA,
     ExperimentRecord,
     Record,
@@ -20,6 +19,7 @@ from pytest_netbench._records import (
     load_session_json,
     write_session_json,
 )
+from pytest_netbench._model import LatencySummary, LoadResult, ServerStats, TimelineRow
 
 
 def _result() -> LoadResult:

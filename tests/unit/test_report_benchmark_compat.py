@@ -11,9 +11,9 @@ import pytest
 from factories import make_result
 from hdrh.histogram import HdrHistogram
 
-from pytest_netbench._environment import collect_environment
+from pytest_netbench._compare.records import Record
+from pytest_netbench._host.environment import collect_environment
 from pytest_netbench._model import LatencySummary, LoadResult, RequestStats
-from pytest_netbench._records import Record
 from pytest_netbench._report.benchmark_compat import benchmark_json, write_benchmark_json
 
 # Values below 2048 µs are stored exactly by a 3-digit HdrHistogram, so exact statistics

@@ -5,7 +5,7 @@ from __future__ import annotations
 from factories import make_result
 
 from pytest_netbench._compare.gate import compare_runs, parse_thresholds
-from pytest_netbench._records import Record
+from pytest_netbench._compare.records import Record
 from pytest_netbench._report.comparison import render_comparison_markdown, render_comparison_text
 
 

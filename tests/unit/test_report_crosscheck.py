@@ -6,8 +6,8 @@ from __future__ import annotations
 from factories import make_result
 
 from pytest_netbench import CrosscheckResult, ToolFigures
-from pytest_netbench._attempts import Attempts
-from pytest_netbench._records import ExperimentRecord
+from pytest_netbench._compare.records import ExperimentRecord
+from pytest_netbench._load.attempts import Attempts
 from pytest_netbench._report.crosscheck import crosscheck_lines
 from pytest_netbench._report.experiment_tables import (
     build_experiment_tables,

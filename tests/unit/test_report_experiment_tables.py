@@ -11,12 +11,17 @@ from typing import Any
 import pytest
 from factories import make_result
 
-from pytest_netbench._attempts import Attempts
-from pytest_netbench._environment import collect_environment
+from pytest_netbench._compare.records import (
+    ExperimentRecord,
+    Record,
+    load_session_json,
+    without_nan,
+)
 from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep
+from pytest_netbench._host.environment import collect_environment
+from pytest_netbench._load.attempts import Attempts
 from pytest_netbench._model import LoadResult
-from pytest_netbench._records import ExperimentRecord, Record, load_session_json, without_nan
 from pytest_netbench._report.discards import discard_notes, render_discards_text
 from pytest_netbench._report.experiment_tables import (
     build_experiment_tables,

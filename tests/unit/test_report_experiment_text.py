@@ -8,10 +8,11 @@ import math
 
 from factories import make_result
 
-from pytest_netbench._attempts import Attempts
 from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep
 from pytest_netbench._experiment.cold_start import ColdStartResult
 from pytest_netbench._experiment.sweep import SweepResult, SweepStep
+from pytest_netbench._input.spec import http_spec
+from pytest_netbench._load.attempts import Attempts
 from pytest_netbench._model import TimelineRow
 from pytest_netbench._report.experiments import (
     capacity_answer,
@@ -22,7 +23,6 @@ from pytest_netbench._report.experiments import (
     sweep_heading,
     sweep_row,
 )
-from pytest_netbench._spec import http_spec
 
 SPEC = http_spec("http://127.0.0.1:8080/", duration=5.0, rate=100.0)
 

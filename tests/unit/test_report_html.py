@@ -14,8 +14,8 @@ import pytest
 from factories import make_result
 
 from pytest_netbench._compare.gate import Comparison, compare_results, parse_thresholds
+from pytest_netbench._compare.records import Record
 from pytest_netbench._model import ERROR_KINDS, LoadResult, LoadSpec
-from pytest_netbench._records import Record
 from pytest_netbench._report.html import render_html_report, write_results_html
 from pytest_netbench._stats.merge import merge_outcomes
 from pytest_netbench._stats.recorder import WorkerOutcome

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from factories import make_result
 
-from pytest_netbench._records import Record
+from pytest_netbench._compare.records import Record
 from pytest_netbench._report.markdown import (
     append_github_step_summary,
     render_markdown,

@@ -7,8 +7,8 @@ import math
 import pytest
 from factories import make_result
 
+from pytest_netbench._compare.records import Record
 from pytest_netbench._model import LoadResult
-from pytest_netbench._records import Record
 from pytest_netbench._report.markdown import render_matrix_markdown
 from pytest_netbench._report.matrix import (
     abbreviate,

@@ -25,12 +25,12 @@ pytest.importorskip("matplotlib")
 
 from matplotlib.axes import Axes
 
+from pytest_netbench._compare.records import Record, Session, session_from_dict
 from pytest_netbench._errors import NetbenchError
 from pytest_netbench._experiment.capacity import CapacityResult
 from pytest_netbench._experiment.cold_start import ColdStartResult
 from pytest_netbench._experiment.sweep import SweepResult, answered_rate
 from pytest_netbench._model import TimelineRow
-from pytest_netbench._records import Record, Session, session_from_dict
 from pytest_netbench._report.matrix import build_matrices
 from pytest_netbench._report.plots.canvas import (
     DPI,

@@ -13,9 +13,9 @@ import pytest
 from factories import make_result
 
 from pytest_netbench._compare.gate import Comparison, compare_results, parse_thresholds
-from pytest_netbench._environment import collect_environment
+from pytest_netbench._compare.records import Record, load_session_json, without_nan
+from pytest_netbench._host.environment import collect_environment
 from pytest_netbench._model import LoadResult
-from pytest_netbench._records import Record, load_session_json, without_nan
 from pytest_netbench._report.comparison import comparison_to_dict, render_comparison_markdown
 from pytest_netbench._report.matrix import build_matrices
 from pytest_netbench._report.writers import (

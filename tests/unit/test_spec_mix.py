@@ -11,9 +11,9 @@ import pytest
 
 from pytest_netbench._engine.exchange import build_exchange
 from pytest_netbench._errors import SpecError
+from pytest_netbench._input.spec import http_spec
 from pytest_netbench._model import LoadSpec, Request
 from pytest_netbench._proto.source import mix_sequence
-from pytest_netbench._spec import http_spec
 
 URL = "http://127.0.0.1:8080/"
 

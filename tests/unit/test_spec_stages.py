@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_netbench import SpecError, Stage, http_spec
-from pytest_netbench._spec import echo_spec, scale_spec
-from pytest_netbench._stage_checks import parse_stage_duration, parse_stage_text
+from pytest_netbench._input.spec import echo_spec, scale_spec
+from pytest_netbench._input.stages import parse_stage_duration, parse_stage_text
 
 URL = "http://127.0.0.1:8080/"
 
@@ -100,7 +100,7 @@ def test_a_websocket_load_has_no_stages_option() -> None:
     """The option table's row says which loads ramp; a WebSocket load is refused by it,
     with the generic wording (and `netbench ws` has no --stage flag)."""
     from pytest_netbench import ws_spec
-    from pytest_netbench._options import options_of
+    from pytest_netbench._input.options import options_of
 
     assert "stages" not in {option.name for option in options_of("ws")}
     with pytest.raises(SpecError, match="'stages' is an option of HTTP and echo"):

@@ -25,8 +25,8 @@ from pytest_netbench import (
     http_load,
     http_spec,
 )
-from pytest_netbench._preflight import ensure_fd_budget
-from pytest_netbench._target import (
+from pytest_netbench._host.preflight import ensure_fd_budget
+from pytest_netbench._input.target import (
     guard_target,
     is_loopback_literal,
     parse_host_port,
@@ -273,7 +273,7 @@ def test_fd_budget_raises_the_soft_limit_when_the_hard_one_allows() -> None:
         128,
         4096,
         """
-        from pytest_netbench._preflight import ensure_fd_budget
+        from pytest_netbench._host.preflight import ensure_fd_budget
         print(ensure_fd_budget(1000), resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         """,
     )

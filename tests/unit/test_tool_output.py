@@ -18,7 +18,7 @@ from pytest_netbench._experiment.tool_runs import (
     h2load_command,
     wrk_command,
 )
-from pytest_netbench._spec import http_spec
+from pytest_netbench._input.spec import http_spec
 
 WRK = """\
 Running 2s test @ http://127.0.0.1:38373/

@@ -90,11 +90,11 @@ def run_compare(args: argparse.Namespace) -> ExitCode:
         check_request_names,
         compare_runs,
     )
+    from pytest_netbench._compare.metrics import check_metrics
     from pytest_netbench._compare.noise import stored_noise
+    from pytest_netbench._compare.records import load_session_json
     from pytest_netbench._compare.thresholds import parse_thresholds
     from pytest_netbench._errors import NetbenchError
-    from pytest_netbench._metrics import check_metrics
-    from pytest_netbench._records import load_session_json
     from pytest_netbench._report.comparison import render_comparison_text
 
     try:

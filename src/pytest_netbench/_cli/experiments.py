@@ -28,8 +28,8 @@ from pytest_netbench._model import LoadResult, why_no_latency
 
 def run_sweep(args: argparse.Namespace) -> ExitCode:
     from pytest_netbench._experiment.sweep import SweepStep, parse_rates, sweep
+    from pytest_netbench._input.spec import http_spec
     from pytest_netbench._report.experiments import sweep_closing, sweep_heading, sweep_row
-    from pytest_netbench._spec import http_spec
 
     rates = parse_rates(args.rates)
     spec = http_spec(args.url, **load_options(args, "http"))  # checked before any load
@@ -76,12 +76,12 @@ def _no_success_anywhere(last: LoadResult, steps: int) -> str:
 def run_capacity(args: argparse.Namespace) -> ExitCode:
     from pytest_netbench._experiment.capacity import CapacityStep, capacity
     from pytest_netbench._experiment.slo import SloTerm, parse_slo
+    from pytest_netbench._input.spec import http_spec
     from pytest_netbench._report.experiments import (
         capacity_answer,
         capacity_heading,
         capacity_step_lines,
     )
-    from pytest_netbench._spec import http_spec
 
     goal = parse_slo(args.slo)
     spec = http_spec(args.url, **load_options(args, "http"))  # checked before any load
@@ -127,12 +127,12 @@ def run_capacity(args: argparse.Namespace) -> ExitCode:
 
 
 def run_cold_start(args: argparse.Namespace) -> ExitCode:
-    from pytest_netbench._api import run_spec
     from pytest_netbench._experiment.cold_start import DEFAULT_RESOLUTION_S, cold_start
+    from pytest_netbench._input.spec import http_spec
+    from pytest_netbench._load.api import run_spec
     from pytest_netbench._model import LoadSpec
     from pytest_netbench._report.experiments import cold_start_heading, cold_start_lines
     from pytest_netbench._report.summary import no_success_line, threshold_lines
-    from pytest_netbench._spec import http_spec
 
     options = load_options(args, "http")
     thresholds = read_thresholds(args, requests=mix_names(options))

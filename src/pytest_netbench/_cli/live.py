@@ -16,7 +16,7 @@ import threading
 from types import FrameType, TracebackType
 from typing import TextIO
 
-from pytest_netbench._live import ProgressCallback, StopSignal
+from pytest_netbench._model.live import ProgressCallback, StopSignal
 from pytest_netbench._report.progress import ProgressLine
 
 

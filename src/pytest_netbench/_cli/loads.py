@@ -14,8 +14,8 @@ from pytest_netbench._cli.live import CommandLive
 from pytest_netbench._cli.options import load_options
 from pytest_netbench._cli.outputs import write_files
 from pytest_netbench._errors import SpecError
+from pytest_netbench._input.options import LoadKind
 from pytest_netbench._model import LoadResult, Request
-from pytest_netbench._options import LoadKind
 
 if TYPE_CHECKING:
     from pytest_netbench._experiment.slo import Slo, SloVerdict
@@ -110,7 +110,7 @@ def check_plot(args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -> LoadResult:
     """The command's load at its target, with the live line, the cluster and the retries."""
-    from pytest_netbench._api import echo_load, grpc_load, http_load, ws_load
+    from pytest_netbench._load.api import echo_load, grpc_load, http_load, ws_load
 
     load: Callable[..., LoadResult]
     if args.command == "grpc":
@@ -119,7 +119,7 @@ def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -
             grpc_load, args.url, args.grpc_method, message, deadline=args.deadline
         )
     elif args.command == "echo":
-        from pytest_netbench._target import parse_host_port
+        from pytest_netbench._input.target import parse_host_port
 
         load = functools.partial(echo_load, *parse_host_port(args.target))
     else:

@@ -1,6 +1,6 @@
 """The ``netbench`` command line: subcommands, their options, and the option values read.
 
-Options the user leaves out are not passed on, so the library's defaults (``_spec``) hold
+Options the user leaves out are not passed on, so the library's defaults (``_input.spec``) hold
 for the CLI as for Python callers.
 """
 
@@ -15,12 +15,12 @@ from typing import Any
 
 from pytest_netbench._cli.compare import add_compare_parser
 from pytest_netbench._errors import SpecError
-from pytest_netbench._feeder_descriptions import FEEDER_FLAG_HELP, feeder_from_flag
+from pytest_netbench._input.feeder_text import FEEDER_FLAG_HELP, feeder_from_flag
+from pytest_netbench._input.flags import SHARED_BY_NAME, shared_help
+from pytest_netbench._input.options import LoadKind, LoadOption, options_of
+from pytest_netbench._input.stages import parse_stage_text
 from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._model.stages import Stage
-from pytest_netbench._options import LoadKind, LoadOption, options_of
-from pytest_netbench._shared_flags import SHARED_BY_NAME, shared_help
-from pytest_netbench._stage_checks import parse_stage_text
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -62,7 +62,7 @@ def parse_fraction(text: str) -> float:
     return value
 
 
-# The subcommands' load flags, from the one option table (``_options.LOAD_OPTIONS``).
+# The subcommands' load flags, from the one option table (``_input.options.LOAD_OPTIONS``).
 # Each step sets the rate and duration, and steps are open loop (no pipelining, no
 # connections first, no ramp: a step holds one rate).
 _SWEEP_SKIP = frozenset({"rate", "pipeline", "connect_first", "connect_rate", "stages"})
@@ -277,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# The HTTP load options a gRPC call sets itself, or that no call takes (``_grpc_spec``).
+# The HTTP load options a gRPC call sets itself, or that no call takes (``_input.grpc``).
 GRPC_LEFT_OUT = frozenset({"method", "body", "mix", "mix_order", "feeders", "pipeline", "protocol"})
 
 
@@ -547,7 +547,7 @@ def _add_crosscheck(sub: Any) -> None:
 
 
 def given(**options: Any) -> dict[str, Any]:
-    """The options the user set: the rest take the library's defaults (``_spec``)."""
+    """The options the user set: the rest take the library's defaults (``_input.spec``)."""
     return {name: value for name, value in options.items() if value is not None}
 
 
@@ -584,7 +584,7 @@ def _feeders_given(pairs: list[tuple[str, Feeder]]) -> dict[str, Feeder]:
 def _with_mix_file(values: dict[str, Any], url: str | None) -> dict[str, Any]:
     """``--mix FILE`` read into the options it gives; the command line's own ``--mix-order``
     and ``--seed`` win over the file's, and its ``--feeder``s join the file's feeders."""
-    from pytest_netbench._mix_file import load_mix
+    from pytest_netbench._input.mix_file import load_mix
 
     path = values["mix"]
     from_file: dict[str, Any] = dict(load_mix(path, url=url))

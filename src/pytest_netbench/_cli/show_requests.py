@@ -12,9 +12,9 @@ from pytest_netbench._errors import SpecError
 
 
 def show_requests(args: argparse.Namespace, options: dict[str, Any]) -> ExitCode:
+    from pytest_netbench._input.spec import http_spec
     from pytest_netbench._proto.source import preview
     from pytest_netbench._report.request_preview import closing_line, format_requests
-    from pytest_netbench._spec import http_spec
 
     asked = args.show_requests
     if asked < 1:

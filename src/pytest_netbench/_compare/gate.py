@@ -30,12 +30,7 @@ from pytest_netbench._compare.metric_verdict import MetricComparison as MetricCo
 from pytest_netbench._compare.metric_verdict import Verdict as Verdict
 from pytest_netbench._compare.metric_verdict import compare_metrics as compare_metrics
 from pytest_netbench._compare.metric_verdict import compare_values as compare_values
-from pytest_netbench._compare.noise import MetricNoise
-
-# Re-exported: thresholds lived here, and callers (the plugin, the public API) import them so.
-from pytest_netbench._compare.thresholds import Threshold as Threshold
-from pytest_netbench._compare.thresholds import parse_thresholds as parse_thresholds
-from pytest_netbench._metrics import (
+from pytest_netbench._compare.metrics import (
     EXPERIMENT_METRICS,
     UnknownRequestError,
     check_metrics,
@@ -43,8 +38,13 @@ from pytest_netbench._metrics import (
     metric_value,
     request_name,
 )
+from pytest_netbench._compare.noise import MetricNoise
+from pytest_netbench._compare.records import ExperimentRecord, Record, result_from_dict
+
+# Re-exported: thresholds lived here, and callers (the plugin, the public API) import them so.
+from pytest_netbench._compare.thresholds import Threshold as Threshold
+from pytest_netbench._compare.thresholds import parse_thresholds as parse_thresholds
 from pytest_netbench._model import LoadResult
-from pytest_netbench._records import ExperimentRecord, Record, result_from_dict
 
 DEFAULT_COMPARE_METRICS: tuple[str, ...] = (
     "rps",

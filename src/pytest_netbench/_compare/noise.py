@@ -25,10 +25,10 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from pytest_netbench._compare.metrics import UnknownRequestError, metric_value
+from pytest_netbench._compare.records import Session, load_session_json
 from pytest_netbench._compare.sequential import normal_quantile
 from pytest_netbench._compare.thresholds import Threshold
-from pytest_netbench._metrics import UnknownRequestError, metric_value
-from pytest_netbench._records import Session, load_session_json
 
 # The median of |X - Y| for X, Y independent normal with SD 1: sqrt(2) * z(0.75).
 _PAIR_MEDIAN_TO_SD = math.sqrt(2) * 0.6744897501960817

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_netbench._environment import Environment, collect_environment
-from pytest_netbench._errors import NetbenchError
-from pytest_netbench._records import (
+from pytest_netbench._compare.records import (
     ExperimentRecord,
     Record,
     Session,
@@ -24,6 +22,8 @@ from pytest_netbench._records import (
     session_to_dict,
     write_json_atomically,
 )
+from pytest_netbench._errors import NetbenchError
+from pytest_netbench._host.environment import Environment, collect_environment
 
 DEFAULT_ROOT = ".netbench"
 _FILE_RE = re.compile(r"^(\d{4,})_(.*)\.json$")

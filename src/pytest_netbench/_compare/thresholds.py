@@ -16,13 +16,13 @@ import math
 import re
 from dataclasses import dataclass
 
-from pytest_netbench._errors import SpecError
-from pytest_netbench._metrics import (
+from pytest_netbench._compare.metrics import (
     METRIC_PATTERN,
     check_gate_metric,
     higher_is_better,
     is_count,
 )
+from pytest_netbench._errors import SpecError
 from pytest_netbench._public import publish
 
 _THRESHOLD_RE = re.compile(rf"^\s*({METRIC_PATTERN})\s*:\s*([0-9]*\.?[0-9]+)\s*(%|ms|s)?\s*$")

@@ -43,7 +43,7 @@ from typing import Protocol
 
 from pytest_netbench._engine.clocks import NS_PER_S
 from pytest_netbench._engine.connection import Connection
-from pytest_netbench._kernel import tcp_ext_counter
+from pytest_netbench._host.kernel import tcp_ext_counter
 from pytest_netbench._model import LoadSpec
 
 # Connects in progress at once, per worker: below the smallest accept backlogs in use

@@ -52,8 +52,8 @@ from pytest_netbench._errors import (
     NetbenchError,
     TargetUnreachableError,
 )
-from pytest_netbench._live import ShareSnapshot
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._model.live import ShareSnapshot
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 # How long every share may take to reach its worker and report (imports, a busy scheduler).

@@ -11,7 +11,6 @@ from collections.abc import Callable, Coroutine
 from time import monotonic_ns
 from typing import Any, TypeVar
 
-from pytest_netbench._cpus import pinned_thread
 from pytest_netbench._engine.accounting import request_source
 from pytest_netbench._engine.asyncio_engine import BaseRun, ClosedRun, OpenRun
 from pytest_netbench._engine.clocks import NS_PER_S
@@ -23,6 +22,7 @@ from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch, Watcher
 from pytest_netbench._engine.ws_listen import ListenRun
 from pytest_netbench._errors import EngineFault
+from pytest_netbench._host.cpus import pinned_thread
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.source import RequestSource
 from pytest_netbench._stats.histogram import count_microseconds
@@ -230,7 +230,7 @@ def _arm_sweeper(
 def resolve_loop(name: str) -> str:
     """The loop to run on: ``auto`` is uvloop when installed, plain asyncio otherwise.
 
-    Other names were checked (known, installed) when the spec was built, in ``_spec``.
+    Other names were checked (known, installed) when the spec was built, in ``_input.spec``.
     """
     if name != "auto":
         return name

@@ -58,7 +58,7 @@ _ECHO_SCRATCH_BYTES = 256 * 1024
 
 
 def build_exchange(spec: LoadSpec) -> Exchange:
-    """The exchange a checked spec describes (``_spec`` has already refused bad input)."""
+    """The exchange a checked spec describes (``_input.spec`` has already refused bad input)."""
     if spec.kind == "http":
         return _http_exchange(spec)
     if spec.kind == "ws":
@@ -71,7 +71,7 @@ def _http_exchange(spec: LoadSpec) -> Exchange:
         return _h2_exchange(spec)
     connect_host, connect_port = spec.proxy if spec.proxy is not None else (spec.host, spec.port)
     if spec.mix or spec.feeders:
-        # _spec refused mixes of HEAD with other methods: one framer fits every kind.
+        # _input.spec refused mixes of HEAD with other methods: one framer fits every kind.
         framer_cls = http_proto.framer_for(spec.mix[0].method if spec.mix else spec.method)
         fixed = () if spec.feeders else spec.mix
         return Exchange(

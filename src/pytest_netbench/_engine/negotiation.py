@@ -6,7 +6,7 @@ so the engine, its worker processes and Dask shares never see ``"auto"``, and ev
 connection of the load speaks what the server chose. A server that answers no ALPN
 protocol speaks HTTP/1.1 (RFC 7301: ALPN is an offer, and HTTP/1.1 the default over TLS).
 
-Over http:// there is nothing to negotiate: ``_spec`` makes ``"auto"`` HTTP/1.1 already
+Over http:// there is nothing to negotiate: ``_input.spec`` makes ``"auto"`` HTTP/1.1 already
 (a spec built by hand becomes it here). A target that cannot be reached, or whose TLS
 handshake fails, raises :class:`TargetUnreachableError` with the words of a load's own
 connect errors.

@@ -15,7 +15,7 @@ from time import monotonic_ns
 
 from pytest_netbench._engine.accounting import RunAccounting
 from pytest_netbench._engine.clocks import NS_PER_S
-from pytest_netbench._live import ShareSnapshot
+from pytest_netbench._model.live import ShareSnapshot
 
 Report = Callable[[ShareSnapshot], None]
 

@@ -42,8 +42,8 @@ from pytest_netbench._errors import (
     NetbenchError,
     TargetUnreachableError,
 )
-from pytest_netbench._live import ShareSnapshot
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._model.live import ShareSnapshot
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 # How long after its last possible end a load with a duration may take to bring its

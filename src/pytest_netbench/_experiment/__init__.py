@@ -11,7 +11,6 @@ that holds every load it ran.
 
 from __future__ import annotations
 
-from pytest_netbench._attempts import Attempts, Runner, run_with_retries
 from pytest_netbench._experiment.capacity import CapacityResult, CapacityStep, capacity
 from pytest_netbench._experiment.cold_start import ColdStartResult, cold_start
 from pytest_netbench._experiment.crosscheck import CrosscheckResult, crosscheck
@@ -26,6 +25,7 @@ from pytest_netbench._experiment.trials import (
     median_trial,
     run_trials,
 )
+from pytest_netbench._load.attempts import Attempts, Runner, run_with_retries
 
 __all__ = [
     "AbResult",

@@ -22,22 +22,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, Unpack
 
-from pytest_netbench._api import Monitored
-from pytest_netbench._attempts import (
+from pytest_netbench._errors import SpecError
+from pytest_netbench._experiment.live import ExperimentLive
+from pytest_netbench._experiment.per_request import step_requests
+from pytest_netbench._experiment.running import base_spec, open_loop_spec, own_options
+from pytest_netbench._experiment.slo import Slo, SloTerm, TermCheck, check_slo_requests, parse_slo
+from pytest_netbench._input.options import HttpOptions
+from pytest_netbench._load.api import Monitored
+from pytest_netbench._load.attempts import (
     DEFAULT_RETRIES,
     Attempts,
     Runner,
     check_retries,
     run_with_retries,
 )
-from pytest_netbench._errors import SpecError
-from pytest_netbench._experiment.live import ExperimentLive
-from pytest_netbench._experiment.per_request import step_requests
-from pytest_netbench._experiment.running import base_spec, open_loop_spec, own_options
-from pytest_netbench._experiment.slo import Slo, SloTerm, TermCheck, check_slo_requests, parse_slo
-from pytest_netbench._live import ProgressCallback, StopSignal
 from pytest_netbench._model import LoadResult, LoadSpec
-from pytest_netbench._options import HttpOptions
+from pytest_netbench._model.live import ProgressCallback, StopSignal
 from pytest_netbench._public import publish
 
 Phase = Literal["estimate", "bracket", "bisect", "repeat", "confirm"]

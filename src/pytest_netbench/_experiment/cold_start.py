@@ -28,16 +28,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
-from pytest_netbench._api import Monitored
-from pytest_netbench._attempts import Attempts, Runner, check_retries, run_with_retries
 from pytest_netbench._errors import SpecError
 from pytest_netbench._experiment.live import ExperimentLive
 from pytest_netbench._experiment.running import base_spec, own_options
-from pytest_netbench._live import ProgressCallback, StopSignal
+from pytest_netbench._input.options import HttpOptions
+from pytest_netbench._input.spec import DEFAULT_DURATION_S, check_timeline_resolution
+from pytest_netbench._load.api import Monitored
+from pytest_netbench._load.attempts import Attempts, Runner, check_retries, run_with_retries
 from pytest_netbench._model import LoadResult, LoadSpec, TimelineRow
-from pytest_netbench._options import HttpOptions
+from pytest_netbench._model.live import ProgressCallback, StopSignal
 from pytest_netbench._public import publish
-from pytest_netbench._spec import DEFAULT_DURATION_S, check_timeline_resolution
 
 DEFAULT_RESOLUTION_S = 0.1
 DEFAULT_SETTLE_TOLERANCE = 0.10

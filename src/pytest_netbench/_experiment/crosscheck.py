@@ -27,18 +27,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
-from pytest_netbench._api import Monitored
-from pytest_netbench._attempts import DEFAULT_RETRIES, Attempts, Runner, run_with_retries
 from pytest_netbench._errors import SpecError
 from pytest_netbench._experiment.live import ExperimentLive
 from pytest_netbench._experiment.running import base_spec, own_options
 from pytest_netbench._experiment.tool_output import ToolFigures
 from pytest_netbench._experiment.tool_runs import TOOLS, check_comparable, require, run_tool
-from pytest_netbench._live import ProgressCallback, StopSignal
+from pytest_netbench._input.options import HttpOptions
+from pytest_netbench._input.spec import DEFAULT_DURATION_S
+from pytest_netbench._load.api import Monitored
+from pytest_netbench._load.attempts import DEFAULT_RETRIES, Attempts, Runner, run_with_retries
 from pytest_netbench._model import LoadResult, LoadSpec
-from pytest_netbench._options import HttpOptions
+from pytest_netbench._model.live import ProgressCallback, StopSignal
 from pytest_netbench._public import publish
-from pytest_netbench._spec import DEFAULT_DURATION_S
 
 # The figures both tools report, in the order tables show them.
 METRICS: tuple[str, ...] = ("rps", "p50_ms", "p90_ms", "p99_ms", "errors")

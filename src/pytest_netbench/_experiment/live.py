@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pytest_netbench._api import Monitored, run_spec
-from pytest_netbench._attempts import Runner
 from pytest_netbench._errors import SpecError
-from pytest_netbench._live import LoadProgress, ProgressCallback, StopSignal, labelled
+from pytest_netbench._load.api import Monitored, run_spec
+from pytest_netbench._load.attempts import Runner
 from pytest_netbench._model import LoadResult, LoadSpec
+from pytest_netbench._model.live import LoadProgress, ProgressCallback, StopSignal, labelled
 
 
 class ExperimentLive:

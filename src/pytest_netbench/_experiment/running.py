@@ -14,15 +14,15 @@ import inspect
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
-from pytest_netbench._api import Monitored, run_spec
-from pytest_netbench._attempts import (
+from pytest_netbench._compare.records import discard_counts
+from pytest_netbench._errors import SpecError
+from pytest_netbench._input.options import check_names
+from pytest_netbench._input.spec import http_spec
+from pytest_netbench._load.api import Monitored, run_spec
+from pytest_netbench._load.attempts import (
     Runner,
 )
-from pytest_netbench._errors import SpecError
 from pytest_netbench._model import LoadResult, LoadSpec
-from pytest_netbench._options import check_names
-from pytest_netbench._records import discard_counts
-from pytest_netbench._spec import http_spec
 
 
 def default_runner(server: Monitored | None = None, cluster: object | None = None) -> Runner:

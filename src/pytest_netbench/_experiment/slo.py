@@ -2,7 +2,7 @@
 ``"p99_ms<50 and errors_total == 0"``, ``"p99_ms < 50, error_rate <= 0.001"``.
 
 A term is ``<metric> <op> <number>``; the metric is a figure of a
-:class:`~pytest_netbench.LoadResult` by name (as in ``_metrics``: ``p99_ms``, ``rps``,
+:class:`~pytest_netbench.LoadResult` by name (as in ``_compare.metrics``: ``p99_ms``, ``rps``,
 ``errors_total``, ``server.cpu_ms_per_request``, ``errors.reset``, one request kind's
 ``by_request.search.p99_ms``), or ``error_rate``
 (errors per request sent). Terms are joined by ``and`` or commas; all must hold. Checking a
@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_netbench._compare.metrics import METRIC_PATTERN, check_metrics, metric_value
 from pytest_netbench._errors import SpecError
-from pytest_netbench._metrics import METRIC_PATTERN, check_metrics, metric_value
 from pytest_netbench._model import LoadResult
 from pytest_netbench._public import publish
 

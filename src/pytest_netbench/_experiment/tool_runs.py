@@ -26,8 +26,8 @@ from pytest_netbench._experiment.tool_output import (
     parse_h2load,
     parse_wrk,
 )
+from pytest_netbench._input.target import guard_target
 from pytest_netbench._model import LoadSpec
-from pytest_netbench._target import guard_target
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,16 +13,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_netbench._attempts import (
+from pytest_netbench._compare.metrics import metric_value
+from pytest_netbench._errors import SpecError
+from pytest_netbench._experiment.running import default_runner, discard_causes
+from pytest_netbench._load.attempts import (
     DEFAULT_RETRIES,
     Attempts,
     Runner,
     check_retries,
     run_with_retries,
 )
-from pytest_netbench._errors import SpecError
-from pytest_netbench._experiment.running import default_runner, discard_causes
-from pytest_netbench._metrics import metric_value
 from pytest_netbench._model import LoadResult, LoadSpec
 
 

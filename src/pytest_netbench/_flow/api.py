@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from time import monotonic_ns
 from typing import Any, TypedDict, Unpack
 
-from pytest_netbench._api import Monitored, Sampler, _Live, _start_sampler, cluster_transport
 from pytest_netbench._engine.connecting import unreachable_message
 from pytest_netbench._engine.share import split_load
 from pytest_netbench._engine.workers import WorkerTransport, default_transport, run_workers
@@ -30,10 +29,11 @@ from pytest_netbench._flow.share import (
     reference_of,
     run_flow_on_loop,
 )
-from pytest_netbench._live import ProgressCallback, StopSignal
+from pytest_netbench._input.spec import http_spec
+from pytest_netbench._load.api import Monitored, Sampler, _Live, _start_sampler, cluster_transport
 from pytest_netbench._model import LoadResult, LoadSpec
+from pytest_netbench._model.live import ProgressCallback, StopSignal
 from pytest_netbench._public import publish
-from pytest_netbench._spec import http_spec
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 

@@ -16,7 +16,6 @@ import inspect
 import sys
 from dataclasses import dataclass, field
 
-from pytest_netbench._cpus import pinned_thread
 from pytest_netbench._engine.driver import resolve_loop, run_on_loop
 from pytest_netbench._engine.share import WorkerShare
 from pytest_netbench._engine.watch import ShareWatch
@@ -26,6 +25,7 @@ from pytest_netbench._flow.choice import FlowChoice, FlowFunction, flow_choice
 from pytest_netbench._flow.outcome import SessionOutcome
 from pytest_netbench._flow.reference import load_flow
 from pytest_netbench._flow.run import FlowRun
+from pytest_netbench._host.cpus import pinned_thread
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import WorkerOutcome
 

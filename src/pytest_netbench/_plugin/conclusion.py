@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
     from pytest_netbench._compare.gate import Comparison, Threshold
     from pytest_netbench._compare.noise import MetricNoise
+    from pytest_netbench._compare.records import ExperimentRecord, Record
     from pytest_netbench._plugin.options import Settings
-    from pytest_netbench._records import ExperimentRecord, Record
     from pytest_netbench._report.matrix import Matrix
     from pytest_netbench._report.writers import SessionOutputs
 

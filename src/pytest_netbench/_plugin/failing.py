@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, NoReturn
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_netbench._attempts import Attempts
     from pytest_netbench._experiment.capacity import CapacityResult
     from pytest_netbench._experiment.cold_start import ColdStartResult
     from pytest_netbench._experiment.crosscheck import CrosscheckResult
     from pytest_netbench._experiment.sweep import SweepResult
+    from pytest_netbench._load.attempts import Attempts
 
 
 def fail_test(problem: str) -> NoReturn:

@@ -27,16 +27,16 @@ from pytest_netbench._plugin.test_state import (
 )
 
 if TYPE_CHECKING:
-    from pytest_netbench._attempts import Attempts, Runner
+    from pytest_netbench._compare.records import ExperimentKind
     from pytest_netbench._experiment.capacity import CapacityOptions, CapacityResult
     from pytest_netbench._experiment.cold_start import ColdStartOptions, ColdStartResult
     from pytest_netbench._experiment.crosscheck import CrosscheckOptions, CrosscheckResult
     from pytest_netbench._experiment.sweep import SweepOptions, SweepResult
     from pytest_netbench._experiment.trials import AbResult, TrialsResult
-    from pytest_netbench._grpc_spec import SupportsSerialize
+    from pytest_netbench._input.grpc import SupportsSerialize
+    from pytest_netbench._input.options import EchoOptions, HttpOptions, WsOptions
+    from pytest_netbench._load.attempts import Attempts, Runner
     from pytest_netbench._model import LoadResult, LoadSpec
-    from pytest_netbench._options import EchoOptions, HttpOptions, WsOptions
-    from pytest_netbench._records import ExperimentKind
     from pytest_netbench._servers.launcher import Server
 
 T = TypeVar("T")
@@ -72,7 +72,7 @@ class NetbenchFixture:
     ) -> LoadResult:
         """Drive HTTP load at ``url`` (a URL, or a server the test started; the options
         as ``http_load``'s) and record the result."""
-        from pytest_netbench._spec import http_spec
+        from pytest_netbench._input.spec import http_spec
 
         target, server = self._target(url, server)
         spec = self._checked(lambda: http_spec(target, **options))
@@ -92,7 +92,7 @@ class NetbenchFixture:
     ) -> LoadResult:
         """Raw TCP echo load at ``host``, ``port`` (or a server the test started; the
         options as ``echo_load``'s), recorded like :meth:`http`."""
-        from pytest_netbench._spec import echo_spec
+        from pytest_netbench._input.spec import echo_spec
 
         host, port, server = self._address(host, port, server)
         spec = self._checked(lambda: echo_spec(host, port, **options))
@@ -112,7 +112,7 @@ class NetbenchFixture:
         """WebSocket message round trips at ``url`` (``ws://...``, or a server the test
         started: its ``/`` over ``ws://``; the options as ``ws_load``'s), recorded like
         :meth:`http`."""
-        from pytest_netbench._spec import ws_spec
+        from pytest_netbench._input.spec import ws_spec
 
         target, server = self._target(url, server)
         if not isinstance(url, str):
@@ -137,7 +137,7 @@ class NetbenchFixture:
     ) -> LoadResult:
         """gRPC unary calls to ``method`` at ``url`` (or a server the test started; the
         options as ``grpc_load``'s), recorded like :meth:`http`."""
-        from pytest_netbench._grpc_spec import grpc_spec
+        from pytest_netbench._input.grpc import grpc_spec
 
         target, server = self._target(url, server)
         spec = self._checked(
@@ -317,7 +317,7 @@ class NetbenchFixture:
         from pytest_netbench._errors import ToolNotInstalled
         from pytest_netbench._experiment.crosscheck import DEFAULT_TOOL, SecondTool, crosscheck
         from pytest_netbench._experiment.tool_runs import fitted, require
-        from pytest_netbench._spec import DEFAULT_DURATION_S
+        from pytest_netbench._input.spec import DEFAULT_DURATION_S
 
         own, load = _split(options, SecondTool)
         tool = str(own.get("tool", DEFAULT_TOOL))
@@ -381,7 +381,7 @@ class NetbenchFixture:
 
     def _checked(self, build: Callable[[], LoadSpec]) -> LoadSpec:
         from pytest_netbench._errors import NetbenchError
-        from pytest_netbench._spec import scale_spec
+        from pytest_netbench._input.spec import scale_spec
 
         try:
             return scale_spec(build(), self._session.settings.scale)
@@ -391,8 +391,8 @@ class NetbenchFixture:
         fail_test(problem)
 
     def _retries(self, retries: int | None) -> int:
-        from pytest_netbench._attempts import DEFAULT_RETRIES, check_retries
         from pytest_netbench._errors import SpecError
+        from pytest_netbench._load.attempts import DEFAULT_RETRIES, check_retries
 
         chosen = retries if retries is not None else self._session.settings.retries
         if chosen is None:
@@ -511,8 +511,8 @@ class NetbenchFixture:
         """``run(spec, retries, runner)`` once (once per arm in A/B mode), recorded; a
         misspelt option is offered the closest of the load's and ``own``'s options."""
         from pytest_netbench._experiment.running import own_options
-        from pytest_netbench._options import check_names
-        from pytest_netbench._spec import http_spec
+        from pytest_netbench._input.options import check_names
+        from pytest_netbench._input.spec import http_spec
 
         url, server = self._target(target, server)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from pytest_netbench._shared_flags import SHARED_BY_NAME, shared_help
+from pytest_netbench._input.flags import SHARED_BY_NAME, shared_help
 
 if TYPE_CHECKING:
     from pytest_netbench._servers.interpreter_names import NamedInterpreter
@@ -62,7 +62,7 @@ class Settings:
         return self.compare_name is not None
 
 
-# How the plugin words the flags it shares with ``netbench`` (``_options.SHARED_FLAGS``).
+# How the plugin words the flags it shares with ``netbench`` (``_input.flags.SHARED_FLAGS``).
 _SHARED_WHAT = {
     "json": "every result",
     "plot": "the session",
@@ -349,8 +349,8 @@ def _read_retries(flag: int | None, ini: str) -> int | None:
 def _parse_columns(text: str) -> tuple[str, ...]:
     if text == ",".join(DEFAULT_COLUMNS):
         return DEFAULT_COLUMNS  # spares every plain pytest run the import below
+    from pytest_netbench._compare.metrics import check_metrics
     from pytest_netbench._errors import SpecError
-    from pytest_netbench._metrics import check_metrics
 
     try:
         return check_metrics(text.split(","))

@@ -23,9 +23,9 @@ from pytest_netbench._plugin.session import (
 )
 
 if TYPE_CHECKING:
-    from pytest_netbench._attempts import Attempts
+    from pytest_netbench._compare.records import ExperimentKind, ExperimentRecord, Record
+    from pytest_netbench._load.attempts import Attempts
     from pytest_netbench._model import LoadResult, LoadSpec
-    from pytest_netbench._records import ExperimentKind, ExperimentRecord, Record
     from pytest_netbench._servers.launcher import Server
 
 
@@ -61,7 +61,7 @@ class PluginRunner:
         return result
 
     def _load(self, spec: LoadSpec) -> LoadResult:
-        from pytest_netbench._api import run_spec
+        from pytest_netbench._load.api import run_spec
 
         if self._run_load is not None:
             return self._run_load(spec, self._server)
@@ -84,8 +84,8 @@ def params_of(item: pytest.Item, arm: str | None) -> dict[str, str]:
 
 def columns_of(item: pytest.Item) -> tuple[str, ...]:
     """The matrix columns the test asks for: ``@pytest.mark.netbench(metrics=[...])``."""
+    from pytest_netbench._compare.metrics import check_metrics
     from pytest_netbench._errors import SpecError
-    from pytest_netbench._metrics import check_metrics
 
     marker = item.get_closest_marker("netbench")
     wanted = marker.kwargs.get("metrics") if marker is not None else None
@@ -109,7 +109,7 @@ def record_load(
     label: str,
 ) -> Record:
     """Add the record of one trial (its kept result and discarded runs) to the test."""
-    from pytest_netbench._records import Record
+    from pytest_netbench._compare.records import Record
 
     record = Record(
         nodeid=item.nodeid,
@@ -137,7 +137,7 @@ def record_experiment(
     label: str,
 ) -> ExperimentRecord:
     """Add the record of one experiment (its whole ``to_dict()``) to the test."""
-    from pytest_netbench._records import ExperimentRecord, without_nan
+    from pytest_netbench._compare.records import ExperimentRecord, without_nan
 
     record = ExperimentRecord(
         nodeid=item.nodeid,

@@ -21,7 +21,7 @@ from pytest_netbench._plugin.test_state import (
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_netbench._records import ExperimentRecord
+    from pytest_netbench._compare.records import ExperimentRecord
 
 _LOG_TAIL_LINES = 20
 
@@ -38,7 +38,7 @@ def add_report_sections(item: pytest.Item, report: pytest.TestReport) -> None:
 
 
 def _causes(shown: ShownLoad) -> str:
-    from pytest_netbench._records import discard_counts
+    from pytest_netbench._compare.records import discard_counts
 
     return ", ".join(f"{c} {n}" for c, n in discard_counts(shown.discarded).items())
 

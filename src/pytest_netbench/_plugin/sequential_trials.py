@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pytest_netbench._attempts import Attempts, Runner
     from pytest_netbench._compare.family import GateRule
     from pytest_netbench._compare.sequential import Decision, SequentialDesign
     from pytest_netbench._compare.thresholds import Threshold
     from pytest_netbench._experiment.trials import AbResult, Arm, TrialsResult
+    from pytest_netbench._load.attempts import Attempts, Runner
     from pytest_netbench._model import LoadResult, LoadSpec
     from pytest_netbench._plugin.options import Settings
 
@@ -66,8 +66,8 @@ def judge_for(settings: Settings) -> Judge | None:
     if settings.sequential is None or settings.compare_fail is None:
         return None
     from pytest_netbench._compare.family import decide_look
+    from pytest_netbench._compare.metrics import EXPERIMENT_METRICS, metric_value, request_name
     from pytest_netbench._compare.thresholds import parse_thresholds
-    from pytest_netbench._metrics import EXPERIMENT_METRICS, metric_value, request_name
 
     rule = gate_rule(settings)
     thresholds: list[Threshold] = [

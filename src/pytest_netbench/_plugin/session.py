@@ -5,7 +5,7 @@
   Under ``pytest -n N`` every worker would otherwise drive load at the same time and each
   would measure the others' noise; a cross-process file lock around the load alone keeps
   windows apart while server start-up, builds and ordinary tests still run in parallel;
-* the records. A record (:class:`~pytest_netbench._records.Record` for a load,
+* the records. A record (:class:`~pytest_netbench._compare.records.Record` for a load,
   ``ExperimentRecord`` for a sweep or capacity search; the JSON file, stored runs, matrices
   and comparisons all read them) travels inside ``report.user_properties`` as a JSON
   string: pytest already serialises those from xdist workers to the controller and writes
@@ -28,7 +28,7 @@ import pytest
 from pytest_netbench._plugin.options import Settings
 
 if TYPE_CHECKING:
-    from pytest_netbench._records import ExperimentRecord, Record
+    from pytest_netbench._compare.records import ExperimentRecord, Record
     from pytest_netbench._servers.launcher import Server
 
 SKIP_REASON = "pass --netbench to run performance tests"
@@ -110,7 +110,7 @@ class NetbenchSession:
         )
 
     def collect(self, properties: Iterable[tuple[str, object]]) -> None:
-        from pytest_netbench._records import split_records
+        from pytest_netbench._compare.records import split_records
 
         loads, experiments = split_records(from_properties(properties))
         self.records.extend(loads)
@@ -144,7 +144,7 @@ def _short(value: object) -> str:
 
 
 def to_property(record: Record | ExperimentRecord) -> tuple[str, str]:
-    from pytest_netbench._records import record_to_dict, without_nan
+    from pytest_netbench._compare.records import record_to_dict, without_nan
 
     data = without_nan(record_to_dict(record))
     return PROPERTY_NAME, json.dumps(data, separators=(",", ":"), allow_nan=False)
@@ -154,7 +154,7 @@ def from_properties(
     properties: Iterable[tuple[str, object]],
 ) -> list[Record | ExperimentRecord]:
     """Every record (load or experiment) carried in a report's ``user_properties``."""
-    from pytest_netbench._records import record_from_dict
+    from pytest_netbench._compare.records import record_from_dict
 
     return [
         record_from_dict(json.loads(value))

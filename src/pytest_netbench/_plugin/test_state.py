@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_netbench._compare.records import ExperimentRecord
     from pytest_netbench._model import LoadResult
-    from pytest_netbench._records import ExperimentRecord
     from pytest_netbench._servers.launcher import Server
 
 

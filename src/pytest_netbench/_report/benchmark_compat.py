@@ -28,9 +28,9 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-from pytest_netbench._environment import Environment
+from pytest_netbench._compare.records import Record, without_nan, write_json_atomically
+from pytest_netbench._host.environment import Environment
 from pytest_netbench._model import LoadResult
-from pytest_netbench._records import Record, without_nan, write_json_atomically
 from pytest_netbench._stats.histogram import decode_histogram, mean_and_stdev_us, new_histogram
 
 COMPAT_VERSION = "5.1.0"  # the storage layout version we write; read by pytest-benchmark 4-5

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_netbench._compare.gate import record_key
-from pytest_netbench._records import ExperimentRecord, Record
+from pytest_netbench._compare.records import ExperimentRecord, Record
 from pytest_netbench._report.markdown import render_table_markdown
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_netbench._compare.records import Record
 from pytest_netbench._model import LoadResult
-from pytest_netbench._records import Record
 from pytest_netbench._report.matrix import effective_params
 
 

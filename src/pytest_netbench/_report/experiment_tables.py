@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_netbench._compare.records import ExperimentRecord
 from pytest_netbench._experiment.per_request import stored_step_requests
-from pytest_netbench._records import ExperimentRecord
 from pytest_netbench._report.markdown import render_table_markdown
 from pytest_netbench._report.matrix import abbreviate, effective_params
 

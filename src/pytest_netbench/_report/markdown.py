@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from pytest_netbench._metrics import higher_is_better
+from pytest_netbench._compare.metrics import higher_is_better
 from pytest_netbench._report.matrix import Matrix, abbreviate
 
 GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"

@@ -16,15 +16,15 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from pytest_netbench._metrics import (
+from pytest_netbench._compare.metrics import (
     DEFAULT_METRICS,
     UnknownRequestError,
     check_metrics,
     higher_is_better,
     metric_value,
 )
+from pytest_netbench._compare.records import ExperimentRecord, Record
 from pytest_netbench._model import LoadResult
-from pytest_netbench._records import ExperimentRecord, Record
 
 _MAX_VALUE_CHARS = 20  # long parameter values (command lines) are cut to keep rows narrow
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from time import monotonic
 from typing import TextIO
 
-from pytest_netbench._live import HostProgress, LoadProgress
+from pytest_netbench._model.live import HostProgress, LoadProgress
 
 _BAR_WIDTH = 20
 _ERASE_TO_END = "\x1b[K"

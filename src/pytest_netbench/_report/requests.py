@@ -13,9 +13,9 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from pytest_netbench._compare.records import Record
 from pytest_netbench._experiment.trials import median_trial
 from pytest_netbench._model import ERROR_KINDS, LatencySummary, LoadResult, RequestStats
-from pytest_netbench._records import Record
 from pytest_netbench._report.cells import format_count, format_ms
 from pytest_netbench._report.markdown import render_table_markdown
 from pytest_netbench._report.matrix import effective_params

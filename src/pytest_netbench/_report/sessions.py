@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_netbench._compare.records import Record
 from pytest_netbench._model import LoadResult, LoadSpec, SessionStats
-from pytest_netbench._records import Record
 from pytest_netbench._report.cells import format_count
 from pytest_netbench._report.markdown import render_table_markdown
 from pytest_netbench._report.requests import MixLoad, mix_loads

@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_netbench._compare.gate import Comparison
-from pytest_netbench._environment import Environment, collect_environment
-from pytest_netbench._records import (
+from pytest_netbench._compare.records import (
     ExperimentRecord,
     Record,
     session_to_dict,
     write_json_atomically,
 )
+from pytest_netbench._host.environment import Environment, collect_environment
 from pytest_netbench._report.benchmark_compat import write_benchmark_json
 from pytest_netbench._report.comparison import render_comparison_markdown
 from pytest_netbench._report.discards import discard_notes, render_discards_markdown

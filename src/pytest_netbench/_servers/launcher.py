@@ -24,7 +24,6 @@ from typing import Any
 
 import psutil
 
-from pytest_netbench._cpus import CpusArg, parse_cpus
 from pytest_netbench._errors import (
     PortInUseError,
     ServerCrashed,
@@ -32,6 +31,7 @@ from pytest_netbench._errors import (
     ServerStartupError,
     SpecError,
 )
+from pytest_netbench._host.cpus import CpusArg, parse_cpus
 from pytest_netbench._public import publish
 from pytest_netbench._servers import logdirs, ports, reaper
 from pytest_netbench._servers.command_line import (

@@ -35,7 +35,7 @@ from typing import Any
 
 import psutil
 
-from pytest_netbench._cpus import pin_this_process
+from pytest_netbench._host.cpus import pin_this_process
 from pytest_netbench._servers import watchdog
 
 OWNER_ENV = "NETBENCH_OWNER"

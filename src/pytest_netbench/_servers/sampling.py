@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from pytest_netbench._kernel import tcp_socket_counts
+from pytest_netbench._host.kernel import tcp_socket_counts
 from pytest_netbench._model import ServerStats
 from pytest_netbench._public import publish
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_netbench._compare.gate import Comparison
-from pytest_netbench._environment import Environment, collect_environment
-from pytest_netbench._records import ExperimentRecord, Record
+from pytest_netbench._compare.records import ExperimentRecord, Record
+from pytest_netbench._host.environment import Environment, collect_environment
 from pytest_netbench._report.comparison import LEGEND, gate_result_line
 from pytest_netbench._report.discards import discard_notes
 from pytest_netbench._report.endings import ending_notes

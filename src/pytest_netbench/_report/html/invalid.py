@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_netbench._records import ExperimentRecord, Record
+from pytest_netbench._compare.records import ExperimentRecord, Record
 from pytest_netbench._report.matrix import effective_params
 
 

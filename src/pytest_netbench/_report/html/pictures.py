@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 
+from pytest_netbench._compare.records import ExperimentRecord, Record
 from pytest_netbench._errors import NetbenchError
-from pytest_netbench._records import ExperimentRecord, Record
 from pytest_netbench._report.matrix import Matrix
 from pytest_netbench._report.plots.canvas import MISSING, matplotlib_installed
 from pytest_netbench._report.plots.naming import function_stem

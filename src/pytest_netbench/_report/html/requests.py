@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from pytest_netbench._records import Record
+from pytest_netbench._compare.records import Record
 from pytest_netbench._report.html.pictures import Picture, figures_html
 from pytest_netbench._report.matrix import effective_params
 from pytest_netbench._report.plots.naming import record_stem

@@ -13,15 +13,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_netbench._compare.records import ExperimentRecord, Record
 from pytest_netbench._model import LoadResult
-from pytest_netbench._records import ExperimentRecord, Record
 
 if TYPE_CHECKING:
-    from pytest_netbench._environment import Environment
     from pytest_netbench._experiment.capacity import CapacityResult
     from pytest_netbench._experiment.cold_start import ColdStartResult
     from pytest_netbench._experiment.crosscheck import CrosscheckResult
     from pytest_netbench._experiment.sweep import SweepResult
+    from pytest_netbench._host.environment import Environment
 
     AnyResult = LoadResult | SweepResult | CapacityResult | ColdStartResult | CrosscheckResult
 

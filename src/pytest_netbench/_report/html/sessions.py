@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from pytest_netbench._records import Record
+from pytest_netbench._compare.records import Record
 from pytest_netbench._report.sessions import (
     SESSION_HEADINGS,
     SESSION_LEGEND,

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 
 from pytest_netbench._compare.gate import Comparison
-from pytest_netbench._metrics import higher_is_better
-from pytest_netbench._records import Record
+from pytest_netbench._compare.metrics import higher_is_better
+from pytest_netbench._compare.records import Record
 from pytest_netbench._report.cells import format_ms, rate_unit
 from pytest_netbench._report.comparison import COMPARISON_HEADERS, comparison_rows
 from pytest_netbench._report.experiment_tables import ExperimentTable

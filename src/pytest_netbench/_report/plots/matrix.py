@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from pytest_netbench._compare.metrics import higher_is_better
 from pytest_netbench._errors import NetbenchError
-from pytest_netbench._metrics import higher_is_better
 from pytest_netbench._report.matrix import Matrix, abbreviate
 from pytest_netbench._report.plots.canvas import (
     colour,

@@ -24,12 +24,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_netbench._compare.records import ExperimentRecord, Record
 from pytest_netbench._experiment.capacity import CapacityResult
 from pytest_netbench._experiment.cold_start import ColdStartResult
 from pytest_netbench._experiment.sweep import SweepResult
 from pytest_netbench._experiment.trials import median_trial
 from pytest_netbench._model import LoadResult
-from pytest_netbench._records import ExperimentRecord, Record
 from pytest_netbench._report.matrix import Matrix, effective_params
 from pytest_netbench._report.plots.canvas import save
 from pytest_netbench._report.plots.capacity import capacity_figure

@@ -1,6 +1,6 @@
 """The checks of a load's ``stages=`` (a ramp), before any socket exists.
 
-Part of :mod:`pytest_netbench._spec` (which calls these): each stage read from the forms
+Part of :mod:`pytest_netbench._input.spec` (which calls these): each stage read from the forms
 users write (``Stage(30, 100)``, ``("30s", 100)``, k6's ``{"duration": "30s", "target":
 100}``, the CLI's ``30s:100``), and the options a ramp contradicts refused, each refusal
 saying what to write instead. What a k6 user expects holds: the stages' durations add up

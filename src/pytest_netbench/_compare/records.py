@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from pytest_netbench._environment import Environment
 from pytest_netbench._errors import NetbenchError
+from pytest_netbench._host.environment import Environment
 from pytest_netbench._model import LoadResult
 
 SCHEMA = "pytest-netbench-session/1"

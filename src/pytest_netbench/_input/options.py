@@ -1,7 +1,7 @@
 """Every option of a load, declared once: name, default, unit, help and the loads it applies to.
 
 The library's signatures (``**options: Unpack[HttpOptions]``), the checks of
-:mod:`pytest_netbench._spec`, the ``netbench`` command's flags and the docs' option table
+:mod:`pytest_netbench._input.spec`, the ``netbench`` command's flags and the docs' option table
 are all read from :data:`LOAD_OPTIONS`; a test holds the ``TypedDict`` classes below, every
 public entry point's signature and every subcommand's flags to it, so a new option is one
 row here and one line in the ``TypedDict``, never a fourth copy.

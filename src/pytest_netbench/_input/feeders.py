@@ -1,6 +1,6 @@
 """The checks of a load's feeders and request templates, before any socket exists.
 
-Part of :mod:`pytest_netbench._spec` (which calls these): each feeder's arguments, its file
+Part of :mod:`pytest_netbench._input.spec` (which calls these): each feeder's arguments, its file
 (there, readable, with the columns its placeholders name), every placeholder naming a
 feeder and a field it has, every feeder used, and the first request of each kind rendered
 from the feeders' first values and parsed as HTTP. Each refusal says what to write instead.

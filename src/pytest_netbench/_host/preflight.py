@@ -18,7 +18,7 @@ import resource
 from pathlib import Path
 
 from pytest_netbench._errors import ResourceLimitError
-from pytest_netbench._kernel import local_port_count, mem_available_bytes, sysctl_int
+from pytest_netbench._host.kernel import local_port_count, mem_available_bytes, sysctl_int
 from pytest_netbench._model import LoadSpec
 
 # Descriptors the interpreter, its logs and the server's pipes need beside the sockets.

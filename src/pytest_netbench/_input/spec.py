@@ -12,9 +12,28 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Unpack
 
-from pytest_netbench._cpus import parse_cpus
 from pytest_netbench._errors import SpecError
-from pytest_netbench._feeder_checks import check_templates, checked_feeders, checked_seed
+from pytest_netbench._host.cpus import parse_cpus
+from pytest_netbench._input.feeders import check_templates, checked_feeders, checked_seed
+from pytest_netbench._input.options import (
+    BY_NAME,
+    LOAD_OPTIONS,
+    EchoOptions,
+    HeadersArg,
+    HttpOptions,
+    WsOptions,
+    with_defaults,
+)
+from pytest_netbench._input.stages import check_ramp, checked_stages, ramp_start
+from pytest_netbench._input.target import guard_target, parse_http_url
+from pytest_netbench._input.websocket import (
+    check_handshake_headers,
+    checked_answer,
+    checked_listen,
+    checked_message,
+    checked_subprotocols,
+    parse_ws_url,
+)
 from pytest_netbench._model import (
     ARRIVALS,
     HTTP_PROTOCOLS,
@@ -24,29 +43,10 @@ from pytest_netbench._model import (
     MixOrder,
     Request,
 )
-from pytest_netbench._options import (
-    BY_NAME,
-    LOAD_OPTIONS,
-    EchoOptions,
-    HeadersArg,
-    HttpOptions,
-    WsOptions,
-    with_defaults,
-)
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
 from pytest_netbench._proto.h2_headers import encode_spec_request
 from pytest_netbench._public import publish
-from pytest_netbench._stage_checks import check_ramp, checked_stages, ramp_start
-from pytest_netbench._target import guard_target, parse_http_url
-from pytest_netbench._ws_checks import (
-    check_handshake_headers,
-    checked_answer,
-    checked_listen,
-    checked_message,
-    checked_subprotocols,
-    parse_ws_url,
-)
 
 # A load given neither a duration nor a request count runs this long.
 DEFAULT_DURATION_S = 10.0
@@ -60,7 +60,7 @@ _COMMON = tuple(option.name for option in LOAD_OPTIONS if {"http", "echo"} <= op
 
 
 def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
-    """Check every option (:data:`~pytest_netbench._options.LOAD_OPTIONS`) and build the
+    """Check every option (:data:`~pytest_netbench._input.options.LOAD_OPTIONS`) and build the
     :class:`LoadSpec` of an HTTP load at ``url``.
 
     ``mix``: several :class:`Request` kinds sent in turn (``mix_order="cycle"``) or
@@ -117,7 +117,7 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
 
 
 def echo_spec(host: str, port: int, **options: Unpack[EchoOptions]) -> LoadSpec:
-    """Check every option (:data:`~pytest_netbench._options.LOAD_OPTIONS`) and build the
+    """Check every option (:data:`~pytest_netbench._input.options.LOAD_OPTIONS`) and build the
     :class:`LoadSpec` of a raw TCP load at ``host``:``port``.
 
     ``connect_first`` (default: in closed loop) opens every connection before the window,
@@ -157,7 +157,7 @@ def echo_spec(host: str, port: int, **options: Unpack[EchoOptions]) -> LoadSpec:
 
 
 def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
-    """Check every option (:data:`~pytest_netbench._options.LOAD_OPTIONS`) and build the
+    """Check every option (:data:`~pytest_netbench._input.options.LOAD_OPTIONS`) and build the
     :class:`LoadSpec` of a WebSocket load at ``url`` (``ws://``, or ``wss://`` over TLS,
     checked unless ``verify_tls=False``): each connection opens
     with the handshake (``headers``, ``subprotocols``), then sends ``message`` and awaits

@@ -15,11 +15,11 @@ import math
 from typing import Protocol, Unpack
 
 from pytest_netbench._errors import SpecError
+from pytest_netbench._input.options import HttpOptions
+from pytest_netbench._input.spec import http_spec
 from pytest_netbench._model import LoadSpec
-from pytest_netbench._options import HttpOptions
 from pytest_netbench._proto.grpc import encode_unary_block, format_timeout
 from pytest_netbench._public import publish
-from pytest_netbench._spec import http_spec
 
 
 class SupportsSerialize(Protocol):

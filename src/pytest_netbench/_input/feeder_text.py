@@ -5,7 +5,7 @@ made into the feeder its ``feeders.KIND(...)`` function returns.
 Both forms name a feeder by its function (``count``, ``randint``, ``choice``, ``uuid4``,
 ``csv``, ``jsonl``, ``call``) and its arguments by their parameter names, so the Python
 API, the files and the flags share one vocabulary (and ``Feeder.to_dict()`` reads back).
-Only the form is checked here; the values are the load's to check (``_feeder_checks``).
+Only the form is checked here; the values are the load's to check (``_input.feeders``).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Three forms, told apart by the file's suffix:
   requests: ``method``, ``path``, ``headers``, ``body`` or ``body_file``, ``name``,
   ``weight``), ``mix_order``, ``feeders`` (name -> ``{kind = "csv", path = ...}``, the
   function's arguments by name) and ``seed``;
-- anything else: vegeta's targets format (``_targets_file.py``); a ``.json`` file whose
+- anything else: vegeta's targets format (``targets_file.py``); a ``.json`` file whose
   lines are objects with a ``url`` is vegeta's JSON targets format.
 
 Relative paths in a file (body files, feeder files) are read from the file's folder. Every
@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pytest_netbench._errors import SpecError
-from pytest_netbench._feeder_descriptions import feeder_from_data
+from pytest_netbench._input.feeder_text import feeder_from_data
+from pytest_netbench._input.options import HttpOptions
+from pytest_netbench._input.targets_file import read_body_file, read_json_targets, read_targets
 from pytest_netbench._model import Request
 from pytest_netbench._model.feeders import Feeder
-from pytest_netbench._options import HttpOptions
 from pytest_netbench._public import publish
-from pytest_netbench._targets_file import read_body_file, read_json_targets, read_targets
 
 # The keys of a JSON or TOML mix file, and of each of its requests.
 _FILE_KEYS = ("mix", "mix_order", "feeders", "seed")

@@ -1,7 +1,7 @@
 """The library entry points: ``http_load``, ``echo_load``, ``ws_load`` and their async
 variants.
 
-The arguments become a checked :class:`LoadSpec` (``_spec``) before any socket exists; the
+The arguments become a checked :class:`LoadSpec` (``_input.spec``) before any socket exists; the
 fd budget is made; then the engine runs and the worker outcomes are merged into one
 :class:`LoadResult`, with the managed server's figures when a server was given.
 
@@ -18,7 +18,6 @@ import dataclasses
 from time import monotonic_ns
 from typing import Protocol, Unpack
 
-from pytest_netbench._attempts import run_with_retries
 from pytest_netbench._engine.connecting import unreachable_message
 from pytest_netbench._engine.driver import run_share_async
 from pytest_netbench._engine.negotiation import negotiated_spec, negotiated_spec_async
@@ -27,14 +26,15 @@ from pytest_netbench._engine.share import split_load
 from pytest_netbench._engine.watch import ShareWatch
 from pytest_netbench._engine.workers import WorkerTransport, default_transport, run_workers
 from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableError
-from pytest_netbench._grpc_spec import SupportsSerialize, grpc_spec
-from pytest_netbench._kernel import tcp_ext_counter
-from pytest_netbench._live import ProgressCallback, ProgressTracker, StopSignal
+from pytest_netbench._host.kernel import tcp_ext_counter
+from pytest_netbench._host.preflight import plan_load
+from pytest_netbench._input.grpc import SupportsSerialize, grpc_spec
+from pytest_netbench._input.options import EchoOptions, HttpOptions, WsOptions
+from pytest_netbench._input.spec import echo_spec, http_spec, ws_spec
+from pytest_netbench._load.attempts import run_with_retries
 from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
-from pytest_netbench._options import EchoOptions, HttpOptions, WsOptions
-from pytest_netbench._preflight import plan_load
+from pytest_netbench._model.live import ProgressCallback, ProgressTracker, StopSignal
 from pytest_netbench._public import publish
-from pytest_netbench._spec import echo_spec, http_spec, ws_spec
 from pytest_netbench._stats.merge import merge_outcomes
 from pytest_netbench._stats.probe import ProbeSample, summarize_probe
 from pytest_netbench._stats.recorder import WorkerOutcome
@@ -296,7 +296,7 @@ def http_load(
     **options: Unpack[HttpOptions],
 ) -> LoadResult:
     """Drive HTTP load at ``url`` and return what was measured (the options:
-    :data:`~pytest_netbench._options.LOAD_OPTIONS`, docs/api.md).
+    :data:`~pytest_netbench._input.options.LOAD_OPTIONS`, docs/api.md).
 
     ``progress``: called with a :class:`LoadProgress` about twice a second while the load
     runs (in the thread running it: keep it short); ``stop``: a :class:`StopSignal` that
@@ -347,7 +347,7 @@ def echo_load(
     **options: Unpack[EchoOptions],
 ) -> LoadResult:
     """Send payloads over raw TCP and read them back verified (the options:
-    :data:`~pytest_netbench._options.LOAD_OPTIONS`; ``progress``, ``stop``, ``cluster``
+    :data:`~pytest_netbench._input.options.LOAD_OPTIONS`; ``progress``, ``stop``, ``cluster``
     and ``retries`` as for :func:`http_load`)."""
     spec = echo_spec(host, port, **options)
     return _run_with_retries(spec, server, progress, stop, cluster, retries)
@@ -364,7 +364,7 @@ def ws_load(
     **options: Unpack[WsOptions],
 ) -> LoadResult:
     """Open WebSocket connections to ``url`` (``ws://``) and exchange messages, each sent
-    and its echo awaited (the options: :data:`~pytest_netbench._options.LOAD_OPTIONS`;
+    and its echo awaited (the options: :data:`~pytest_netbench._input.options.LOAD_OPTIONS`;
     ``progress``, ``stop``, ``cluster`` and ``retries`` as for :func:`http_load`). The
     result counts messages: ``sent``, ``ok``, ``errors`` and the latencies are per message
     round trip (docs/websocket.md)."""

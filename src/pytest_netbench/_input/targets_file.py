@@ -26,8 +26,8 @@ import re
 from pathlib import Path
 
 from pytest_netbench._errors import SpecError
+from pytest_netbench._input.target import parse_http_url
 from pytest_netbench._model import Request
-from pytest_netbench._target import parse_http_url
 
 # vegeta's own test for a target line: an upper-case word, then a space.
 _TARGET_LINE = re.compile(r"^[A-Z]+\s")

@@ -10,9 +10,9 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from pytest_netbench._errors import SpecError
+from pytest_netbench._input.target import HttpTarget, parse_url
 from pytest_netbench._model import WS_ANSWERS, WsAnswer
 from pytest_netbench._proto.ws_template import IdTemplate
-from pytest_netbench._target import HttpTarget, parse_url
 
 # The handshake's own headers: one given again would make a request the server may refuse.
 _HANDSHAKE_HEADERS = frozenset(
