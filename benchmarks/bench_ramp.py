@@ -1,7 +1,7 @@
 """What a ramp (``stages=``) costs the open loop, per request.
 
 A ramp's send times are solved from the integral of its rate (a square root per request,
-``_engine/ramp.py``) where a constant rate adds an interval. Two measurements:
+``_engine/rules/ramp.py``) where a constant rate adds an interval. Two measurements:
 
 - **schedule alone**: ns per due time, ``Schedule.next`` (constant) against
   ``RampSchedule.next`` (a ramp 0 -> R -> 0), in this process;
@@ -45,8 +45,8 @@ def _cpu_s() -> float:
 def schedule_ns_per_due(calls: int = 200_000) -> tuple[float, float]:
     """ns per ``next`` call: a constant rate's, and a ramp's."""
     from pytest_netbench import Stage
-    from pytest_netbench._engine.ramp import RampSchedule
-    from pytest_netbench._engine.schedule import Schedule
+    from pytest_netbench._engine.rules.ramp import RampSchedule
+    from pytest_netbench._engine.rules.schedule import Schedule
     from pytest_netbench._model.stages import RampProfile
 
     figures = []

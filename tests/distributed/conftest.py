@@ -21,7 +21,7 @@ import netns
 import pytest
 
 from pytest_netbench import LogReady, Server, ToolchainMissing
-from pytest_netbench._engine.dask_transport import cluster_workers
+from pytest_netbench._engine.shares.dask_transport import cluster_workers
 from pytest_netbench._servers import catalog
 
 distributed = pytest.importorskip("distributed", reason="the distributed extra is not installed")

@@ -17,7 +17,7 @@ import pytest
 from servers import EchoApp, EchoOptions, HttpApp, HttpOptions, ServerThread
 
 from pytest_netbench import LoadProgress, LoadResult, RemoteTargetError, echo_load, http_load
-from pytest_netbench._engine.dask_transport import ClusterError, cluster_workers
+from pytest_netbench._engine.shares.dask_transport import ClusterError, cluster_workers
 
 Check = Callable[[LoadResult], LoadResult]
 

@@ -17,7 +17,7 @@ from servers import ServerThread
 from shop_app import ShopApp
 
 from pytest_netbench import FlowError, LoadResult, flow, flow_async
-from pytest_netbench._engine.dask_transport import ClusterError
+from pytest_netbench._engine.shares.dask_transport import ClusterError
 from pytest_netbench._errors import FlowTraceback
 
 Check = Callable[[LoadResult], LoadResult]

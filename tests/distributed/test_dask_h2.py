@@ -20,7 +20,7 @@ from pytest_netbench import (
     grpc_load,
     http_load,
 )
-from pytest_netbench._engine.dask_transport import cluster_workers
+from pytest_netbench._engine.shares.dask_transport import cluster_workers
 
 Check = Callable[[LoadResult], LoadResult]
 

@@ -14,7 +14,7 @@ from ws_push_servers import PushApp, PushOptions
 from ws_servers import WsApp, WsOptions
 
 from pytest_netbench import LoadResult, ws_load
-from pytest_netbench._engine.dask_transport import cluster_workers
+from pytest_netbench._engine.shares.dask_transport import cluster_workers
 
 Check = Callable[[LoadResult], LoadResult]
 

@@ -21,7 +21,7 @@ import pytest
 
 from pytest_netbench import LoadResult, RemoteTargetError, http_load
 from pytest_netbench._compare.records import Record
-from pytest_netbench._engine.dask_transport import silence_bound_s
+from pytest_netbench._engine.shares.dask_transport import silence_bound_s
 from pytest_netbench._host.cpus import available_cpus
 from pytest_netbench._report.html import render_html_report
 from pytest_netbench._report.summary import format_result

@@ -11,7 +11,7 @@ import pytest
 from servers import StartHttp
 
 from pytest_netbench import http_load
-from pytest_netbench._engine.fused_http import FusedHttpConnection
+from pytest_netbench._engine.asyncio_io.fused_http import FusedHttpConnection
 from pytest_netbench._errors import EngineFault
 
 

@@ -15,7 +15,7 @@ import pytest
 from servers import HttpApp, ServerThread, StartHttp, render_response
 
 from pytest_netbench import LoadResult, http_load, http_load_async, http_spec
-from pytest_netbench._engine.exchange import build_exchange
+from pytest_netbench._engine.rules.exchange import build_exchange
 
 Check = Callable[[LoadResult], LoadResult]
 NO_ERRORS = {"connect": 0, "reset": 0, "timeout": 0, "protocol": 0, "status": 0, "verify": 0}

@@ -17,12 +17,12 @@ import pytest
 from servers import ServerThread, StartHttp, render_response
 
 from pytest_netbench import LoadResult, SpecError, feeders, http_load, http_spec
-from pytest_netbench._engine.asyncio_engine import ClosedRun, OpenRun
-from pytest_netbench._engine.connection import Connection, VariedConnection
-from pytest_netbench._engine.exchange import build_exchange
-from pytest_netbench._engine.fused_http import FusedHttpConnection, FusedOpenConnection
-from pytest_netbench._engine.raw_connection import RawHttpConnection
-from pytest_netbench._engine.share import split_load
+from pytest_netbench._engine.asyncio_io.connection import Connection, VariedConnection
+from pytest_netbench._engine.asyncio_io.engine import ClosedRun, OpenRun
+from pytest_netbench._engine.asyncio_io.fused_http import FusedHttpConnection, FusedOpenConnection
+from pytest_netbench._engine.asyncio_io.raw_connection import RawHttpConnection
+from pytest_netbench._engine.rules.exchange import build_exchange
+from pytest_netbench._engine.rules.share import split_load
 from pytest_netbench._proto.http import ResponseFramer
 
 Check = Callable[[LoadResult], LoadResult]

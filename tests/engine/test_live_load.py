@@ -15,10 +15,10 @@ import pytest
 from servers import StartHttp
 
 from pytest_netbench import LoadProgress, LoadResult, StopSignal, http_load, http_spec
-from pytest_netbench._engine.driver import run_share
-from pytest_netbench._engine.share import WorkerShare
-from pytest_netbench._engine.watch import ShareWatch
-from pytest_netbench._engine.workers import LocalProcesses, run_workers
+from pytest_netbench._engine.rules.share import WorkerShare
+from pytest_netbench._engine.rules.watch import ShareWatch
+from pytest_netbench._engine.shares.driver import run_share
+from pytest_netbench._engine.shares.workers import LocalProcesses, run_workers
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._model.live import ShareSnapshot
 from pytest_netbench._stats.recorder import WorkerOutcome

@@ -32,8 +32,8 @@ from time import monotonic_ns
 import pytest
 
 from pytest_netbench import LoadResult, http_spec
-from pytest_netbench._engine.driver import run_share
-from pytest_netbench._engine.share import split_load
+from pytest_netbench._engine.rules.share import split_load
+from pytest_netbench._engine.shares.driver import run_share
 from pytest_netbench._stats.merge import merge_outcomes
 from pytest_netbench._stats.recorder import WorkerOutcome
 

@@ -8,7 +8,8 @@ from time import monotonic_ns
 
 import pytest
 
-from pytest_netbench._engine.precise_timer import create_precise_timer, open_timerfd
+from pytest_netbench._engine.asyncio_io.precise_timer import create_precise_timer
+from pytest_netbench._engine.rules.timerfd import open_timerfd
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="timerfd is Linux")
 

@@ -15,10 +15,10 @@ import pytest
 from servers import ServerThread, StartHttp
 
 from pytest_netbench import LoadResult, http_load
-from pytest_netbench._engine.asyncio_engine import ClosedRun
-from pytest_netbench._engine.exchange import build_exchange
-from pytest_netbench._engine.fused_http import FusedMixConnection
-from pytest_netbench._engine.share import split_load
+from pytest_netbench._engine.asyncio_io.engine import ClosedRun
+from pytest_netbench._engine.asyncio_io.fused_http import FusedMixConnection
+from pytest_netbench._engine.rules.exchange import build_exchange
+from pytest_netbench._engine.rules.share import split_load
 from pytest_netbench._input.spec import http_spec
 from pytest_netbench._model import Request
 

@@ -1,6 +1,6 @@
 """Every inlined copy of the run rules, held to the rules on real loads.
 
-The asyncio hot paths write some of the run rules (``_engine/accounting.py``) out in place,
+The asyncio hot paths write some of the run rules (``_engine/rules/accounting.py``) out in place,
 because a call per response costs more than the rest of the response's work:
 
 - ``Connection.on_response``: ``RunAccounting.record`` for an ok response, and
@@ -36,15 +36,15 @@ from typing import Any
 import pytest
 from servers import EchoApp, EchoOptions, HttpApp, HttpOptions, ServerThread
 
-from pytest_netbench._engine import connection as connection_module
-from pytest_netbench._engine import fused_http
-from pytest_netbench._engine.accounting import Outstanding, RunAccounting
-from pytest_netbench._engine.asyncio_engine import BaseRun
-from pytest_netbench._engine.connection import Connection
-from pytest_netbench._engine.driver import run_share
-from pytest_netbench._engine.fused_http import FusedHttpConnection
-from pytest_netbench._engine.open_rules import OpenAccounting
-from pytest_netbench._engine.share import split_load
+from pytest_netbench._engine.asyncio_io import connection as connection_module
+from pytest_netbench._engine.asyncio_io import fused_http
+from pytest_netbench._engine.asyncio_io.connection import Connection
+from pytest_netbench._engine.asyncio_io.engine import BaseRun
+from pytest_netbench._engine.asyncio_io.fused_http import FusedHttpConnection
+from pytest_netbench._engine.rules.accounting import Outstanding, RunAccounting
+from pytest_netbench._engine.rules.open_rules import OpenAccounting
+from pytest_netbench._engine.rules.share import split_load
+from pytest_netbench._engine.shares.driver import run_share
 from pytest_netbench._input.spec import echo_spec, http_spec
 from pytest_netbench._model import LoadSpec, Request, feeders
 from pytest_netbench._stats.recorder import WorkerOutcome

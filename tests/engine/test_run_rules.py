@@ -15,13 +15,13 @@ from time import monotonic_ns
 
 import pytest
 
-from pytest_netbench._engine.accounting import RunAccounting
-from pytest_netbench._engine.asyncio_engine import ClosedRun, OpenRun
-from pytest_netbench._engine.clocks import NS_PER_S
-from pytest_netbench._engine.connection import Connection
-from pytest_netbench._engine.exchange import build_exchange
-from pytest_netbench._engine.open_rules import OpenAccounting
-from pytest_netbench._engine.share import split_load
+from pytest_netbench._engine.asyncio_io.connection import Connection
+from pytest_netbench._engine.asyncio_io.engine import ClosedRun, OpenRun
+from pytest_netbench._engine.rules.accounting import RunAccounting
+from pytest_netbench._engine.rules.clocks import NS_PER_S
+from pytest_netbench._engine.rules.exchange import build_exchange
+from pytest_netbench._engine.rules.open_rules import OpenAccounting
+from pytest_netbench._engine.rules.share import split_load
 from pytest_netbench._input.spec import echo_spec, http_spec
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._stats.recorder import Recorder

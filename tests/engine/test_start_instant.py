@@ -8,7 +8,7 @@ from time import monotonic_ns
 
 import pytest
 
-from pytest_netbench._engine.driver import _sleep_until, run_on_loop
+from pytest_netbench._engine.shares.driver import _sleep_until, run_on_loop
 
 
 @pytest.mark.parametrize("loop_name", ["uvloop", "asyncio"])

@@ -13,9 +13,9 @@ from time import monotonic_ns
 import pytest
 import trio
 
-from pytest_netbench._engine.exchange import build_exchange
-from pytest_netbench._engine.share import split_load
-from pytest_netbench._engine.trio_engine import TrioRun, _Slot
+from pytest_netbench._engine.rules.exchange import build_exchange
+from pytest_netbench._engine.rules.share import split_load
+from pytest_netbench._engine.trio_io.engine import TrioRun, _Slot
 from pytest_netbench._model import LoadSpec
 
 

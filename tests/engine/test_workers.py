@@ -11,9 +11,9 @@ from time import monotonic_ns
 from servers import StartHttp
 
 from pytest_netbench import LoadResult, http_spec
-from pytest_netbench._engine.driver import run_share
-from pytest_netbench._engine.share import WorkerShare, split_load
-from pytest_netbench._engine.workers import (
+from pytest_netbench._engine.rules.share import WorkerShare, split_load
+from pytest_netbench._engine.shares.driver import run_share
+from pytest_netbench._engine.shares.workers import (
     InThisThread,
     LocalProcesses,
     WorkerTransport,

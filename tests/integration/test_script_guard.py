@@ -41,7 +41,9 @@ def test_a_load_at_the_top_level_says_to_guard_it(
     )
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("pytest_netbench._engine.workers.WorkerFailed: the load's 2 worker")
+    assert last.startswith(
+        "pytest_netbench._engine.shares.workers.WorkerFailed: the load's 2 worker"
+    )
     assert f"each one re-runs {script} first" in last
     assert 'Put the code that runs the load under `if __name__ == "__main__":`' in last
     # The workers exited before a load of their own, quietly: no multiprocessing traceback.

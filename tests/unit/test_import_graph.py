@@ -186,15 +186,79 @@ def test_layers_import_only_downwards() -> None:
 def test_a_module_importing_a_layer_above_it_is_caught() -> None:
     # Deliberate bad imports, one per kind of crossing the rules exist for.
     graph = import_graph()
-    graph[f"{PACKAGE}._input.feeders"] |= {f"{PACKAGE}._engine.accounting"}
+    graph[f"{PACKAGE}._input.feeders"] |= {f"{PACKAGE}._engine.rules.accounting"}
     graph[f"{PACKAGE}._host.cpus"] |= {f"{PACKAGE}._input.spec"}
-    graph[f"{PACKAGE}._engine.accounting"] |= {f"{PACKAGE}._load.api"}
+    graph[f"{PACKAGE}._engine.rules.accounting"] |= {f"{PACKAGE}._load.api"}
     graph[f"{PACKAGE}._compare.metrics"] |= {f"{PACKAGE}._report.writers"}
     assert sorted(layer_crossings(graph)) == [
         f"{PACKAGE}._compare.metrics -> {PACKAGE}._report.writers",
-        f"{PACKAGE}._engine.accounting -> {PACKAGE}._load.api",
+        f"{PACKAGE}._engine.rules.accounting -> {PACKAGE}._load.api",
         f"{PACKAGE}._host.cpus -> {PACKAGE}._input.spec",
-        f"{PACKAGE}._input.feeders -> {PACKAGE}._engine.accounting",
+        f"{PACKAGE}._input.feeders -> {PACKAGE}._engine.rules.accounting",
+    ]
+
+
+# Inside the engine: the loop-free rules are written once and import neither loop's I/O;
+# each loop's I/O follows the rules and never the other loop; shares pick a loop.
+ENGINE = f"{PACKAGE}._engine"
+ENGINE_MAY_IMPORT = {
+    "rules": frozenset(),
+    "asyncio_io": frozenset({"rules"}),
+    "trio_io": frozenset({"rules"}),
+    "shares": frozenset({"rules", "asyncio_io", "trio_io"}),
+}
+LOOP_LIBRARIES = ("asyncio", "uvloop", "trio")
+
+
+def engine_part(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if module.startswith(f"{ENGINE}.") and len(parts) > 2 else None
+
+
+def engine_crossings(graph: dict[str, set[str]]) -> list[str]:
+    crossings = []
+    for module, deps in graph.items():
+        part = engine_part(module)
+        if part is None:
+            continue
+        allowed = ENGINE_MAY_IMPORT[part] | {part}
+        crossings += [
+            f"{module} -> {dep}"
+            for dep in sorted(deps)
+            if (dep_part := engine_part(dep)) is not None and dep_part not in allowed
+        ]
+    return crossings
+
+
+def test_every_engine_module_is_in_a_part_with_a_rule() -> None:
+    graph = import_graph()
+    loose = sorted(m for m in graph if m.startswith(f"{ENGINE}.") and m.count(".") == 2)
+    loose = [m for m in loose if engine_part(m) not in ENGINE_MAY_IMPORT]
+    assert loose == [], f"put these under one of {sorted(ENGINE_MAY_IMPORT)}: {loose}"
+
+
+def test_the_engine_rules_import_neither_loop() -> None:
+    assert engine_crossings(import_graph()) == []
+    importers = []
+    for name, path in module_files():
+        if engine_part(name) != "rules":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            if any(n.split(".")[0] in LOOP_LIBRARIES for n in names):
+                importers.append(name)
+    assert importers == [], f"loop-free rules importing a loop: {importers}"
+
+
+def test_an_engine_part_importing_another_loop_is_caught() -> None:
+    graph = import_graph()
+    graph[f"{ENGINE}.rules.accounting"] |= {f"{ENGINE}.asyncio_io.connection"}
+    graph[f"{ENGINE}.trio_io.engine"] |= {f"{ENGINE}.asyncio_io.precise_timer"}
+    assert sorted(engine_crossings(graph)) == [
+        f"{ENGINE}.rules.accounting -> {ENGINE}.asyncio_io.connection",
+        f"{ENGINE}.trio_io.engine -> {ENGINE}.asyncio_io.precise_timer",
     ]
 
 
@@ -224,4 +288,4 @@ def test_only_the_dask_transport_imports_dask() -> None:
                 names = [node.module]
             if any(n.split(".")[0] in ("distributed", "dask") for n in names):
                 importers.add(name)
-    assert importers == {f"{PACKAGE}._engine.dask_transport"}
+    assert importers == {f"{PACKAGE}._engine.shares.dask_transport"}

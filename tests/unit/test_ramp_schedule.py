@@ -7,11 +7,11 @@ import math
 import pytest
 
 from pytest_netbench import http_spec
-from pytest_netbench._engine.exchange import build_exchange
-from pytest_netbench._engine.open_rules import OpenAccounting
-from pytest_netbench._engine.ramp import NEVER_NS, ConnectionRamp, RampSchedule
-from pytest_netbench._engine.schedule import Schedule
-from pytest_netbench._engine.share import split_load
+from pytest_netbench._engine.rules.exchange import build_exchange
+from pytest_netbench._engine.rules.open_rules import OpenAccounting
+from pytest_netbench._engine.rules.ramp import NEVER_NS, ConnectionRamp, RampSchedule
+from pytest_netbench._engine.rules.schedule import Schedule
+from pytest_netbench._engine.rules.share import split_load
 from pytest_netbench._model.stages import RampProfile, Stage
 
 NS = 1_000_000_000

@@ -9,7 +9,7 @@ from itertools import islice
 
 import pytest
 
-from pytest_netbench._engine.exchange import build_exchange
+from pytest_netbench._engine.rules.exchange import build_exchange
 from pytest_netbench._errors import SpecError
 from pytest_netbench._input.spec import http_spec
 from pytest_netbench._model import LoadSpec, Request

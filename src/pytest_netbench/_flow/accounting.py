@@ -1,7 +1,7 @@
 """The rules of a flow load: its requests by the engine's own rules, its sessions beside.
 
 A flow's requests are the engine's: :class:`FlowAccounting` *is* a
-:class:`~pytest_netbench._engine.accounting.RunAccounting`, whose kinds of request are the
+:class:`~pytest_netbench._engine.rules.accounting.RunAccounting`, whose kinds of request are the
 flow's steps, named as they first appear instead of listed up front by a mix. Taking a
 request, recording its answer, failing it and counting it in flight at the end are the
 inherited rules, so ``sent == ok + errors_total + in_flight`` holds per step and in total
@@ -15,9 +15,9 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable
 
-from pytest_netbench._engine.accounting import RunAccounting
-from pytest_netbench._engine.exchange import Exchange
-from pytest_netbench._engine.share import WorkerShare
+from pytest_netbench._engine.rules.accounting import RunAccounting
+from pytest_netbench._engine.rules.exchange import Exchange
+from pytest_netbench._engine.rules.share import WorkerShare
 from pytest_netbench._flow.outcome import SessionOutcome, StepName
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.http import ResponseFramer

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from time import monotonic_ns
 from typing import Any, TypedDict, Unpack
 
-from pytest_netbench._engine.connecting import unreachable_message
-from pytest_netbench._engine.share import split_load
-from pytest_netbench._engine.workers import WorkerTransport, default_transport, run_workers
+from pytest_netbench._engine.rules.connecting import unreachable_message
+from pytest_netbench._engine.rules.share import split_load
+from pytest_netbench._engine.shares.workers import WorkerTransport, default_transport, run_workers
 from pytest_netbench._errors import SpecError, TargetUnreachableError
 from pytest_netbench._flow.arrivals import OpenFlowRun
 from pytest_netbench._flow.choice import FlowChoice, Flows, flow_choice

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from time import monotonic_ns
 
-from pytest_netbench._engine.clocks import NS_PER_S
-from pytest_netbench._engine.schedule import EARLY_SEND_NS, share_schedule
+from pytest_netbench._engine.rules.clocks import NS_PER_S
+from pytest_netbench._engine.rules.schedule import EARLY_SEND_NS, share_schedule
 from pytest_netbench._flow.run import FlowRun, VirtualUser
 from pytest_netbench._flow.think import pause
 

@@ -17,8 +17,8 @@ from collections import deque
 from time import monotonic_ns
 from typing import cast
 
-from pytest_netbench._engine.connecting import (
-    connect,
+from pytest_netbench._engine.asyncio_io.connect import connect
+from pytest_netbench._engine.rules.connecting import (
     describe_connect_error,
     lost_connection_error,
 )

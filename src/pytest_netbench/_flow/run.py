@@ -19,11 +19,11 @@ from collections.abc import Callable, Coroutine
 from time import monotonic_ns
 from typing import Any
 
-from pytest_netbench._engine.clocks import NS_PER_S
-from pytest_netbench._engine.connecting import make_ssl_context
-from pytest_netbench._engine.ramp import ConnectionRamp, share_connection_ramp
-from pytest_netbench._engine.share import WorkerShare
-from pytest_netbench._engine.watch import ShareWatch, Watcher
+from pytest_netbench._engine.rules.clocks import NS_PER_S
+from pytest_netbench._engine.rules.connecting import make_ssl_context
+from pytest_netbench._engine.rules.ramp import ConnectionRamp, share_connection_ramp
+from pytest_netbench._engine.rules.share import WorkerShare
+from pytest_netbench._engine.rules.watch import ShareWatch, Watcher
 from pytest_netbench._errors import EngineFault, FlowError, SpecError
 from pytest_netbench._flow.accounting import FlowAccounting, TooManySteps
 from pytest_netbench._flow.choice import FlowChoice

@@ -16,9 +16,9 @@ import inspect
 import sys
 from dataclasses import dataclass, field
 
-from pytest_netbench._engine.driver import resolve_loop, run_on_loop
-from pytest_netbench._engine.share import WorkerShare
-from pytest_netbench._engine.watch import ShareWatch
+from pytest_netbench._engine.rules.share import WorkerShare
+from pytest_netbench._engine.rules.watch import ShareWatch
+from pytest_netbench._engine.shares.driver import resolve_loop, run_on_loop
 from pytest_netbench._errors import SpecError
 from pytest_netbench._flow.arrivals import OpenFlowRun
 from pytest_netbench._flow.choice import FlowChoice, FlowFunction, flow_choice

@@ -12,7 +12,7 @@ import ssl
 
 import trio
 
-from pytest_netbench._engine.connecting import (
+from pytest_netbench._engine.rules.connecting import (
     describe_connect_error,
     informative_cause,
     lost_connection_error,

@@ -14,8 +14,8 @@ from typing import Any
 
 import trio
 
-from pytest_netbench._engine.clocks import NS_PER_S
-from pytest_netbench._engine.watch import Watcher
+from pytest_netbench._engine.rules.clocks import NS_PER_S
+from pytest_netbench._engine.rules.watch import Watcher
 from pytest_netbench._flow.arrivals import OpenFlowRun
 from pytest_netbench._flow.outcome import SessionOutcome
 from pytest_netbench._flow.run import FlowRun, VirtualUser

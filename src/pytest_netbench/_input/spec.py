@@ -163,7 +163,7 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
     with the handshake (``headers``, ``subprotocols``), then sends ``message`` and awaits
     its echo, again and again; a request of the result is one message round trip. With
     ``listen=True`` the connections are held and the server's pushes counted instead
-    (``ping_every``, ``stamp_field``, ``stamp_binary``; see ``_engine/listen_rules``).
+    (``ping_every``, ``stamp_field``, ``stamp_binary``; see ``_engine/rules/listen_rules``).
     """
     o = with_defaults("ws", options)
     target = parse_ws_url(url)

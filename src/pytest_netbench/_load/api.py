@@ -18,13 +18,13 @@ import dataclasses
 from time import monotonic_ns
 from typing import Protocol, Unpack
 
-from pytest_netbench._engine.connecting import unreachable_message
-from pytest_netbench._engine.driver import run_share_async
-from pytest_netbench._engine.negotiation import negotiated_spec, negotiated_spec_async
-from pytest_netbench._engine.probe import ProbeProcess
-from pytest_netbench._engine.share import split_load
-from pytest_netbench._engine.watch import ShareWatch
-from pytest_netbench._engine.workers import WorkerTransport, default_transport, run_workers
+from pytest_netbench._engine.asyncio_io.negotiation import negotiated_spec, negotiated_spec_async
+from pytest_netbench._engine.rules.connecting import unreachable_message
+from pytest_netbench._engine.rules.share import split_load
+from pytest_netbench._engine.rules.watch import ShareWatch
+from pytest_netbench._engine.shares.driver import run_share_async
+from pytest_netbench._engine.shares.probe import ProbeProcess
+from pytest_netbench._engine.shares.workers import WorkerTransport, default_transport, run_workers
 from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableError
 from pytest_netbench._host.kernel import tcp_ext_counter
 from pytest_netbench._host.preflight import plan_load
@@ -168,7 +168,7 @@ def _with_probe(
 def cluster_transport(cluster: object) -> WorkerTransport:
     """The shares' transport on a Dask cluster; a clear error without the extra."""
     try:
-        from pytest_netbench._engine.dask_transport import DaskWorkers
+        from pytest_netbench._engine.shares.dask_transport import DaskWorkers
     except ImportError as exc:
         raise SpecError(
             f"cluster= needs Dask's distributed scheduler ({exc}): pip install"

@@ -1,0 +1,228 @@
+"""The asyncio engine's HTTP/2 connection: many streams on one socket, a stream a request.
+
+A :class:`Connection` whose bytes go to the sans-IO client (``_proto.h2_client``) instead
+of an HTTP/1.1 framer. The run sees it as a connection with several requests outstanding
+(``pending``: the start of each, oldest first, as a pipelined HTTP/1.1 connection's), so
+its rules apply unchanged: the closed loop keeps ``spec.per_connection`` (``streams``)
+outstanding, in-flight requests at the stop are ``pending``, a connection lost fails what
+it still has. What differs is that streams end out of order and one at a time; how each
+is counted is ``h2_streams.H2Streams``'s, written once for this loop and trio's
+(``h2_trio``). What this module adds is the asyncio I/O:
+
+- once the whole read is handled (a GOAWAY in it included), each stream that ended lets
+  the run start the next request here (``response_done``), and their streams open in one
+  write;
+- a stream that outlives the timeout (the run's sweeper) is cancelled alone; the
+  connection goes on, unless its server has not even acknowledged the client's SETTINGS:
+  then it is dropped and replaced, as an HTTP/1.1 one after a timeout;
+- after a GOAWAY no stream opens: the connection closes once its last stream ended, and
+  the run opens a new one (not an error); a connection the client found broken (a frame
+  that breaks the protocol, a server answering in HTTP/1.1) has already failed each
+  stream as ``protocol`` with the client's words, and is closed;
+- over TLS, a server whose ALPN chose anything but ``h2`` fails the request that opened
+  the connection as ``protocol``, naming what it chose.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from time import monotonic_ns
+from typing import Protocol, cast
+
+from pytest_netbench._engine.asyncio_io.connection import Connection, ConnectionOwner
+from pytest_netbench._engine.rules.accounting import RunAccounting
+from pytest_netbench._engine.rules.h2_streams import H2Streams, alpn_refusal
+from pytest_netbench._model import LoadSpec
+
+
+class _H2Owner(ConnectionOwner, Protocol):
+    """The run, with its spec and the rule that fails one request of a connection."""
+
+    spec: LoadSpec
+
+    def fail_request(
+        self, intended: int, kind: str, detail: str, request: int = -1, code: int = -1
+    ) -> None: ...
+
+    def check_finished(self) -> None: ...
+
+
+class _OpenH2Owner(_H2Owner, Protocol):
+    """An open-loop run: its pool of free streams (a connection is there once for each)."""
+
+    idle: list[Connection]
+
+
+class H2Connection(Connection):
+    """One HTTP/2 client connection (see the module's docstring)."""
+
+    streams: H2Streams
+
+    def __init__(self, run: ConnectionOwner) -> None:
+        self.kinds: deque[int] = deque()  # a mix: the kind of each request in `pending`
+        self._feeding = False  # requests taken now open their streams in the read's write
+        super().__init__(run)
+        self._fast = False
+        self._owner = cast(_H2Owner, run)
+
+    def _attach_framer(self) -> Callable[[bytes], object]:
+        self.streams = H2Streams(cast(RunAccounting, self.run), self)
+        return self._feed_h2
+
+    # -- transport events --
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self._write = self.transport.write  # type: ignore[union-attr]
+        run = self.run
+        if run.stopping:
+            transport.close()
+            return
+        alpn = _alpn_refusal(transport)
+        if alpn:
+            self.on_protocol_error(alpn)
+            return
+        client = self.streams.client
+        assert client is not None
+        self._feeding = True
+        try:
+            preface = client.initiate()
+            transport.write(preface)  # type: ignore[attr-defined]
+            self._rec.bytes_written += len(preface)
+            run.connected(self)
+        finally:
+            self._feeding = False
+        self._flush()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        client = self.streams.client
+        if client is not None and not self.run.stopping and not self.broken:
+            # Every stream still open ends as "closed" (a reset), in the client's words;
+            # on a connection this side found broken, the run fails them with its reason.
+            self._feeding = True
+            try:
+                client.feed_eof()
+            finally:
+                self._feeding = False
+            self._continue()
+        super().connection_lost(exc)
+
+    def _release(self) -> None:
+        super()._release()
+        self.streams.release()
+
+    def _feed_h2(self, data: bytes) -> None:
+        client = self.streams.client
+        if client is None:
+            return
+        self._feeding = True
+        try:
+            client.feed(data)
+        finally:
+            self._feeding = False
+        self._continue()
+        self._flush()
+
+    def _flush(self) -> None:
+        """Open the streams of the requests taken since the last write, and write what the
+        client has queued (requests, acknowledgements, WINDOW_UPDATEs) in one write; close
+        a connection that is done (after a GOAWAY) or broken."""
+        streams = self.streams
+        client = streams.client
+        transport = self.transport
+        if client is None or transport is None or transport.is_closing():
+            return
+        data = streams.data_to_send()
+        if data:
+            transport.write(data)
+            self._rec.bytes_written += len(data)
+        if self.run.open_loop and (client.goaway is not None or client.failed):
+            self._leave_pool()
+        if client.failed:
+            self.broken = self.broken or (
+                client.connection_error.reason if client.connection_error else "HTTP/2 failure"
+            )
+            transport.close()
+        elif streams.done:
+            # After a GOAWAY: the run opens another (not an error). Requests still waiting
+            # for a stream here (more than the server allowed at once) fail as a reset.
+            transport.close()
+
+    def retire(self) -> None:
+        """Close once. Several streams ending in one read each go to the run, which retires
+        the connection each time it finds nothing outstanding; a second ``close()`` of an
+        asyncio TLS transport drops its protocol, so the abort at the stop did nothing and
+        the socket stayed open after the load (a ResourceWarning later)."""
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+    def _leave_pool(self) -> None:
+        """Open loop: no stream may open here again; the run's pool forgets its free ones."""
+        idle = cast(_OpenH2Owner, self.run).idle
+        while self in idle:
+            idle.remove(self)
+
+    def _continue(self) -> None:
+        """After a read (or a timeout, or the close), the streams that ended in it each
+        let the run start the next request here: decided once the whole read is known, so
+        that a GOAWAY later in the same read stops them (a request taken for a connection
+        that can open no stream would fail unsent)."""
+        ended = self.streams.take_ended()
+        if not ended:
+            return
+        now = monotonic_ns()
+        self._feeding = True
+        try:
+            for _ in range(ended):
+                self._after_stream(now)
+        finally:
+            self._feeding = False
+
+    def _after_stream(self, now: int) -> None:
+        """A stream ended: the run may start the next request here. A connection where no
+        stream may open again (a GOAWAY) is, in closed loop, retired by the run once its
+        last stream ended; in open loop it leaves the pool of free streams."""
+        run = self.run
+        if self.streams.may_continue:
+            run.response_done(self, now, True)
+        elif not run.open_loop:
+            run.response_done(self, now, False)
+        else:
+            self._leave_pool()
+            self._owner.check_finished()
+
+    # -- the run's side --
+    def send(self, start: int, intended: int) -> None:
+        """A request taken: its stream opens with the next write (see ``_flush``)."""
+        self.streams.queue(start, intended)
+        if not self._feeding:
+            self._flush()
+
+    def time_out(self, started_before: int, detail: str) -> None:
+        """Cancel every request that started before ``started_before`` and count each as a
+        ``timeout`` (``H2Streams.time_out``); the connection goes on. Unless the server
+        has not even acknowledged the client's SETTINGS by then: it does not speak HTTP/2
+        there, so the connection is dropped (its other requests fail as ``protocol``) and
+        the run opens another."""
+        client = self.streams.client
+        dead = client is not None and not client.settings_acked
+        self.streams.time_out(started_before, detail, count_ended=not dead)
+        if dead and self.transport is not None:
+            self.broken = self.broken or (
+                f"the server did not acknowledge the client's HTTP/2 SETTINGS ({detail}):"
+                " it does not speak HTTP/2 on this connection"
+            )
+            self.transport.abort()
+            return
+        self._continue()
+        self._flush()
+
+
+def _alpn_refusal(transport: asyncio.BaseTransport) -> str:
+    """Over TLS, why the server's ALPN choice is not HTTP/2 ("" if it chose h2, or the
+    connection is cleartext)."""
+    ssl_object = transport.get_extra_info("ssl_object")
+    if ssl_object is None:
+        return ""
+    return alpn_refusal(ssl_object.selected_alpn_protocol())

@@ -1,0 +1,378 @@
+"""Connections that open and close often (a load without keep-alive, or with a few
+requests per connection), on raw non-blocking sockets instead of the loop's transports.
+
+Opening a transport and its protocol costs about 20 us of Python and C per connection on
+uvloop, twice what the request on it costs (issue 19: a new connection per request cost
+2.2x ab's CPU). Here each connection is a bare socket in one ``select.epoll`` of the run
+(:class:`RawSockets`), and that epoll's own descriptor is the only thing the loop watches
+(``add_reader``): when any socket is ready the loop calls :meth:`RawSockets.ready`, which
+asks the epoll which and serves them in one pass. A connection is then a socket, a
+``connect_ex``, a ``send``, a ``recv`` and a ``close``: about 10 us.
+
+:class:`RawHttpConnection` is a :class:`~pytest_netbench._engine.asyncio_io.connection.Connection`
+(its framer, ``on_response`` and ``send`` unchanged) that is its own transport, so the run
+drives it as any other: ``connected``, ``response_done``, ``lost``, the sweeper's timeouts,
+the connect phase. A connection closed while the epoll's events are served reaches the
+run (``connection_lost``) once they all are, as a transport's would on a later turn of the
+loop; so no socket is opened while an event list naming closed descriptors is being read.
+
+Used for HTTP/1.1 over plain TCP to an IP address (no TLS, no source addresses, one fixed
+request), on Linux (``epoll``); ``asyncio_engine.BaseRun`` decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno as errno_mod
+import os
+import select
+import socket
+from _socket import socket as bare_socket  # without socket.socket's Python __init__ and close
+from collections.abc import Callable
+from typing import Any
+
+from pytest_netbench._engine.asyncio_io.connection import Connection, ConnectionOwner
+from pytest_netbench._engine.rules.connecting import FirstContact
+from pytest_netbench._proto.http import only_final_response
+
+_IN = select.EPOLLIN
+_OUT = select.EPOLLOUT
+_BROKEN = select.EPOLLERR | select.EPOLLHUP
+# Reads go into one buffer of the run, then into a bytes of their size: a recv() of this
+# size would allocate it whole each time, above malloc's mmap threshold (128 KiB), which
+# cost an mmap, an mremap and a munmap per read (strace: 3 of 10 syscalls a request).
+_READ_SIZE = 256 * 1024
+_MAX_EVENTS = 1024
+
+
+class RawOwner(ConnectionOwner):
+    """What a raw connection needs of its run beyond a connection's."""
+
+    loop: asyncio.AbstractEventLoop
+    raw: RawSockets
+    contact: FirstContact
+
+    def connect_failed(self, conn: Connection, exc: OSError | None) -> None: ...
+
+
+class RawSockets:
+    """One run's sockets in one epoll, watched by the loop through its descriptor."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, address: tuple[Any, ...]) -> None:
+        self.loop = loop
+        self.address = address
+        self.family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self.buffer = memoryview(bytearray(_READ_SIZE))
+        self.epoll = select.epoll()
+        self.by_fd: dict[int, RawHttpConnection] = {}
+        # Closed while events are served: told to the run once they all are.
+        self.closed: list[tuple[RawHttpConnection, Exception | None]] = []
+        # Connected as their connect returned (on loopback the handshake is over by then):
+        # told to the run as the closed are, with no event of their own.
+        self.established: list[RawHttpConnection] = []
+        self.serving = False
+        # A connection's first read, seen twice and found to be one whole final response
+        # (only_final_response), and what a framer delivers for it: a connection that
+        # carries one request and reads those bytes again needs no framer (see
+        # RawHttpConnection._first_read). The first of two sightings waits in ``seen_once``.
+        self.known_read: bytes | None = None
+        self.known_answer = (0, False)
+        self.seen_once: bytes | None = None
+        loop.add_reader(self.epoll.fileno(), self.ready)
+
+    def ready(self) -> None:
+        """Serve every socket the epoll says is ready, then tell the run of those closed
+        and those connected meanwhile (whose connects the closed ones' successors made)."""
+        by_fd = self.by_fd
+        self.serving = True
+        try:
+            for fd, events in self.epoll.poll(0, _MAX_EVENTS):
+                conn = by_fd.get(fd)
+                if conn is not None:
+                    self._serve(conn, conn.on_events, events)
+            self._settle()
+        finally:
+            self.serving = False
+
+    def _settle(self) -> None:
+        closed, established = self.closed, self.established
+        while closed or established:
+            if closed:
+                self.closed = []
+                for conn, error in closed:
+                    self._serve(conn, conn.connection_lost, error)
+            if established:
+                self.established = []
+                for conn in established:
+                    self._serve(conn, conn.on_events, 0)
+            closed, established = self.closed, self.established
+
+    def _serve(self, conn: RawHttpConnection, handler: Callable[[Any], None], arg: Any) -> None:
+        try:
+            handler(arg)
+        except Exception as exc:  # the engine's own bug: the driver stops the run
+            context = {"message": "raw connection failed", "exception": exc, "protocol": conn}
+            self.loop.call_exception_handler(context)
+
+    def _later(self) -> None:
+        """What was closed or connected outside :meth:`ready` (the run's timers, its
+        start), told on the loop's next turn."""
+        if self.serving:
+            return
+        self.serving = True
+        try:
+            self._settle()
+        finally:
+            self.serving = False
+
+    def gone(self, conn: RawHttpConnection, exc: Exception | None) -> None:
+        """``conn``'s socket is closed: the run hears of it after the events being served,
+        or on the loop's next turn."""
+        self._tell_later()
+        self.closed.append((conn, exc))
+
+    def connected_at_once(self, conn: RawHttpConnection) -> None:
+        """``conn``'s connect returned connected: the run hears of it as of a socket that
+        became writable."""
+        self._tell_later()
+        self.established.append(conn)
+
+    def first_read_parsed(self, data: bytes) -> None:
+        """A framer had a connection's first read: the second time the same bytes come,
+        they are checked once and, if one whole final response, known from then on."""
+        if data != self.seen_once:
+            self.seen_once = data
+            return
+        answer = only_final_response(data)
+        if answer is not None:
+            self.known_read, self.known_answer = data, answer
+
+    def _tell_later(self) -> None:
+        """Outside :meth:`ready`, the first of a turn's news asks for :meth:`_later`."""
+        if not self.serving and not (self.closed or self.established):
+            self.loop.call_soon(self._later)
+
+    def close(self) -> None:
+        """Stop watching and close every socket still open (the run has stopped)."""
+        if self.epoll.closed:
+            return
+        self.loop.remove_reader(self.epoll.fileno())
+        for conn in list(self.by_fd.values()):
+            conn.abort()
+        self.epoll.close()
+
+
+class RawHttpConnection(Connection):
+    """A connection on a bare socket, its own transport (see the module doc)."""
+
+    def __init__(self, run: ConnectionOwner) -> None:
+        super().__init__(run)
+        owner: RawOwner = run  # type: ignore[assignment]
+        self._owner = owner
+        self._raw = owner.raw
+        self._sock: bare_socket | None = None
+        self._fd = -1
+        self._connecting = False
+        self._unsent = b""  # what the kernel did not take yet
+        self._close_when_sent = False
+
+    def _attach_framer(self) -> Callable[[bytes], object]:
+        run = self.run
+        if run.rpc == 1 and run.exchange.parser_framed:
+            return self._first_read  # the framer, if one is needed, comes with the bytes
+        return super()._attach_framer()
+
+    def _first_read(self, data: bytes) -> None:
+        """The first bytes of a connection that carries one request (never two in flight:
+        the spec refuses pipelining past what a connection carries). Bytes the run has
+        already found to be one whole final response are that response: a new framer fed
+        them would deliver the same, so none is made (a framer per connection was a tenth
+        of the Python a connection costs). Anything else goes to a framer, which keeps the
+        connection's stream from here on. After the known response the run closes the
+        connection (its one request is answered), so no second read comes."""
+        raw = self._raw
+        if data == raw.known_read:
+            self._feed = self._framed
+            self.on_response(*raw.known_answer)
+            return
+        self._framed(data)
+        if not self.broken:
+            raw.first_read_parsed(data)
+
+    def _framed(self, data: bytes) -> None:
+        """Hand the stream, from ``data`` on, to a framer of its own."""
+        self._feed = super()._attach_framer()
+        self._feed(data)
+
+    def open(self) -> None:
+        """Start connecting (a failure comes back through ``connect_failed``)."""
+        raw = self._raw
+        sock = bare_socket(raw.family, socket.SOCK_STREAM | socket.SOCK_NONBLOCK)
+        self._sock = sock
+        self._fd = fd = sock.fileno()
+        self._connecting = True
+        self.connect_task = self  # type: ignore[assignment]  # see done() and cancel()
+        err = sock.connect_ex(raw.address)
+        if err == errno_mod.EINPROGRESS or err == 0:
+            raw.by_fd[fd] = self
+            try:
+                sock.getpeername()  # connected already (loopback): no event to wait for
+            except OSError:
+                raw.epoll.register(fd, _OUT)
+                return
+            raw.epoll.register(fd, _IN)
+            raw.connected_at_once(self)
+            return
+        self._close_socket()
+        raw.loop.call_soon(self._connect_failed, OSError(err, os.strerror(err)))
+
+    # -- the connect, as the run's connect task --
+    def done(self) -> bool:
+        return not self._connecting
+
+    def cancel(self) -> None:
+        """Give up the connect (a timeout, the run stopping): a timed-out connect."""
+        if self._connecting:
+            self._close_socket()
+            self._raw.loop.call_soon(self._connect_failed, None)
+
+    def _connect_failed(self, exc: OSError | None) -> None:
+        self._connecting = False
+        self.connect_task = None
+        self._owner.connect_failed(self, exc)
+
+    def _connected(self, events: int) -> None:
+        sock = self._sock
+        if sock is None:
+            return  # given up (cancel) before the run heard it had connected
+        if events & _BROKEN:
+            err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) or errno_mod.ECONNREFUSED
+            self._close_socket()
+            self._connect_failed(OSError(err, os.strerror(err)))
+            return
+        self._connecting = False
+        self.connect_task = None
+        if events:  # 0: connected at once, and registered for reading then
+            self._raw.epoll.modify(self._fd, _IN)
+        self._owner.contact.reached = True
+        self.connection_made(self)  # type: ignore[arg-type]  # its own transport
+
+    # -- events --
+    def on_events(self, events: int) -> None:
+        if self._connecting:
+            self._connected(events)
+            return
+        if events & _OUT and self._unsent:
+            self._send_more()
+            if self._sock is None:
+                return
+        if events & (_IN | _BROKEN):
+            self._read()
+
+    def _read(self) -> None:
+        sock = self._sock
+        assert sock is not None
+        buffer = self._raw.buffer
+        try:
+            size = sock.recv_into(buffer)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self._close_socket()
+            self._raw.gone(self, exc)
+            return
+        if size:
+            self.data_received(bytes(buffer[:size]))
+            return
+        self.eof_received()
+        if self._sock is not None:
+            self._close_socket()
+            self._raw.gone(self, None)
+
+    # -- the transport's part --
+    def write(self, data: bytes) -> None:
+        if self._sock is None:
+            return
+        if self._unsent:
+            self._unsent += data
+            return
+        try:
+            sent = self._sock.send(data)
+        except BlockingIOError:
+            sent = 0
+        except OSError as exc:
+            self._close_socket()
+            self._raw.gone(self, exc)
+            return
+        if sent < len(data):
+            self._unsent = data[sent:]
+            self._raw.epoll.modify(self._fd, _IN | _OUT)
+
+    def writelines(self, chunks: Any) -> None:
+        self.write(b"".join(chunks))
+
+    def _send_more(self) -> None:
+        sock = self._sock
+        assert sock is not None
+        try:
+            sent = sock.send(self._unsent)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self._close_socket()
+            self._raw.gone(self, exc)
+            return
+        self._unsent = self._unsent[sent:]
+        if not self._unsent:
+            if self._close_when_sent:
+                self.abort()
+                return
+            self._raw.epoll.modify(self._fd, _IN)
+
+    def close(self) -> None:
+        """Close once what was written has gone out (as ``transport.close``)."""
+        if self._unsent:
+            self._close_when_sent = True
+        else:
+            self.abort()
+
+    def abort(self) -> None:
+        """Close now (as ``transport.abort``); the run hears of it as a lost connection."""
+        if self._sock is None:
+            return
+        if self._connecting:
+            self.cancel()
+            return
+        self._close_socket()
+        self._raw.gone(self, None)
+
+    def is_closing(self) -> bool:
+        return self._sock is None or self._close_when_sent
+
+    def _close_socket(self) -> None:
+        sock = self._sock
+        if sock is None:
+            return
+        self._sock = None
+        self._raw.by_fd.pop(self._fd, None)
+        sock.close()  # closing the descriptor takes it out of the epoll too
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return default
+
+
+def numeric_address(host: str, port: int) -> tuple[Any, ...] | None:
+    """``(host, port)`` as a socket address when ``host`` is an IP address, else None (a
+    name may resolve to several addresses, which the loop's connect tries in turn)."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+        except OSError:
+            continue
+        return (host, port) if family == socket.AF_INET else (host, port, 0, 0)
+    return None
+
+
+def can_use_raw_sockets() -> bool:
+    """This platform has what the raw path needs (Linux's epoll)."""
+    return hasattr(select, "epoll")

@@ -1,0 +1,224 @@
+"""One HTTP/2 connection's requests as streams, for either loop (sans-IO, like the rules).
+
+A connection of the asyncio engine (``h2_connection``) or of the trio engine (``h2_trio``)
+keeps its requests as every connection does, oldest first in ``pending`` (the start of
+each), ``intended`` (open loop: when each was due) and ``kinds`` (a mix: the kind of each);
+:class:`H2Streams` is what HTTP/2 adds to them, written once for both loops:
+
+- each stream's id beside its request (``_ids``, in the order the streams opened, the same
+  order as ``pending``); a request taken while the server allows no more streams (its
+  SETTINGS_MAX_CONCURRENT_STREAMS) waits at the tail of ``pending`` (``waiting``) and opens
+  as soon as a stream ends (:meth:`H2Streams.data_to_send`);
+- a stream's response is recorded by the run rules' ``record`` (``record_kind`` in a mix),
+  a stream that ended in error (the client's ``StreamError``: reset with its code, GOAWAY,
+  protocol, gRPC status) by ``fail_request`` with its kind and reason; each stream that
+  ended is counted in ``ended``, which the loop reads once the whole read is handled (a
+  GOAWAY later in the same read must stop the requests they would free);
+- a mix's kinds each send their own header block, encoded once; with feeders each stream's
+  block is made from the request its source rendered (``encode_rendered_request``);
+- a gRPC call ended ok is counted under grpc-status 0, a failed one under its code;
+- a stream that outlived the timeout is cancelled alone (RST_STREAM CANCEL) and counted as
+  ``timeout`` (:meth:`H2Streams.time_out`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from time import monotonic_ns
+
+from pytest_netbench._engine.rules.accounting import MixOutstanding, RunAccounting
+from pytest_netbench._proto.h2_client import H2ClientConnection, H2Request, StreamError
+from pytest_netbench._proto.h2_headers import encode_rendered_request
+
+
+class H2Streams:
+    """The streams of one connection whose requests are kept by ``requests``."""
+
+    __slots__ = (
+        "_grpc",
+        "_ids",
+        "_mix",
+        "_open_loop",
+        "_per_stream",
+        "_requests",
+        "_rules",
+        "_scheme",
+        "_unsent_requests",
+        "_varied",
+        "client",
+        "ended",
+        "waiting",
+    )
+
+    def __init__(self, rules: RunAccounting, requests: MixOutstanding) -> None:
+        request = rules.exchange.h2
+        if request is None:
+            raise TypeError("an HTTP/2 connection needs an HTTP/2 exchange")
+        spec = rules.spec
+        self._rules = rules
+        self._requests = requests
+        self._open_loop = rules.open_loop
+        self._ids: deque[int] = deque()  # open streams, oldest first (as `pending`)
+        self.waiting = 0  # requests taken that wait for a stream (at the tail of `pending`)
+        self.ended = 0  # streams ended since the loop last read it
+        # A mix: each kind's request, its block encoded once. Feeders: each request's block
+        # encoded as it is sent, from the bytes its source rendered.
+        self._mix = rules.exchange.h2_mix
+        self._varied = bool(spec.feeders)
+        self._scheme = spec.scheme
+        self._grpc = spec.grpc_method is not None
+        # The requests waiting for a stream, when each stream may carry another.
+        self._per_stream = bool(self._mix) or self._varied
+        self._unsent_requests: deque[H2Request] = deque()
+        self.client: H2ClientConnection | None = H2ClientConnection(
+            request, self._on_response, self._on_error, max_streams=spec.per_connection
+        )
+
+    def release(self) -> None:
+        """Forget the client: its callbacks are this object's bound methods (a cycle)."""
+        self.client = None
+
+    # -- the loop's side --
+    def queue(self, start: int, intended: int) -> None:
+        """A request taken (started at ``start``, due at ``intended``): its stream opens
+        with the next :meth:`data_to_send`."""
+        requests = self._requests
+        requests.pending.append(start)
+        if self._open_loop:
+            requests.intended.append(intended)
+        if self._per_stream:
+            kind, data = self._rules.next_request(intended)
+            if self._mix:
+                requests.kinds.append(kind)
+            if self._varied:
+                self._unsent_requests.append(
+                    H2Request(*encode_rendered_request(data, self._scheme))
+                )
+            else:  # a mix of fixed requests (the rendered bytes only said which kind)
+                self._unsent_requests.append(self._mix[kind])
+        self.waiting += 1
+
+    def data_to_send(self) -> bytes:
+        """Open the streams of the requests waiting for one (as many as the server allows),
+        then everything the client has queued (requests, acknowledgements, WINDOW_UPDATEs,
+        resets) as one write."""
+        client = self.client
+        if client is None:
+            return b""
+        if self.waiting and self._per_stream:
+            unsent = self._unsent_requests
+            while unsent:
+                stream_id = client.open_stream_for(unsent[0])
+                if not stream_id:
+                    break
+                unsent.popleft()
+                self.waiting -= 1
+                self._ids.append(stream_id)
+        elif self.waiting:
+            first, count = client.open_streams(self.waiting)
+            if count:
+                self.waiting -= count
+                self._ids.extend(range(first, first + 2 * count, 2))
+        return client.data_to_send()
+
+    @property
+    def may_continue(self) -> bool:
+        """May this connection carry more requests? Not after a GOAWAY or a failure. A
+        server's SETTINGS_MAX_CONCURRENT_STREAMS below ``streams`` does not stop it: the
+        requests over its limit wait for a stream (``waiting``)."""
+        client = self.client
+        return (
+            client is not None and client.goaway is None and not client.failed and not client.closed
+        )
+
+    @property
+    def done(self) -> bool:
+        """No stream is open and none may open (after a GOAWAY): the connection closes; the
+        requests still waiting for a stream fail as the connection's loss."""
+        client = self.client
+        return (
+            client is not None and client.finished and len(self._requests.pending) == self.waiting
+        )
+
+    def take_ended(self) -> int:
+        """How many streams ended since the last call: each may let the run start the next
+        request on this connection."""
+        ended, self.ended = self.ended, 0
+        return ended
+
+    def time_out(self, started_before: int, detail: str, count_ended: bool = True) -> None:
+        """Cancel every request that started before ``started_before`` (its stream reset
+        with CANCEL, or, not yet opened, dropped) and count each as a ``timeout``; with
+        ``count_ended`` each lets the run start another (not when the connection is being
+        dropped)."""
+        requests = self._requests
+        pending = requests.pending
+        client = self.client
+        while pending and pending[0] < started_before:
+            start = pending.popleft()
+            intended = requests.intended.popleft() if self._open_loop else start
+            kind = requests.kinds.popleft() if self._mix else -1
+            if self._ids:
+                stream_id = self._ids.popleft()
+                if client is not None:
+                    client.cancel(stream_id)
+            else:
+                self.waiting -= 1
+                if self._per_stream:
+                    self._unsent_requests.popleft()
+            self._rules.fail_request(intended, "timeout", detail, kind)
+            if count_ended:
+                self.ended += 1
+
+    # -- the client's callbacks: one per stream that ended --
+    def _pop_stream(self, stream_id: int) -> tuple[int, int, int]:
+        """Forget a stream that ended: (its start, its intended start, its mix kind or -1)."""
+        ids = self._ids
+        requests = self._requests
+        pending = requests.pending
+        if ids[0] == stream_id:
+            ids.popleft()
+            start = pending.popleft()
+            kind = requests.kinds.popleft() if self._mix else -1
+            return start, requests.intended.popleft() if self._open_loop else start, kind
+        index = ids.index(stream_id)
+        del ids[index]
+        start = pending[index]
+        del pending[index]
+        kind = -1
+        if self._mix:
+            kind = requests.kinds[index]
+            del requests.kinds[index]
+        if not self._open_loop:
+            return start, start, kind
+        intended = requests.intended[index]
+        del requests.intended[index]
+        return start, intended, kind
+
+    def _on_response(self, stream_id: int, status: int) -> None:
+        now = monotonic_ns()
+        start, intended, kind = self._pop_stream(stream_id)
+        if self._grpc and status == 200:
+            status = 0  # grpc-status OK (h2_client ends a call ok only so)
+        if kind < 0:
+            self._rules.record(status, start, intended, now)
+        else:
+            self._rules.record_kind(status, start, intended, now, kind)
+        self.ended += 1
+
+    def _on_error(self, stream_id: int, error: StreamError) -> None:
+        _, intended, kind = self._pop_stream(stream_id)
+        code = error.code if error.cause == "grpc_status" else -1
+        self._rules.fail_request(intended, error.kind, error.reason, kind, code)
+        self.ended += 1
+
+
+def alpn_refusal(chosen: str | None) -> str:
+    """Over TLS, why the server's ALPN choice ``chosen`` is not HTTP/2 ("" if it is h2)."""
+    if chosen == "h2":
+        return ""
+    said = f"chose {chosen!r}" if chosen else "chose no protocol"
+    return (
+        f"the server's TLS handshake (ALPN) {said}, not 'h2': it does not speak HTTP/2 over"
+        " TLS on this port; use protocol='http1' for it"
+    )

@@ -1,0 +1,53 @@
+"""The two timers every share on trio keeps beside its connections: the timeline's tick
+once a second from the window's start, and the share's watch (progress, a stop request).
+
+Written once for the trio loads (``trio_engine``, ``ws_listen_trio``); each run's own
+:meth:`~pytest_netbench._engine.rules.accounting.RunAccounting.stop` does its teardown.
+"""
+
+from __future__ import annotations
+
+from time import monotonic_ns
+
+import trio
+
+from pytest_netbench._engine.rules.accounting import RunAccounting
+from pytest_netbench._engine.rules.clocks import NS_PER_S
+from pytest_netbench._engine.rules.watch import ShareWatch, Watcher
+
+
+async def tick_timeline(run: RunAccounting) -> None:
+    """Open the window when the warm-up ends, then close a timeline row every second."""
+    await trio.sleep(max(run.measure_start_ns - monotonic_ns(), 0) / NS_PER_S)
+    run.open_window()
+    next_tick = run.measure_start_ns + NS_PER_S
+    while True:
+        await trio.sleep(max(next_tick - monotonic_ns(), 0) / NS_PER_S)
+        run.recorder.tick()
+        next_tick += NS_PER_S
+
+
+async def watch_share(run: RunAccounting, watcher: Watcher) -> None:
+    """Check the share's watch at its interval; a stop request ends the run."""
+    while not run.stopping:
+        await trio.sleep(watcher.watch.every_s)
+        if watcher.check():
+            run.stop()  # at once: an interrupted run does not drain
+
+
+def share_watcher(run: RunAccounting, watch: ShareWatch | None) -> Watcher | None:
+    """The share's watcher when it is watched, checked once before the timers start: a
+    stop asked while the share waited for its start stops the run at once."""
+    if watch is None:
+        return None
+    watcher = Watcher(watch, run)
+    if watcher.check():
+        run.stop()
+    return watcher
+
+
+def start_timers(nursery: trio.Nursery, run: RunAccounting, watcher: Watcher | None) -> None:
+    """The timeline's tick, and the watch when there is one, in the run's nursery."""
+    if watcher is not None:
+        nursery.start_soon(watch_share, run, watcher)
+    nursery.start_soon(tick_timeline, run)
