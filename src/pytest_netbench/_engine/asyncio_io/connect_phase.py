@@ -68,7 +68,7 @@ def phase_limit_s(spec: LoadSpec) -> float:
 
 
 class PhaseOwner(Protocol):
-    """What the phase needs of its run (``asyncio_engine.BaseRun``)."""
+    """What the phase needs of its run (``asyncio_io.engine.BaseRun``)."""
 
     loop: asyncio.AbstractEventLoop
     done: asyncio.Future[None]

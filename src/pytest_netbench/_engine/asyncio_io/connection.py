@@ -20,7 +20,7 @@ from pytest_netbench._stats.recorder import Recorder
 
 
 class ConnectionOwner(Protocol):
-    """What a connection needs of its run (``asyncio_engine.BaseRun``): the counters it
+    """What a connection needs of its run (``asyncio_io.engine.BaseRun``): the counters it
     moves itself on the per-response path, and where the rest of its events go."""
 
     exchange: Exchange

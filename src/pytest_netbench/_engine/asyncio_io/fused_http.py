@@ -61,7 +61,7 @@ def _last_response() -> bool:
 
 
 class OpenConnectionOwner(ConnectionOwner, Protocol):
-    """What the open-loop steady state needs of its run (``asyncio_engine.OpenRun``)."""
+    """What the open-loop steady state needs of its run (``asyncio_io.engine.OpenRun``)."""
 
     idle: list[Connection]  # free connections, the last freed taken first
 

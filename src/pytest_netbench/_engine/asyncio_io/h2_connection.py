@@ -7,7 +7,7 @@ its rules apply unchanged: the closed loop keeps ``spec.per_connection`` (``stre
 outstanding, in-flight requests at the stop are ``pending``, a connection lost fails what
 it still has. What differs is that streams end out of order and one at a time; how each
 is counted is ``h2_streams.H2Streams``'s, written once for this loop and trio's
-(``h2_trio``). What this module adds is the asyncio I/O:
+(``trio_io.h2``). What this module adds is the asyncio I/O:
 
 - once the whole read is handled (a GOAWAY in it included), each stream that ended lets
   the run start the next request here (``response_done``), and their streams open in one

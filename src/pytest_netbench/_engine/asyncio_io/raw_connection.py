@@ -17,7 +17,7 @@ run (``connection_lost``) once they all are, as a transport's would on a later t
 loop; so no socket is opened while an event list naming closed descriptors is being read.
 
 Used for HTTP/1.1 over plain TCP to an IP address (no TLS, no source addresses, one fixed
-request), on Linux (``epoll``); ``asyncio_engine.BaseRun`` decides.
+request), on Linux (``epoll``); ``asyncio_io.engine.BaseRun`` decides.
 """
 
 from __future__ import annotations

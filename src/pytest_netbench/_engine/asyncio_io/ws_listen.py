@@ -1,5 +1,5 @@
 """The asyncio engine's listen load: WebSocket connections held open, the server's pushes
-read and counted by ``listen_rules`` (the rules, shared with trio's ``ws_listen_trio``).
+read and counted by ``listen_rules`` (the rules, shared with trio's ``trio_io.ws_listen``).
 
 The connections open first (the driver's connect phase, at most ``connect_rate`` a
 second), then each listens: a :class:`PushConnection` writes nothing but its pongs, its

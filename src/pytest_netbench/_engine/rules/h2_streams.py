@@ -1,6 +1,6 @@
 """One HTTP/2 connection's requests as streams, for either loop (sans-IO, like the rules).
 
-A connection of the asyncio engine (``h2_connection``) or of the trio engine (``h2_trio``)
+A connection of the asyncio engine (``h2_connection``) or of the trio engine (``trio_io.h2``)
 keeps its requests as every connection does, oldest first in ``pending`` (the start of
 each), ``intended`` (open loop: when each was due) and ``kinds`` (a mix: the kind of each);
 :class:`H2Streams` is what HTTP/2 adds to them, written once for both loops:

@@ -339,7 +339,7 @@ class TrioRun(OpenAccounting):
             await stream.send_all(chunk)
         self.recorder.bytes_written += self.exchange.size
 
-    # -- WebSocket (see ws_trio) --
+    # -- WebSocket (see trio_io.ws) --
     async def _upgrade(self, slot: _Slot, stream: trio.abc.Stream) -> trio.abc.Stream | None:
         """A WebSocket load's opening handshake on a connected stream; None when it failed,
         counted against the message the connection was opened for (a refusal as
@@ -645,7 +645,7 @@ async def _run(
     watch: ShareWatch | None,
     run_class: type[TrioRun],
 ) -> WorkerOutcome:
-    if spec.listen:  # held WebSocket connections (see ws_listen_trio)
+    if spec.listen:  # held WebSocket connections (see trio_io.ws_listen)
         return await run_listen_trio(spec, share, released_ns, watch)
     start_at = share.start_at(released_ns)
     exchange = build_exchange(spec)
@@ -699,6 +699,6 @@ def run_share_trio(
     run_class: type[TrioRun] = TrioRun,
 ) -> WorkerOutcome:
     """Run one share on a fresh trio loop; ``run_class``: the run of its protocol (an
-    HTTP/2 load's is ``h2_trio.H2TrioRun``)."""
+    HTTP/2 load's is ``trio_io.h2.H2TrioRun``)."""
     outcome: WorkerOutcome = trio.run(_run, spec, share, released_ns, watch, run_class)
     return outcome

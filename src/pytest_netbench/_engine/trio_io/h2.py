@@ -1,7 +1,7 @@
 """The trio engine's HTTP/2 loads: a ``TrioRun`` whose connections speak HTTP/2.
 
 :class:`H2TrioRun` keeps the trio run's window, ramp, open-loop schedule and work channel;
-what differs is a connection's task (``h2_trio_connection.H2Slot``: its reader, writer and,
+what differs is a connection's task (``trio_io.h2_connection.H2Slot``: its reader, writer and,
 in open loop, its takers) and, in open loop, how the pool grows: a request waits for a
 free stream, and the pool grows only for one that waited ``GROW_AFTER_NS``, below what
 the rate needs (``OpenAccounting.may_grow``), as on asyncio. When a connection ends
@@ -133,7 +133,7 @@ async def _closed_connection(run: H2TrioRun) -> None:
 
 async def _open_connection(run: H2TrioRun, precounted: bool = False) -> None:
     """Open loop: one pooled connection whose free streams take due requests from the
-    run's work channel (see trio_engine's ``_open_connection``)."""
+    run's work channel (see trio_io.engine's ``_open_connection``)."""
     slot = H2Slot(run)
     slot.arriving = True
     if not precounted:

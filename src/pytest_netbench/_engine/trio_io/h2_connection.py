@@ -206,7 +206,7 @@ class H2Slot(_Slot):
             await self._freed.acquire()
 
     def _accept(self, item: tuple[int, bool, bool]) -> int | None:
-        """A due request the work channel gave this connection (see trio_engine's
+        """A due request the work channel gave this connection (see trio_io.engine's
         ``_hand_out``): its due time, counted as sent; None if it cannot go here."""
         run = self.run
         intended, counted, late = item

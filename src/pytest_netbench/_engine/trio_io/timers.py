@@ -1,7 +1,7 @@
 """The two timers every share on trio keeps beside its connections: the timeline's tick
 once a second from the window's start, and the share's watch (progress, a stop request).
 
-Written once for the trio loads (``trio_engine``, ``ws_listen_trio``); each run's own
+Written once for the trio loads (``trio_io.engine``, ``trio_io.ws_listen``); each run's own
 :meth:`~pytest_netbench._engine.rules.accounting.RunAccounting.stop` does its teardown.
 """
 

@@ -1,7 +1,7 @@
 """The trio engine's listen load: WebSocket connections held open, the server's pushes read
 and counted by ``listen_rules`` (the rules the asyncio engine's ``ws_listen`` follows).
 
-A task per connection connects, opens the WebSocket (``ws_trio.open_websocket``) and
+A task per connection connects, opens the WebSocket (``trio_io.ws.open_websocket``) and
 reads pushes until the load ends or the connection is lost; a pinger task sends every
 connection its client ping every ``ping_every``. ``connect_first`` is the asyncio
 engine's, so here the connections open as the share starts (before the window only with
