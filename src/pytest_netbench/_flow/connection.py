@@ -18,10 +18,7 @@ from time import monotonic_ns
 from typing import cast
 
 from pytest_netbench._engine.asyncio_io.connect import connect
-from pytest_netbench._engine.rules.connecting import (
-    describe_connect_error,
-    lost_connection_error,
-)
+from pytest_netbench._engine.rules.failures import connect_failure, lost_connection
 from pytest_netbench._flow.accounting import FlowAccounting
 from pytest_netbench._proto.http_message import ResponseReader, WholeResponse
 
@@ -176,10 +173,10 @@ class FlowConnection(UserConnection):
                 await connect(loop, link, (spec.host, spec.port), None, self.ssl_context, hostname)
         except TimeoutError:
             acct.live -= 1
-            self._fail("connect", "connect failed: connect timeout")
+            self._fail(*connect_failure(None))
         except OSError as exc:  # refused, unreachable, TLS (ssl.SSLError is an OSError)
             acct.live -= 1
-            self._fail("connect", f"connect failed: {describe_connect_error(exc)}", exc.errno)
+            self._fail(*connect_failure(exc))
         self.link = link
 
     # -- the current link's events --
@@ -193,7 +190,8 @@ class FlowConnection(UserConnection):
             return
         if self.reader.failed:
             return  # already failed as a protocol error
-        self._fail_waiter(*lost_connection_error(exc))
+        lost = lost_connection(exc)
+        self._fail_waiter(lost.kind, lost.detail)
 
     # -- the reader's answers --
     def _on_response(self, response: WholeResponse) -> None:

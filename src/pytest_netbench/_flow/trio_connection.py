@@ -12,11 +12,7 @@ import ssl
 
 import trio
 
-from pytest_netbench._engine.rules.connecting import (
-    describe_connect_error,
-    informative_cause,
-    lost_connection_error,
-)
+from pytest_netbench._engine.rules.failures import Failure, connect_failure, lost_connection
 from pytest_netbench._flow.accounting import FlowAccounting
 from pytest_netbench._flow.connection import RequestFailed, UserConnection
 from pytest_netbench._proto.http_message import ResponseReader, WholeResponse
@@ -52,7 +48,7 @@ class TrioFlowConnection(UserConnection):
         self._response = None
         self._broken = ""
         timeout_s = acct.spec.timeout_s
-        lost: tuple[str, str] | None = None
+        lost: Failure | None = None
         with trio.move_on_after(timeout_s) as scope:
             try:
                 await stream.send_all(data)
@@ -61,12 +57,12 @@ class TrioFlowConnection(UserConnection):
                     chunk = await stream.receive_some(_READ_BYTES)
                     if not chunk:
                         if not self.reader.feed_eof() and not self._broken:
-                            lost = lost_connection_error(None)
+                            lost = lost_connection(None)
                         break
                     acct.recorder.bytes_read += len(chunk)
                     self.reader.feed(bytes(chunk))
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-                lost = lost_connection_error(exc.__cause__ or exc)
+                lost = lost_connection(exc)
         if self._broken:
             await self._failed("protocol", self._broken)
         if lost is not None:
@@ -86,7 +82,7 @@ class TrioFlowConnection(UserConnection):
         acct.live += 1  # opening counts: every user may open at once
         acct.count_opened(acct.live)
         stream: trio.abc.Stream | None = None
-        failure: tuple[str, int | None] | None = None
+        failure: Failure | None = None
         with trio.move_on_after(spec.connect_timeout_s) as scope:
             try:
                 stream = await trio.open_tcp_stream(spec.host, spec.port)
@@ -95,15 +91,14 @@ class TrioFlowConnection(UserConnection):
                     stream = tls
                     await tls.do_handshake()
             except (OSError, trio.BrokenResourceError) as exc:
-                root = informative_cause(exc)
-                failure = describe_connect_error(root), getattr(root, "errno", None)
+                failure = connect_failure(exc)
         if failure is None and scope.cancelled_caught:
-            failure = "connect timeout", None
+            failure = connect_failure(None)
         if failure is not None:
             acct.live -= 1
             if stream is not None:
                 await trio.aclose_forcefully(stream)
-            await self._failed("connect", f"connect failed: {failure[0]}", failure[1])
+            await self._failed(*failure)
         self.stream = stream
 
     # -- the reader's answers --

@@ -13,7 +13,6 @@ nothing but its deque slot. What counts and when a run ends is decided by the ru
 from __future__ import annotations
 
 import asyncio
-import errno as errno_mod
 import functools
 import ssl
 from collections import deque
@@ -50,10 +49,16 @@ from pytest_netbench._engine.rules.clocks import NS_PER_S
 from pytest_netbench._engine.rules.connecting import (
     RETRY_UNREACHED_S,
     FirstContact,
-    describe_connect_error,
-    informative_cause,
 )
 from pytest_netbench._engine.rules.exchange import Exchange
+from pytest_netbench._engine.rules.failures import (
+    broken,
+    connect_failure,
+    informative_cause,
+    lost_connection,
+    response_timeout,
+    stream_timeout,
+)
 from pytest_netbench._engine.rules.open_rules import GROW_AFTER_NS, OpenAccounting
 from pytest_netbench._engine.rules.ramp import NEVER_NS, ConnectionRamp, share_connection_ramp
 from pytest_netbench._engine.rules.schedule import EARLY_SEND_NS
@@ -186,18 +191,14 @@ class BaseRun(RunAccounting):
 
     def connect_failed(self, conn: Connection, exc: BaseException | None) -> None:
         """``conn``'s connect failed with ``exc``, or timed out (None)."""
-        err_no: int | None = None
-        failure = "connect timeout"
-        if exc is not None:
-            err_no = getattr(exc, "errno", None)
-            failure = describe_connect_error(exc)
+        failure = connect_failure(exc)
         self.connections.discard(conn)
         if self.stopping:
             return
         if self.phase is not None:
-            self.phase.failed(conn, f"connect failed: {failure}", timed_out=exc is None)
+            self.phase.failed(conn, failure.detail, timed_out=exc is None)
         else:
-            self.fail_outstanding(conn, "connect", f"connect failed: {failure}", err_no)
+            self.fail_outstanding(conn, failure.kind, failure.detail, failure.errno)
         if exc is not None and self.contact.failed(informative_cause(exc), monotonic_ns()):
             self.stop()  # nothing listens there: the driver raises (see FirstContact)
         elif self.phase is None:
@@ -225,17 +226,8 @@ class BaseRun(RunAccounting):
         if self.stopping:
             return
         if conn.pending:
-            if conn.broken:
-                kind, detail = "protocol", conn.broken
-            elif isinstance(exc, ConnectionResetError) or (
-                isinstance(exc, OSError) and exc.errno == errno_mod.ECONNRESET
-            ):
-                kind, detail = "reset", "connection reset by peer"
-            elif exc is None:
-                kind, detail = "reset", "server closed the connection before responding"
-            else:
-                kind, detail = "reset", f"connection lost: {exc!r}"
-            self.fail_outstanding(conn, kind, detail)
+            failure = broken(conn.broken) if conn.broken else lost_connection(exc)
+            self.fail_outstanding(conn, failure.kind, failure.detail)
         self.after_lost(conn)
 
     def move_window(self, start_ns: int) -> None:
@@ -324,11 +316,10 @@ class BaseRun(RunAccounting):
                 if now - conn.connect_started > self.connect_timeout_ns:
                     conn.connect_task.cancel()
             elif conn.pending and now - conn.pending[0] > self.timeout_ns:
-                timeout_s = self.spec.timeout_s
                 if isinstance(conn, H2Connection):  # a stream times out alone
-                    conn.time_out(now - self.timeout_ns, f"no response within {timeout_s}s")
+                    conn.time_out(now - self.timeout_ns, stream_timeout(self.spec.timeout_s).detail)
                     continue
-                self.fail_outstanding(conn, "timeout", f"no complete response within {timeout_s}s")
+                self.fail_outstanding(conn, *response_timeout(self.spec.timeout_s))
                 if conn.transport is not None:
                     conn.transport.abort()
 

@@ -20,10 +20,10 @@ import socket
 import ssl
 
 from pytest_netbench._engine.rules.connecting import (
-    describe_connect_error,
     make_ssl_context,
     unreachable_message,
 )
+from pytest_netbench._engine.rules.failures import connect_failure
 from pytest_netbench._errors import TargetUnreachableError
 from pytest_netbench._model import HttpProtocol, LoadSpec
 
@@ -109,5 +109,5 @@ def _unreachable(
     if isinstance(exc, TimeoutError):
         sample = f"connect timed out after {spec.connect_timeout_s:g} s"
     else:
-        sample = f"connect failed: {describe_connect_error(exc)}"
+        sample = connect_failure(exc).detail
     return TargetUnreachableError(f"{asked}: {unreachable_message(spec, 1, sample)}")

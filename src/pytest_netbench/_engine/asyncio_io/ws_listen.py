@@ -10,13 +10,13 @@ and not replaced; when none is left, the load ends.
 from __future__ import annotations
 
 import asyncio
-import errno as errno_mod
 from time import monotonic_ns, time_ns
 from typing import Any, cast
 
 from pytest_netbench._engine.asyncio_io.connection import Connection, ConnectionOwner
 from pytest_netbench._engine.asyncio_io.engine import BaseRun
 from pytest_netbench._engine.asyncio_io.ws_connection import WsConnection
+from pytest_netbench._engine.rules.failures import lost_held_connection
 from pytest_netbench._engine.rules.listen_rules import Held, ListenRules
 from pytest_netbench._proto.websocket import HandshakeRefused, describe_close
 from pytest_netbench._proto.ws_push import PushFramer
@@ -138,12 +138,9 @@ class ListenRun(BaseRun):
             self.lose(push, "reset", push.close_words, push.close_code)
         elif conn.broken:
             self.lose(push, "protocol", conn.broken)
-        elif isinstance(exc, OSError) and exc.errno == errno_mod.ECONNRESET:
-            self.lose(push, "reset", "connection reset by peer")
-        elif exc is None:
-            self.lose(push, "reset", "the server closed the connection (no close frame)")
         else:
-            self.lose(push, "reset", f"connection lost: {exc!r}")
+            lost = lost_held_connection(exc)
+            self.lose(push, lost.kind, lost.detail)
         self._check_left()
 
     def after_connect_failure(self, conn: Connection) -> None:

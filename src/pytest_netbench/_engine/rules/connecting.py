@@ -1,8 +1,7 @@
-"""What opening a connection needs beside the loop: the TLS context, the words for a connect
-that failed and for a connection lost with requests outstanding (the same on every loop, so
-error samples read alike), and the rule that ends a load against a target that refuses
-every connect (:class:`FirstContact`, the same on every loop). The asyncio connect itself
-is ``_engine.asyncio_io.connect``."""
+"""What opening a connection needs beside the loop: the TLS context, and the rule that ends a
+load against a target that refuses every connect (:class:`FirstContact`, the same on every
+loop, with the words of ``failures``). The asyncio connect itself is
+``_engine.asyncio_io.connect``."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ import errno as errno_mod
 import ssl
 
 from pytest_netbench._engine.rules.clocks import NS_PER_S
+from pytest_netbench._engine.rules.failures import NOT_TLS, describe_connect_error
 from pytest_netbench._errors import TargetUnreachableError
 from pytest_netbench._model import LoadSpec
 
@@ -25,59 +25,6 @@ def make_ssl_context(spec: LoadSpec) -> ssl.SSLContext | None:
     if spec.protocol == "h2":
         context.set_alpn_protocols(["h2"])  # h2_connection names any other choice
     return context
-
-
-# What OpenSSL says when the answer to its hello is not TLS at all: a plain-text server
-# (an HTTP/1.1 answer, "HTTP/1.1 400 Bad Request", reads as a record of an unknown version).
-_NOT_TLS_REASONS = frozenset(
-    {"WRONG_VERSION_NUMBER", "UNKNOWN_PROTOCOL", "PACKET_LENGTH_TOO_LONG", "RECORD_LAYER_FAILURE"}
-)
-NOT_TLS = "the answer was not TLS"
-
-
-def describe_connect_error(exc: BaseException) -> str:
-    """A short reason for the ``connect`` error sample ("connection refused", an errno name)."""
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(exc, ssl.SSLError):
-        reason = getattr(exc, "reason", None) or str(exc)
-        if reason in _NOT_TLS_REASONS:
-            return f"TLS handshake failed: {reason} ({NOT_TLS})"
-        return f"TLS handshake failed: {reason}"
-    if isinstance(exc, OSError) and exc.errno is not None:
-        return f"{errno_mod.errorcode.get(exc.errno, exc.errno)}: {exc.strerror}"
-    return repr(exc)
-
-
-def lost_connection_error(exc: BaseException | None) -> tuple[str, str]:
-    """(kind, detail) of a connection lost with a request outstanding: ``exc`` is what
-    ended it, None when the server closed it cleanly."""
-    if isinstance(exc, ConnectionResetError) or (
-        isinstance(exc, OSError) and exc.errno == errno_mod.ECONNRESET
-    ):
-        return "reset", "connection reset by peer"
-    if exc is None:
-        return "reset", "server closed the connection before responding"
-    return "reset", f"connection lost: {exc!r}"
-
-
-def informative_cause(exc: BaseException) -> BaseException:
-    """The error worth reporting inside a wrapped one: in ``__cause__`` (trio's TLS errors)
-    or in an exception group ("all attempts to connect ... failed"); the first that says
-    what went wrong (an ``SSLError``, an ``OSError`` with an errno)."""
-    seen = 0
-    while seen < 8:
-        seen += 1
-        if isinstance(exc, ssl.SSLError) or (isinstance(exc, OSError) and exc.errno):
-            return exc
-        inner = getattr(exc, "exceptions", None)
-        if inner:
-            exc = inner[0]
-        elif exc.__cause__ is not None:
-            exc = exc.__cause__
-        else:
-            break
-    return exc
 
 
 # A share none of whose connects has succeeded gives up once its connects have been

@@ -20,12 +20,16 @@ from pytest_netbench._engine.rules.clocks import NS_PER_S
 from pytest_netbench._engine.rules.connecting import (
     RETRY_UNREACHED_S,
     FirstContact,
-    describe_connect_error,
-    informative_cause,
-    lost_connection_error,
     make_ssl_context,
 )
 from pytest_netbench._engine.rules.exchange import Exchange, build_exchange
+from pytest_netbench._engine.rules.failures import (
+    broken,
+    connect_failure,
+    informative_cause,
+    lost_connection,
+    response_timeout,
+)
 from pytest_netbench._engine.rules.open_rules import OpenAccounting
 from pytest_netbench._engine.rules.ramp import NEVER_NS, share_connection_ramp
 from pytest_netbench._engine.rules.schedule import EARLY_SEND_NS
@@ -195,26 +199,18 @@ class TrioRun(OpenAccounting):
         connect timeout); ``timeout``: no complete response in time; ``closed``: the server
         closed, or said it would, with requests outstanding; ``protocol``: ``slot.broken``
         says why; ``reset``: ``exc`` is what the stream raised."""
-        err_no: int | None = None
         slot.ws_idle = False
         if failure == "connect":
-            kind = "connect"
-            if isinstance(exc, trio.TooSlowError) or exc is None:
-                detail = "connect failed: connect timeout"
-            else:
-                root = informative_cause(exc)
-                err_no = root.errno if isinstance(root, OSError) else None
-                detail = f"connect failed: {describe_connect_error(root)}"
+            found = connect_failure(None if isinstance(exc, trio.TooSlowError) else exc)
         elif failure == "timeout":
-            kind, detail = "timeout", f"no complete response within {self.spec.timeout_s}s"
+            found = response_timeout(self.spec.timeout_s)
         elif failure == "closed":
-            kind, detail = lost_connection_error(None)
+            found = lost_connection(None)
         elif failure == "protocol":
-            kind, detail = "protocol", slot.broken
+            found = broken(slot.broken)
         else:
-            text = str(exc.__cause__ or exc) if exc is not None else ""
-            kind, detail = "reset", f"connection reset: {text}" if text else "connection reset"
-        self.fail_outstanding(slot, kind, detail, err_no)
+            found = lost_connection(exc)
+        self.fail_outstanding(slot, *found)
 
     def on_response(self, slot: _Slot, code: int, keep_alive: bool) -> None:
         now = monotonic_ns()

@@ -32,7 +32,7 @@ from time import monotonic_ns
 import trio
 
 from pytest_netbench._engine.rules.clocks import NS_PER_S
-from pytest_netbench._engine.rules.connecting import lost_connection_error
+from pytest_netbench._engine.rules.failures import lost_connection, stream_timeout
 from pytest_netbench._engine.rules.h2_streams import H2Streams, alpn_refusal
 from pytest_netbench._engine.trio_io.engine import TrioRun, _Slot
 
@@ -279,7 +279,7 @@ class H2Slot(_Slot):
             return True
         if streams.done:
             if self.pending:  # more than the server allowed at once, never sent
-                run.fail_outstanding(self, *lost_connection_error(None))
+                run.fail_outstanding(self, *lost_connection(None))
             return True
         return not run.open_loop and not self.pending
 
@@ -289,7 +289,7 @@ class H2Slot(_Slot):
         then the connection is dropped (its other requests fail as ``protocol``)."""
         run = self.run
         streams = self.streams
-        detail = f"no response within {run.spec.timeout_s}s"
+        detail = stream_timeout(run.spec.timeout_s).detail
         dead = streams.client is not None and not streams.client.settings_acked
         streams.time_out(monotonic_ns() - self._timeout_ns, detail, count_ended=not dead)
         if not dead:
@@ -317,8 +317,7 @@ class H2Slot(_Slot):
             client.feed_eof()
             self._after_streams()
         if self.pending:
-            cause = None if exc is None else exc.__cause__ or exc
-            run.fail_outstanding(self, *lost_connection_error(cause))
+            run.fail_outstanding(self, *lost_connection(exc))
 
 
 def alpn_refusal_of(stream: trio.abc.Stream) -> str:

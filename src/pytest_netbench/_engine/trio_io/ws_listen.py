@@ -19,11 +19,15 @@ from pytest_netbench._engine.rules.accounting import RunAccounting
 from pytest_netbench._engine.rules.clocks import NS_PER_S
 from pytest_netbench._engine.rules.connecting import (
     FirstContact,
-    describe_connect_error,
-    informative_cause,
     make_ssl_context,
 )
 from pytest_netbench._engine.rules.exchange import Exchange, build_exchange
+from pytest_netbench._engine.rules.failures import (
+    connect_failure,
+    informative_cause,
+    lost_connection,
+    lost_held_connection,
+)
 from pytest_netbench._engine.rules.listen_rules import Held, ListenRules
 from pytest_netbench._engine.rules.share import WorkerShare
 from pytest_netbench._engine.rules.watch import ShareWatch
@@ -138,10 +142,9 @@ class TrioListenRun(RunAccounting):
                     conn.stream = stream
                     await stream.do_handshake()
         except (trio.TooSlowError, OSError, trio.BrokenResourceError) as exc:
-            root = informative_cause(exc)
-            words = "connect timeout" if isinstance(exc, trio.TooSlowError) else None
-            self.lose(conn, "connect", f"connect failed: {words or describe_connect_error(root)}")
-            if self.contact.failed(root, monotonic_ns()):
+            failed = connect_failure(None if isinstance(exc, trio.TooSlowError) else exc)
+            self.lose(conn, failed.kind, failed.detail)
+            if self.contact.failed(informative_cause(exc), monotonic_ns()):
                 self.stop()  # nothing listens there: the share raises (see FirstContact)
             return
         self.contact.reached = True
@@ -159,7 +162,8 @@ class TrioListenRun(RunAccounting):
             words = f"no answer to the WebSocket handshake within {spec.timeout_s}s"
             self.lose(conn, "timeout", words)
         except (OSError, trio.BrokenResourceError) as exc:
-            self.lose(conn, "reset", f"connection reset: {exc}")
+            lost = lost_connection(exc)
+            self.lose(conn, lost.kind, lost.detail)
         else:
             await self._listen(conn, stream, accepted.leftover)
 
@@ -201,12 +205,13 @@ class TrioListenRun(RunAccounting):
                     return
                 data = await stream.receive_some(_READ_SIZE)
                 if not data:
-                    self.lose(conn, "reset", "the server closed the connection (no close frame)")
+                    lost = lost_held_connection(None)
+                    self.lose(conn, lost.kind, lost.detail)
                     return
                 rec.bytes_read += len(data)
         except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-            text = str(exc.__cause__ or exc)
-            self.lose(conn, "reset", f"connection reset: {text}" if text else "connection reset")
+            lost = lost_held_connection(exc)
+            self.lose(conn, lost.kind, lost.detail)
 
     async def send(self, conn: _Listener, data: bytes) -> None:
         """Write on ``conn`` (its pongs and close reply, or the pinger's ping)."""
