@@ -30,7 +30,7 @@ from pytest_netbench._engine.rules.failures import (
     lost_connection,
     response_timeout,
 )
-from pytest_netbench._engine.rules.open_rules import OpenAccounting
+from pytest_netbench._engine.rules.open_rules import GROW_AFTER_NS, OpenAccounting
 from pytest_netbench._engine.rules.ramp import NEVER_NS, share_connection_ramp
 from pytest_netbench._engine.rules.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.rules.share import WorkerShare
@@ -126,6 +126,7 @@ class TrioRun(OpenAccounting):
         self.slot_tasks = 0  # connection tasks not shed
         # Open loop: the requests a connection takes at once when it opens (HTTP/2: streams).
         self.takers_per_connection = 1
+        self.growing = False  # open loop: a task is growing the pool (see _grow)
 
     # The task of one connection, and its loop of reconnects (an HTTP/2 run has its own).
     def start_closed_connection(self, nursery: trio.Nursery) -> None:
@@ -133,11 +134,6 @@ class TrioRun(OpenAccounting):
 
     def start_open_connection(self, nursery: trio.Nursery, precounted: bool = False) -> None:
         nursery.start_soon(_open_connection, self, precounted)
-
-    def waits_late(self) -> bool:
-        """Is a request that finds no free connection late? When no new one may be opened
-        for it: it waits for a busy one (see ``_hand_out``)."""
-        return self.pool_size >= self.pool_limit
 
     def shed(self) -> bool:
         """Does the ramp want fewer connections than this share holds? Then the connection
@@ -157,25 +153,63 @@ class TrioRun(OpenAccounting):
             self.scheduler_scope.cancel()
         return self.draining and not self.stopping
 
-    def ensure_takers(self) -> None:
-        """Open loop: every queued request needs a connection on its way to take it.
-
-        Connections already waiting took theirs straight from the channel (trio hands an
-        item to a waiting receiver at once), so what is still buffered is matched against
-        connections still connecting; the rest get new connections, up to the pool bound.
-        In the drain too: what is queued fell due inside the window.
-        """
-        if self.nursery is None:
-            return
+    # -- open loop: the pool grows by the asyncio engine's rule (open_rules) --
+    def _takers_short(self) -> bool:
+        """Are more requests waiting than the connections being opened will take?"""
         queued = self.work_send.statistics().current_buffer_used
-        # Until a connect has succeeded, only the share's connections try (see FirstContact).
+        return queued > self.connecting * self.takers_per_connection
+
+    def _may_open(self) -> bool:
+        # Until a connect has succeeded, only the share's connections try (FirstContact).
         bound = self.pool_limit if self.contact.reached else max(self.share.connections, 1)
-        takers = self.connecting * self.takers_per_connection
-        while queued > takers and self.pool_size < min(bound, self.pool_limit):
-            self.pool_size += 1
-            self.connecting += 1  # counted now so the loop sees it; the task takes it over
-            takers += self.takers_per_connection
-            self.start_open_connection(self.nursery, True)
+        return self.pool_size < min(bound, self.pool_limit)
+
+    def open_one(self) -> None:
+        """Open one more connection of the pool, counted now so the loop sees it at once."""
+        assert self.nursery is not None
+        self.pool_size += 1
+        self.connecting += 1  # the connection's task takes this over
+        self.start_open_connection(self.nursery, True)
+
+    def opens_for_due(self) -> bool:
+        """A due request finds no free connection: is one opened for it at once (so it
+        counts as sent now)? Only where connections close on their own, below the pool's
+        bound, as the asyncio engine's ``_dispatch`` does (``grows_at_once``), before the
+        first connect too: a target that refuses them all is given up by ``FirstContact``."""
+        if self.nursery is None or not self.grows_at_once() or self.pool_size >= self.pool_limit:
+            return False
+        self.open_one()
+        return True
+
+    def ensure_takers(self) -> None:
+        """Requests waiting for a connection: the pool grows only for one that waited
+        ``GROW_AFTER_NS``, below what the rate needs (``OpenAccounting.may_grow``), one
+        connection per ``GROW_AFTER_NS`` at most, as on asyncio: a busy connection comes
+        free sooner than a new one opens, and a pool grown on every burst costs both
+        sides. In the drain too: what is queued fell due inside the window."""
+        if self.nursery is None or self.growing or self.stopping or not self._takers_short():
+            return
+        self.growing = True
+        self.nursery.start_soon(self._grow)
+
+    def replace_lost(self) -> None:
+        """A connection ended with requests waiting: another opens for them at once, as
+        the asyncio engine's ``after_lost`` does."""
+        if self.nursery is not None and self._takers_short() and self._may_open():
+            self.open_one()
+        self.ensure_takers()
+
+    async def _grow(self) -> None:
+        try:
+            while self.queued and not self.stopping and self._takers_short():
+                waited = monotonic_ns() - self.queued[0]
+                if waited >= GROW_AFTER_NS:
+                    if self._may_open() and self.may_grow(self.pool_size, waited):
+                        self.open_one()
+                    waited = 0  # one connection per GROW_AFTER_NS at most
+                await trio.sleep(max(GROW_AFTER_NS - waited, 0) / NS_PER_S)
+        finally:
+            self.growing = False
 
     def stop(self) -> None:
         """End the run; what is outstanding now is in flight (tasks unwind after this)."""
@@ -519,7 +553,7 @@ async def _open_connection(run: TrioRun, precounted: bool = False) -> None:
         run.pool_size -= 1
         run.slots.discard(slot)
         if not run.stopping:
-            run.ensure_takers()
+            run.replace_lost()
         if stream is not None:
             websocket = run.exchange.websocket
             if websocket is not None and slot.ws_idle:
@@ -612,25 +646,23 @@ async def _schedule_loop(run: TrioRun, timer: TimerFd | None) -> None:
 
 
 def _hand_out(run: TrioRun, due: int) -> None:
-    """One due request into the work channel.
+    """One due request into the work channel, by the asyncio engine's rule.
 
     A connection already waiting gets it at once (trio hands it over inside send_nowait),
-    which the asyncio engine would have written there and then: it counts as sent now.
-    Otherwise it waits in the queue and counts when a connection takes it. It is *late*
-    when the pool is at its bound, as a request in the asyncio engine's backlog: no new
-    connection may be opened for it, so it waits for a busy one to come free.
+    which the asyncio engine would have written there and then: it counts as sent now; so
+    does one for which a connection opens at once (``opens_for_due``). Otherwise it waits
+    in the queue and counts when a connection takes it, as a *late* send: it waited for a
+    busy connection, as a request in the asyncio engine's backlog does.
     """
     stats = run.work_send.statistics()
-    handed = stats.tasks_waiting_receive > 0
+    handed = stats.tasks_waiting_receive > 0 or run.opens_for_due()
     if handed:
         run.count_sent(due)
         run.handed.append(due)
-        late = False
     else:
         run.queue_waiting(due)
         run.queued.append(due)
-        late = run.waits_late()
-    run.work_send.send_nowait((due, handed, late))
+    run.work_send.send_nowait((due, handed, not handed))
     run.ensure_takers()
 
 
