@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -81,6 +82,27 @@ def subprocess_env() -> dict[str, str]:
     src = str(Path(__file__).resolve().parents[2] / "src")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
     return env
+
+
+@pytest.fixture
+def neighbour() -> Iterator[Callable[..., psutil.Process]]:
+    """``neighbour(cpu, cpu_seconds=None)`` starts a busy loop pinned to ``cpu`` as another
+    job on the host would run it: no descendant of the test process, so never one of the
+    load's own processes. Killed at teardown (checked by its start time, not its pid alone)."""
+    started: list[psutil.Process] = []
+
+    def start(cpu: int, cpu_seconds: float | None = None) -> psutil.Process:
+        budget = [] if cpu_seconds is None else [str(cpu_seconds)]
+        args = [sys.executable, str(FIXTURES / "busy_loop.py"), "--detach", str(cpu), *budget]
+        done = subprocess.run(args, capture_output=True, text=True, check=True, timeout=30)
+        loop = psutil.Process(int(done.stdout))
+        started.append(loop)
+        return loop
+
+    yield start
+    for loop in started:
+        with contextlib.suppress(psutil.Error):
+            loop.kill()  # psutil checks it is still the process it was
 
 
 @pytest.fixture

@@ -312,7 +312,9 @@ def _no_such_attribute(cls: type, name: str) -> str:
 
 def _server_stats_from(stored: Mapping[str, Any], names: set[str]) -> ServerStats:
     values: dict[str, Any] = {
-        k: (math.nan if v is None else v) for k, v in stored.items() if k in names
+        k: (math.nan if v is None else tuple(v) if isinstance(v, list) else v)
+        for k, v in stored.items()
+        if k in names
     }
     return ServerStats(**values)
 

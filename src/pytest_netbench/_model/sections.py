@@ -81,8 +81,23 @@ class ServerStats:
     host_sockets_time_wait_peak: int = 0
     samples: int = 0
     # Seconds its threads were runnable but waiting for a CPU (Linux schedstat; nan where
-    # the kernel does not say): the host's contention, not the server's own cost.
+    # the kernel does not say): behind its own threads, the load's, or other processes'.
     cpu_wait_s: float = math.nan
+    # The CPUs the server's tree could run on (its root's affinity), and the wall seconds
+    # the sampler covered: the figures below are over that span, on those CPUs.
+    cpus: tuple[int, ...] = ()
+    sampled_s: float = 0.0
+    # CPU seconds processes ran on those CPUs, with a hypervisor's steal (interrupt work
+    # the kernel charges to no task left out: on a loopback benchmark it is the server's
+    # and the load's own packets); the part of it this test's own processes ran (the
+    # generator and what the test process started, the server apart; an estimate where
+    # their CPU sets overlap the server's in part); the rest, other processes' (and
+    # steal); and the part of cpu_wait_s spent behind those others (an estimate:
+    # _servers/host_cpu.py says how).
+    cpus_busy_s: float = math.nan
+    harness_cpu_s: float = math.nan
+    host_other_cpu_s: float = math.nan
+    contended_wait_s: float = math.nan
 
     @property
     def cpu_s(self) -> float:
@@ -91,9 +106,28 @@ class ServerStats:
     @property
     def cpu_wait_share(self) -> float:
         """Of the time the server wanted a CPU, the share it spent waiting for one: near 0
-        with a core to itself, large when the generator or a neighbour took its CPU."""
+        with a core to itself; large when its own workers queue for the cores it has, when
+        the generator shares them, or when a neighbour takes them."""
         wanted = self.cpu_s + self.cpu_wait_s
         return self.cpu_wait_s / wanted if wanted > 0 else math.nan
+
+    @property
+    def runnable_per_core(self) -> float:
+        """The server's threads running or waiting for a CPU, on average, per CPU it had:
+        above 1 it queued for its own cores (more busy workers or threads than cores),
+        which is its own behaviour, never host contention."""
+        cores = len(self.cpus)
+        if not cores or self.sampled_s <= 0 or math.isnan(self.cpu_wait_s):
+            return math.nan
+        return (self.cpu_s + self.cpu_wait_s) / (self.sampled_s * cores)
+
+    @property
+    def host_other_share(self) -> float:
+        """The share of its CPUs' time other processes took (0.5: half a core of one)."""
+        cores = len(self.cpus)
+        if not cores or self.sampled_s <= 0:
+            return math.nan
+        return self.host_other_cpu_s / (self.sampled_s * cores)
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,7 +461,11 @@ def stats_dict(stats: ServerStats) -> dict[str, Any]:
         k: (json_float(v) if isinstance(v, float) else v)
         for k, v in dataclasses.asdict(stats).items()
     }
+    out["cpus"] = list(stats.cpus)
     out["cpu_s"] = stats.cpu_s
+    # Derived, for readers of the JSON: the server's own queueing, and others' part.
+    for name in ("runnable_per_core", "host_other_share"):
+        out[name] = json_float(getattr(stats, name))
     return out
 
 

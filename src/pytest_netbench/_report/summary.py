@@ -381,9 +381,28 @@ def _server_block(title: str, srv: ServerStats, width: int) -> list[str]:
         f" TIME_WAIT {srv.host_sockets_time_wait_peak:,} (peak)"
     )
     lines = ["", title]
-    for text in (first, second, host):
+    for text in (first, second, _cpus_line(srv), host):
+        if not text:
+            continue
         lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ")
     return lines
+
+
+def _cpus_line(srv: ServerStats) -> str:
+    """Its CPUs, how many of its threads wanted them at once, and what others took."""
+    if not srv.cpus:
+        return ""
+    cores = ",".join(map(str, srv.cpus))
+    text = f"cpus {cores}"
+    if not math.isnan(srv.runnable_per_core):
+        text += f": {srv.runnable_per_core:.2f} runnable threads per core (its own queueing)"
+    if not math.isnan(srv.host_other_cpu_s):
+        text += (
+            f"; other processes ran {srv.host_other_cpu_s:.2f} s on them"
+            f" ({srv.host_other_share:.0%}), about {srv.contended_wait_s:.2f} s of its wait"
+            " behind them"
+        )
+    return text
 
 
 def _generator(result: LoadResult, width: int) -> list[str]:

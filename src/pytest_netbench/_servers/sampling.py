@@ -23,6 +23,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 from dataclasses import dataclass
 
 import psutil
@@ -30,6 +31,7 @@ import psutil
 from pytest_netbench._host.kernel import tcp_socket_counts
 from pytest_netbench._model import ServerStats
 from pytest_netbench._public import publish
+from pytest_netbench._servers.host_cpu import HostCpuSampler
 
 _MIB = 1024 * 1024
 _TREE_REFRESH_EVERY = 5
@@ -90,6 +92,9 @@ class ProcessTreeSampler:
         self._tree_cache: list[psutil.Process] = []
         self._seen_last: set[tuple[int, float]] = set()
         self._parents: dict[tuple[int, float], int] = {}
+        # What else ran on the server's CPUs meanwhile, and over how long a span.
+        self._host = HostCpuSampler(pid)
+        self._span = [0.0, 0.0]
 
     def start(self) -> None:
         """Take the baseline sample and begin sampling in a background thread."""
@@ -99,6 +104,8 @@ class ProcessTreeSampler:
             self._root = psutil.Process(self.pid)
         # The first sample is the baseline: counters before it are not charged to the load.
         self._sample(baseline=True)
+        self._host.start()
+        self._span[0] = time.monotonic()
         self._thread = threading.Thread(target=self._run, name="netbench-sampler", daemon=True)
         self._thread.start()
 
@@ -112,6 +119,7 @@ class ProcessTreeSampler:
         self._thread.join()
         self._tree_cache = []  # the final sample sees the tree as it is now
         self._sample(baseline=False)
+        self._span[1] = time.monotonic()
         self._result = self._summarise(completed_requests)
         return self._result
 
@@ -127,6 +135,7 @@ class ProcessTreeSampler:
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             self._sample(baseline=False)
+            self._host.sample()
 
     def _tree(self) -> list[psutil.Process]:
         # Listing children scans every process on the machine; the tree of a server under
@@ -249,9 +258,12 @@ class ProcessTreeSampler:
                 )
             runtime_s = self._runtime_if_consistent()
             # A thread born in the window waited all of its wait inside it.
-            wait_ns = sum(
-                last - self._wait_base.get(tkey, 0) for tkey, last in self._wait_last.items()
-            )
+            clocks_ns = [
+                (self._run_last[k] - self._run_base.get(k, 0), w - self._wait_base.get(k, 0))
+                for k, w in self._wait_last.items()
+            ]
+            clocks = [(ran / 1e9, waited / 1e9) for ran, waited in clocks_ns]
+            wait_s = sum(waited for _, waited in clocks)
             voluntary = involuntary = 0
             for tkey, (vol, invol) in self._ctx_last.items():
                 base_vol, base_invol = self._ctx_base.get(tkey, (0, 0))
@@ -284,7 +296,9 @@ class ProcessTreeSampler:
             host_sockets_in_use_peak=peaks.host_in_use,
             host_sockets_time_wait_peak=peaks.host_time_wait,
             samples=samples,
-            cpu_wait_s=max(0, wait_ns) / 1e9 if _HAS_SCHEDSTAT else math.nan,
+            cpu_wait_s=max(0.0, wait_s) if _HAS_SCHEDSTAT else math.nan,
+            sampled_s=self._span[1] - self._span[0],
+            **self._host.figures(cpu_s, clocks),
         )
 
 

@@ -36,14 +36,20 @@ SATURATED_CPU_SHARE = 0.90
 # Open loop: the scheduler may fall this far behind before figures are called untrustworthy.
 MAX_SCHEDULE_LAG_P99_MS = 10.0
 MAX_UNSENT_SHARE = 0.01
-# A managed server that spent this share of the time it wanted a CPU waiting for one, and
-# at least this share of the window in all, was measured with the host's contention in its
-# figures (seed 001's unpinned runs: the generator took the CPU the server needed, and
-# the server waited 36-52 % of the window). Both bounds, so a lightly loaded server whose
-# wake-ups waited on a busy machine (a Go server at 1,000 req/s: 15 %) is not called
-# contended.
+# A managed server whose wait behind other processes (neither its own tree nor this
+# test's: ServerStats.contended_wait_s) was this share of the time it wanted a CPU, and at
+# least this share of its CPUs' time over the sampled span (span x CPUs: its threads wait
+# side by side), was measured with the host's contention in its figures. Both bounds, so a
+# lightly loaded server whose wake-ups waited on a busy machine is not called contended:
+# the README's Go example at 1,000 req/s on 2 unpinned cores, another clone's test suite
+# taking 34-56 % of them, waited behind it 6-9 % of its CPUs' time (rate achieved, p99
+# 1.4-2.4 ms), while 1 s loads with a busy loop pinned beside a one-core server (its rate
+# down 35-45 %) waited behind it 20 % of the core's time and more. (The bound was 25 % of
+# the window while all waiting counted.) Its own workers and threads queueing for its
+# cores, and the generator on an unpinned machine, are the set-up's own, never a cause
+# (ServerStats.runnable_per_core shows them).
 CONTENDED_WAIT_SHARE = 0.25
-CONTENDED_WINDOW_SHARE = 0.25
+CONTENDED_WINDOW_SHARE = 0.15
 
 
 def merge_outcomes(
@@ -417,22 +423,33 @@ def _server_reasons(
     server: ServerStats | None, duration_s: float
 ) -> list[tuple[InvalidCause, str]]:
     """Why the managed server's figures measure the host rather than the server."""
-    if server is None or duration_s < 0.2 or math.isnan(server.cpu_wait_s):
+    if server is None or duration_s < 0.2:
         return []
-    share = server.cpu_wait_share
-    waited_long = server.cpu_wait_s >= CONTENDED_WINDOW_SHARE * duration_s
-    if not (share >= CONTENDED_WAIT_SHARE and waited_long):
+    waited = server.contended_wait_s
+    if math.isnan(waited):
         return []
-    return [
-        (
-            "host_contention",
-            f"host contention: the server waited for a CPU {share:.0%} of the time it was"
-            f" runnable ({server.cpu_wait_s:.2f} s waiting, {server.cpu_s:.2f} s running, in"
-            f" a {duration_s:.2f} s window), so the figures measure the host as much as the"
-            " server: pin the server and the generator to separate cores (server cpus=...,"
-            " load cpus=...), add cores, or lower the load",
-        )
-    ]
+    span = server.sampled_s if server.sampled_s > 0 else duration_s
+    capacity = span * max(1, len(server.cpus))
+    wanted = server.cpu_s + server.cpu_wait_s
+    share = waited / wanted if wanted > 0 else 0.0
+    if not (share >= CONTENDED_WAIT_SHARE and waited >= CONTENDED_WINDOW_SHARE * capacity):
+        return []
+    return [("host_contention", _contention_reason(server, share))]
+
+
+def _contention_reason(server: ServerStats, share: float) -> str:
+    """``host contention: other processes took 41% of the server's CPUs (core 1) ...``"""
+    cores = ",".join(map(str, server.cpus))
+    which = f"core{'s' if len(server.cpus) > 1 else ''} {cores}"
+    return (
+        f"host contention: other processes took {server.host_other_share:.0%} of the"
+        f" server's CPUs ({which}: {server.host_other_cpu_s:.2f} s of CPU in"
+        f" {server.sampled_s:.2f} s) and the server waited behind them about"
+        f" {server.contended_wait_s:.2f} s, {share:.0%} of the time it wanted a CPU, so the"
+        " figures measure the host as much as the server: stop them, or pin the server away"
+        f" from them (server cpus=...; it ran on {which}) and the load on other CPUs (load"
+        " cpus=...)"
+    )
 
 
 def summarize(hist: HdrHistogram) -> LatencySummary:
