@@ -138,6 +138,37 @@ def test_no_retries(netbench, hello):
     )
 
 
+def test_a_test_that_takes_an_invalid_result_gets_the_one_run(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    # Issue 30: allow_invalid=True asks about the run it gets; it was run three times.
+    pytester.makepyfile(
+        HOG
+        + f"""
+
+def test_takes_it(netbench, hello):
+    srv = hello()
+    with hog():
+        r = netbench.http(srv.url, {LOAD}, allow_invalid=True)
+    assert "schedule_lag" in r.invalid_causes
+
+
+def test_asks_for_a_rerun_as_well(netbench, hello):
+    srv = hello()
+    with hog():
+        netbench.http(srv.url, {LOAD}, allow_invalid=True, retries=1)
+"""
+    )
+    out = pytester.path / "out.json"
+    result = pytester.runpytest_subprocess("--netbench", f"--netbench-json={out}")
+    result.assert_outcomes(passed=2)
+    records = _records(out)
+    taken = records["test_takes_it"]
+    assert taken["attempts"] == 1 and taken["discarded"] == []
+    assert not taken["result"]["valid"]
+    assert records["test_asks_for_a_rerun_as_well"]["attempts"] == 2  # retries= still wins
+
+
 def test_a_server_spoiled_load_is_not_run_again(
     pytester: pytest.Pytester, hello_app: object
 ) -> None:

@@ -76,7 +76,9 @@ class NetbenchFixture:
 
         target, server = self._target(url, server)
         spec = self._checked(lambda: http_spec(target, **options))
-        return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
+        return self._run(
+            spec, server, label, allow_invalid, self._retries(retries, allow_invalid), cluster
+        )
 
     def echo(
         self,
@@ -96,7 +98,9 @@ class NetbenchFixture:
 
         host, port, server = self._address(host, port, server)
         spec = self._checked(lambda: echo_spec(host, port, **options))
-        return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
+        return self._run(
+            spec, server, label, allow_invalid, self._retries(retries, allow_invalid), cluster
+        )
 
     def ws(
         self,
@@ -118,7 +122,9 @@ class NetbenchFixture:
         if not isinstance(url, str):
             target = "ws://" + target.partition("://")[2]  # a server's URL is its http:// one
         spec = self._checked(lambda: ws_spec(target, **options))
-        return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
+        return self._run(
+            spec, server, label, allow_invalid, self._retries(retries, allow_invalid), cluster
+        )
 
     def grpc(
         self,
@@ -143,7 +149,9 @@ class NetbenchFixture:
         spec = self._checked(
             lambda: grpc_spec(target, method, message, deadline=deadline, **options)
         )
-        return self._run(spec, server, label, allow_invalid, self._retries(retries), cluster)
+        return self._run(
+            spec, server, label, allow_invalid, self._retries(retries, allow_invalid), cluster
+        )
 
     def flow(
         self,
@@ -189,7 +197,7 @@ class NetbenchFixture:
                 flow_function, spec, counted[0], server=srv, client=client, cluster=cluster
             )
 
-        tries = self._retries(retries)
+        tries = self._retries(retries, allow_invalid)
         return self._run(spec, server, label, allow_invalid, tries, run_load=run_load)
 
     # -- experiments ---------------------------------------------------------------------------
@@ -390,10 +398,15 @@ class NetbenchFixture:
         # Failing outside the except block keeps the library's traceback out of the report.
         fail_test(problem)
 
-    def _retries(self, retries: int | None) -> int:
+    def _retries(self, retries: int | None, allow_invalid: bool) -> int:
+        """How many times a spoiled load may run again: the call's ``retries=``, else none
+        when the test takes an invalid result (``allow_invalid=True`` asks about the run it
+        gets, so it gets that one), else the session's setting."""
         from pytest_netbench._errors import SpecError
         from pytest_netbench._load.attempts import DEFAULT_RETRIES, check_retries
 
+        if retries is None and allow_invalid:
+            return 0
         chosen = retries if retries is not None else self._session.settings.retries
         if chosen is None:
             return DEFAULT_RETRIES
@@ -521,7 +534,9 @@ class NetbenchFixture:
             return http_spec(url, **load)
 
         spec = self._checked(build)
-        tries = self._retries(retries)
+        # Its steps are rerun as ever: allow_invalid= keeps an unusable experiment from
+        # failing the test, and a step the generator spoiled still tells nothing.
+        tries = self._retries(retries, allow_invalid=False)
         _pair, arms = self._arms(spec, server)
         done: list[Experiment] = []
         for arm, arm_spec, srv in arms:
