@@ -237,7 +237,8 @@ def _not_a_number(name: str) -> str:
             " p99_ms, errors_total, server.cpu_ms_per_request"
         )
     same = [a for a in inside if a in set(_numbers(_PROBE_RESULT))]
-    first = next((a for a in same if a == "p99_ms"), (same or inside)[0])
+    # The figure a user most likely means, else the first by name.
+    first = next((a for a in _PREFERRED_EXAMPLES if a in inside), (same or inside)[0])
     example = f"{name}.{first} or {first}" if first in same else f"{name}.{first}"
     return (
         f"metric {name!r} is not a number but a group of figures ({kind}): name one, e.g."
@@ -250,6 +251,9 @@ _MAPPING_EXAMPLES: Mapping[str, str] = {
     "errors": "errors.timeout",
     "by_request": "by_request.NAME.p99_ms",
 }
+
+
+_PREFERRED_EXAMPLES = ("p99_ms", "cpu_ms_per_request")
 
 
 def _numbers(value: object) -> list[str]:
