@@ -183,7 +183,18 @@ def plugin_flags() -> set[str]:
 
 
 # The subcommand each shared flag is checked on (every loading subcommand has it).
-SHARED_ON = {"json": "http", "plot": "http", "html": "http", "cluster": "http", "retries": "http"}
+SHARED_ON = {
+    "json": "http",
+    "plot": "http",
+    "html": "http",
+    "cluster": "http",
+    "retries": "http",
+    # The gate's flags: the plugin's session options, and netbench compare's.
+    "markdown": "compare",
+    "metrics": "compare",
+    "alpha": "compare",
+    "storage": "compare",
+}
 
 
 @pytest.mark.parametrize("flag", SHARED_FLAGS, ids=lambda f: f.name)
@@ -192,6 +203,15 @@ def test_a_shared_flag_is_built_from_its_row_on_both_faces(flag: SharedFlag) -> 
     cli = {s: a for a in parser._actions for s in a.option_strings}
     assert cli[flag.cli_flag].metavar == flag.metavar
     assert flag.plugin_flag in plugin_flags()
+
+
+def test_stored_runs_default_to_one_folder_on_both_faces() -> None:
+    from pytest_netbench._compare.storage import DEFAULT_ROOT
+
+    storage = SHARED_FLAGS[[f.name for f in SHARED_FLAGS].index("storage")]
+    assert storage.default == DEFAULT_ROOT
+    cli = {s: a for a in subcommands()["compare"]._actions for s in a.option_strings}
+    assert cli["--storage"].default == DEFAULT_ROOT
 
 
 # The ``compare`` subcommand's flags are the plugin's ``--netbench-compare-...`` ones, or

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from pytest_netbench import SpecError, Stage, http_spec
+from pytest_netbench._input.durations import parse_duration
 from pytest_netbench._input.spec import echo_spec, scale_spec
-from pytest_netbench._input.stages import parse_stage_duration, parse_stage_text
+from pytest_netbench._input.stages import parse_stage_text
 
 URL = "http://127.0.0.1:8080/"
 
@@ -78,7 +79,7 @@ def test_scaling_a_ramp_stretches_each_stage() -> None:
 def test_the_command_line_form() -> None:
     assert parse_stage_text("30s:1000") == Stage(30, 1000)
     assert parse_stage_text("1m30s:0") == Stage(90, 0)
-    assert parse_stage_duration("500ms") == 0.5
+    assert parse_duration("500ms") == 0.5
     with pytest.raises(SpecError, match="DURATION:TARGET"):
         parse_stage_text("30s")
     with pytest.raises(SpecError, match="is not a number"):

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_netbench._cli.exit_codes import ExitCode, exit_status_help
 from pytest_netbench._cli.outputs import write_files
+from pytest_netbench._input.flags import SHARED_BY_NAME, shared_help
 
 if TYPE_CHECKING:
     from pytest_netbench._compare.sequential import SequentialDesign
@@ -55,30 +56,36 @@ def add_compare_parser(subparsers: Any) -> None:
         help='thresholds that fail the gate, e.g. "p99_ms:10%%,server.cpu_ms_per_request:5%%"'
         " (without: report only, exit 0 unless the input is bad)",
     )
-    parser.add_argument(
-        "--metrics",
-        default=None,
-        metavar="LIST",
-        help="metrics shown beside the gated ones (default rps, p50_ms, p99_ms, "
-        "errors_total and server.cpu_ms_per_request when measured)",
+    _add_shared(
+        parser,
+        "metrics",
+        what="beside the gated ones",
+        default_words="rps, p50_ms, p99_ms, errors_total and server.cpu_ms_per_request when"
+        " measured",
     )
+    _add_shared(parser, "alpha", default_words="the one HEAD's session used, else 0.01")
+    _add_shared(parser, "storage", what=": their trials give each metric's noise floor")
+    _add_shared(parser, "markdown", what="the table")
+    _add_shared(parser, "json", what="the verdicts", dest="json_path")
+
+
+def _add_shared(
+    parser: argparse.ArgumentParser,
+    name: str,
+    *,
+    what: str = "",
+    default_words: str = "",
+    dest: str | None = None,
+) -> None:
+    """A flag the plugin has as ``--netbench-NAME``, here ``--NAME``, from the one row."""
+    flag = SHARED_BY_NAME[name]
     parser.add_argument(
-        "--alpha",
-        type=float,
-        default=None,
-        metavar="A",
-        help="false-alarm rate per test, all gated metrics together (default: the one"
-        " HEAD's session used, else 0.01)",
-    )
-    parser.add_argument(
-        "--storage",
-        default=".netbench",
-        metavar="DIR",
-        help="stored runs whose trials give each metric's noise floor (default .netbench)",
-    )
-    parser.add_argument("--markdown", default=None, metavar="PATH", help="write the table")
-    parser.add_argument(
-        "--json", dest="json_path", default=None, metavar="PATH", help="write the verdicts"
+        flag.cli_flag,
+        type=flag.value_type,
+        default=flag.default,
+        metavar=flag.metavar,
+        help=shared_help(name, what=what, default=default_words or flag.default),
+        dest=dest or name,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_netbench._cli.compare import add_compare_parser
 from pytest_netbench._errors import SpecError
+from pytest_netbench._input import durations
 from pytest_netbench._input.feeder_text import FEEDER_FLAG_HELP, feeder_from_flag
 from pytest_netbench._input.flags import SHARED_BY_NAME, shared_help
 from pytest_netbench._input.options import LoadKind, LoadOption, options_of
@@ -22,18 +23,16 @@ from pytest_netbench._input.stages import parse_stage_text
 from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._model.stages import Stage
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(?:i?b)?\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 
 
 def parse_duration(text: str) -> float:
-    """``10s``, ``500ms``, ``2m``, ``1.5`` (seconds)."""
-    match = _DURATION.match(text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration: use e.g. 10s, 500ms, 2m")
-    return float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+    """``10s``, ``1m30s``, ``500ms``, ``1.5`` (seconds): the one grammar of ``_input.durations``."""
+    try:
+        return durations.parse_duration(text)
+    except SpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse_size(text: str) -> int:

@@ -13,13 +13,21 @@ from typing import Literal
 @dataclass(frozen=True, slots=True)
 class SharedFlag:
     """A flag both faces have: ``--NAME`` on ``netbench`` and ``--netbench-NAME`` in pytest.
-    ``help`` says ``{what}`` where each face names what it writes or runs."""
+    ``help`` says ``{what}`` where each face names what it writes or runs, and
+    ``{default}`` where each face says its default in its own words."""
 
     name: str
     metavar: str
     help: str
-    # "path": a file or folder; "count": a whole number; "text": as typed.
-    kind: Literal["path", "count", "text"] = "path"
+    # "path": a file or folder; "count": a whole number; "number": any number; "text": as typed.
+    kind: Literal["path", "count", "number", "text"] = "path"
+    # The value when the flag is not given, where both faces have the same one.
+    default: str | None = None
+
+    @property
+    def value_type(self) -> type[int] | type[float] | type[str]:
+        """What argparse and pytest turn the flag's text into."""
+        return {"count": int, "number": float}.get(self.kind, str)
 
     @property
     def cli_flag(self) -> str:
@@ -30,8 +38,31 @@ class SharedFlag:
         return f"--netbench-{self.name}"
 
 
+# Where stored runs are kept, unless told otherwise (``_compare.storage`` holds the same).
+STORAGE_ROOT = ".netbench"
+
 SHARED_FLAGS: tuple[SharedFlag, ...] = (
     SharedFlag("json", "PATH", "write {what} as JSON here"),
+    SharedFlag("markdown", "PATH", "write {what} as Markdown here"),
+    SharedFlag(
+        "metrics",
+        "LIST",
+        "metrics shown {what}, e.g. rps,p99_ms,errors_total (default {default})",
+        kind="text",
+    ),
+    SharedFlag(
+        "alpha",
+        "A",
+        "false-alarm rate of the gate per test, all its gated metrics together (default"
+        " {default}; a lower one needs more trials, see docs/gating.md)",
+        kind="number",
+    ),
+    SharedFlag(
+        "storage",
+        "DIR",
+        "where stored runs are kept{what} (default {default})",
+        default=STORAGE_ROOT,
+    ),
     SharedFlag(
         "plot",
         "DIR",

@@ -12,29 +12,14 @@ to the load's duration (so ``duration``/``requests`` are refused beside them, as
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_netbench._errors import SpecError
+from pytest_netbench._input.durations import parse_duration
 from pytest_netbench._model.stages import Stage
 
-_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _FORMS = "Stage(30, 100), ('30s', 100) or {'duration': '30s', 'target': 100}"
-
-
-def parse_stage_duration(text: str) -> float:
-    """``30s``, ``1m30s``, ``500ms``, ``2h``, or a bare number of seconds (k6's forms)."""
-    compact = text.strip().replace(" ", "")
-    try:
-        return float(compact)
-    except ValueError:
-        pass
-    parts = _PART.findall(compact)
-    if not parts or "".join(number + unit for number, unit in parts) != compact:
-        raise SpecError(f"{text!r} is not a duration: use e.g. 30s, 1m30s, 500ms or 2h")
-    return sum(float(number) * _UNITS[unit] for number, unit in parts)
 
 
 def parse_stage_text(text: str) -> Stage:
@@ -48,7 +33,7 @@ def parse_stage_text(text: str) -> Stage:
         raise SpecError(
             f"stage {text!r}: the target {target!r} is not a number (DURATION:TARGET, e.g. 30s:100)"
         ) from None
-    return _checked_stage(parse_stage_duration(duration), value, where=f"stage {text!r}")
+    return _checked_stage(parse_duration(duration), value, where=f"stage {text!r}")
 
 
 def checked_stages(stages: object) -> tuple[Stage, ...]:
@@ -79,7 +64,7 @@ def _one_stage(entry: object, index: int) -> Stage:
     else:
         raise SpecError(f"{where} must be {_FORMS}, got {entry!r}")
     if isinstance(duration, str):
-        duration = parse_stage_duration(duration)
+        duration = parse_duration(duration)
     return _checked_stage(duration, target, where=where)
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from pytest_netbench._input.flags import SHARED_BY_NAME, shared_help
+from pytest_netbench._input.flags import SHARED_BY_NAME, STORAGE_ROOT, shared_help
 
 if TYPE_CHECKING:
     from pytest_netbench._servers.interpreter_names import NamedInterpreter
@@ -50,7 +50,7 @@ class Settings:
     # None: the gate's default.
     alpha: float | None = None
     ab_refs: tuple[str, str] | None = None
-    storage_dir: str = ".netbench"
+    storage_dir: str = STORAGE_ROOT
     server_scope: ScopeName = "function"
     # Reruns of a load spoiled by the generator; None: the library's default.
     retries: int | None = None
@@ -62,26 +62,43 @@ class Settings:
         return self.compare_name is not None
 
 
-# How the plugin words the flags it shares with ``netbench`` (``_input.flags.SHARED_FLAGS``).
+# How the plugin words the flags it shares with ``netbench`` (``_input.flags.SHARED_FLAGS``):
+# what each writes or runs, and its default in the plugin's words.
 _SHARED_WHAT = {
     "json": "every result",
+    "markdown": "the matrices",
+    "metrics": "in each matrix cell",
+    "alpha": "",
+    "storage": ": --netbench-save and --netbench-compare keep runs there",
     "plot": "the session",
     "html": "the session: environment, matrices, experiment tables, invalid results and"
     " comparison verdicts",
     "cluster": "",
     "retries": "",
 }
+_SHARED_DEFAULT_WORDS = {
+    "retries": "2, or ini netbench_retries",
+    "metrics": ",".join(DEFAULT_COLUMNS),
+    "alpha": "0.01",
+}
 
 
-def _add_shared(group: pytest.OptionGroup, name: str) -> None:
-    """A flag the CLI has as ``--NAME``, here ``--netbench-NAME``, from the one row."""
+def _add_shared(
+    group: pytest.OptionGroup, name: str, default: object = None, note: str = ""
+) -> None:
+    """A flag the CLI has as ``--NAME``, here ``--netbench-NAME``, from the one row;
+    ``note``: what only the plugin does with it."""
     flag = SHARED_BY_NAME[name]
+    default = default if default is not None else flag.default
     group.addoption(
         flag.plugin_flag,
-        type=int if flag.kind == "count" else str,
-        default=None,
+        type=flag.value_type,
+        default=default,
         metavar=flag.metavar,
-        help=shared_help(name, what=_SHARED_WHAT[name], default="2, or ini netbench_retries"),
+        help=shared_help(
+            name, what=_SHARED_WHAT[name], default=_SHARED_DEFAULT_WORDS.get(name, default)
+        )
+        + note,
     )
 
 
@@ -108,12 +125,7 @@ def add_options(parser: pytest.Parser) -> None:
         help="repeat each load N times; the test gets the median trial (default 1).",
     )
     _add_shared(group, "retries")
-    group.addoption(
-        "--netbench-metrics",
-        default=",".join(DEFAULT_COLUMNS),
-        metavar="LIST",
-        help="metrics shown in each matrix cell, e.g. rps,p99_ms,errors_total.",
-    )
+    _add_shared(group, "metrics", default=",".join(DEFAULT_COLUMNS))
     group.addoption(
         "--netbench-baseline",
         default=None,
@@ -121,12 +133,7 @@ def add_options(parser: pytest.Parser) -> None:
         help="parameter value whose column (or row) the matrix ratios are relative to.",
     )
     _add_shared(group, "json")
-    group.addoption(
-        "--netbench-markdown",
-        default=None,
-        metavar="PATH",
-        help="write the matrices as Markdown (also appended to $GITHUB_STEP_SUMMARY when set).",
-    )
+    _add_shared(group, "markdown", note=" (also appended to $GITHUB_STEP_SUMMARY when set)")
     group.addoption(
         "--netbench-benchmark-json",
         default=None,
@@ -167,14 +174,7 @@ def add_options(parser: pytest.Parser) -> None:
         f" or BUDGET trials a side are spent (default {DEFAULT_SEQUENTIAL}; error rates hold"
         " over every look, see docs/gating.md).",
     )
-    group.addoption(
-        "--netbench-alpha",
-        type=float,
-        default=None,
-        metavar="A",
-        help="false-alarm rate of the gate per test, all its gated metrics together"
-        " (default 0.01; a lower one needs more trials, see docs/gating.md).",
-    )
+    _add_shared(group, "alpha")
     group.addoption(
         "--netbench-ab",
         nargs=2,
@@ -183,12 +183,7 @@ def add_options(parser: pytest.Parser) -> None:
         help="A/B mode: measure two servers (catalog names or quoted commands with {port}) "
         "in interleaved trials in place of each test's `server`, and compare HEAD with BASE.",
     )
-    group.addoption(
-        "--netbench-storage",
-        default=".netbench",
-        metavar="DIR",
-        help="where --netbench-save/--netbench-compare keep runs (default .netbench).",
-    )
+    _add_shared(group, "storage")
     group.addoption(
         "--netbench-python",
         action="append",
