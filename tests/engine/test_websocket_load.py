@@ -385,3 +385,20 @@ def test_a_handshake_refused_in_the_connect_phase_is_a_failed_connect(
     # before), then the window's messages are refused as any.
     assert r.generator.connections_ready == 0 and r.errors["status"] == 30
     assert not r.valid and "'HTTP/1.1 403 Forbidden', not 101" in r.invalid_reasons[0]
+
+
+@pytest.mark.parametrize(
+    ("options", "kind"),
+    [({"refuse": 403}, "status"), ({"close_every": 5, "close_code": 1011}, "reset")],
+    ids=["refused", "closed"],
+)
+def test_a_websocket_failure_reads_the_same_on_every_loop(
+    ws_server: StartWs, options: dict[str, int], kind: str
+) -> None:
+    # The words come from the engine's rules (_engine/rules/failures.py), not the loop.
+    server, _ = ws_server(**options)
+    samples = {
+        loop: ws_load(url_of(server), connections=1, requests=10, loop=loop).error_samples[kind]
+        for loop in ("asyncio", "uvloop", "trio")
+    }
+    assert len(set(samples.values())) == 1, samples

@@ -28,6 +28,12 @@ from typing import Protocol, cast
 
 from pytest_netbench._engine.asyncio_io.connection import Connection, ConnectionOwner
 from pytest_netbench._engine.rules.accounting import Outstanding
+from pytest_netbench._engine.rules.failures import (
+    ws_handshake_invalid,
+    ws_refused,
+    ws_server_closed,
+)
+from pytest_netbench._engine.rules.ws_rules import answer_to_front, count_code
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.websocket import (
     CLOSE_WAIT_MAX_S,
@@ -37,7 +43,6 @@ from pytest_netbench._proto.websocket import (
     MessageFrames,
     WsFramer,
     WsSetup,
-    describe_close,
 )
 from pytest_netbench._proto.ws_ids import IdMatcher, id_framer
 from pytest_netbench._stats.recorder import Recorder
@@ -89,12 +94,10 @@ class WsConnection(Connection):
     def _answered(self, code: int, index: int) -> None:
         """An answer matched by id to the ``index``-th message outstanding: that message
         becomes the oldest, which ``on_response`` records."""
-        if index:
-            for times in (self.pending, self.intended) if self.run.open_loop else (self.pending,):
-                if index < len(times):
-                    when = times[index]
-                    del times[index]
-                    times.appendleft(when)
+        if self.run.open_loop:
+            answer_to_front(index, self.pending, self.intended)
+        else:
+            answer_to_front(index, self.pending)
         self.on_response(code, True)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -113,7 +116,7 @@ class WsConnection(Connection):
             self._refused(refused)
             return
         except HandshakeInvalid as invalid:
-            self.on_protocol_error(f"WebSocket handshake: {invalid}")
+            self.on_protocol_error(ws_handshake_invalid(invalid).detail)
             return
         if accepted is None:
             return
@@ -128,10 +131,9 @@ class WsConnection(Connection):
         run = self.run
         self.broken = self.broken or str(refused)  # the connect phase's failure, if in it
         if self.pending and self.pending[0] >= self._measure and not run.stopping:
-            codes = self._codes
-            codes[refused.status] = codes.get(refused.status, 0) + 1
+            count_code(self._codes, refused.status)
         if not run.stopping:
-            cast(_FailingOwner, run).fail_outstanding(self, "status", str(refused))
+            cast(_FailingOwner, run).fail_outstanding(self, *ws_refused(refused))
         if self.transport is not None:
             self.transport.abort()
 
@@ -144,11 +146,9 @@ class WsConnection(Connection):
     def _server_closed(self, code: int, reason: str) -> None:
         run = self.run
         if not run.stopping and monotonic_ns() >= self._measure:
-            codes = self._codes
-            codes[code] = codes.get(code, 0) + 1
+            count_code(self._codes, code)
         if self.pending and not run.stopping:
-            detail = f"the server closed the WebSocket: {describe_close(code, reason)}"
-            cast(_FailingOwner, run).fail_outstanding(self, "reset", detail)
+            cast(_FailingOwner, run).fail_outstanding(self, *ws_server_closed(code, reason))
         if self.transport is not None:
             self.transport.close()  # after the close reply, already written
 

@@ -16,9 +16,13 @@ from typing import Any, cast
 from pytest_netbench._engine.asyncio_io.connection import Connection, ConnectionOwner
 from pytest_netbench._engine.asyncio_io.engine import BaseRun
 from pytest_netbench._engine.asyncio_io.ws_connection import WsConnection
-from pytest_netbench._engine.rules.failures import lost_held_connection
+from pytest_netbench._engine.rules.failures import (
+    lost_held_connection,
+    ws_refused,
+    ws_server_closed,
+)
 from pytest_netbench._engine.rules.listen_rules import Held, ListenRules
-from pytest_netbench._proto.websocket import HandshakeRefused, describe_close
+from pytest_netbench._proto.websocket import HandshakeRefused
 from pytest_netbench._proto.ws_push import PushFramer
 
 
@@ -61,13 +65,14 @@ class PushConnection(WsConnection):
         self.listen.rules.pong(self.held, payload)
 
     def _refused(self, refused: HandshakeRefused) -> None:
-        self.listen.lose(self, "status", str(refused), refused.status)
+        failed = ws_refused(refused)
+        self.listen.lose(self, failed.kind, failed.detail, refused.status)
         if self.transport is not None:
             self.transport.abort()
 
     def _server_closed(self, code: int, reason: str) -> None:
         self.close_code = code
-        self.close_words = f"the server closed the WebSocket: {describe_close(code, reason)}"
+        self.close_words = ws_server_closed(code, reason).detail
         if self.transport is not None:
             self.transport.close()  # after the close reply, already written
 

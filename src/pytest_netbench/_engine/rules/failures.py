@@ -15,6 +15,7 @@ import ssl
 from typing import NamedTuple
 
 from pytest_netbench._model import ErrorKind
+from pytest_netbench._proto.websocket import HandshakeRefused, describe_close
 
 
 class Failure(NamedTuple):
@@ -104,6 +105,26 @@ def lost_held_connection(exc: BaseException | None) -> Failure:
     if exc is None:
         return Failure("reset", NO_CLOSE_FRAME)
     return lost_connection(exc)
+
+
+# The server hung up before it answered a WebSocket upgrade.
+HANDSHAKE_ENDED = "server closed the connection during the WebSocket handshake"
+
+
+def ws_refused(refusal: HandshakeRefused) -> Failure:
+    """The server answered the WebSocket upgrade with an HTTP status other than 101."""
+    return Failure("status", str(refusal))
+
+
+def ws_handshake_invalid(problem: object) -> Failure:
+    """The server's answer to the upgrade is not one a WebSocket client may accept."""
+    return broken(f"WebSocket handshake: {problem}")
+
+
+def ws_server_closed(code: int, reason: str) -> Failure:
+    """The server closed the WebSocket (a close frame) with messages outstanding, or a
+    held connection."""
+    return Failure("reset", f"the server closed the WebSocket: {describe_close(code, reason)}")
 
 
 def broken(reason: str) -> Failure:

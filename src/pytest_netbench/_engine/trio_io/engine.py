@@ -29,6 +29,8 @@ from pytest_netbench._engine.rules.failures import (
     informative_cause,
     lost_connection,
     response_timeout,
+    ws_handshake_invalid,
+    ws_refused,
 )
 from pytest_netbench._engine.rules.open_rules import GROW_AFTER_NS, OpenAccounting
 from pytest_netbench._engine.rules.ramp import NEVER_NS, share_connection_ramp
@@ -36,6 +38,12 @@ from pytest_netbench._engine.rules.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.rules.share import WorkerShare
 from pytest_netbench._engine.rules.timerfd import TimerFd, open_timerfd
 from pytest_netbench._engine.rules.watch import ShareWatch
+from pytest_netbench._engine.rules.ws_rules import (
+    answer_to_front,
+    close_counts,
+    count_code,
+    refusal_counts,
+)
 from pytest_netbench._engine.trio_io.timers import share_watcher, start_timers
 from pytest_netbench._engine.trio_io.ws import (
     HandshakeEnded,
@@ -383,12 +391,11 @@ class TrioRun(OpenAccounting):
             slot.ws_idle = True
             return stream
         except HandshakeRefused as refused:
-            if slot.pending and slot.pending[0] >= self.measure_start_ns and not self.stopping:
-                codes = self.recorder.status_codes
-                codes[refused.status] = codes.get(refused.status, 0) + 1
-            self.fail_outstanding(slot, "status", str(refused))
+            if refusal_counts(self, slot.pending):
+                count_code(self.recorder.status_codes, refused.status)
+            self.fail_outstanding(slot, *ws_refused(refused))
         except HandshakeInvalid as invalid:
-            slot.broken = f"WebSocket handshake: {invalid}"
+            slot.broken = ws_handshake_invalid(invalid).detail
             self.fail(slot, "protocol")
         except trio.TooSlowError:
             self.fail(slot, "timeout")
@@ -406,7 +413,10 @@ class TrioRun(OpenAccounting):
         if self.exchange.websocket is None:
             return None
         talk = WsTalk(
-            self.exchange.websocket, on_response, on_error, lambda index: _to_front(slot, index)
+            self.exchange.websocket,
+            on_response,
+            on_error,
+            lambda index: answer_to_front(index, slot.pending, slot.intended),
         )
         slot.ws_ids = talk.ids
         if slot.ws_leftover:
@@ -424,21 +434,10 @@ class TrioRun(OpenAccounting):
         if not talk.closed:
             return False
         slot.ws_idle = False
-        if not self.stopping and monotonic_ns() >= self.measure_start_ns:
-            codes = self.recorder.status_codes
-            codes[talk.close_code] = codes.get(talk.close_code, 0) + 1
+        if close_counts(self, monotonic_ns()):
+            count_code(self.recorder.status_codes, talk.close_code)
         self.fail_outstanding(slot, "reset", talk.closed)
         return True
-
-
-def _to_front(slot: _Slot, index: int) -> None:
-    """An answer matched by id came for the ``index``-th message outstanding: it becomes
-    the oldest, which ``on_response`` records."""
-    for times in (slot.pending, slot.intended):
-        if index < len(times):
-            when = times[index]
-            del times[index]
-            times.appendleft(when)
 
 
 class _Next:

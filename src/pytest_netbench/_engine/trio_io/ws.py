@@ -9,13 +9,13 @@ from collections.abc import Callable
 
 import trio
 
+from pytest_netbench._engine.rules.failures import HANDSHAKE_ENDED, ws_server_closed
 from pytest_netbench._proto.framing import OnError, OnResponse
 from pytest_netbench._proto.websocket import (
     CLOSE_WAIT_MAX_S,
     Accepted,
     WsFramer,
     WsSetup,
-    describe_close,
 )
 from pytest_netbench._proto.ws_ids import IdMatcher, id_framer
 from pytest_netbench._stats.recorder import Recorder
@@ -40,7 +40,7 @@ async def open_websocket(
         while True:
             data = await stream.receive_some(_READ_SIZE)
             if not data:
-                raise HandshakeEnded("server closed the connection during the WebSocket handshake")
+                raise HandshakeEnded(HANDSHAKE_ENDED)
             recorder.bytes_read += len(data)
             accepted = handshake.receive(data)
             if accepted is not None:
@@ -83,7 +83,7 @@ class WsTalk:
 
     def _close(self, code: int, reason: str) -> None:
         self.close_code = code
-        self.closed = f"the server closed the WebSocket: {describe_close(code, reason)}"
+        self.closed = ws_server_closed(code, reason).detail
 
     async def send_replies(self, stream: trio.abc.Stream) -> int:
         """Write what the server is owed; returns the bytes written."""

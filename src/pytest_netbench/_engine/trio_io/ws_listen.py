@@ -27,6 +27,9 @@ from pytest_netbench._engine.rules.failures import (
     informative_cause,
     lost_connection,
     lost_held_connection,
+    ws_handshake_invalid,
+    ws_refused,
+    ws_server_closed,
 )
 from pytest_netbench._engine.rules.listen_rules import Held, ListenRules
 from pytest_netbench._engine.rules.share import WorkerShare
@@ -34,7 +37,7 @@ from pytest_netbench._engine.rules.watch import ShareWatch
 from pytest_netbench._engine.trio_io.timers import share_watcher, start_timers
 from pytest_netbench._engine.trio_io.ws import HandshakeEnded, close_websocket, open_websocket
 from pytest_netbench._model import LoadSpec
-from pytest_netbench._proto.websocket import HandshakeInvalid, HandshakeRefused, describe_close
+from pytest_netbench._proto.websocket import HandshakeInvalid, HandshakeRefused
 from pytest_netbench._proto.ws_push import PushFramer
 from pytest_netbench._stats.recorder import WorkerOutcome
 
@@ -153,9 +156,11 @@ class TrioListenRun(RunAccounting):
         try:
             accepted = await open_websocket(stream, setup, spec.timeout_s, self.recorder)
         except HandshakeRefused as refused:
-            self.lose(conn, "status", str(refused), refused.status)
+            failed = ws_refused(refused)
+            self.lose(conn, failed.kind, failed.detail, refused.status)
         except HandshakeInvalid as invalid:
-            self.lose(conn, "protocol", f"WebSocket handshake: {invalid}")
+            failed = ws_handshake_invalid(invalid)
+            self.lose(conn, failed.kind, failed.detail)
         except HandshakeEnded as ended:
             self.lose(conn, "reset", str(ended))
         except trio.TooSlowError:
@@ -200,8 +205,8 @@ class TrioListenRun(RunAccounting):
                     return
                 if conn.close is not None:
                     code, reason = conn.close
-                    words = f"the server closed the WebSocket: {describe_close(code, reason)}"
-                    self.lose(conn, "reset", words, code)
+                    failed = ws_server_closed(code, reason)
+                    self.lose(conn, failed.kind, failed.detail, code)
                     return
                 data = await stream.receive_some(_READ_SIZE)
                 if not data:
