@@ -140,9 +140,7 @@ class H2Connection(Connection):
         if self.run.open_loop and (client.goaway is not None or client.failed):
             self._leave_pool()
         if client.failed:
-            self.broken = self.broken or (
-                client.connection_error.reason if client.connection_error else "HTTP/2 failure"
-            )
+            self.broken = self.broken or streams.failed_because
             transport.close()
         elif streams.done:
             # After a GOAWAY: the run opens another (not an error). Requests still waiting
@@ -201,18 +199,11 @@ class H2Connection(Connection):
 
     def time_out(self, started_before: int, detail: str) -> None:
         """Cancel every request that started before ``started_before`` and count each as a
-        ``timeout`` (``H2Streams.time_out``); the connection goes on. Unless the server
-        has not even acknowledged the client's SETTINGS by then: it does not speak HTTP/2
-        there, so the connection is dropped (its other requests fail as ``protocol``) and
-        the run opens another."""
-        client = self.streams.client
-        dead = client is not None and not client.settings_acked
-        self.streams.time_out(started_before, detail, count_ended=not dead)
-        if dead and self.transport is not None:
-            self.broken = self.broken or (
-                f"the server did not acknowledge the client's HTTP/2 SETTINGS ({detail}):"
-                " it does not speak HTTP/2 on this connection"
-            )
+        ``timeout``; the connection goes on, or is dropped where ``H2Streams.expire`` says
+        it must be (the run opens another)."""
+        dropped = self.streams.expire(started_before, detail)
+        if dropped and self.transport is not None:
+            self.broken = self.broken or dropped
             self.transport.abort()
             return
         self._continue()

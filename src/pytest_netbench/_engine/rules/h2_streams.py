@@ -140,6 +140,32 @@ class H2Streams:
             client is not None and client.finished and len(self._requests.pending) == self.waiting
         )
 
+    @property
+    def failed_because(self) -> str:
+        """Why the client failed the whole connection ("" while it has not): its requests
+        still waiting for a stream fail as ``protocol`` with these words."""
+        client = self.client
+        if client is None or not client.failed:
+            return ""
+        error = client.connection_error
+        return error.reason if error is not None else "HTTP/2 failure"
+
+    def expire(self, started_before: int, detail: str) -> str:
+        """The requests that started before ``started_before`` outlived the timeout: each
+        stream is cancelled alone and counted as ``timeout`` (``detail``), and the
+        connection goes on (""). Unless the server has not even acknowledged the client's
+        SETTINGS: it does not speak HTTP/2 there, so the connection must be dropped, and
+        this says why (its other requests fail as ``protocol``; the run opens another)."""
+        client = self.client
+        dead = client is not None and not client.settings_acked
+        self.time_out(started_before, detail, count_ended=not dead)
+        if not dead:
+            return ""
+        return (
+            f"the server did not acknowledge the client's HTTP/2 SETTINGS ({detail}):"
+            " it does not speak HTTP/2 on this connection"
+        )
+
     def take_ended(self) -> int:
         """How many streams ended since the last call: each may let the run start the next
         request on this connection."""

@@ -272,8 +272,7 @@ class H2Slot(_Slot):
         if client is None:
             return True
         if client.failed:
-            error = client.connection_error
-            self.broken = error.reason if error is not None else "HTTP/2 failure"
+            self.broken = streams.failed_because
             if self.pending:  # requests that waited for a stream
                 run.fail(self, "protocol")
             return True
@@ -285,21 +284,16 @@ class H2Slot(_Slot):
 
     def _time_out(self) -> None:
         """The oldest streams outlived the timeout: each is cancelled alone and counted as
-        ``timeout``. Unless the server has not even acknowledged the client's SETTINGS:
-        then the connection is dropped (its other requests fail as ``protocol``)."""
+        ``timeout``; or the connection is dropped where ``H2Streams.expire`` says it must be
+        (its other requests fail as ``protocol``)."""
         run = self.run
-        streams = self.streams
         detail = stream_timeout(run.spec.timeout_s).detail
-        dead = streams.client is not None and not streams.client.settings_acked
-        streams.time_out(monotonic_ns() - self._timeout_ns, detail, count_ended=not dead)
-        if not dead:
+        dropped = self.streams.expire(monotonic_ns() - self._timeout_ns, detail)
+        if not dropped:
             self._after_streams()
             self._wake.set()  # the RST_STREAMs
             return
-        self.broken = (
-            f"the server did not acknowledge the client's HTTP/2 SETTINGS ({detail}):"
-            " it does not speak HTTP/2 on this connection"
-        )
+        self.broken = dropped
         if self.pending:
             run.fail(self, "protocol")
         run.check_finished()
