@@ -12,7 +12,8 @@ import ssl
 
 import trio
 
-from pytest_netbench._engine.rules.failures import Failure, connect_failure, lost_connection
+from pytest_netbench._engine.rules.failures import Failure, lost_connection
+from pytest_netbench._engine.trio_io.connect import CONNECT_ERRORS, failure_of, open_stream
 from pytest_netbench._flow.accounting import FlowAccounting
 from pytest_netbench._flow.connection import RequestFailed, UserConnection
 from pytest_netbench._proto.http_message import ResponseReader, WholeResponse
@@ -81,25 +82,13 @@ class TrioFlowConnection(UserConnection):
         self.reader = ResponseReader(self._on_response, self._on_error)
         acct.live += 1  # opening counts: every user may open at once
         acct.count_opened(acct.live)
-        stream: trio.abc.Stream | None = None
-        failure: Failure | None = None
-        with trio.move_on_after(spec.connect_timeout_s) as scope:
-            try:
-                stream = await trio.open_tcp_stream(spec.host, spec.port)
-                if self.ssl_context is not None:
-                    tls = trio.SSLStream(stream, self.ssl_context, server_hostname=spec.host)
-                    stream = tls
-                    await tls.do_handshake()
-            except (OSError, trio.BrokenResourceError) as exc:
-                failure = connect_failure(exc)
-        if failure is None and scope.cancelled_caught:
-            failure = connect_failure(None)
-        if failure is not None:
+        try:
+            self.stream = await open_stream(
+                spec.host, spec.port, self.ssl_context, spec.host, spec.connect_timeout_s
+            )
+        except CONNECT_ERRORS as exc:
             acct.live -= 1
-            if stream is not None:
-                await trio.aclose_forcefully(stream)
-            await self._failed(*failure)
-        self.stream = stream
+            await self._failed(*failure_of(exc))
 
     # -- the reader's answers --
     def _on_response(self, response: WholeResponse) -> None:

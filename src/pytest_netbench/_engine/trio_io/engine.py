@@ -44,6 +44,7 @@ from pytest_netbench._engine.rules.ws_rules import (
     count_code,
     refusal_counts,
 )
+from pytest_netbench._engine.trio_io.connect import CONNECT_ERRORS, failure_of, open_stream
 from pytest_netbench._engine.trio_io.timers import share_watcher, start_timers
 from pytest_netbench._engine.trio_io.ws import (
     HandshakeEnded,
@@ -243,7 +244,7 @@ class TrioRun(OpenAccounting):
         says why; ``reset``: ``exc`` is what the stream raised."""
         slot.ws_idle = False
         if failure == "connect":
-            found = connect_failure(None if isinstance(exc, trio.TooSlowError) else exc)
+            found = failure_of(exc) if exc is not None else connect_failure(None)
         elif failure == "timeout":
             found = response_timeout(self.spec.timeout_s)
         elif failure == "closed":
@@ -273,22 +274,16 @@ class TrioRun(OpenAccounting):
         self.slots.add(slot)
         self.count_opened(len(self.slots))
         try:
-            with trio.fail_after(self.spec.connect_timeout_s):
-                stream: trio.abc.Stream = await trio.open_tcp_stream(
-                    self.exchange.connect_host, self.exchange.connect_port
-                )
-                if self.ssl_context is not None:
-                    tls = trio.SSLStream(stream, self.ssl_context, server_hostname=self.spec.host)
-                    try:
-                        await tls.do_handshake()
-                    except BaseException:
-                        with trio.CancelScope(shield=True):
-                            await trio.aclose_forcefully(stream)
-                        raise
-                    stream = tls
+            stream = await open_stream(
+                self.exchange.connect_host,
+                self.exchange.connect_port,
+                self.ssl_context,
+                self.spec.host,
+                self.spec.connect_timeout_s,
+            )
             self.contact.reached = True
             return stream if self.exchange.websocket is None else await self._upgrade(slot, stream)
-        except (trio.TooSlowError, OSError, trio.BrokenResourceError) as exc:
+        except CONNECT_ERRORS as exc:
             self.fail(slot, "connect", exc)
             if self.contact.failed(informative_cause(exc), monotonic_ns()):
                 self.stop()  # nothing listens there: _run raises (see FirstContact)

@@ -23,7 +23,6 @@ from pytest_netbench._engine.rules.connecting import (
 )
 from pytest_netbench._engine.rules.exchange import Exchange, build_exchange
 from pytest_netbench._engine.rules.failures import (
-    connect_failure,
     informative_cause,
     lost_connection,
     lost_held_connection,
@@ -34,6 +33,7 @@ from pytest_netbench._engine.rules.failures import (
 from pytest_netbench._engine.rules.listen_rules import Held, ListenRules
 from pytest_netbench._engine.rules.share import WorkerShare
 from pytest_netbench._engine.rules.watch import ShareWatch
+from pytest_netbench._engine.trio_io.connect import CONNECT_ERRORS, failure_of, open_stream
 from pytest_netbench._engine.trio_io.timers import share_watcher, start_timers
 from pytest_netbench._engine.trio_io.ws import HandshakeEnded, close_websocket, open_websocket
 from pytest_netbench._model import LoadSpec
@@ -135,17 +135,16 @@ class TrioListenRun(RunAccounting):
     async def _hold(self, conn: _Listener) -> None:
         spec = self.spec
         try:
-            with trio.fail_after(spec.connect_timeout_s):
-                stream: trio.abc.Stream = await trio.open_tcp_stream(
-                    self.exchange.connect_host, self.exchange.connect_port
-                )
-                conn.stream = stream
-                if self.ssl_context is not None:
-                    stream = trio.SSLStream(stream, self.ssl_context, server_hostname=spec.host)
-                    conn.stream = stream
-                    await stream.do_handshake()
-        except (trio.TooSlowError, OSError, trio.BrokenResourceError) as exc:
-            failed = connect_failure(None if isinstance(exc, trio.TooSlowError) else exc)
+            stream = await open_stream(
+                self.exchange.connect_host,
+                self.exchange.connect_port,
+                self.ssl_context,
+                spec.host,
+                spec.connect_timeout_s,
+            )
+            conn.stream = stream
+        except CONNECT_ERRORS as exc:
+            failed = failure_of(exc)
             self.lose(conn, failed.kind, failed.detail)
             if self.contact.failed(informative_cause(exc), monotonic_ns()):
                 self.stop()  # nothing listens there: the share raises (see FirstContact)
