@@ -286,7 +286,7 @@ def mix_worker(
         rec.sent += len(samples)
     for kind, n in failures.items():
         for _ in range(n):
-            rec.error("reset", "connection reset by peer", request=kind)
+            rec.error("reset", "connection reset by peer", request_kind=kind)
             rec.by_request[kind].sent += 1
             rec.sent += 1
     for kind, n in enumerate(in_flight):

@@ -76,7 +76,7 @@ def test_a_mix_records_latencies_and_statuses_per_kind() -> None:
     rec.by_request[0].status_codes[200] = 2
     rec.by_request[1].latencies.append(2_000_000)
     rec.by_request[1].status_codes.update({200: 1, 404: 1})
-    rec.error("status", "HTTP 404", request=1)
+    rec.error("status", "HTTP 404", request_kind=1)
     assert rec.ok_so_far() == 3
     rec.close_bucket()
     out = rec.finish(in_flight=1, window_end_ns=NS, in_flight_by_request=[0, 1])

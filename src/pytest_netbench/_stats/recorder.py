@@ -176,14 +176,16 @@ class Recorder:
         # The run's count of its connections, read as each bucket closes (None: not kept).
         self.count_connections: Callable[[], int] | None = None
 
-    def error(self, kind: str, detail: str, errno: int | None = None, request: int = -1) -> None:
-        """Count one measured failure (of the mix's ``request`` kind, if a mix); keep the
-        first message of each kind as a sample."""
-        self.errors[kind] += 1
-        if request >= 0:
-            self.by_request[request].outcome.errors[kind] += 1
-        if kind not in self.error_samples:
-            self.error_samples[kind] = detail[:200]
+    def error(
+        self, error: str, detail: str, errno: int | None = None, request_kind: int = -1
+    ) -> None:
+        """Count one measured failure of the ``error`` kind (of the mix's ``request_kind``,
+        if a mix); keep the first message of each error kind as a sample."""
+        self.errors[error] += 1
+        if request_kind >= 0:
+            self.by_request[request_kind].outcome.errors[error] += 1
+        if error not in self.error_samples:
+            self.error_samples[error] = detail[:200]
         if errno in GENERATOR_FAULT_ERRNOS:
             self.generator_faults += 1
 

@@ -43,7 +43,7 @@ class _H2Owner(ConnectionOwner, Protocol):
     spec: LoadSpec
 
     def fail_request(
-        self, intended: int, kind: str, detail: str, request: int = -1, code: int = -1
+        self, intended: int, error: str, detail: str, request_kind: int = -1, code: int = -1
     ) -> None: ...
 
     def check_finished(self) -> None: ...

@@ -54,7 +54,7 @@ class _FailingOwner(ConnectionOwner, Protocol):
     spec: LoadSpec
 
     def fail_outstanding(
-        self, requests: Outstanding, kind: str, detail: str, err_no: int | None = None
+        self, requests: Outstanding, error: str, detail: str, err_no: int | None = None
     ) -> None: ...
 
 

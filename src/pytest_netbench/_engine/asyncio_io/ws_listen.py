@@ -125,10 +125,10 @@ class ListenRun(BaseRun):
             self.phase.failed(conn, f"connect failed: {detail}", timed_out=False)
 
     def fail_outstanding(
-        self, requests: Any, kind: str, detail: str, err_no: int | None = None
+        self, requests: Any, error: str, detail: str, err_no: int | None = None
     ) -> None:
         """A connect that failed inside the window (``connect_first`` off)."""
-        self.lose(cast(PushConnection, requests), kind, detail)
+        self.lose(cast(PushConnection, requests), error, detail)
 
     def lost(self, conn: Connection, exc: Exception | None) -> None:
         push = cast(PushConnection, conn)

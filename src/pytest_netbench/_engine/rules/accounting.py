@@ -244,16 +244,19 @@ class RunAccounting:
             rec.uncorrected.append(now - start)
         self.completed += 1
 
-    def record_kind(self, code: int, start: int, intended: int, now: int, kind: int) -> None:
-        """:meth:`record` for a mix: the response to a request of the mix's ``kind``."""
+    def record_kind(
+        self, code: int, start: int, intended: int, now: int, request_kind: int
+    ) -> None:
+        """:meth:`record` for a mix: the response to a request of the mix's
+        ``request_kind``."""
         if intended < self.measure_start_ns or self.stopping:
             return
         rec = self.recorder
-        counters = rec.by_request[kind]
+        counters = rec.by_request[request_kind]
         codes = counters.status_codes
         codes[code] = codes.get(code, 0) + 1
         if code >= 400:
-            rec.error("status", f"HTTP {code}", request=kind)
+            rec.error("status", f"HTTP {code}", request_kind=request_kind)
         else:
             counters.latencies.append(now - (intended if intended < start else start))
             if self.open_loop:
@@ -261,9 +264,9 @@ class RunAccounting:
         self.completed += 1
 
     def fail_request(
-        self, intended: int, kind: str, detail: str, request: int = -1, code: int = -1
+        self, intended: int, error: str, detail: str, request_kind: int = -1, code: int = -1
     ) -> None:
-        """One request (of the mix's ``request`` kind, in a mix) failed as ``kind`` while
+        """One request (of the mix's ``request_kind``, in a mix) failed as ``error`` while
         its connection goes on (an HTTP/2 stream reset, refused by a GOAWAY, malformed, or
         timed out): :meth:`fail_outstanding` for one request. ``code``: a status the answer
         carried (a gRPC call's grpc-status), counted in ``status_codes`` too. Not counted if
@@ -272,9 +275,12 @@ class RunAccounting:
             return
         rec = self.recorder
         if code >= 0:
-            codes = rec.status_codes if request < 0 else rec.by_request[request].status_codes
+            if request_kind < 0:
+                codes = rec.status_codes
+            else:
+                codes = rec.by_request[request_kind].status_codes
             codes[code] = codes.get(code, 0) + 1
-        rec.error(kind, detail, request=request)
+        rec.error(error, detail, request_kind=request_kind)
         self.completed += 1
 
     def _outstanding_kinds(self, requests: Outstanding) -> list[int]:
@@ -292,22 +298,22 @@ class RunAccounting:
         return unwritten + list(kinds)
 
     def fail_outstanding(
-        self, requests: Outstanding, kind: str, detail: str, err_no: int | None = None
+        self, requests: Outstanding, error: str, detail: str, err_no: int | None = None
     ) -> None:
-        """Every measured request outstanding on a connection fails as ``kind``."""
+        """Every measured request outstanding on a connection fails as ``error``."""
         if not self.stopping:  # after stop() they are in flight, never errors too
             rec = self.recorder
             measure = self.measure_start_ns
             times = requests.intended if self.open_loop else requests.pending
             if self.mix:
-                for t, request in zip(times, self._outstanding_kinds(requests), strict=True):
+                for t, request_kind in zip(times, self._outstanding_kinds(requests), strict=True):
                     if t >= measure:
-                        rec.error(kind, detail, err_no, request)
+                        rec.error(error, detail, err_no, request_kind)
                         self.completed += 1
             else:
                 for t in times:
                     if t >= measure:
-                        rec.error(kind, detail, err_no)
+                        rec.error(error, detail, err_no)
                         self.completed += 1
         requests.pending.clear()
         requests.intended.clear()
