@@ -169,7 +169,7 @@ class LoadSpec:
         return self.max_connections or max(self.connections, 1024)
 
     @property
-    def per_connection(self) -> int:
+    def outstanding_per_connection(self) -> int:
         """Closed loop: the requests a connection keeps outstanding (pipelined HTTP/1.1
         requests, or HTTP/2 streams)."""
         return self.streams if self.protocol == "h2" else self.pipeline

@@ -28,7 +28,7 @@ class ConnectionOwner(Protocol):
     measure_start_ns: int
     is_http: bool
     open_loop: bool
-    rpc: int
+    closes_after: int
     budget: int | None
     completed: int
     stopping: bool
@@ -96,7 +96,7 @@ class Connection(asyncio.BaseProtocol):
         self._size = run.exchange.size
         self._write: Callable[[bytes], None] | None = None
         # Closed loop, keep-alive, one write per request: the common case gets a fast path.
-        self._fast = not run.open_loop and not run.rpc and len(run.exchange.chunks) == 1
+        self._fast = not run.open_loop and not run.closes_after and len(run.exchange.chunks) == 1
         self.framer: Framer | None = None
         self._feed: Callable[[bytes], object] = self._attach_framer()
 
@@ -254,7 +254,7 @@ class MixConnection(Connection):
     def __init__(self, run: ConnectionOwner) -> None:
         super().__init__(run)
         self.kinds: deque[int] = deque()  # the kind of each written request in `pending`
-        self._fast = not run.open_loop and not run.rpc  # every kind is one write
+        self._fast = not run.open_loop and not run.closes_after  # every kind is one write
 
     def on_response(self, code: int, keep_alive: bool) -> None:
         now = monotonic_ns()

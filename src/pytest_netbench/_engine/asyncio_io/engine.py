@@ -94,7 +94,7 @@ class BaseRun(RunAccounting):
         self.connect_timeout_ns = int(spec.connect_timeout_s * NS_PER_S)
         varies = self.source is not None
         writes = 1 if varies else len(exchange.chunks)  # each request that varies: one write
-        fused = fits_fused_path(exchange.parser_framed, self.rpc, writes)
+        fused = fits_fused_path(exchange.parser_framed, self.closes_after, writes)
         self.connection_class: type[Connection] = Connection
         if exchange.h2 is not None:
             self.connection_class = H2Connection  # a mix's kinds too
@@ -140,7 +140,7 @@ class BaseRun(RunAccounting):
         return (
             self.connection_class is Connection
             and exchange.is_http
-            and self.rpc > 0
+            and self.closes_after > 0
             and ssl_context is None
             and spec.scheme == "http"
             and not spec.source_addresses
@@ -366,7 +366,9 @@ class ClosedRun(BaseRun):
         if first:
             conn.pending.popleft()
             conn.send(first, first)
-        more = 0 if conn in self.closing else self.spec.per_connection - len(conn.pending)
+        more = (
+            0 if conn in self.closing else self.spec.outstanding_per_connection - len(conn.pending)
+        )
         for _ in range(more):
             now = monotonic_ns()
             if not self.take(now):
@@ -382,7 +384,9 @@ class ClosedRun(BaseRun):
             if not conn.pending:
                 self._retire(conn)
             return
-        if not keep_alive or (self.rpc and conn.served + len(conn.pending) >= self.rpc):
+        if not keep_alive or (
+            self.closes_after and conn.served + len(conn.pending) >= self.closes_after
+        ):
             if not conn.pending:
                 self._retire(conn)
             return
@@ -593,7 +597,7 @@ class OpenRun(BaseRun, OpenAccounting):
 
     def connected(self, conn: Connection) -> None:
         # A connection takes per_connection requests at once (HTTP/2: its streams).
-        free = self.spec.per_connection
+        free = self.spec.outstanding_per_connection
         if conn.pending:
             start = conn.pending.popleft()
             intended = conn.intended.popleft()
@@ -611,7 +615,7 @@ class OpenRun(BaseRun, OpenAccounting):
     def response_done(self, conn: Connection, now: int, keep_alive: bool) -> None:
         if self.stopping:
             return
-        if not keep_alive or (self.rpc and conn.served >= self.rpc):
+        if not keep_alive or (self.closes_after and conn.served >= self.closes_after):
             if conn.transport is not None:
                 conn.transport.close()
         else:

@@ -50,10 +50,10 @@ from pytest_netbench._proto.http import (
 )
 
 
-def fits_fused_path(parser_framed: bool, rpc: int, chunks: int) -> bool:
+def fits_fused_path(parser_framed: bool, closes_after: int, chunks: int) -> bool:
     """HTTP framed by httptools alone, keep-alive without a per-connection request limit,
     one write per request (closed loop: FusedHttpConnection; open: FusedOpenConnection)."""
-    return parser_framed and not rpc and chunks == 1
+    return parser_framed and not closes_after and chunks == 1
 
 
 def _last_response() -> bool:

@@ -3,7 +3,7 @@
 A :class:`Connection` whose bytes go to the sans-IO client (``_proto.h2_client``) instead
 of an HTTP/1.1 framer. The run sees it as a connection with several requests outstanding
 (``pending``: the start of each, oldest first, as a pipelined HTTP/1.1 connection's), so
-its rules apply unchanged: the closed loop keeps ``spec.per_connection`` (``streams``)
+its rules apply unchanged: the closed loop keeps ``spec.outstanding_per_connection`` (``streams``)
 outstanding, in-flight requests at the stop are ``pending``, a connection lost fails what
 it still has. What differs is that streams end out of order and one at a time; how each
 is counted is ``h2_streams.H2Streams``'s, written once for this loop and trio's

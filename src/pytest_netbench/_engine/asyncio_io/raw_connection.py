@@ -178,7 +178,7 @@ class RawHttpConnection(Connection):
 
     def _attach_framer(self) -> Callable[[bytes], object]:
         run = self.run
-        if run.rpc == 1 and run.exchange.parser_framed:
+        if run.closes_after == 1 and run.exchange.parser_framed:
             return self._first_read  # the framer, if one is needed, comes with the bytes
         return super()._attach_framer()
 

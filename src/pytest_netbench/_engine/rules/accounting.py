@@ -124,7 +124,7 @@ class RunAccounting:
         self.opened = 0
         self.peak = 0
         # Close after this many responses on a connection (keep-alive off means 1).
-        self.rpc = spec.requests_per_connection or (0 if spec.keepalive else 1)
+        self.closes_after = spec.requests_per_connection or (0 if spec.keepalive else 1)
         self.cost = ThreadCost()
 
     def window_deadline(self) -> int:

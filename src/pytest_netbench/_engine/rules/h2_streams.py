@@ -71,7 +71,7 @@ class H2Streams:
         self._per_stream = bool(self._mix) or self._varied
         self._unsent_requests: deque[H2Request] = deque()
         self.client: H2ClientConnection | None = H2ClientConnection(
-            request, self._on_response, self._on_error, max_streams=spec.per_connection
+            request, self._on_response, self._on_error, max_streams=spec.outstanding_per_connection
         )
 
     def release(self) -> None:

@@ -83,7 +83,7 @@ class OpenAccounting(RunAccounting):
         """Does a request that finds every connection busy get a new one at once? Only
         when connections close on their own (keep-alive off, or a request limit per
         connection); otherwise it waits up to ``GROW_AFTER_NS`` for one to come free."""
-        return self.rpc != 0
+        return self.closes_after != 0
 
     def pool_wanted(self) -> int | None:
         """The most connections the rate needs, by the latest answers (``POOL_HEADROOM``

@@ -458,7 +458,7 @@ class _Next:
             self.shed = True
             return
         for _ in range(count):
-            if run.rpc and slot.served + len(slot.pending) >= run.rpc:
+            if run.closes_after and slot.served + len(slot.pending) >= run.closes_after:
                 return
             now = monotonic_ns()
             if not run.take(now):
@@ -527,7 +527,7 @@ async def _open_connection(run: TrioRun, precounted: bool = False) -> None:
             return
         run.slots.add(slot)
         while not run.stopping and not slot.broken and slot.keep_alive:
-            if run.rpc and slot.served >= run.rpc:
+            if run.closes_after and slot.served >= run.closes_after:
                 break
             intended, counted, late = await run.work_recv.receive()
             if arriving:

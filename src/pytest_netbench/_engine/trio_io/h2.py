@@ -36,7 +36,7 @@ class H2TrioRun(TrioRun):
         source: RequestSource | None = None,
     ) -> None:
         super().__init__(spec, share, exchange, start_at_ns, source)
-        self.takers_per_connection = spec.per_connection
+        self.takers_per_connection = spec.outstanding_per_connection
 
     def start_closed_connection(self, nursery: trio.Nursery) -> None:
         nursery.start_soon(_closed_connection, self)

@@ -95,7 +95,7 @@ class H2Slot(_Slot):
         if run.shed():
             self.shed = True
             return
-        for _ in range(run.spec.per_connection - len(self.pending)):
+        for _ in range(run.spec.outstanding_per_connection - len(self.pending)):
             now = monotonic_ns()
             if not run.take(now):
                 return
@@ -191,7 +191,7 @@ class H2Slot(_Slot):
     async def _take_all(self) -> None:
         with self._takers:
             async with trio.open_nursery() as takers:
-                for _ in range(self.run.spec.per_connection):
+                for _ in range(self.run.spec.outstanding_per_connection):
                     takers.start_soon(self._take_loop)
 
     async def _take_loop(self) -> None:
