@@ -266,10 +266,11 @@ class MixConnection(Connection):
         start = pending.popleft()
         intended = self.intended.popleft() if run.open_loop else start
         run.record_kind(code, start, intended, now, self.kinds.popleft())
-        if self._fast and keep_alive and run.budget != 0 and not run.stopping:
-            # Closed loop keep-alive: the next request goes out at once (see Connection).
-            if run.take(now):
-                self.send(now, now)
+        # Closed loop keep-alive: the next request goes out at once (see Connection). A
+        # take refused here (the requests ran out just now, which spent the budget) goes on
+        # to the general path, which retires the connection and asks if the run is done.
+        if self._fast and keep_alive and run.budget != 0 and not run.stopping and run.take(now):
+            self.send(now, now)
             return
         self.served += 1
         run.response_done(self, now, keep_alive)

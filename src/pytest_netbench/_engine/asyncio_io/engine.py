@@ -355,6 +355,9 @@ class ClosedRun(BaseRun):
         for _ in range(missing):
             now = monotonic_ns()
             if not self.take(now):
+                # Refused: the budget is spent, or the requests ran out (a share given no
+                # rows at all): with nothing open to answer, the run may be finished now.
+                self.check_finished()
                 break
             self.open_connection(now, now)
 
@@ -454,6 +457,7 @@ class ClosedRun(BaseRun):
         held = self._held()
         for _ in range(self.wanted - held):
             if not self.take(now):
+                self.check_finished()  # as in begin: no connection may be left to check
                 break
             self.open_connection(now, now)
         if held > self.wanted:
