@@ -231,8 +231,14 @@ class RawHttpConnection(Connection):
         return not self._connecting
 
     def cancel(self) -> None:
-        """Give up the connect (a timeout, the run stopping): a timed-out connect."""
-        if self._connecting:
+        """Give up the connect (a timeout, the run stopping): a timed-out connect.
+
+        As a task's cancel, only the first call counts: its failure reaches the run on the
+        loop's next turn, and a second call before then (the sweeper and the connect
+        phase, or the stop, in one turn) finds the socket already closed and does nothing,
+        so the run hears of one failed connect and reopens its slot once. The same holds
+        for a connect that failed at once and waits to be told (see :meth:`open`)."""
+        if self._connecting and self._sock is not None:
             self._close_socket()
             self._raw.loop.call_soon(self._connect_failed, None)
 
