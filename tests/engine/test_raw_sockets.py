@@ -1,23 +1,29 @@
 """Connections on bare sockets (``asyncio_io.raw_connection``), where the run's rules meet
 the raw path's own bookkeeping: a connect given up twice in one loop turn is one failed
-connect (one reopen, one permit) (issue 34).
+connect (one reopen, one permit), and a connection's first read that is stable but not a
+whole response is parsed once, not again on every connection (issue 34).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from time import monotonic_ns
 from typing import Any
 
 import pytest
-from servers import StartHttp
+from servers import ServerThread, StartHttp
 
-from pytest_netbench import http_spec
+from pytest_netbench import LoadResult, http_load, http_spec
+from pytest_netbench._engine.asyncio_io import raw_connection
 from pytest_netbench._engine.asyncio_io.engine import ClosedRun
 from pytest_netbench._engine.asyncio_io.raw_connection import RawHttpConnection
 from pytest_netbench._engine.rules.exchange import build_exchange
 from pytest_netbench._engine.rules.share import split_load
+
+Check = Callable[[LoadResult], LoadResult]
+OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\nConnection: close\r\n\r\n"
+OK_BODY = b"hello, world"
 
 
 @pytest.fixture
@@ -67,3 +73,44 @@ def test_two_cancels_of_a_connect_in_one_turn_reopen_its_slot_once(
     # permit for each (the failed request and its successor), not two for one slot.
     assert (failures, opened, sent) == (1, 2, 2)
     assert errors == {"connect": 1}  # the first request, as a connect given up
+
+
+class HeadThenBody:
+    """Answers each request with its head in one write and its body in another, 20 ms
+    later, then closes: every connection's first read is the same head, never whole (a
+    client that did not read for 20 ms would read both: still one read parsed once)."""
+
+    async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        writer.write(OK_HEAD)
+        await writer.drain()
+        await asyncio.sleep(0.02)
+        writer.write(OK_BODY)
+        await writer.drain()
+        writer.close()
+
+
+def test_a_stable_first_read_that_is_no_whole_response_is_parsed_once(
+    monkeypatch: pytest.MonkeyPatch, consistent: Check
+) -> None:
+    checked: list[bytes] = []
+    only_final_response = raw_connection.only_final_response
+
+    def counted(data: bytes) -> tuple[int, bool] | None:
+        checked.append(data)
+        return only_final_response(data)
+
+    monkeypatch.setattr(raw_connection, "only_final_response", counted)
+    with ServerThread(HeadThenBody()) as server:
+        result = consistent(
+            http_load(server.url, loop="asyncio", connections=2, requests=40, keepalive=False)
+        )
+    assert (result.ok, result.errors_total) == (40, 0)
+    assert result.generator.connections_opened == 40
+    # Each connection's first read is the head alone (the body comes later). Seen twice,
+    # it is checked once, found to be no whole response, and remembered as such.
+    assert checked.count(OK_HEAD) == 1, len(checked)
+    assert len(checked) == len(set(checked))  # no read is checked twice

@@ -74,10 +74,14 @@ class RawSockets:
         # A connection's first read, seen twice and found to be one whole final response
         # (only_final_response), and what a framer delivers for it: a connection that
         # carries one request and reads those bytes again needs no framer (see
-        # RawHttpConnection._first_read). The first of two sightings waits in ``seen_once``.
+        # RawHttpConnection._first_read). The first of two sightings waits in ``seen_once``;
+        # one checked and found to be anything else (a head written apart from its body,
+        # say) is kept in ``not_whole``, so that a server whose every first read is that
+        # is not parsed again on every connection.
         self.known_read: bytes | None = None
         self.known_answer = (0, False)
         self.seen_once: bytes | None = None
+        self.not_whole: bytes | None = None
         loop.add_reader(self.epoll.fileno(), self.ready)
 
     def ready(self) -> None:
@@ -139,13 +143,18 @@ class RawSockets:
 
     def first_read_parsed(self, data: bytes) -> None:
         """A framer had a connection's first read: the second time the same bytes come,
-        they are checked once and, if one whole final response, known from then on."""
+        they are checked once and, if one whole final response, known from then on; if
+        not, remembered as not whole, and not checked again while they keep coming."""
+        if data == self.not_whole:
+            return
         if data != self.seen_once:
             self.seen_once = data
             return
         answer = only_final_response(data)
         if answer is not None:
             self.known_read, self.known_answer = data, answer
+        else:
+            self.not_whole = data
 
     def _tell_later(self) -> None:
         """Outside :meth:`ready`, the first of a turn's news asks for :meth:`_later`."""
