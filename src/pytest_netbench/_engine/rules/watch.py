@@ -51,14 +51,13 @@ def snapshot(run: RunAccounting) -> ShareSnapshot:
 
     ``run.completed`` counts every finished request, except on the fused keep-alive
     paths, which settle their counts only when a connection ends: there the ok responses are
-    counted from the latency samples (folded into the timeline, plus those since), which
-    they record as they go. In closed loop what is not settled yet was also sent, one
-    request per response.
+    counted from the latency samples (folded into the timeline, plus those since, a mix's
+    under each kind: ``Recorder.ok_so_far``), which they record as they go. In closed loop
+    what is not settled yet was also sent, one request per response.
     """
     rec = run.recorder
     errors = sum(rec.errors.values())
-    sampled_ok = sum(row.ok for row in rec.outcome.seconds) + len(rec.latencies)
-    completed = max(run.completed, sampled_ok + errors)
+    completed = max(run.completed, rec.ok_so_far() + errors)
     # Open loop counts each request as it leaves; closed loop's fused path does not.
     unsettled = 0 if run.open_loop else completed - run.completed
     return ShareSnapshot(run.share.index, rec.sent + unsettled, completed, errors)
