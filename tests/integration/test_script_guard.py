@@ -63,3 +63,54 @@ def test_the_same_load_under_the_guard_runs(fault_server: StartServer, tmp_path:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["ok", "40", "0"]
+
+
+def test_a_script_fed_on_standard_input_is_told_to_be_saved(
+    fault_server: StartServer, tmp_path: Path
+) -> None:
+    # `python - <<EOF`: a spawned worker re-runs the main script from its path, here
+    # "<stdin>", which no worker can read. The load says so before spawning any, guarded
+    # or not, instead of each worker dying of FileNotFoundError.
+    server = fault_server("http")
+    script = (
+        "from pytest_netbench import http_load\n"
+        'if __name__ == "__main__":\n    '
+        + _LOAD.format(url=server.url)
+        + "    print('ok', result.ok)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-"],
+        input=script,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "pytest_netbench._engine.shares.workers.WorkerFailed: the load's 2 worker processes"
+        " cannot start"
+    ), done.stderr
+    assert "read from standard input (`python -`)" in last
+    assert "Save the script to a file and run that" in last
+    assert "or run the load with workers=1" in last
+    assert "FileNotFoundError" not in done.stderr
+    assert "exited with code" not in done.stderr
+    assert "ok" not in done.stdout
+
+
+def test_a_load_run_with_python_c_needs_no_script_file(fault_server: StartServer) -> None:
+    # `python -c` leaves the main module no path: the workers have nothing to re-run.
+    server = fault_server("http")
+    code = "from pytest_netbench import http_load\n" + _LOAD.format(url=server.url)
+    done = subprocess.run(
+        [sys.executable, "-c", code + "print('ok', result.ok, result.errors_total)\n"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ok", "40", "0"]

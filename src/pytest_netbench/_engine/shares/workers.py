@@ -13,13 +13,18 @@ Workers are spawned (not forked) so a parent that runs threads or an event loop 
 spawned worker re-runs the parent's main script as it starts (as ``__mp_main__``): a script
 that starts a load at its top level, not under ``if __name__ == "__main__":``, would start
 it again there. The worker then exits with :data:`_IMPORTING_MAIN_EXIT` before any load of
-its own, and the parent says what to change (:func:`refuse_while_importing_main`).
+its own, and the parent says what to change (:func:`refuse_while_importing_main`). A main
+script that is no file (one fed on standard input, ``python -``) cannot be re-run at all:
+that is found before any worker is spawned, and said with what to do
+(:func:`unrunnable_main_script`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.process
+import os
 import signal
 import sys
 import threading
@@ -133,6 +138,9 @@ class LocalProcesses:
         watch: ShareWatch | None = None,
         runner: ShareRunner = run_share,
     ) -> list[WorkerOutcome]:
+        unrunnable = unrunnable_main_script(spec)
+        if unrunnable:
+            raise WorkerFailed(unrunnable)  # before any worker dies of it
         released = monotonic_ns()
         context = multiprocessing.get_context("spawn")
         reports = watch is not None and watch.report is not None
@@ -312,6 +320,39 @@ def _unguarded_script(spec: LoadSpec) -> str:
         " a load at its top level, which would start the load again in every worker."
         ' Put the code that runs the load under `if __name__ == "__main__":` in'
         f" {script} (or run the load with workers=1)"
+    )
+
+
+def unrunnable_main_script(spec: LoadSpec) -> str | None:
+    """What to say when the spawned workers could not re-run this program's main script
+    (see the module doc), or None when they can.
+
+    A spawned process re-runs ``__main__`` from its path unless it was run as a module
+    (``python -m``, re-imported by name) or has no path (``python -c``, a REPL): then a
+    path that is no file (``<stdin>`` for ``python -``, a script deleted since) would fail
+    in every worker with ``FileNotFoundError``, as multiprocessing's
+    ``spawn.get_preparation_data`` and ``_fixup_main_from_path`` would find it."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(getattr(main, "__spec__", None), "name", None) is not None:
+        return None
+    given = getattr(main, "__file__", None)
+    if not isinstance(given, str):
+        return None
+    path = given
+    original_dir = getattr(multiprocessing.process, "ORIGINAL_DIR", None)
+    if not os.path.isabs(path) and original_dir is not None:
+        path = os.path.join(original_dir, path)
+    if os.path.isfile(path) or os.path.splitext(os.path.basename(path))[0] == "ipython":
+        return None  # (multiprocessing leaves an IPython main alone)
+    if given == "<stdin>":
+        what = "was read from standard input (`python -`), which they cannot read again"
+    else:
+        what = f"is {given!r}, which is no file they can read"
+    return (
+        f"the load's {spec.workers} worker processes cannot start: each one re-runs this"
+        " program's main script first (workers are spawned processes), and the script"
+        f" {what}. Save the script to a file and run that, with the code that runs the load"
+        ' under `if __name__ == "__main__":`, or run the load with workers=1'
     )
 
 
