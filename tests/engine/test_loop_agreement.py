@@ -139,11 +139,11 @@ def echo(server: dict[str, Any] | None = None, skip: tuple[str, ...] = (), **opt
     return Shape(lambda: EchoApp(EchoOptions(**(server or {}))), run, frozenset(skip))
 
 
-def flows(function: Any, **options: Any) -> Shape:
+def flows(function: Any, skip: tuple[str, ...] = (), **options: Any) -> Shape:
     def run(server: ServerThread, loop: str, tmp_path: Path) -> LoadResult:
         return flow(function, server.url, loop=loop, **options)
 
-    return Shape(ShopApp, run)
+    return Shape(ShopApp, run, frozenset(skip))
 
 
 def unreachable(**options: Any) -> Shape:
@@ -156,7 +156,9 @@ def unreachable(**options: Any) -> Shape:
     return Shape(HttpApp, run, raises="TargetUnreachableError")
 
 
-POOL = ("connections_opened",)  # an open loop's keep-alive pool grows when answers are slow
+# An open loop's keep-alive pool (a flow's users, in the open model) grows when answers
+# are slow: its size moves with the machine.
+POOL = ("connections_opened",)
 
 SHAPES: dict[str, Shape] = {
     # Closed loop, HTTP/1.1.
@@ -272,7 +274,7 @@ SHAPES: dict[str, Shape] = {
     "flow-shopper": flows(shopper, users=3, sessions=12),
     "flow-browser": flows(browser, users=2, sessions=20),
     "flow-shopper-lean": flows(shopper, users=2, sessions=10, client="lean"),
-    "flow-open": flows(shopper, rate=100.0, sessions=10),
+    "flow-open": flows(shopper, rate=100.0, sessions=10, skip=POOL),  # users as needed
     # Nothing listening.
     "unreachable": unreachable(connections=2),
     "unreachable-open": unreachable(rate=200.0),
