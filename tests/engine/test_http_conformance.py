@@ -60,11 +60,12 @@ def test_duration_run_keeps_the_invariant(
     assert r.in_flight <= 4
     assert dict(r.status_codes) == {200: r.ok}
     assert 0 < r.bytes_written <= r.sent * request_size(server.url)
-    assert r.sent <= app.seen.requests
     assert r.duration_s > 0
     assert len(r.timeline) >= 1
-    # The server answered everything measured, plus what was cut off at the deadline.
-    assert app.seen.requests >= r.ok
+    # The server read every request that was answered. The ones in flight at the stop were
+    # written, but a busy server may not have read them before the connection was dropped
+    # (1,078 sent and 1,075 seen once, beside other loads): nothing is asserted of them.
+    assert app.seen.requests >= r.sent - r.in_flight == r.ok
 
 
 def test_keepalive_off_opens_one_connection_per_request(
