@@ -7,7 +7,7 @@ each), ``intended`` (open loop: when each was due) and ``kinds`` (a mix: the kin
 
 - each stream's id beside its request (``_ids``, in the order the streams opened, the same
   order as ``pending``); a request taken while the server allows no more streams (its
-  SETTINGS_MAX_CONCURRENT_STREAMS) waits at the tail of ``pending`` (``waiting``) and opens
+  SETTINGS_MAX_CONCURRENT_STREAMS) waits at the tail of ``pending`` (``unopened``) and opens
   as soon as a stream ends (:meth:`H2Streams.data_to_send`);
 - a stream's response is recorded by the run rules' ``record`` (``record_kind`` in a mix),
   a stream that ended in error (the client's ``StreamError``: reset with its code, GOAWAY,
@@ -47,7 +47,7 @@ class H2Streams:
         "_varied",
         "client",
         "ended",
-        "waiting",
+        "unopened",
     )
 
     def __init__(self, rules: RunAccounting, requests: MixOutstanding) -> None:
@@ -59,7 +59,9 @@ class H2Streams:
         self._requests = requests
         self._open_loop = rules.open_loop
         self._ids: deque[int] = deque()  # open streams, oldest first (as `pending`)
-        self.waiting = 0  # requests taken that wait for a stream (at the tail of `pending`)
+        # Requests taken for this connection whose stream has not opened yet (at the tail of
+        # `pending`): not "waiting", which is a due request with no connection (open_rules).
+        self.unopened = 0
         self.ended = 0  # streams ended since the loop last read it
         # A mix: each kind's request, its block encoded once. Feeders: each request's block
         # encoded as it is sent, from the bytes its source rendered.
@@ -96,7 +98,7 @@ class H2Streams:
                 )
             else:  # a mix of fixed requests (the rendered bytes only said which kind)
                 self._unsent_requests.append(self._mix[kind])
-        self.waiting += 1
+        self.unopened += 1
 
     def data_to_send(self) -> bytes:
         """Open the streams of the requests waiting for one (as many as the server allows),
@@ -105,19 +107,19 @@ class H2Streams:
         client = self.client
         if client is None:
             return b""
-        if self.waiting and self._per_stream:
+        if self.unopened and self._per_stream:
             unsent = self._unsent_requests
             while unsent:
                 stream_id = client.open_stream_for(unsent[0])
                 if not stream_id:
                     break
                 unsent.popleft()
-                self.waiting -= 1
+                self.unopened -= 1
                 self._ids.append(stream_id)
-        elif self.waiting:
-            first, count = client.open_streams(self.waiting)
+        elif self.unopened:
+            first, count = client.open_streams(self.unopened)
             if count:
-                self.waiting -= count
+                self.unopened -= count
                 self._ids.extend(range(first, first + 2 * count, 2))
         return client.data_to_send()
 
@@ -125,7 +127,7 @@ class H2Streams:
     def may_continue(self) -> bool:
         """May this connection carry more requests? Not after a GOAWAY or a failure. A
         server's SETTINGS_MAX_CONCURRENT_STREAMS below ``streams`` does not stop it: the
-        requests over its limit wait for a stream (``waiting``)."""
+        requests over its limit wait for a stream (``unopened``)."""
         client = self.client
         return (
             client is not None and client.goaway is None and not client.failed and not client.closed
@@ -137,7 +139,7 @@ class H2Streams:
         requests still waiting for a stream fail as the connection's loss."""
         client = self.client
         return (
-            client is not None and client.finished and len(self._requests.pending) == self.waiting
+            client is not None and client.finished and len(self._requests.pending) == self.unopened
         )
 
     @property
@@ -189,7 +191,7 @@ class H2Streams:
                 if client is not None:
                     client.cancel(stream_id)
             else:
-                self.waiting -= 1
+                self.unopened -= 1
                 if self._per_stream:
                     self._unsent_requests.popleft()
             self._rules.fail_request(intended, "timeout", detail, kind)
