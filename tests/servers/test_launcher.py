@@ -44,6 +44,7 @@ def test_start_serve_stop(helpers, tmp_path: Path):
         assert server.interpreter is not None and server.interpreter.path == sys.executable
         assert get(server) == (200, b"Hello World!")
         assert server.url == f"http://127.0.0.1:{server.port}"
+        assert server.ws_url == f"ws://127.0.0.1:{server.port}"
         assert server.startup_s is not None and server.startup_s > 0
         assert server.log_path is not None and server.log_path.startswith(str(tmp_path))
         assert "hello" in os.path.basename(server.log_path)

@@ -25,7 +25,11 @@ _TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "!#$%&'*+-.^_`|~
 def parse_ws_url(url: str) -> HttpTarget:
     """``ws://`` or ``wss://host[:port]/path?query`` as a target (``scheme`` ``"ws"`` or
     ``"wss"``)."""
-    return parse_url(url, ("ws", "wss"), "a WebSocket URL is ws:// or wss://")
+    return parse_url(
+        url,
+        ("ws", "wss"),
+        "a WebSocket URL is ws:// or wss:// (a managed server's is server.ws_url)",
+    )
 
 
 def checked_message(message: object, size: object, binary: bool) -> tuple[bytes, bool]:

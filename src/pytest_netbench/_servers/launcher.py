@@ -231,6 +231,11 @@ class Server:
         return f"{scheme}://{format_address(self.host, self.port)}"
 
     @property
+    def ws_url(self) -> str:
+        """The same server as a WebSocket target: ``ws://host:port``, ``wss://`` over TLS."""
+        return "ws" + self.url[len("http") :]
+
+    @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
