@@ -624,3 +624,22 @@ def test_session_figures_are_metrics_for_matrices_and_gates(
     assert check_metrics(["sessions.completed", "sessions.p99_ms"])
     with pytest.raises(SpecError, match=r"unknown metric 'sessions\.compleeted'"):
         check_metrics(["sessions.compleeted"])
+
+
+def test_a_flow_takes_cpus_as_every_load_does() -> None:
+    # The users' loop runs on the cores asked for (issue 30: flow(..., cpus=) was refused).
+    # The flow sends nothing, so no server is needed; port 9 on loopback is never reached.
+    import os
+    import threading
+
+    from pytest_netbench import flow
+
+    cores: set[tuple[int, ...]] = set()
+
+    async def note_the_cores(client: object) -> None:
+        cores.add(tuple(sorted(os.sched_getaffinity(threading.get_native_id()))))
+
+    available = sorted(os.sched_getaffinity(0))
+    r = flow(note_the_cores, "http://127.0.0.1:9/", users=1, sessions=3, cpus=[available[-1]])
+    assert r.sessions is not None and r.sessions.completed == 3
+    assert cores == {(available[-1],)}

@@ -336,6 +336,7 @@ FLOW_LOAD_OPTIONS = frozenset(
         "seed",
         "allow_remote",
         "workers",
+        "cpus",
     }
 )
 

@@ -54,6 +54,7 @@ class FlowLoadOptions(TypedDict, total=False):
     connect_timeout: float | None
     seed: int
     allow_remote: bool
+    cpus: str | Sequence[int] | None
 
 
 class FlowOptions(FlowLoadOptions, total=False):
@@ -212,6 +213,7 @@ def flow_spec(
     loop: str = "auto",
     seed: int = 0,
     allow_remote: bool = False,
+    cpus: str | Sequence[int] | None = None,
 ) -> tuple[LoadSpec, int | None]:
     """The checked spec of a flow load (a user is a connection), and its session count."""
     if isinstance(users, bool) or not isinstance(users, int) or users < 1:
@@ -227,6 +229,7 @@ def flow_spec(
         "loop": loop,
         "seed": seed,
         "allow_remote": allow_remote,
+        "cpus": cpus,  # the cores the users' loop runs on, as any load's
     }
     if rate is not None:
         options["rate"] = rate
