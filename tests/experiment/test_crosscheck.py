@@ -242,3 +242,38 @@ def test_h2load_and_netbench_count_the_same_error_statuses(go_h2c_url: str) -> N
 def test_h2load_refuses_an_http1_load_before_any_load() -> None:
     with pytest.raises(SpecError, match="h2load is the HTTP/2 crosscheck: pass protocol='h2'"):
         crosscheck("http://127.0.0.1:9/", tool="h2load", protocol="http1", runner=never)
+
+
+@needs_wrk
+def test_the_second_tool_runs_on_the_loads_cpus(hello_url: str) -> None:
+    # crosscheck(..., cpus=) pins netbench's side; the second tool must meet the same cores.
+    import os
+    import threading
+
+    import psutil
+
+    core = sorted(os.sched_getaffinity(0))[-1]
+    seen: list[list[int]] = []
+    done = threading.Event()
+
+    def watch_for_wrk() -> None:
+        me = psutil.Process()
+        while not done.is_set() and not seen:
+            for child in me.children():
+                try:
+                    if child.name() == "wrk":
+                        seen.append(child.cpu_affinity())
+                except psutil.Error:
+                    pass
+            done.wait(0.02)
+
+    watcher = threading.Thread(target=watch_for_wrk)
+    watcher.start()
+    try:
+        result = crosscheck(hello_url + "/", tool="wrk", duration=1, connections=2, cpus=[core])
+    finally:
+        done.set()
+        watcher.join()
+    assert result.netbench.spec is not None and result.netbench.spec.cpus == (core,)
+    assert seen == [[core]]
+    assert os.sched_getaffinity(0) != {core} or len(os.sched_getaffinity(0)) == 1

@@ -71,6 +71,7 @@ _COLD_SKIP = frozenset(
 # What wrk and ab can both be told, so the two tools run the same load.
 _CROSSCHECK_ONLY = frozenset(
     {
+        "cpus",
         "connections",
         "duration",
         "requests",

@@ -26,6 +26,7 @@ from pytest_netbench._experiment.tool_output import (
     parse_h2load,
     parse_wrk,
 )
+from pytest_netbench._host.cpus import pinned_thread
 from pytest_netbench._input.target import guard_target
 from pytest_netbench._model import LoadSpec
 
@@ -212,14 +213,17 @@ def run_tool(tool: str, spec: LoadSpec) -> ToolFigures:
         if spec.requests is not None:
             limit += spec.requests * spec.timeout_s / max(1, spec.connections)
         try:
-            done = subprocess.run(
-                command,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=limit,
-                check=False,
-                cwd=scratch,
-            )
+            # The tool runs on the load's cpus, as netbench's side does: a child takes the
+            # affinity of the thread that starts it.
+            with pinned_thread(spec.cpus):
+                done = subprocess.run(
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    timeout=limit,
+                    check=False,
+                    cwd=scratch,
+                )
         except subprocess.TimeoutExpired:
             raise ToolFailed(f"{tool} did not finish within {limit:.0f} s: {command}") from None
         out = done.stdout.decode(errors="replace")
