@@ -147,11 +147,13 @@ class SessionHooks:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.nb.is_worker:
             return
-        from pytest_netbench._plugin.conclusion import conclude
+        from pytest_netbench._plugin.conclusion import UNDETECTABLE_STATUS, conclude
 
         conclude(self.config, self.nb)
         if self.nb.gate_failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif self.nb.gate_cannot_tell and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = UNDETECTABLE_STATUS
 
     def pytest_report_header(self) -> list[str]:
         # The gate's settings, and thresholds below the noise floor, before the first load.
@@ -168,8 +170,9 @@ class SessionHooks:
 
 class FinalLine:
     """After pytest's last line (``1 passed in 2.1s``, over exit status 1), the line a CI
-    log ends with: a failed gate, or a session the netbench step failed, says so. Its
-    wrapper is the outermost (tryfirst), so it finishes after the terminal's own."""
+    log ends with: a failed gate, a gate that cannot tell (exit status 10), or a session
+    the netbench step failed, says so. Its wrapper is the outermost (tryfirst), so it
+    finishes after the terminal's own."""
 
     def __init__(self, config: pytest.Config, session: NetbenchSession) -> None:
         self.config = config
@@ -180,7 +183,10 @@ class FinalLine:
         result = yield
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.nb.final_line and reporter is not None:
-            reporter.write_sep("=", self.nb.final_line, red=True, bold=True)
+            cannot_tell = self.nb.gate_cannot_tell and not self.nb.gate_failed
+            reporter.write_sep(
+                "=", self.nb.final_line, red=not cannot_tell, yellow=cannot_tell, bold=True
+            )
         return result
 
 

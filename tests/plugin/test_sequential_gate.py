@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 import subprocess
 import sys
@@ -92,12 +93,14 @@ def test_a_decided_gate_says_no_more_trials_are_needed(
 
 
 def test_a_gate_that_decided_early_prints_the_figures_it_read(
-    pytester: pytest.Pytester, hello_app: object
+    pytester: pytest.Pytester, hello_app: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A baseline of 5 stored trials, compared sequentially: the gate lets both gated
     metrics go as ok at an early look. Each ok row shows the interval that rules a
     worsening past the limit out, n says both sides' trials, and no note says the metrics
-    are undecided."""
+    are undecided. (The server takes 2 ms a request: a 0 ms one's p50 can move so much a
+    trial on a busy machine that even 50 % is past what the trials can show.)"""
+    monkeypatch.setenv("HELLO_DELAY_MS", "2")
     pytester.makepyfile(DELAYED_TEST)
     base = pytester.runpytest_subprocess("--netbench", "--netbench-trials=5", "--netbench-save=b")
     base.assert_outcomes(passed=1)
@@ -195,7 +198,8 @@ def test_sequential_without_a_change_passes_within_the_budget(
     pytester: pytest.Pytester, hello_app: object
 ) -> None:
     pytester.makepyfile(AB_TEST)
-    app = f"{sys.executable} hello_app.py --host {{host}} --port {{port}}"
+    # 2 ms a request: p50 moves a few % a trial, well within what 6 trials can show at 50 %.
+    app = f"{sys.executable} hello_app.py --host {{host}} --port {{port}} --delay-ms 2"
     result = pytester.runpytest_subprocess(
         "--netbench",
         "--netbench-ab",
@@ -248,3 +252,102 @@ def test_sequential_usage_errors(pytester: pytest.Pytester, args: list[str], mes
     result = pytester.runpytest_subprocess("--netbench", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+# Busy per request (plain Python work: user CPU), 200 requests a trial.
+BUSY_TEST = """
+import pytest
+
+@pytest.mark.parametrize("server", ["replaced-by-the-pair"], indirect=True)
+def test_busy(netbench, server):
+    netbench.http(server.url, requests=200, connections=2)
+"""
+RECIPE = "--netbench-compare-fail=p50_ms:5%,server.cpu_ms_per_request:5%"
+
+
+def _items(path: Path) -> dict[str, dict[str, Any]]:
+    (compared,) = json.loads(path.read_text())["comparisons"]
+    return {item["metric"]: item for item in compared["items"]}
+
+
+def test_ab_sequential_catches_a_twenty_percent_cpu_regression(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    """The recipe on a CPU-bound server whose HEAD does 20 % more work per request: a
+    regression, and the table shows the server's CPU split, the work being user time."""
+    pytester.makepyfile(BUSY_TEST)
+    app = f"{sys.executable} hello_app.py --host {{host}} --port {{port}} --work"
+    result = pytester.runpytest_subprocess(
+        "--netbench",
+        "--netbench-ab",
+        f"{app} 4000",
+        f"{app} 4800",
+        "--netbench-sequential",
+        RECIPE,
+        "--netbench-json=ab.json",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["*Gate FAILED: * regression(s)*"])
+    items = _items(pytester.path / "ab.json")
+    assert "regression" in {
+        items["p50_ms"]["verdict"],
+        items["server.cpu_ms_per_request"]["verdict"],
+    }
+    assert items["server.cpu_ms_per_request"]["change"] > 0.05
+    # The split beside the gate's metrics: the added work is Python, user time.
+    user, system = (
+        items["server.cpu_user_ms_per_request"],
+        items["server.cpu_system_ms_per_request"],
+    )
+    assert user["current_median"] > user["baseline_median"]
+    assert user["current_median"] > system["current_median"]
+    rows = {line.split()[0] for line in result.stdout.lines if line.startswith("  ")}
+    assert {"cpu_ms/req", "user_ms/req", "sys_ms/req"} <= rows
+
+
+def test_an_aa_the_runner_cannot_judge_stops_within_half_the_budget_and_says_why(
+    pytester: pytest.Pytester, hello_app: object
+) -> None:
+    """An A/A whose p50 moves far more from trial to trial than the 5 % asked: each server
+    waits a different time per block of 200 requests (the same blocks in both copies, so
+    nothing changed between the arms). At the look at 9 trials a side, half its budget, the
+    gate knows it can never show 5 % within 18, and stops: undetectable, named with the
+    noise and what the budget could show, the CPU figure pointed to, each look in the
+    test's report; the session exits 10 (neither passed nor failed)."""
+    pytester.makepyfile(BUSY_TEST)
+    app = (
+        f"{sys.executable} hello_app.py --host {{host}} --port {{port}} --work 4000"
+        " --cycle-ms 1,2.5,1.5,3,2,1.2 --cycle-every 200"
+    )
+    result = pytester.runpytest_subprocess(
+        "--netbench",
+        "--netbench-ab",
+        app,
+        app,
+        "--netbench-sequential",
+        "--netbench-compare-fail=p50_ms:5%",
+        "--netbench-json=aa.json",
+        "-rP",
+    )
+    assert result.ret == 10, result.stdout.str()
+    arms = [r["params"]["arm"] for r in _records(pytester.path / "aa.json")]
+    assert arms.count("base") == arms.count("head") == 9  # half the budget of 18
+    p50 = _items(pytester.path / "aa.json")["p50_ms"]
+    assert p50["verdict"] == "undetectable" and p50["detectable"] > 0.05
+    words = " ".join(result.stdout.str().split())
+    assert re.search(
+        r"p50_ms: this runner's noise \([\d.]+ % a trial\) hides changes under [\d.]+ %"
+        r" even at 18 trials a side; the gate asked 5 %",
+        words,
+    ), words
+    assert "server.cpu_ms_per_request moves" in words
+    result.stdout.fnmatch_lines(
+        [
+            "gate look after 3 trial(s) a side: continue; p50_ms continue (*",
+            "gate look after 6 trial(s) a side: continue; p50_ms continue (*",
+            "gate look after 9 trial(s) a side: undetectable; p50_ms undetectable (*",
+            "*Gate cannot tell: 0 regression(s), 0 unclear, 1 undetectable, 0 improved, 0 ok*",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*Gate passed*")
+    assert "netbench: Gate cannot tell" in [line for line in result.stdout.lines if line][-1]

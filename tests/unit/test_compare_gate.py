@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import math
+import random
+import re
 
 import pytest
 from factories import make_result
 
+from pytest_netbench._compare.family import GateRule
 from pytest_netbench._compare.gate import (
     Threshold,
+    compare_metrics,
     compare_runs,
     compare_values,
     parse_thresholds,
 )
 from pytest_netbench._compare.records import Record
+from pytest_netbench._compare.sequential import SequentialDesign
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import LoadResult
 
@@ -109,6 +114,21 @@ def test_significant_but_small_change_is_ok() -> None:
 
 
 def test_noisy_change_past_the_threshold_is_unclear() -> None:
+    """About 2 % a trial: a 3 % limit is within what 5 trials a side can show, and the
+    change read (+3.9 %) is past it but not significant."""
+    rule = Threshold("p50_ms", 0.03)
+    item = compare_values(
+        "k", "p50_ms", [104.0, 106.0, 101.0, 105.0, 102.0], [100.0, 102.0, 98.0, 101.0, 99.0], rule
+    )
+    assert item.verdict == "unclear"
+    assert not item.fails
+    assert "more trials needed" in item.note
+
+
+def test_a_limit_below_what_the_noise_lets_the_trials_show_is_undetectable() -> None:
+    """Throughput spreading 20 % a trial: 5 trials a side could show a drop of a third at
+    best, so a 5 % limit cannot be told from noise. Not a regression, not a pass; the note
+    says the spread, what the trials could show, the limit and what would show it."""
     rule = Threshold("rps", 0.05)
     item = compare_values(
         "k",
@@ -117,9 +137,43 @@ def test_noisy_change_past_the_threshold_is_unclear() -> None:
         [1000.0, 900.0, 1150.0, 800.0, 950.0],
         rule,
     )
-    assert item.verdict == "unclear"
+    assert item.verdict == "undetectable"
     assert not item.fails
-    assert "more trials needed" in item.note
+    assert item.trial_spread == pytest.approx(0.20, abs=0.01)
+    assert item.detectable == pytest.approx(0.34, abs=0.01) and item.budget == 5
+    assert item.note.startswith(
+        "rps: this runner's noise (20 % a trial) hides changes under 34 % even at 5 trials a"
+        " side; the gate asked 5 % (about "
+    )
+    assert "no metric shown is quieter here" in item.note
+
+
+def test_an_undetectable_metric_points_to_the_quietest_commonly_gated_one() -> None:
+    """p50 spreads about 8 % a trial, the server's CPU per request about 2 %: gating p50 at
+    5 % cannot work here, and the note says to gate the CPU figure, with the change it
+    would show."""
+    rng = random.Random(5)
+    trials = 9
+    p50 = [[10 * math.exp(rng.gauss(0, 0.08)) for _ in range(trials)] for _side in "ab"]
+    cpu = [[0.3 * math.exp(rng.gauss(0, 0.02)) for _ in range(trials)] for _side in "ab"]
+    items = compare_metrics(
+        "k",
+        {"p50_ms": (p50[0], p50[1]), "server.cpu_ms_per_request": (cpu[0], cpu[1])},
+        [Threshold("p50_ms", 0.05)],
+        GateRule(design=SequentialDesign.every(3, 18)),
+    )
+    (gated,) = [i for i in items if i.metric == "p50_ms"]
+    assert gated.verdict == "undetectable" and gated.budget == 18 and not gated.fails
+    words = re.fullmatch(
+        r"p50_ms: this runner's noise \((?P<noise>[\d.]+) % a trial\) hides changes under"
+        r" (?P<hides>[\d.]+) % even at 18 trials a side; the gate asked 5 % \(about \d+ trials"
+        r" a side would show it\); server\.cpu_ms_per_request moves (?P<cpu>[\d.]+) % a trial"
+        r" here \(it would show changes over (?P<shows>[\d.]+) %\): gate on it",
+        gated.note,
+    )
+    assert words is not None, gated.note
+    assert float(words["hides"]) > 5 > float(words["shows"])
+    assert float(words["cpu"]) < float(words["noise"])
 
 
 def test_three_trials_a_side_can_never_be_significant_and_says_so() -> None:

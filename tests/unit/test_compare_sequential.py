@@ -186,7 +186,8 @@ def test_peeking_without_spending_would_alarm_more() -> None:
 def test_a_ten_percent_slowdown_is_caught(draw: Draw, power: float) -> None:
     """About 6 % noise per trial: independent, caught in 99.7 % of 300 runs (12.9 trials a
     side on average); shared by the metrics with a 25 % hiccup in one trial of twenty,
-    in 90 % (15 trials). Gate: rps 5 %, p50 5 %, p99 10 %."""
+    in 88 % (14.6 trials; 90 % before a metric could be given up as undetectable). Gate:
+    rps 5 %, p50 5 %, p99 10 %."""
     runs = 300
     rate, spent = _simulate(draw, 0.10, DESIGN, runs, seed=13)
     assert rate >= power
@@ -234,3 +235,67 @@ def test_a_gate_that_can_never_fire_is_said_before_any_load(
     assert bool(message) is warned
     if warned:
         assert "can never show a regression" in message and "--netbench-alpha" in message
+
+
+def _recipe_runs(
+    noise: dict[str, float], slowdown: float, gate: str, runs: int, seed: int
+) -> tuple[list[tuple[int, tuple[str, ...]]], float]:
+    """Each run's (trials a side, decisions) under per-metric log-normal noise, and the
+    budget; the head side ``slowdown`` slower on every metric."""
+    rng = random.Random(seed)
+    thresholds = parse_thresholds(gate)
+    rule = GateRule(design=DESIGN)
+    ended = []
+    for _ in range(runs):
+        base: list[dict[str, float]] = []
+        head: list[dict[str, float]] = []
+
+        def judge(
+            trials: int, base: list[dict[str, float]] = base, head: list[dict[str, float]] = head
+        ) -> list[str]:
+            while len(base) < trials:
+                base.append({m: math.exp(rng.gauss(0.0, s)) for m, s in noise.items()})
+                head.append(
+                    {m: math.exp(rng.gauss(0.0, s)) * (1 + slowdown) for m, s in noise.items()}
+                )
+            samples = [
+                Sample([h[t.metric] for h in head], [b[t.metric] for b in base], t)
+                for t in thresholds
+            ]
+            return [j.decision for j in judge_family(samples, rule)]
+
+        trials, decisions = run_sequentially(DESIGN, judge)  # type: ignore[arg-type]
+        ended.append((trials, tuple(decisions)))
+    return ended, DESIGN.budget
+
+
+RECIPE = "p50_ms:5%,server.cpu_ms_per_request:5%"
+# Issue 30's runner: p50 spreads 8.1 % a trial, above the 5 % limit; CPU per request 2.1 %.
+RUNNER_NOISE = {"p50_ms": 0.081, "server.cpu_ms_per_request": 0.021}
+
+
+def test_an_aa_whose_limit_is_below_the_noise_stops_early_as_undetectable() -> None:
+    """The recipe's A/A on a runner too noisy for p50 at 5 %: 246 of 300 runs stop within
+    half the budget (206 with p50 undetectable, 40 with both metrics ok), 9.7 trials a side
+    on average, where the rule without the stop ran 15.9 and ended ok (285 of 300). The
+    rest saw a change past half the detectable one and went on (51 ended undetectable
+    later); the false-alarm rate holds."""
+    runs = 300
+    ended, budget = _recipe_runs(RUNNER_NOISE, 0.0, RECIPE, runs, seed=21)
+    early = [decisions for trials, decisions in ended if trials <= budget // 2]
+    assert sum(p50 == "undetectable" for p50, _cpu in early) >= 0.6 * runs
+    assert len(early) >= 0.75 * runs
+    assert sum(p50 == "undetectable" for _, (p50, _cpu) in ended) >= 0.8 * runs
+    assert sum(trials for trials, _ in ended) / runs < 0.6 * budget
+    fired = sum("regression" in decisions for _, decisions in ended)
+    assert fired / runs <= _binomial_ceiling(GateRule().alpha, runs)
+
+
+@pytest.mark.parametrize(("gate", "power"), [(RECIPE, 0.99), ("p50_ms:5%", 0.97)])
+def test_a_twenty_percent_slowdown_is_still_caught_on_that_runner(gate: str, power: float) -> None:
+    """The same runner, the head 20 % slower: caught, even gating p50 alone (whose 5 % limit
+    is undetectable there: a change past what is detectable keeps the trials going)."""
+    runs = 300
+    ended, _budget = _recipe_runs(RUNNER_NOISE, 0.20, gate, runs, seed=23)
+    caught = sum("regression" in decisions for _, decisions in ended)
+    assert caught / runs >= power

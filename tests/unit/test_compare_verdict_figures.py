@@ -51,14 +51,21 @@ def test_an_ok_read_from_the_interval_shows_that_interval_and_its_level() -> Non
 
 def test_an_ok_from_the_estimate_alone_says_so() -> None:
     """At the last look a change within the limit passes though its interval reaches past
-    the limit: the row says it was read from the estimate."""
-    current = [10.2, 11.6, 9.4, 10.9, 10.0, 11.1]
+    the limit: the row says it was read from the estimate. With trials twice as noisy the
+    same limit is below what 6 trials a side can show: undetectable, not ok."""
+    current = [10.2, 11.0, 9.9, 10.7, 10.0, 10.8]
     item = compare_values("k", "p50_ms", current, BASE, Threshold("p50_ms", 0.05))
     assert item.verdict == "ok" and item.by_estimate
     assert item.change <= 0.05
     assert item.change_ci is not None and item.change_ci[1] > 0.05
     (row,) = comparison_rows(Comparison((item,), thresholds=(Threshold("p50_ms", 0.05),)))
     assert row[1][-1] == "ok (est.)"
+    noisier = [10.2, 11.6, 9.4, 10.9, 10.0, 11.1]
+    item = compare_values("k", "p50_ms", noisier, BASE, Threshold("p50_ms", 0.05))
+    assert item.verdict == "undetectable" and not item.by_estimate and not item.fails
+    assert item.detectable > 0.05 and item.note.startswith("p50_ms: this runner's noise")
+    (row,) = comparison_rows(Comparison((item,), thresholds=(Threshold("p50_ms", 0.05),)))
+    assert row[1][-1] == "undetectable"
 
 
 def test_metrics_shown_not_gated_are_judged_at_the_trials_there_are() -> None:

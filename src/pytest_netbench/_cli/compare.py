@@ -12,7 +12,9 @@ Exit status (:class:`~pytest_netbench._cli.exit_codes.ExitCode`, also in
 ``REGRESSION`` (1) a gated metric regressed; ``USAGE`` (2) a malformed threshold or option,
 a file that cannot be read or written or is not a session file; ``UNCLEAR`` (7) no
 regression, but a gated metric needs more trials to decide, or the two files have no test
-in common.
+in common; ``UNDETECTABLE`` (10) no regression, but a gated metric's limit is below what
+this runner's noise lets the trials show (it wins over ``UNCLEAR``: more trials within the
+budget would not help it).
 """
 
 from __future__ import annotations
@@ -30,7 +32,13 @@ from pytest_netbench._input.flags import SHARED_BY_NAME, shared_help
 if TYPE_CHECKING:
     from pytest_netbench._compare.sequential import SequentialDesign
 
-_STATUSES = (ExitCode.OK, ExitCode.REGRESSION, ExitCode.USAGE, ExitCode.UNCLEAR)
+_STATUSES = (
+    ExitCode.OK,
+    ExitCode.REGRESSION,
+    ExitCode.USAGE,
+    ExitCode.UNCLEAR,
+    ExitCode.UNDETECTABLE,
+)
 _EPILOG = (
     'example: netbench compare base.json head.json --fail "p99_ms:10%,rps:5%"\n\n'
     + exit_status_help(_STATUSES)
@@ -60,8 +68,8 @@ def add_compare_parser(subparsers: Any) -> None:
         parser,
         "metrics",
         what="beside the gated ones",
-        default_words="rps, p50_ms, p99_ms, errors_total and server.cpu_ms_per_request when"
-        " measured",
+        default_words="rps, p50_ms, p99_ms, errors_total and, when measured,"
+        " server.cpu_ms_per_request with its user and system parts",
     )
     _add_shared(parser, "alpha", default_words="the one HEAD's session used, else 0.01")
     _add_shared(parser, "storage", what=": their trials give each metric's noise floor")
@@ -140,6 +148,8 @@ def run_compare(args: argparse.Namespace) -> ExitCode:
         return unwritten
     if comparison.failed:
         return ExitCode.REGRESSION
+    if comparison.cannot_tell:
+        return ExitCode.UNDETECTABLE
     if not comparison.items or (thresholds and comparison.unclear):
         if not comparison.items:
             print("netbench compare: the two files have no test in common", file=sys.stderr)

@@ -30,6 +30,7 @@ class ExitCode(enum.IntEnum):
     UNCLEAR = 7
     NO_SUCCESS = 8
     THRESHOLD_FAILED = 9
+    UNDETECTABLE = 10
     INTERRUPTED = 130
 
     @property
@@ -56,6 +57,9 @@ _MEANINGS: dict[ExitCode, str] = {
     " exchange) succeeded; the last line says what the answers were, with a sample",
     ExitCode.THRESHOLD_FAILED: "http, echo, cold-start: a --threshold term did not hold (each"
     " term is printed with its value)",
+    ExitCode.UNDETECTABLE: "compare: no regression, but a gated metric's limit is below the"
+    " smallest change this runner's noise lets the trials show (the note names a quieter"
+    " metric to gate); pytest --netbench exits with it too",
     ExitCode.INTERRUPTED: "interrupted by Ctrl-C: what was measured until then is printed"
     " and written, marked interrupted",
 }

@@ -33,6 +33,9 @@ class Measured:
     relative: bool
     ok_low: float = math.nan
     ok_high: float = math.nan
+    # Judged on the log scale (a relative threshold, every figure positive): the evidence
+    # and the limit are shifts of the log, in the unit of a trial's relative spread.
+    logs: bool = False
 
 
 def measure_change(
@@ -76,7 +79,7 @@ def measure_change(
 
     change, low, high = (shown(x) for x in (shift.estimate, shift.low, shift.high))
     ok_low, ok_high = shown(at_ok_level.low), shown(at_ok_level.high)
-    return Measured(worsening, limit, change, low, high, relative, ok_low, ok_high)
+    return Measured(worsening, limit, change, low, high, relative, ok_low, ok_high, logs)
 
 
 def _log_limit(threshold: Threshold) -> float:

@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_netbench._compare.evidence import Measured, measure_change
-from pytest_netbench._compare.sequential import Decision, SequentialDesign, decide
+from pytest_netbench._compare.noise import detectable_change, spread_at_least, trial_spread
+from pytest_netbench._compare.sequential import Decision, Detectable, SequentialDesign, decide
 from pytest_netbench._compare.thresholds import Threshold
 
 DEFAULT_ALPHA = 0.01  # one-sided false alarms per compared test, all gated metrics together
@@ -79,6 +80,13 @@ class Judgement:
     share: float  # this metric's part of the family's alpha
     final: bool  # the design's last look (budget spent)
     ok_level: float = 0.0  # the one-sided level of the "ok" stop's bound
+    # The relative spread of one trial in these trials (log scale), and the smallest change
+    # the design's whole budget could show at that spread (in the units of the limit; nan
+    # for an absolute threshold, figures that touch zero, or a limit of 0), at ``budget``
+    # trials a side.
+    spread: float = math.nan
+    detectable: float = math.nan
+    budget: int = 0
 
     @property
     def ok_by_bound(self) -> bool:
@@ -100,8 +108,37 @@ def judge(sample: Sample, share: float, rule: GateRule) -> Judgement:
     ok_design = SequentialDesign(design.looks, "pocock")
     ok_level = ok_design.nominal_level(rule.miss_rate, n_cur, n_base)
     measured = measure_change(sample.current, sample.baseline, sample.threshold, level, ok_level)
-    decision = decide(measured.evidence, measured.limit, final=final)
-    return Judgement(decision, measured, level, share, final, ok_level)
+    spread, detectable = _detectable(sample, measured, design, share)
+    decision = decide(measured.evidence, measured.limit, final=final, detectable=detectable)
+    shown = math.nan if detectable is None else detectable.change
+    return Judgement(
+        decision, measured, level, share, final, ok_level, spread, shown, design.budget
+    )
+
+
+def _detectable(
+    sample: Sample, measured: Measured, design: SequentialDesign, share: float
+) -> tuple[float, Detectable | None]:
+    """The spread of one trial in these trials, and the smallest change the design's whole
+    budget could show at it (None for a limit that is not relative and above 0, or figures
+    not judged on the log scale). The baseline grows with the current side in A/B trials
+    (as many on each side); a stored run keeps its own size."""
+    if not measured.logs or not 0 < measured.limit < math.inf:
+        return math.nan, None
+    cur, base = len(sample.current), len(sample.baseline)
+    spread = trial_spread((sample.current, sample.baseline))[0]
+    last = design.budget
+    base_last = last if base == cur else base
+    level = design.nominal_level(share, last, base_last)
+    shown = detectable_change(spread, last, level, baseline=base_last)
+    # Not before half the budget, nor on one batch's spread: the futility stop costs power
+    # against a real change that the early trials happened to understate.
+    settled = 2 * cur >= last and (design.look_index(cur, base) >= 1 or len(design.looks) == 1)
+    least = shown  # (the bound matters only to a limit below the change shown)
+    if settled and measured.limit < shown:
+        surely = spread_at_least(spread, cur, base)
+        least = detectable_change(surely, last, level, baseline=base_last)
+    return spread, Detectable(shown, least, settled)
 
 
 def judge_family(samples: Sequence[Sample], rule: GateRule) -> list[Judgement]:
@@ -126,9 +163,10 @@ def judge_family(samples: Sequence[Sample], rule: GateRule) -> list[Judgement]:
 
 def overall_decision(judgements: Sequence[Judgement]) -> Decision:
     """The test's answer from its metrics': a regression if any, else continue while any
-    metric continues, else unclear if any is, else ok (improvements are ok for a gate)."""
+    metric continues, else unclear if any is, else undetectable if any is (a limit the
+    trials' noise hides), else ok (improvements are ok for a gate)."""
     decisions = {j.decision for j in judgements}
-    precedence: tuple[Decision, ...] = ("regression", "continue", "unclear")
+    precedence: tuple[Decision, ...] = ("regression", "continue", "unclear", "undetectable")
     for answer in precedence:
         if answer in decisions:
             return answer
@@ -143,13 +181,26 @@ def decide_look(
     """The test's answer at one look from metric -> (current, baseline) per-trial figures:
     what a sequential run asks after each batch. A gated metric without figures on a side
     (no server stats, say) cannot hold the run back and is left out."""
-    samples = []
+    return look(values, thresholds, rule)[0]
+
+
+def look(
+    values: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    thresholds: Sequence[Threshold],
+    rule: GateRule,
+) -> tuple[Decision, list[tuple[str, Judgement]]]:
+    """:func:`decide_look`'s answer, with each judged metric's judgement (its decision,
+    and the smallest change the budget could show at its noise so far)."""
+    named: list[tuple[str, Sample]] = []
     for threshold in thresholds:
         current, baseline = values.get(threshold.metric, ((), ()))
         cur = [v for v in current if not math.isnan(v)]
         base = [v for v in baseline if not math.isnan(v)]
         if len(cur) >= 2 and len(base) >= 2:
-            samples.append(Sample(cur, base, threshold))
-    if not samples:
-        return "unclear"
-    return overall_decision(judge_family(samples, rule))
+            named.append((threshold.metric, Sample(cur, base, threshold)))
+    if not named:
+        return "unclear", []
+    judgements = judge_family([sample for _name, sample in named], rule)
+    return overall_decision(judgements), [
+        (name, j) for (name, _s), j in zip(named, judgements, strict=True)
+    ]

@@ -10,6 +10,9 @@ get. The gate is noise-aware:
   design when there is one (:mod:`~pytest_netbench._compare.sequential`);
 * ``ok`` when the interval rules out a change past the limit, or, once the trial budget
   is spent, when the median moved less than the limit;
+* ``undetectable`` when the limit is below the smallest change this runner's noise lets
+  the design's whole budget show, and nothing past that has been seen: the gate cannot
+  tell (it neither fails nor passes);
 * ``unclear`` otherwise ("more trials needed");
 * with a single trial on a side there is nothing to test: the threshold alone decides and
   the verdict says it is low confidence.
@@ -52,9 +55,18 @@ DEFAULT_COMPARE_METRICS: tuple[str, ...] = (
     "p99_ms",
     "errors_total",
     "server.cpu_ms_per_request",
+    # Its split: Python code shows as user time, I/O and syscalls as system time.
+    "server.cpu_user_ms_per_request",
+    "server.cpu_system_ms_per_request",
 )
 # Shown when measured: a load at an unmanaged server has no server figures to compare.
-_SHOWN_WHEN_MEASURED = frozenset({"server.cpu_ms_per_request"})
+_SHOWN_WHEN_MEASURED = frozenset(
+    {
+        "server.cpu_ms_per_request",
+        "server.cpu_user_ms_per_request",
+        "server.cpu_system_ms_per_request",
+    }
+)
 
 
 def compare_results(
@@ -118,8 +130,19 @@ class Comparison:
         return [c for c in self.items if c.threshold is not None and c.verdict == "unclear"]
 
     @property
+    def undetectable(self) -> list[MetricComparison]:
+        """Gated metrics whose limit is below what this runner's noise lets the trials show."""
+        return [c for c in self.items if c.threshold is not None and c.verdict == "undetectable"]
+
+    @property
     def failed(self) -> bool:
         return bool(self.regressions)
+
+    @property
+    def cannot_tell(self) -> bool:
+        """No regression, but a gated metric is undetectable here: the gate neither failed
+        nor passed (``netbench compare`` exits ``UNDETECTABLE``, pytest likewise)."""
+        return not self.failed and bool(self.undetectable)
 
 
 def check_request_names(metrics: Iterable[str], results: Iterable[LoadResult]) -> None:
@@ -316,7 +339,7 @@ def _group_experiments(
 
 
 def summary_counts(comparison: Comparison) -> Mapping[str, int]:
-    counts = {"regression": 0, "improvement": 0, "unclear": 0, "ok": 0}
+    counts = {"regression": 0, "improvement": 0, "unclear": 0, "undetectable": 0, "ok": 0}
     for item in comparison.items:
         if item.threshold is not None:
             counts[item.verdict] += 1

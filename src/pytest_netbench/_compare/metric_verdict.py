@@ -15,6 +15,7 @@ marks from a finite interval, never "more trials needed".
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -29,13 +30,16 @@ from pytest_netbench._compare.family import (
     judge,
     judge_family,
 )
-from pytest_netbench._compare.noise import MetricNoise, measure_noise
+from pytest_netbench._compare.noise import MetricNoise, measure_noise, trial_spread
 from pytest_netbench._compare.sequential import SequentialDesign
 from pytest_netbench._compare.significance import mann_whitney_u
 from pytest_netbench._compare.thresholds import Threshold
 from pytest_netbench._public import publish
 
-Verdict = Literal["ok", "regression", "improvement", "unclear"]
+Verdict = Literal["ok", "regression", "improvement", "unclear", "undetectable"]
+# Metrics commonly gated: the quietest of them here is named when a gated one's limit is
+# below what this runner's noise lets the trials show.
+COMMONLY_GATED: tuple[str, ...] = ("p50_ms", "p99_ms", "rps", "server.cpu_ms_per_request")
 DEFAULT_RULE = GateRule()
 
 
@@ -75,6 +79,13 @@ class MetricComparison:
     # An "ok" read from the estimate alone: the trial budget is spent, the estimate is
     # within the limit, and the interval still reaches past it.
     by_estimate: bool = False
+    # A gated metric with a relative limit: the relative spread of one trial in these trials,
+    # and the smallest change (relative, in the worsening direction) the design's whole
+    # budget of ``budget`` trials a side could show at that spread, with 80 % power; nan
+    # where the gate does not read them (absolute limits, figures touching zero).
+    trial_spread: float = math.nan
+    detectable: float = math.nan
+    budget: int = 0
 
     @property
     def current_median(self) -> float:
@@ -159,10 +170,69 @@ def compare_metrics(
     stopped = any(j.decision == "regression" for j in judgements)
     for (name, sample), judgement in zip(family, judgements, strict=True):
         known = (noise or {}).get(name) or _own_noise(name, sample.current, sample.baseline)
-        items[name] = _from_judgement(
+        item = _from_judgement(
             key, name, sample, sample.threshold, judgement, known, rule, stopped=stopped
         )
+        if item.verdict == "undetectable":
+            item = dataclasses.replace(item, note=_undetectable_note(item, cleaned, by_metric))
+        items[name] = item
     return [items[name] for name in cleaned]
+
+
+def _undetectable_note(
+    item: MetricComparison,
+    values: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]],
+    thresholds: Mapping[str, Threshold],
+) -> str:
+    """What an undetectable verdict means here: the noise, the smallest change the budget
+    could show, the limit asked, the trials that would show it; and the quietest metric
+    commonly gated (or gated) here, when it is quieter."""
+    assert item.threshold is not None
+    limit, worse = item.threshold.limit, item.threshold.higher_is_worse
+    shift = _shift(item.detectable, worse)  # the detectable change on the log scale
+    wanted = _shift(limit, worse)
+    needed = math.ceil(item.budget * (shift / wanted) ** 2) if wanted > 0 else 0
+    trials = f"about {needed}" if needed <= 1000 else "more than 1000"
+    note = (
+        f"{item.metric}: this runner's noise ({percent_words(item.trial_spread)} a trial) hides"
+        f" changes under {percent_words(item.detectable)} even at {item.budget} trials a side; the"
+        f" gate asked {percent_words(limit)} ({trials} trials a side would show it)"
+    )
+    quietest = None
+    for name in dict.fromkeys([*thresholds, *COMMONLY_GATED]):
+        if name == item.metric or name not in values:
+            continue
+        spread = trial_spread(values[name])[0]
+        if math.isnan(spread) or spread >= item.trial_spread:
+            continue
+        if quietest is None or spread < quietest[1]:
+            quietest = (name, spread)
+    if quietest is None:
+        return note + "; no metric shown is quieter here"
+    name, spread = quietest
+    # At the same level and trials, the detectable change scales with the spread.
+    scaled = shift * spread / item.trial_spread
+    shows = math.expm1(scaled)
+    advice = ": gate on it" if scaled < wanted else ", the quietest shown"
+    return note + (
+        f"; {name} moves {percent_words(spread)} a trial here (it would show changes over"
+        f" {percent_words(shows)}){advice}"
+    )
+
+
+def _shift(change: float, higher_is_worse: bool) -> float:
+    """A relative worsening (+0.1: 10 % higher, or 10 % lower for throughput) as a shift of
+    the log, as the gate judges it."""
+    if higher_is_worse:
+        return math.log1p(change)
+    return math.inf if change >= 1 else -math.log1p(-change)
+
+
+def percent_words(value: float) -> str:
+    """A percentage as it is read: 8.1 %, 5 %, 11 %."""
+    if value >= 0.1:
+        return f"{value * 100:.0f} %"
+    return f"{value * 100:.1f}".rstrip("0").rstrip(".") + " %"
 
 
 def _finite(values: Sequence[float]) -> tuple[float, ...]:
@@ -246,6 +316,7 @@ def _from_judgement(
     if verdict == "unclear":
         gated = threshold is not None
         note = _unclear_note(judgement, len(cur), len(base), gated, rule, stopped)
+    worse = threshold is None or threshold.higher_is_worse
     return MetricComparison(
         key,
         metric,
@@ -264,7 +335,17 @@ def _from_judgement(
         final_look=judgement.final,
         noise=noise,
         by_estimate=threshold is not None and decision == "ok" and not judgement.ok_by_bound,
+        trial_spread=judgement.spread,
+        detectable=_relative(judgement.detectable, worse),
+        budget=judgement.budget,
     )
+
+
+def _relative(shift: float, higher_is_worse: bool) -> float:
+    """A worsening shift of the log as a relative change: +10 % higher, or 10 % lower."""
+    if math.isnan(shift) or math.isinf(shift):
+        return shift
+    return math.expm1(shift) if higher_is_worse else -math.expm1(-shift)
 
 
 def _unclear_note(

@@ -7,6 +7,12 @@ floor: the change of the median of ``n`` trials against ``n`` that noise alone e
 time in twenty. A threshold below its floor makes a gate that says "unclear" or fires on
 noise, so the plugin and ``netbench compare`` say so before the first load.
 
+The same spread gives the smallest change a gate can detect (:func:`detectable_change`):
+the shift its one-sided rank test at the metric's level shows with 80 % power at a number
+of trials a side. The sequential gate reads it from the trials it compares after each
+look, and gives up on a limit below what even its whole budget could show
+(``undetectable``) rather than spend the budget and call the metric ok.
+
 The spread is robust, because one bad second in a trial should not set the floor: the
 median absolute difference between two trials of the same group (log figures), scaled to
 a standard deviation, which unlike a deviation from the group's own median is unbiased
@@ -33,6 +39,14 @@ from pytest_netbench._compare.thresholds import Threshold
 # The median of |X - Y| for X, Y independent normal with SD 1: sqrt(2) * z(0.75).
 _PAIR_MEDIAN_TO_SD = math.sqrt(2) * 0.6744897501960817
 _CONFIDENCE = 0.95
+# The power at which a change counts as detectable: the usual 80 %.
+DETECTION_POWER = 0.8
+# The variance of the Hodges-Lehmann shift over that of a difference of means, for normal
+# noise: pi / 3 (the rank test's efficiency, 3 / pi = 0.955).
+_RANK_VARIANCE = math.pi / 3
+# Trials a side up to which the spread's confidence bound is simulated, and the draws.
+_SPREAD_SIZES = 12
+_SPREAD_DRAWS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +83,52 @@ def median_variance_factor(n: int) -> float:
     draws = max(2000, 200_000 // n)
     medians = [statistics.median(rng.gauss(0.0, 1.0) for _ in range(n)) for _ in range(draws)]
     return n * statistics.fmean(m * m for m in medians)
+
+
+def detectable_change(
+    trial_spread: float,
+    trials: int,
+    level: float,
+    power: float = DETECTION_POWER,
+    baseline: int | None = None,
+) -> float:
+    """The smallest shift (on the log scale, the unit of ``trial_spread``) that the gate's
+    one-sided rank test at ``level`` shows with probability ``power`` between ``trials``
+    current trials and ``baseline`` ones (as many when None): the minimum detectable
+    effect. Infinite when the trials can never reach ``level`` (a rank test on n and m
+    trials cannot go below ``1 / C(n + m, n)``)."""
+    base = trials if baseline is None else baseline
+    if math.isnan(trial_spread):
+        return math.nan
+    if min(trials, base) < 2 or not 0 < level < 1 or 1 / math.comb(trials + base, base) > level:
+        return math.inf
+    z = normal_quantile(1 - level) + normal_quantile(power)
+    return z * trial_spread * math.sqrt(_RANK_VARIANCE * (1 / trials + 1 / base))
+
+
+def spread_at_least(trial_spread: float, current: int, baseline: int) -> float:
+    """A lower bound of the true spread of one trial, at 90 % confidence, from
+    ``trial_spread`` measured on ``current`` and ``baseline`` trials: a few trials can
+    overstate the noise by half (3 a side: by 75 % one time in ten), and a gate that gives
+    up on a metric must not do so on a spread its trials overstated."""
+    return trial_spread / _spread_quantile(min(_SPREAD_SIZES, (current + baseline) // 2))
+
+
+@functools.lru_cache(maxsize=32)
+def _spread_quantile(trials: int) -> float:
+    """The 90th percentile of :func:`trial_spread` over two groups of ``trials`` standard
+    normal figures (its true value is 1), by a seeded simulation, once per size; sizes
+    past ``_SPREAD_SIZES`` use that size's (a little wider than theirs: conservative)."""
+    if trials < 2:
+        return math.inf
+    rng = random.Random(trials)
+    draws = sorted(
+        trial_spread([math.exp(rng.gauss(0.0, 1.0)) for _ in range(trials)] for _side in range(2))[
+            0
+        ]
+        for _ in range(_SPREAD_DRAWS)
+    )
+    return draws[int(0.9 * len(draws))]
 
 
 def trial_spread(groups: Iterable[Sequence[float]]) -> tuple[float, int, int]:

@@ -22,12 +22,14 @@ boundary as a nominal one-sided level for a rank-based interval (see
 same joint law asymptotically, and the tests in ``tests/unit/test_compare_sequential.py``
 check the false-alarm rate of the whole rule by simulation.
 
-At each look a metric gets one of four answers (:func:`decide`): ``regression`` (worse,
+At each look a metric gets one of five answers (:func:`decide`): ``regression`` (worse,
 significantly, and past the limit), ``improvement``, ``ok`` (the interval rules out a
-change past the limit: equivalent within it) or ``continue``. At the last look the budget
-is spent and ``continue`` becomes ``ok`` when the median moved less than the limit, or
-``unclear``. A stop for "ok" never spends alpha (a non-binding futility rule), so the
-false-alarm rate is that of the regression boundaries alone.
+change past the limit: equivalent within it), ``undetectable`` (the limit is below the
+smallest change the trials' noise lets the whole budget show, and nothing past that was
+seen) or ``continue``. At the last look the budget is spent and ``continue`` becomes
+``ok`` when the median moved less than the limit, or ``unclear``. A stop for "ok" or
+"undetectable" never spends alpha (a non-binding futility rule), so the false-alarm rate
+is that of the regression boundaries alone.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from pytest_netbench._errors import SpecError
 
 Spending = Literal["obrien-fleming", "pocock"]
 SPENDING_FUNCTIONS: tuple[Spending, ...] = ("obrien-fleming", "pocock")
-Decision = Literal["regression", "improvement", "ok", "continue", "unclear"]
+Decision = Literal["regression", "improvement", "ok", "continue", "unclear", "undetectable"]
 _SQRT2 = math.sqrt(2.0)
 _GRID_POINTS = 241  # odd, for Simpson's rule; boundaries come out within ~1e-3 in z
 _LOWEST_Z = -8.0  # the continuation region below this holds < 1e-15 of the mass
@@ -268,14 +270,43 @@ class Evidence:
     ok_high: float
 
 
-def decide(evidence: Evidence, limit: float, *, final: bool) -> Decision:
-    """One metric's answer at one look; ``limit`` is how much worse it may get (>= 0)."""
+@dataclass(frozen=True, slots=True)
+class Detectable:
+    """The smallest change (in the units of the evidence) that the design's whole budget
+    could show at the noise of the trials so far, with 80 % power: at the spread the trials
+    show (``change``) and at its 90 % lower bound (``at_least``); ``settled`` when this
+    look may give up on a limit below it: from half the budget on, and never at the first
+    of several looks (one batch's spread is too uncertain to stop on)."""
+
+    change: float
+    at_least: float
+    settled: bool
+
+
+def decide(
+    evidence: Evidence, limit: float, *, final: bool, detectable: Detectable | None = None
+) -> Decision:
+    """One metric's answer at one look; ``limit`` is how much worse it may get (>= 0).
+
+    A limit below the smallest change the budget could show (``detectable``, even at the
+    lowest noise the trials allow) cannot be told from noise however many trials are left:
+    once no regression, improvement or "ok" has been shown, the metric is
+    ``undetectable``. Before the last look only when the change seen so far is under half
+    the detectable one (the trials left would show a regression less than one time in
+    five under the trend so far); a larger one may be real, and more trials can show it.
+    At the last look, when it is within the detectable change."""
     if evidence.low > 0 and evidence.estimate > limit:
         return "regression"
     if evidence.high < 0 and evidence.estimate < -limit:
         return "improvement"
     if evidence.ok_high <= limit:
         return "ok"  # equivalent within the limit, or better: more trials would not fail it
+    # (A budget that can never reach its level is no runner's noise: "unclear" says so.)
+    if detectable is not None and detectable.settled and limit < detectable.at_least < math.inf:
+        # A futility stop: it spends no alpha, as an "ok" stop does not.
+        reach = detectable.change if final else detectable.change / 2
+        if evidence.estimate <= reach:
+            return "undetectable"
     if not final:
         return "continue"
     # Budget spent: a median inside the limit passes, as a fixed-sample gate would pass it.

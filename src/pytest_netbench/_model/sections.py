@@ -104,6 +104,22 @@ class ServerStats:
         return self.cpu_user_s + self.cpu_system_s
 
     @property
+    def cpu_user_ms_per_request(self) -> float:
+        """The user-time part of ``cpu_ms_per_request`` (the kernel's split of the total)."""
+        return self._per_request(self.cpu_user_s)
+
+    @property
+    def cpu_system_ms_per_request(self) -> float:
+        """The system-time (kernel) part of ``cpu_ms_per_request``."""
+        return self._per_request(self.cpu_system_s)
+
+    def _per_request(self, part_s: float) -> float:
+        total = self.cpu_s
+        if total <= 0 or math.isnan(self.cpu_ms_per_request):
+            return math.nan
+        return self.cpu_ms_per_request * part_s / total
+
+    @property
     def cpu_wait_share(self) -> float:
         """Of the time the server wanted a CPU, the share it spent waiting for one: near 0
         with a core to itself; large when its own workers queue for the cores it has, when

@@ -20,6 +20,11 @@ import pytest
 
 from pytest_netbench._plugin.session import ARM_PARAM, NetbenchSession
 
+# The session's exit status when no gated metric regressed but one is undetectable here:
+# the gate cannot tell. The number `netbench compare` exits with in that case
+# (ExitCode.UNDETECTABLE; a test holds the two equal): neither 0 (passed) nor 1 (failed).
+UNDETECTABLE_STATUS = 10
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -94,6 +99,14 @@ def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
             nb.gate_failed = bool(failed)
             if failed:
                 nb.final_line = "netbench: " + "; ".join(gate_result_line(c) for c in failed)
+            elif any(c.cannot_tell for c in comparisons):
+                # Neither a regression nor a pass: the session exits UNDETECTABLE_STATUS, and
+                # the last line of the log says why, with what to gate instead.
+                nb.gate_cannot_tell = True
+                nb.final_line = "netbench: " + "; ".join(
+                    [gate_result_line(c) for c in comparisons if c.cannot_tell]
+                    + [f"{i.key}: {i.note}" for c in comparisons for i in c.undetectable]
+                )
         parts += _write_files(config, nb, matrices, comparisons)
     except (NetbenchError, OSError, ValueError) as exc:
         # A missing baseline or an unwritable path: say so and fail the session, but do

@@ -22,6 +22,7 @@ from pytest_netbench._plugin.session import AbPair, NetbenchSession
 from pytest_netbench._plugin.test_state import (
     EXPERIMENTS_KEY,
     LOADS_KEY,
+    LOOKS_KEY,
     ShownLoad,
     servers_of,
 )
@@ -473,17 +474,20 @@ class NetbenchFixture:
         }
         tested: TrialsResult
         ran: list[tuple[str | None, int, Attempts]]
+        looks = self._item.stash.setdefault(LOOKS_KEY, [])
         if pair is None:
             runner = runners[None]
             key = f"{self._item.nodeid}#{label}" if label else self._item.nodeid
             done = self._guarded(
-                lambda: sequential_trials.run(settings, key, spec, runner, retries)
+                lambda: sequential_trials.run(settings, key, spec, runner, retries, looks)
             )
             ran = [(None, trial, attempts) for trial, attempts in enumerate(done.trials)]
             tested = done
         else:
             base, head = (Arm(str(arm), s, runners[arm]) for arm, s, _srv in arms)
-            ab = self._guarded(lambda: sequential_trials.run_ab(settings, base, head, retries))
+            ab = self._guarded(
+                lambda: sequential_trials.run_ab(settings, base, head, retries, looks)
+            )
             ran = _in_run_order(ab)
             tested = ab.b
         for arm, trial, attempts in ran:

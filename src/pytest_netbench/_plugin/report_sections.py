@@ -3,8 +3,9 @@
 A bare ``assert r.p99_ms < 50`` says nothing about why it failed; the percentile table,
 error kinds and the server's last words usually do. So a failed test's report gets each
 load's full summary, each experiment's table and the tail of each server's log; a passed
-one gets a line per load or experiment (shown with ``-rP``). Runs discarded because the
-generator spoiled them are named beside the result that replaced them.
+one gets a line per load or experiment (shown with ``-rP``), and a line per look of a
+sequential gate. Runs discarded because the generator spoiled them are named beside the
+result that replaced them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 from pytest_netbench._plugin.test_state import (
     EXPERIMENTS_KEY,
     LOADS_KEY,
+    LOOKS_KEY,
     ShownLoad,
     servers_of,
 )
@@ -33,6 +35,8 @@ def add_report_sections(item: pytest.Item, report: pytest.TestReport) -> None:
     elif report.when == "call":
         lines = [_one_line(shown) for shown in item.stash.get(LOADS_KEY, [])]
         lines += [_experiment_line(t, r) for t, r in item.stash.get(EXPERIMENTS_KEY, [])]
+        looks: list[str] = item.stash.get(LOOKS_KEY, [])
+        lines += looks
         if lines:
             report.sections.append(("netbench results", "\n".join(lines)))
 
@@ -117,6 +121,9 @@ def _add_failure_sections(item: pytest.Item, report: pytest.TestReport) -> None:
             report.sections.append(
                 (f"netbench {record.kind}: {title}", render_experiment_text(table))
             )
+    looks = item.stash.get(LOOKS_KEY, [])
+    if looks:
+        report.sections.append(("netbench gate looks", "\n".join(looks)))
     for srv in servers_of(item):
         try:
             tail = srv.log_tail(lines=_LOG_TAIL_LINES)

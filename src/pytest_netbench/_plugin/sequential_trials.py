@@ -25,27 +25,41 @@ if TYPE_CHECKING:
     from pytest_netbench._model import LoadResult, LoadSpec
     from pytest_netbench._plugin.options import Settings
 
-Judge = Callable[[Sequence["LoadResult"], Sequence["LoadResult"]], "Decision"]
+# current results, baseline results -> the gate's answer at this look, and the look in words
+# (each gated metric's answer and the smallest change the budget could show at its noise).
+Judge = Callable[[Sequence["LoadResult"], Sequence["LoadResult"]], "tuple[Decision, str]"]
 
 
-def run(settings: Settings, key: str, spec: LoadSpec, runner: Runner, retries: int) -> TrialsResult:
-    """The trials of one load of test ``key`` (node id, ``#label`` when labelled)."""
+def run(
+    settings: Settings,
+    key: str,
+    spec: LoadSpec,
+    runner: Runner,
+    retries: int,
+    looks: list[str] | None = None,
+) -> TrialsResult:
+    """The trials of one load of test ``key`` (node id, ``#label`` when labelled); each
+    look of a sequential gate is added to ``looks`` in words."""
     from pytest_netbench._experiment.trials import run_trials
 
     judge, design = judge_for(settings), gate_rule(settings).design
     if judge is None or design is None:
         return run_trials(spec, settings.trials, retries=retries, runner=runner)
-    return trials_in_looks(spec, runner, retries, design, judge, stored_trials(settings, key))
+    baseline = stored_trials(settings, key)
+    return trials_in_looks(spec, runner, retries, design, judge, baseline, looks)
 
 
-def run_ab(settings: Settings, base: Arm, head: Arm, retries: int) -> AbResult:
-    """Both arms' trials, interleaved (ABBA), head judged against base after each batch."""
+def run_ab(
+    settings: Settings, base: Arm, head: Arm, retries: int, looks: list[str] | None = None
+) -> AbResult:
+    """Both arms' trials, interleaved (ABBA), head judged against base after each batch;
+    each look is added to ``looks`` in words."""
     from pytest_netbench._experiment.trials import ab_trials
 
     judge, design = judge_for(settings), gate_rule(settings).design
     if judge is None or design is None:
         return ab_trials(base, head, settings.trials, retries=retries)
-    return ab_in_looks(base, head, retries, design, judge)
+    return ab_in_looks(base, head, retries, design, judge, looks)
 
 
 def gate_rule(settings: Settings) -> GateRule:
@@ -65,16 +79,19 @@ def judge_for(settings: Settings) -> Judge | None:
     the trials are not sequential)."""
     if settings.sequential is None or settings.compare_fail is None:
         return None
-    from pytest_netbench._compare.family import decide_look
+    from pytest_netbench._compare.family import look
     from pytest_netbench._compare.metrics import EXPERIMENT_METRICS, metric_value, request_name
     from pytest_netbench._compare.thresholds import parse_thresholds
+    from pytest_netbench._report.comparison import look_line
 
     rule = gate_rule(settings)
     thresholds: list[Threshold] = [
         t for t in parse_thresholds(settings.compare_fail) if t.metric not in EXPERIMENT_METRICS
     ]
 
-    def judge(current: Sequence[LoadResult], baseline: Sequence[LoadResult]) -> Decision:
+    def judge(
+        current: Sequence[LoadResult], baseline: Sequence[LoadResult]
+    ) -> tuple[Decision, str]:
         # A per-request threshold (by_request.search.p99_ms) on a test that does not send
         # that request: nothing of it to judge here; the gate's verdict says so.
         sent = {n for r in (*current, *baseline) for n in r.by_request}
@@ -86,7 +103,8 @@ def judge_for(settings: Settings) -> Judge | None:
             )
             for t in mine
         }
-        return decide_look(values, mine, rule)
+        decision, judged = look(values, mine, rule)
+        return decision, look_line(len(current), len(baseline), decision, judged)
 
     return judge
 
@@ -118,20 +136,31 @@ def trials_in_looks(
     design: SequentialDesign,
     judge: Judge,
     baseline: Sequence[LoadResult],
+    looks: list[str] | None = None,
 ) -> TrialsResult:
     """Trials of one load against a stored baseline, a batch per look of ``design``."""
     from pytest_netbench._experiment.trials import TrialsResult, run_trials
 
     done: list[Attempts] = []
-    for look in design.looks if baseline else design.looks[:1]:
-        done += run_trials(spec, look - len(done), retries=retries, runner=runner).trials
-        if baseline and judge([a.kept for a in done], baseline) != "continue":
+    for trials in design.looks if baseline else design.looks[:1]:
+        done += run_trials(spec, trials - len(done), retries=retries, runner=runner).trials
+        if not baseline:
+            break
+        decision, words = judge([a.kept for a in done], baseline)
+        if looks is not None:
+            looks.append(words)
+        if decision != "continue":
             break
     return TrialsResult(tuple(done))
 
 
 def ab_in_looks(
-    base: Arm, head: Arm, retries: int, design: SequentialDesign, judge: Judge
+    base: Arm,
+    head: Arm,
+    retries: int,
+    design: SequentialDesign,
+    judge: Judge,
+    looks: list[str] | None = None,
 ) -> AbResult:
     """A/B trials in one ABBA pattern across the batches, a batch per look, head judged
     against base after each."""
@@ -140,8 +169,8 @@ def ab_in_looks(
     base_runs: list[Attempts] = []
     head_runs: list[Attempts] = []
     order: list[str] = []
-    for look in design.looks:
-        count = look - len(base_runs)
+    for trials in design.looks:
+        count = trials - len(base_runs)
         if len(base_runs) % 2 == 0:
             batch = ab_trials(base, head, count, retries=retries)
             base_runs += batch.a.trials
@@ -152,7 +181,10 @@ def ab_in_looks(
             base_runs += batch.b.trials
             head_runs += batch.a.trials
         order += batch.order
-        if judge([a.kept for a in head_runs], [a.kept for a in base_runs]) != "continue":
+        decision, words = judge([a.kept for a in head_runs], [a.kept for a in base_runs])
+        if looks is not None:
+            looks.append(words)
+        if decision != "continue":
             break
     return AbResult(
         a=TrialsResult(tuple(base_runs)),

@@ -95,6 +95,8 @@ class NetbenchSession:
     # (or the step itself) failed the session, the line printed after pytest's own last one.
     summary_text: str = ""
     gate_failed: bool = False
+    # No regression, but a gated metric's limit is below what this runner can detect.
+    gate_cannot_tell: bool = False
     final_line: str = ""
     # id(base server) -> its A/B pair, so `netbench.http(server.url)` knows to interleave.
     ab_pairs: dict[int, AbPair] = field(default_factory=dict)

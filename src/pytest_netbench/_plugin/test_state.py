@@ -27,6 +27,9 @@ class ShownLoad:
 LOADS_KEY = pytest.StashKey[list[ShownLoad]]()
 EXPERIMENTS_KEY = pytest.StashKey[list[tuple[str, "ExperimentRecord"]]]()
 SERVERS_KEY = pytest.StashKey[list["Server"]]()
+# Each look of a sequential gate, in words: what it decided, and what each gated metric's
+# noise lets the budget show.
+LOOKS_KEY = pytest.StashKey[list[str]]()
 
 
 def servers_of(item: pytest.Item) -> list[Server]:

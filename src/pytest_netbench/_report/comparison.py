@@ -14,7 +14,10 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_netbench._compare.family import Judgement
 from pytest_netbench._compare.gate import Comparison, MetricComparison, summary_counts
+from pytest_netbench._compare.metric_verdict import percent_words
+from pytest_netbench._compare.metrics import higher_is_better
 from pytest_netbench._report.markdown import render_table_markdown
 from pytest_netbench._report.matrix import abbreviate
 
@@ -30,11 +33,16 @@ COMPARISON_HEADERS = (
 )
 _WIDTHS = (14, 8, 8, 8, 14, 7, 6, 0)
 # Names too long for the table's first column.
-_SHORT_NAMES: Mapping[str, str] = {"server.cpu_ms_per_request": "cpu_ms/req"}
+_SHORT_NAMES: Mapping[str, str] = {
+    "server.cpu_ms_per_request": "cpu_ms/req",
+    "server.cpu_user_ms_per_request": "user_ms/req",
+    "server.cpu_system_ms_per_request": "sys_ms/req",
+}
 _VERDICT_WORDS: Mapping[str, str] = {
     "regression": "REGRESSION",
     "improvement": "improved",
     "unclear": "unclear",
+    "undetectable": "undetectable",
     "ok": "ok",
 }
 
@@ -165,7 +173,10 @@ LEGEND = (
     "noise: the change A/A noise exceeds 1 time in 20 at n trials a side (* from these "
     "trials, else stored runs of this machine); n: trials a side, current/baseline when "
     "they differ; ok (est.): budget spent, the estimate within the limit, the interval "
-    "past it; ? = single trial, threshold only; worse/better = metric not gated"
+    "past it; undetectable: the limit is below the smallest change this runner's noise "
+    "lets the whole budget show (the gate cannot tell); ? = single trial, threshold only; "
+    "worse/better = metric not gated; user_ms/req, sys_ms/req: the server's CPU per "
+    "request in user and in system (kernel) time"
 )
 
 
@@ -175,11 +186,35 @@ def gate_result_line(comparison: Comparison, *, failed_word: str = "FAILED") -> 
     if not comparison.thresholds:
         return "No gate: report only (no thresholds given), nothing can fail"
     counts = summary_counts(comparison)
-    verdict = failed_word if comparison.failed else "passed"
+    verdict = (
+        failed_word if comparison.failed else "cannot tell" if comparison.cannot_tell else "passed"
+    )
+    undetectable = f"{counts['undetectable']} undetectable, " if counts["undetectable"] else ""
     return (
         f"Gate {verdict}: {counts['regression']} regression(s), {counts['unclear']} unclear, "
-        f"{counts['improvement']} improved, {counts['ok']} ok"
+        f"{undetectable}{counts['improvement']} improved, {counts['ok']} ok"
     )
+
+
+def look_line(
+    current: int, baseline: int, decision: str, judged: Sequence[tuple[str, Judgement]]
+) -> str:
+    """One look of a sequential gate, as the test's report shows it: the trials, the
+    test's answer, and each gated metric's answer with its noise so far and the smallest
+    change the whole budget could show at that noise."""
+    trials = f"{current}" if current == baseline else f"{current} vs {baseline}"
+    parts = []
+    for metric, judgement in judged:
+        words = f"{metric} {judgement.decision}"
+        if math.isfinite(judgement.detectable):
+            shift = judgement.detectable
+            change = -math.expm1(-shift) if higher_is_better(metric) else math.expm1(shift)
+            words += (
+                f" ({percent_words(judgement.spread)} a trial: {judgement.budget} a side"
+                f" would show changes over {percent_words(change)})"
+            )
+        parts.append(words)
+    return f"gate look after {trials} trial(s) a side: {decision}; " + "; ".join(parts)
 
 
 def render_comparison_text(comparison: Comparison, *, width: int = 80) -> str:
@@ -230,6 +265,7 @@ def comparison_to_dict(comparison: Comparison) -> dict[str, Any]:
         "baseline": comparison.baseline_name,
         "gate": [t.describe() for t in comparison.thresholds],
         "failed": comparison.failed,
+        "cannot_tell": comparison.cannot_tell,
         "counts": dict(summary_counts(comparison)),
         "only_in_baseline": list(comparison.only_in_baseline),
         "only_in_current": list(comparison.only_in_current),
@@ -256,6 +292,9 @@ def _item_to_dict(item: MetricComparison) -> dict[str, Any]:
         "change_relative": item.change_relative,
         "level": item.level,
         "by_estimate": item.by_estimate,
+        "trial_spread": None if math.isnan(item.trial_spread) else item.trial_spread,
+        "detectable": _number(item.detectable),
+        "budget": item.budget or None,
         "trials": item.trials,
         "final_look": item.final_look,
         "noise_floor": None if floor is None else _number(floor),

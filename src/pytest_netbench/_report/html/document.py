@@ -195,8 +195,9 @@ def _summary(
         if not comparison.thresholds:
             continue  # compared, not gated: no gate ran, so no badge says it passed
         failed = comparison.failed
-        word = "FAILED" if failed else "passed"
-        items.append(f'<li class="{"bad" if failed else "good"}"><b>gate</b>{word}</li>')
+        word = "FAILED" if failed else "cannot tell" if comparison.cannot_tell else "passed"
+        klass = "bad" if failed else "warn" if comparison.cannot_tell else "good"
+        items.append(f'<li class="{klass}"><b>gate</b>{word}</li>')
     return '<ul class="summary">' + "".join(items) + "</ul>"
 
 
@@ -220,7 +221,15 @@ def _toc(sections: Sequence[tuple[str, str, str]], tests: Sequence[tuple[str, st
 def _comparison_section(comparison: Comparison) -> str:
     name = comparison.baseline_name or "the stored baseline"
     gate = ", ".join(t.describe() for t in comparison.thresholds) or "none (report only)"
-    result = "" if not comparison.thresholds else " bad" if comparison.failed else " good"
+    result = (
+        ""
+        if not comparison.thresholds
+        else " bad"
+        if comparison.failed
+        else " warn"
+        if comparison.cannot_tell
+        else " good"
+    )
     parts = [
         f"<h3>Against {escape(name)}</h3>",
         f'<p class="note">Gate: {escape(gate)}</p>',

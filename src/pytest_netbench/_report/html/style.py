@@ -28,6 +28,7 @@ a { color: var(--accent); }
 .summary li b { font-size: 18px; margin-right: 4px; }
 .summary li.bad { background: var(--bad); border-color: #f3b4b0; color: var(--bad-ink); }
 .summary li.good { background: var(--good); border-color: #a9dcb6; color: var(--good-ink); }
+.summary li.warn { background: var(--warn); border-color: #ecd58c; }
 nav.toc { background: var(--band); border: 1px solid var(--line); border-radius: 6px;
   padding: 10px 18px; margin: 18px 0; font-size: 14px; }
 nav.toc h2 { font-size: 14px; margin: 0 0 4px; border: 0; padding: 0; }
@@ -67,6 +68,7 @@ table.facts td { word-break: break-word; }
 .gate { font-weight: 600; margin: 8px 0; }
 .gate.bad { color: var(--bad-ink); }
 .gate.good { color: var(--good-ink); }
+.gate.warn { background: var(--warn); padding: 2px 6px; }
 .figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(440px, 1fr));
   gap: 14px; margin: 8px 0; align-items: start; }
 figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 6px;

@@ -28,6 +28,7 @@ _VERDICT_CLASS: Mapping[str, str] = {
     "regression": "bad",
     "improvement": "good",
     "unclear": "warn",
+    "undetectable": "warn",
     "ok": "",
 }
 
