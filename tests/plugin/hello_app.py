@@ -6,8 +6,8 @@ answer has that status; ``--status-for /missing=404``: the answers to that path 
 plain Python arithmetic per request, a few hundred µs of CPU, the same work in every copy;
 ``--cycle-ms 0,3,1 --cycle-every 200``: the first 200 answers 0 ms late, the next 200 3 ms,
 then 1 ms, and round again, so two copies serving the same trials see the same noise;
-``--report-to FILE``: where it ran, written at start as JSON: its working directory, CPU
-affinity and ``NETBENCH_*`` environment).
+``--report-to FILE``: where it ran, written at start as JSON: its own path, its working
+directory, CPU affinity and ``NETBENCH_*`` environment).
 
 Copied into each pytester directory by the ``hello_app`` fixture and run there as a script.
 """
@@ -54,6 +54,7 @@ async def main() -> None:
     args = parser.parse_args()
     if args.report_to:
         seen = {
+            "script": os.path.abspath(__file__),
             "cwd": os.getcwd(),
             "cpus": sorted(os.sched_getaffinity(0)),
             "env": {k: v for k, v in os.environ.items() if k.startswith("NETBENCH_")},

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -172,3 +174,173 @@ def test_ab_mode_interleaves_trials_and_gates_head_against_base(
 def _load_json(path: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(path.read_text())
     return data
+
+
+CHECKOUT_TEST = """
+import os
+import sys
+
+import pytest
+
+from pytest_netbench import LogReady, ServerSpec
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ARGS = ["--host", "{host}", "--port", "{port}", "--delay-ms", "1"]
+CPU = str(max(os.sched_getaffinity(0)))
+DICT = {
+    "name": "sync-w1",
+    "command": [sys.executable, "hello_app.py", *ARGS, "--report-to", "dict.json"],
+    "cwd": "app",
+    "env": {"NETBENCH_FLAVOUR": "w1"},
+    "cpus": CPU,
+    "ready": LogReady("serving on"),
+}
+# A spec naming its script by an absolute path into this checkout: the base arm runs the
+# base's copy.
+SPEC = ServerSpec(
+    name="spec-w2",
+    app="hello",
+    command=(
+        sys.executable, os.path.join(HERE, "app", "hello_app.py"), *ARGS, "--report-to",
+        "spec.json",
+    ),
+    cwd=os.path.join(HERE, "app"),
+    env={"NETBENCH_FLAVOUR": "w2"},
+    port_pattern=r"NETBENCH_LISTENING port=(\\d+)",
+)
+
+
+@pytest.mark.parametrize("server", [DICT, SPEC], indirect=True)
+def test_hello(netbench, server):
+    netbench.http(server.url, requests=60, connections=2)
+"""
+
+
+def test_ab_from_a_base_checkout_keeps_each_server_spec_and_names_the_arms(
+    pytester: pytest.Pytester, hello_app: Path
+) -> None:
+    """--netbench-ab-base-dir: each parametrised server spec runs twice, HEAD from this
+    checkout and BASE from the same place in the base checkout, with its env, CPUs and
+    ready check kept; every table names the arm beside the server's own id."""
+    for where in (pytester.path / "app", pytester.path / "base" / "app"):
+        where.mkdir(parents=True)
+        shutil.copyfile(hello_app, where / "hello_app.py")
+    pytester.makepyfile(CHECKOUT_TEST)
+    out = pytester.path / "ab.json"
+    result = pytester.runpytest_subprocess(
+        "--netbench",
+        "--netbench-ab-base-dir=base",
+        "--netbench-trials=2",
+        "--netbench-compare-fail=p50_ms:50%",
+        f"--netbench-json={out}",
+    )
+    result.assert_outcomes(passed=2)  # each spec its own test: nothing deselected
+    cpu = max(os.sched_getaffinity(0))
+    for name, flavour in (("dict.json", "w1"), ("spec.json", "w2")):
+        for checkout in (pytester.path, pytester.path / "base"):
+            ran = json.loads((checkout / "app" / name).read_text())
+            assert ran["cwd"] == str(checkout / "app"), ran
+            assert ran["script"] == str(checkout / "app" / "hello_app.py"), ran
+            assert ran["env"]["NETBENCH_FLAVOUR"] == flavour, ran
+            if name == "dict.json":  # pinned as the spec says, on both arms
+                assert ran["cpus"] == [cpu], ran
+    result.stdout.fnmatch_lines(
+        [
+            "*arm=base*arm=head*",
+            "server *rps*p99_ms*rps*p99_ms*",
+            "sync-w1 *",
+            "spec-w2 *",
+            f"A/B mode: BASE = each test's server, started from {pytester.path / 'base'}",
+            "*Comparison with baseline BASE*",
+            "test_hello[[]server=sync-w1[]]",
+            "test_hello[[]server=spec-w2[]]",
+        ]
+    )
+    records = _load_json(out)["records"]
+    assert sorted((r["params"]["server"], r["params"]["arm"]) for r in records) == [
+        ("spec-w2", "base"),
+        ("spec-w2", "base"),
+        ("spec-w2", "head"),
+        ("spec-w2", "head"),
+        ("sync-w1", "base"),
+        ("sync-w1", "base"),
+        ("sync-w1", "head"),
+        ("sync-w1", "head"),
+    ]
+    (compared,) = _load_json(out)["comparisons"]
+    assert {i["test"] for i in compared["items"]} == {
+        "test_hello[server=sync-w1]",
+        "test_hello[server=spec-w2]",
+    }
+
+
+def test_a_failing_arm_names_its_server_for_its_arm(
+    pytester: pytest.Pytester, hello_app: Path
+) -> None:
+    """A failed test's report shows each arm's server log under the server's name and arm."""
+    (pytester.path / "base").mkdir()
+    shutil.copyfile(hello_app, pytester.path / "base" / "hello_app.py")
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        COMMAND = [{sys.executable!r}, "hello_app.py", "--host", "{{host}}", "--port", "{{port}}"]
+
+        @pytest.mark.parametrize("server", [{{"name": "w1", "command": COMMAND}}], indirect=True)
+        def test_hello(netbench, server):
+            netbench.http(server.url, requests=20, connections=1)
+            assert False, "on purpose"
+        """
+    )
+    result = pytester.runpytest_subprocess("--netbench", "--netbench-ab-base-dir=base")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*netbench server log: w1 [[]base[]]*", "*netbench server log: w1 [[]head[]]*"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("server", "message"),
+    [
+        ("'tornado'", "*'tornado' is a catalog server*its code is pytest-netbench's*"),
+        (
+            "{'command': ['x', '{port}'], 'cwd': '/'}",
+            "*its working directory '/' is outside the checkout pytest runs in*",
+        ),
+    ],
+)
+def test_what_cannot_run_from_a_base_checkout_fails_saying_why(
+    pytester: pytest.Pytester, server: str, message: str
+) -> None:
+    (pytester.path / "base").mkdir()
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        @pytest.mark.parametrize("server", [{server}], indirect=True)
+        def test_x(netbench, server):
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("--netbench", "--netbench-ab-base-dir=base")
+    result.assert_outcomes(errors=1)  # at set-up: the server fixture, before any load
+    result.stdout.fnmatch_lines([message])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--netbench-ab-base-dir=nowhere"], "*--netbench-ab-base-dir 'nowhere': no such dir*"),
+        (
+            ["--netbench-ab-base-dir=.", "--netbench-ab", "a {port}", "b {port}"],
+            "*--netbench-ab-base-dir and --netbench-ab are two ways to name the base*",
+        ),
+    ],
+)
+def test_base_checkout_usage_errors(
+    pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    pytester.makepyfile("def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess("--netbench", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])

@@ -92,8 +92,8 @@ def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
                 render_comparison_text,
             )
 
-            if settings.ab_refs is not None:
-                parts.append(_describe_ab(settings.ab_refs))
+            if settings.ab_mode:
+                parts.append(_describe_ab(settings))
             parts += [render_comparison_text(c, width=width) for c in comparisons]
             failed = [c for c in comparisons if c.failed]
             nb.gate_failed = bool(failed)
@@ -127,7 +127,7 @@ def _comparisons(nb: NetbenchSession) -> list[Comparison]:
                 settings.storage_dir, settings.compare_name or None, nb, settings.compare_fail
             )
         )
-    if settings.ab_refs is not None:
+    if settings.ab_mode:
         out.append(_compare_ab(nb.records, nb.experiments, settings))
     return out
 
@@ -259,8 +259,13 @@ def _compare_ab(
     )
 
 
-def _describe_ab(refs: tuple[str, str]) -> str:
-    return f"A/B mode: BASE = {refs[0]}\n          HEAD = {refs[1]}\n"
+def _describe_ab(settings: Settings) -> str:
+    if settings.ab_refs is not None:
+        base, head = settings.ab_refs
+    else:
+        base = f"each test's server, started from {settings.ab_base_dir}"
+        head = f"each test's server as the test gives it (in {settings.ab_head_dir})"
+    return f"A/B mode: BASE = {base}\n          HEAD = {head}\n"
 
 
 # -- files -------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import pytest
 
 from pytest_netbench._plugin.loads import NetbenchFixture
 from pytest_netbench._plugin.options import ScopeName
-from pytest_netbench._plugin.servers import describe, start_server
+from pytest_netbench._plugin.servers import describe, in_base_checkout, start_server
 from pytest_netbench._plugin.session import SKIP_REASON, AbPair, NetbenchSession, get_session
 from pytest_netbench._plugin.test_state import SERVERS_KEY
 
@@ -127,6 +127,9 @@ def _server_from_request(
             ' ["tornado"], indirect=True), or pass --netbench-ab BASE HEAD',
             pytrace=False,
         )
+    if session.settings.ab_base_dir is not None:
+        yield from _ab_checkout_servers(session, ref, server_kwargs)
+        return
     srv = _start_or_fail(ref, dict(server_kwargs))
     try:
         yield srv
@@ -144,6 +147,39 @@ def _ab_servers(
         base.stop()
         raise
     session.ab_pairs[id(base)] = AbPair(refs[0], refs[1], base, head)
+    try:
+        yield base
+    finally:
+        session.ab_pairs.pop(id(base), None)
+        head.stop()
+        base.stop()
+
+
+def _ab_checkout_servers(
+    session: NetbenchSession, ref: object, server_kwargs: dict[str, Any]
+) -> Iterator[Server]:
+    """The test's own server twice: HEAD as the test gives it, BASE the same spec started
+    from the base checkout (every setting kept); each named for its arm."""
+    settings = session.settings
+    assert settings.ab_base_dir is not None and settings.ab_head_dir is not None
+    try:
+        base_ref, base_kwargs = in_base_checkout(
+            ref, server_kwargs, settings.ab_head_dir, settings.ab_base_dir
+        )
+    except TypeError as exc:
+        pytest.fail(
+            f"netbench: cannot start server {describe(ref)!r} from the base checkout: {exc}",
+            pytrace=False,
+        )
+    name = describe(ref)
+    base = _start_or_fail(base_ref, {**base_kwargs, "name": f"{name} [base]"})
+    try:
+        head = _start_or_fail(ref, {**server_kwargs, "name": f"{name} [head]"})
+    except BaseException:
+        base.stop()
+        raise
+    where = f"{name} from {settings.ab_base_dir}"
+    session.ab_pairs[id(base)] = AbPair(where, name, base, head)
     try:
         yield base
     finally:

@@ -50,6 +50,11 @@ class Settings:
     # None: the gate's default.
     alpha: float | None = None
     ab_refs: tuple[str, str] | None = None
+    # A/B from a base checkout: each test's own server spec started twice, HEAD as the test
+    # gives it, BASE from the same place under this directory (absolute); the checkout the
+    # test runs in is pytest's rootdir (``ab_head_dir``).
+    ab_base_dir: str | None = None
+    ab_head_dir: str | None = None
     storage_dir: str = STORAGE_ROOT
     server_scope: ScopeName = "function"
     # Reruns of a load spoiled by the generator; None: the library's default.
@@ -60,6 +65,11 @@ class Settings:
     @property
     def compare_requested(self) -> bool:
         return self.compare_name is not None
+
+    @property
+    def ab_mode(self) -> bool:
+        """Whether each test's server is measured as two arms, BASE and HEAD."""
+        return self.ab_refs is not None or self.ab_base_dir is not None
 
 
 # How the plugin words the flags it shares with ``netbench`` (``_input.flags.SHARED_FLAGS``):
@@ -183,6 +193,15 @@ def add_options(parser: pytest.Parser) -> None:
         help="A/B mode: measure two servers (catalog names or quoted commands with {port}) "
         "in interleaved trials in place of each test's `server`, and compare HEAD with BASE.",
     )
+    group.addoption(
+        "--netbench-ab-base-dir",
+        default=None,
+        metavar="PATH",
+        help="A/B mode from a checkout of the base revision at PATH: each test's own server "
+        "(its spec: command, cwd, env, ready check, cpus...) runs twice in interleaved "
+        "trials, HEAD as the test gives it and BASE started from the same place under PATH "
+        "(paths into this checkout, pytest's rootdir, point into PATH where it has them).",
+    )
     _add_shared(group, "storage")
     group.addoption(
         "--netbench-python",
@@ -223,10 +242,12 @@ def read_settings(config: pytest.Config) -> Settings:
     compare_fail = opt("--netbench-compare-fail")
     compare_name = opt("--netbench-compare")
     ab = opt("--netbench-ab")
-    if compare_fail is not None and compare_name is None and ab is None:
+    base_dir = _read_base_dir(opt("--netbench-ab-base-dir"), ab)
+    if compare_fail is not None and compare_name is None and ab is None and base_dir is None:
         raise pytest.UsageError(
             "--netbench-compare-fail needs something to compare with:"
-            " add --netbench-compare [NAME] or --netbench-ab BASE HEAD"
+            " add --netbench-compare [NAME], --netbench-ab BASE HEAD or"
+            " --netbench-ab-base-dir PATH"
         )
     if compare_fail is not None:
         _check_thresholds(str(compare_fail))
@@ -260,6 +281,8 @@ def read_settings(config: pytest.Config) -> Settings:
         sequential=sequential,
         alpha=alpha,
         ab_refs=_parse_ab(ab),
+        ab_base_dir=base_dir,
+        ab_head_dir=str(config.rootpath) if base_dir is not None else None,
         storage_dir=storage_dir,
         server_scope=scope,
         retries=retries,
@@ -402,6 +425,24 @@ def _read_sequential(
             f" e.g. {DEFAULT_SEQUENTIAL}"
         )
     return sizes
+
+
+def _read_base_dir(value: str | None, ab: Any) -> str | None:
+    """``--netbench-ab-base-dir PATH``: an existing directory, as an absolute path; not
+    with ``--netbench-ab`` (one A/B at a time)."""
+    if value is None:
+        return None
+    if ab is not None:
+        raise pytest.UsageError(
+            "--netbench-ab-base-dir and --netbench-ab are two ways to name the base: give one"
+        )
+    path = Path(value).expanduser().resolve()
+    if not path.is_dir():
+        raise pytest.UsageError(
+            f"--netbench-ab-base-dir {value!r}: no such directory; give the base revision's"
+            " checkout (e.g. actions/checkout with `path: base`)"
+        )
+    return str(path)
 
 
 def _parse_ab(value: Any) -> tuple[str, str] | None:

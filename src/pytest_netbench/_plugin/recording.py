@@ -18,6 +18,7 @@ from pytest_netbench._plugin.session import (
     MeasuredWindow,
     WindowTimes,
     function_id,
+    get_session,
     param_strings,
     to_property,
 )
@@ -72,12 +73,14 @@ class PluginRunner:
 
 
 def params_of(item: pytest.Item, arm: str | None) -> dict[str, str]:
-    """The test's parameters as strings; in A/B mode ``arm`` in place of ``server``."""
+    """The test's parameters as strings; in A/B mode with ``arm``: in place of ``server``
+    when two commands replaced it (``--netbench-ab``), beside it when each arm is the
+    test's own server (``--netbench-ab-base-dir``)."""
     callspec = getattr(item, "callspec", None)
     params = param_strings(dict(callspec.params) if callspec is not None else {})
     if arm is not None:
-        # The test's own `server` parameter was replaced by the A/B pair.
-        params.pop("server", None)
+        if get_session(item.config).settings.ab_refs is not None:
+            params.pop("server", None)  # the test's own `server` was replaced by the pair
         params[ARM_PARAM] = arm
     return params
 

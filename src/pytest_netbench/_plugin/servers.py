@@ -2,14 +2,18 @@
 
 Servers that cannot run on this machine (a missing compiler or interpreter) skip the test
 with the catalog's reason, so one comparison file runs everywhere and says what it left out.
-In A/B mode the pair replaces the ``server`` parameter, so tests that differ only in it are
-deselected down to one.
+In A/B mode with two commands the pair replaces the ``server`` parameter, so tests that
+differ only in it are deselected down to one. In A/B mode from a base checkout each test's
+own server is started twice, the base arm from the checkout (:func:`in_base_checkout`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import shlex
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -81,6 +85,102 @@ def build_server(ref: object, **kwargs: Any) -> Server:
         f"cannot start a server from {ref!r}: give a catalog name ('tornado'), a command"
         " list (['./hello', '{port}']), a ServerSpec, or a dict with 'command' and Server options"
     )
+
+
+def in_base_checkout(
+    ref: object, server_kwargs: Mapping[str, Any], head_dir: str, base_dir: str
+) -> tuple[object, dict[str, Any]]:
+    """The same server as ``ref`` with ``server_kwargs``, started from the base checkout:
+    its working directory (its ``cwd``, else the directory pytest runs in) taken at the
+    same place under ``base_dir`` as it is under ``head_dir``, and each absolute path of
+    its command and environment that points into ``head_dir`` pointed at the base's copy
+    where the base has one (a script, ``PYTHONPATH=src``'s directory; an interpreter of a
+    virtualenv the base lacks stays as it is). Every other setting is kept: ready check,
+    CPUs, environment, port, timeouts. A catalog server, whose code is pytest-netbench's
+    and not the checkout's, or a Server already built, is refused with a TypeError."""
+    from pytest_netbench._servers.launcher import Server
+
+    head, base = Path(head_dir), Path(base_dir)
+    if isinstance(ref, Server):
+        raise TypeError(
+            "a Server instance cannot be started again from the base checkout; give the"
+            " server as a spec (a command, a dict with 'command', or a ServerSpec)"
+        )
+    if _is_catalog_name(ref):
+        raise TypeError(
+            f"{describe(ref)!r} is a catalog server: its code is pytest-netbench's, not your"
+            " checkout's, so --netbench-ab-base-dir would measure it twice; give your server's"
+            " command (or --netbench-ab BASE HEAD)"
+        )
+    kwargs = dict(server_kwargs)
+    own_cwd = ref.get("cwd") if isinstance(ref, Mapping) else getattr(ref, "cwd", None)
+    cwd = kwargs.get("cwd", own_cwd)
+    where = Path(os.path.abspath(os.fspath(cwd))) if cwd is not None else Path.cwd()
+    try:
+        inside = where.relative_to(head)
+    except ValueError:
+        raise TypeError(
+            f"its working directory {str(where)!r} is outside the checkout pytest runs in"
+            f" ({head_dir}), so it has no place in the base checkout {base_dir}"
+        ) from None
+    kwargs["cwd"] = str(base / inside)
+
+    def moved(text: str) -> str:
+        return _moved(text, head, base)
+
+    if "env" in kwargs:
+        kwargs["env"] = {k: moved(str(v)) for k, v in dict(kwargs["env"]).items()}
+    if isinstance(ref, ServerSpec):
+        based: object = dataclasses.replace(
+            ref,
+            command=tuple(moved(p) for p in ref.command),
+            env={k: moved(v) for k, v in ref.env.items()},
+        )
+    elif isinstance(ref, Mapping):
+        options = dict(ref)
+        options["command"] = [moved(p) for p in _command_list(options["command"])]
+        if "env" in options:
+            options["env"] = {k: moved(str(v)) for k, v in dict(options["env"]).items()}
+        based = options
+    else:
+        based = [moved(p) for p in _command_list(ref)]
+    return based, kwargs
+
+
+def _is_catalog_name(ref: object) -> bool:
+    if isinstance(ref, str):
+        return not _looks_like_command(ref)
+    return isinstance(ref, Mapping) and not ref.get("command")
+
+
+def _command_list(command: object) -> list[str]:
+    if isinstance(command, str):
+        return shlex.split(command)
+    if isinstance(command, Sequence):
+        return [str(p) for p in command]
+    raise TypeError(f"cannot start a server from {command!r}: give a command list or string")
+
+
+def _moved(text: str, head: Path, base: Path) -> str:
+    """``text``, a command argument or an environment value, with each absolute path into
+    ``head`` (not already into ``base``) pointed at ``base``'s copy, where it exists."""
+    parts = text.split(os.pathsep)
+    for index, part in enumerate(parts):
+        if not os.path.isabs(part):
+            continue
+        path = Path(part)
+        try:
+            path.relative_to(base)
+            continue  # already the base's
+        except ValueError:
+            pass
+        try:
+            inside = path.relative_to(head)
+        except ValueError:
+            continue
+        if (base / inside).exists():
+            parts[index] = str(base / inside)
+    return os.pathsep.join(parts)
 
 
 def _looks_like_command(text: str) -> bool:
