@@ -337,3 +337,14 @@ def test_a_mix_names_its_kinds_and_feeders_not_one_request() -> None:
         "Target: http://127.0.0.1:8080, a mix of 1 request in turn",
         "  (list), filled from feeders id (seed 0)",
     ]
+
+
+def test_a_server_that_closed_every_connection_is_not_headed_keep_alive() -> None:
+    # gunicorn's sync worker closes each connection: 4,897 opened for 4 in use.
+    spec = LoadSpec(kind="http", host="127.0.0.1", port=8080, connections=4)
+    closed = _result(spec=spec, generator=GeneratorStats(connections_opened=4_897))
+    words = " ".join(format_result(closed).split())  # the heading wraps at 80 columns
+    assert "keep-alive asked, but the server closed connections (4,897 opened)" in words
+    kept = _result(spec=spec, generator=GeneratorStats(connections_opened=4))
+    header = format_result(kept).splitlines()[1]
+    assert "keep-alive" in header and "closed" not in header
