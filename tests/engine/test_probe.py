@@ -59,3 +59,21 @@ def test_a_load_without_a_probe_has_none(http_server: StartHttp) -> None:
 def test_a_probe_interval_must_be_positive() -> None:
     with pytest.raises(SpecError, match="probe_every must be > 0"):
         echo_load("127.0.0.1", 9, connections=1, duration=1, probe_every=0)
+
+
+def test_a_probe_the_server_keeps_waiting_does_not_hold_back_the_next(
+    http_server: StartHttp, consistent: Check
+) -> None:
+    # Every third connection is never answered. The load holds connections 1 and 2, so the
+    # probes are the rest: one in three waits out its timeout (2 s, past the whole window).
+    # Probes start on schedule beside it, as clients keep arriving at a stalled server;
+    # before, the next waited for it, and the window held one or two probes.
+    server, _ = http_server(stall_every=3)
+    r = consistent(
+        http_load(server.url, connections=2, duration=1.0, timeout=2.0, probe_every=0.05)
+    )
+    probe = r.probe
+    assert probe is not None
+    assert probe.sent >= 8, probe
+    assert probe.errors["timeout"] >= 1, probe
+    assert probe.ok >= 4, probe

@@ -15,6 +15,7 @@ import contextlib
 import multiprocessing
 import signal
 import socket
+import threading
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from time import monotonic_ns
@@ -93,20 +94,33 @@ def _probe_main(spec: LoadSpec, every_s: float, pipe: Connection) -> None:
     websocket = exchange.websocket
     request = probe_request(spec, exchange) if websocket is None else b""
     pipe.send("ready")
-    samples: list[ProbeSample] = []
+    samples: list[ProbeSample] = []  # list.append is atomic: each probe's thread adds one
+
+    def one_probe() -> None:
+        start = monotonic_ns()
+        if websocket is not None:
+            samples.append(ws_probe_once(spec, websocket, start))
+        else:
+            samples.append(probe_once(spec, exchange, start, request))
+
+    # One more client every interval, on schedule, each on a thread of its own: a probe the
+    # server keeps waiting does not hold back the next (one that waited for it would leave
+    # a window of a stalled server without a probe, the delay it exists to show).
+    running: list[threading.Thread] = []
     every_ns = int(every_s * NS_PER_S)
     due = monotonic_ns()
     while True:
         wait_s = max(due - monotonic_ns(), 0) / NS_PER_S
         if pipe.poll(wait_s):
             break  # asked to stop
-        start = monotonic_ns()
-        if websocket is not None:
-            samples.append(ws_probe_once(spec, websocket, start))
-        else:
-            samples.append(probe_once(spec, exchange, start, request))
+        running = [thread for thread in running if thread.is_alive()]
+        thread = threading.Thread(target=one_probe, name="netbench-probe-client", daemon=True)
+        thread.start()
+        running.append(thread)
         due = max(due + every_ns, monotonic_ns())
-    pipe.send(samples)
+    for thread in running:  # the probes under way end by their own timeouts
+        thread.join()
+    pipe.send(sorted(samples, key=lambda sample: sample.start_ns))
     pipe.close()
 
 

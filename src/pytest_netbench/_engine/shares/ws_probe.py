@@ -15,6 +15,7 @@ import socket
 from time import monotonic_ns
 
 from pytest_netbench._engine.rules.connecting import make_ssl_context
+from pytest_netbench._engine.rules.failures import HANDSHAKE_ENDED
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.tcp import OK
 from pytest_netbench._proto.websocket import (
@@ -70,7 +71,7 @@ def _exchange(sock: socket.socket, setup: WsSetup, *, listen: bool) -> tuple[str
     while accepted is None:
         data = sock.recv(_RECEIVE_BYTES)
         if not data:
-            return "reset", "server closed the connection during the WebSocket handshake"
+            return "reset", HANDSHAKE_ENDED
         accepted = handshake.receive(data)
     codes: list[int] = []
     problems: list[str] = []
