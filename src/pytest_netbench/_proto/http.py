@@ -324,6 +324,8 @@ class HeadResponseFramer:
 
 def _parse_head(head: bytes) -> tuple[int, bool] | str:
     """(status, keep_alive) of one response head, or the reason it is malformed."""
+    if b"\n" in head.replace(b"\r\n", b""):  # as llhttp refuses it, whatever the reads
+        return "lines end in a bare LF, not CRLF"
     status_line, _, rest = head.partition(b"\r\n")
     parts = status_line.split(b" ", 2)
     if len(parts) < 2 or parts[0] not in (b"HTTP/1.1", b"HTTP/1.0") or not parts[1].isdigit():

@@ -47,6 +47,7 @@ class ResponseReader:
     __slots__ = (
         "_body",
         "_head_bytes",
+        "_head_delivered",
         "_head_only",
         "_headers",
         "_on_error",
@@ -67,6 +68,7 @@ class ResponseReader:
         self._status = 0  # of the message whose head is complete, else 0
         self._head_bytes = 0
         self._head_only = False
+        self._head_delivered = False  # a HEAD response went with its head: its parser is done
         self._passed_boundary = False
         self.failed = False
         self._parser = httptools.HttpResponseParser(self)
@@ -77,6 +79,7 @@ class ResponseReader:
         head_only = method.upper() == "HEAD"
         if head_only or self._head_only:
             self._parser = httptools.HttpResponseParser(self)  # a fresh one at a boundary
+            self._head_delivered = False
         self._head_only = head_only
 
     # -- httptools callbacks --
@@ -92,13 +95,14 @@ class ResponseReader:
         self._status = self._parser.get_status_code()
         if self._head_only and self._status >= 200:
             self._deliver(bool(self._parser.should_keep_alive()))
+            self._head_delivered = True
 
     def on_body(self, body: bytes) -> None:
         self._body.append(body)
 
     def on_message_complete(self) -> None:
         self._passed_boundary = True
-        if self._status == 0 or self.failed:
+        if self._head_delivered or self.failed:
             return  # a HEAD response, delivered with its head
         if self._status >= 200:
             self._deliver(bool(self._parser.should_keep_alive()))
