@@ -420,8 +420,13 @@ class H2ClientConnection:
             self._header_block(stream_id, end_stream, b"".join(pieces))
 
     def _header_block(self, stream_id: int, end_stream: bool, block: bytes) -> None:
-        # Decoded whatever becomes of the stream: the HPACK table must stay in step.
-        status = self._decoder.status_of(block)
+        # Decoded whatever becomes of the stream, and once: the HPACK table must stay in step.
+        call: tuple[int, str] | None = None
+        if self._grpc:
+            status, code, message = self._decoder.call_status_of(block)
+            call = (code, message)
+        else:
+            status = self._decoder.status_of(block)
         current = self._streams.get(stream_id)
         if current is None:
             self._check_known(stream_id, "HEADERS")
@@ -430,8 +435,8 @@ class H2ClientConnection:
             if not end_stream:
                 self._stream_failed(stream_id, "trailers without END_STREAM")
                 return
-            if self._grpc:
-                self._end_call(stream_id, current, block)
+            if call is not None:
+                self._end_call(stream_id, current, call)
                 return
             del self._streams[stream_id]
             self._stream_received.pop(stream_id, None)
@@ -445,8 +450,8 @@ class H2ClientConnection:
             if status == 101 or end_stream:
                 self._stream_failed(stream_id, f"an interim {status} response ending the stream")
             return  # an interim response: the final one follows
-        if end_stream and self._grpc:
-            self._end_call(stream_id, status, block)  # "trailers-only": status in the one block
+        if end_stream and call is not None:
+            self._end_call(stream_id, status, call)  # "trailers-only": status in the one block
         elif end_stream:
             del self._streams[stream_id]
             self._on_response(stream_id, status)
@@ -454,15 +459,16 @@ class H2ClientConnection:
         else:
             self._streams[stream_id] = status
 
-    def _end_call(self, stream_id: int, status: int, trailers: bytes | None) -> None:
-        """A gRPC call's end: ok only with HTTP 200 and grpc-status 0."""
+    def _end_call(self, stream_id: int, status: int, trailers: tuple[int, str] | None) -> None:
+        """A gRPC call's end: ok only with HTTP 200 and grpc-status 0 (``trailers``: the
+        grpc-status and grpc-message its last header block said, None if it ended on DATA)."""
         del self._streams[stream_id]
         self._stream_received.pop(stream_id, None)
         self._cancel_body(stream_id)
         if status != 200:
             self._on_response(stream_id, status)
             return
-        code, message = self._decoder.grpc_status_of(trailers) if trailers else (-1, "")
+        code, message = trailers if trailers is not None else (-1, "")
         if code == 0:
             self._on_response(stream_id, status)
             return

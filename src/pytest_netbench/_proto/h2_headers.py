@@ -46,6 +46,9 @@ _MAX_HEADER_LIST = 64 * 1024
 _STATUS = b":status"
 _GRPC_STATUS = b"grpc-status"
 _GRPC_MESSAGE = b"grpc-message"
+# gRPC's codes are small numbers; a longer run of digits is no code (and int() of thousands
+# of digits raises).
+_GRPC_DIGITS = 10
 # An entry takes at least 32 bytes of the table (RFC 7541 section 4.1).
 _ENTRY_OVERHEAD = 32
 
@@ -181,10 +184,10 @@ class ResponseHeaderDecoder:
         self._table = self._decoder.header_table
         # Blocks that read the table but leave it as it is: valid until it changes.
         self._cache: dict[bytes, int] = {}
-        self._grpc_cache: dict[bytes, tuple[int, str]] = {}
+        self._grpc_cache: dict[bytes, tuple[int, int, str]] = {}
         # Blocks whose fields the table cannot change, with the entries each adds.
         self._stateless: dict[bytes, tuple[int, tuple[Field, ...]]] = {}
-        self._grpc_stateless: dict[bytes, tuple[tuple[int, str], tuple[Field, ...]]] = {}
+        self._grpc_stateless: dict[bytes, tuple[tuple[int, int, str], tuple[Field, ...]]] = {}
         # Entries added by kept blocks, not yet in the table: more than fill it never matter.
         most = self._decoder.max_allowed_table_size // _ENTRY_OVERHEAD + 1
         self._pending: deque[Field] = deque(maxlen=most)
@@ -202,21 +205,19 @@ class ResponseHeaderDecoder:
             self._added(kept[1])
             return kept[0]
         fields, unchanged, adds = self._decode(block)
-        status = 0
-        for name, value in fields:
-            if name == _STATUS:
-                status = int(value) if value.isdigit() and len(value) == 3 else -1
-                break
+        status = _status_in(fields)
         if adds is not None:
             self._stateless[block] = (status, adds)
         elif unchanged:
             self._cache[block] = status
         return status
 
-    def grpc_status_of(self, block: bytes) -> tuple[int, str]:
-        """(``grpc-status``, ``grpc-message``) of a block: -1 and "" when it names none,
-        -2 when its value is not a number. Decoded once per block as ``status_of``; a
-        block read by both is decoded twice, which gRPC's trailers-only answer is."""
+    def call_status_of(self, block: bytes) -> tuple[int, int, str]:
+        """(``:status``, ``grpc-status``, ``grpc-message``) of a gRPC call's header block:
+        ``:status`` as :meth:`status_of` reads it, ``grpc-status`` -1 when the block names
+        none and -2 when its value is not a number, ``grpc-message`` "" when it names none.
+        A call's every block is read here, and only here: each block is decoded once, as a
+        block that adds entries must move the dynamic table once."""
         found = self._grpc_cache.get(block)
         if found is not None:
             return found
@@ -228,14 +229,15 @@ class ResponseHeaderDecoder:
         code, message = -1, ""
         for name, value in fields:
             if name == _GRPC_STATUS:
-                code = int(value) if value.isdigit() else -2
+                code = int(value) if value.isdigit() and len(value) <= _GRPC_DIGITS else -2
             elif name == _GRPC_MESSAGE:
                 message = unquote(value.decode("ascii", "replace"))
+        read = (_status_in(fields), code, message)
         if adds is not None:
-            self._grpc_stateless[block] = ((code, message), adds)
+            self._grpc_stateless[block] = (read, adds)
         elif unchanged:
-            self._grpc_cache[block] = (code, message)
-        return code, message
+            self._grpc_cache[block] = read
+        return read
 
     def _added(self, adds: tuple[Field, ...]) -> None:
         """A kept block added ``adds``: queued for the table, which has changed."""
@@ -279,3 +281,11 @@ class ResponseHeaderDecoder:
                 self._stateless.clear()
                 self._grpc_stateless.clear()
         return fields, unchanged, adds
+
+
+def _status_in(fields: list[Field]) -> int:
+    """The first ``:status`` of a block's fields: 0 if none, -1 if not three digits."""
+    for name, value in fields:
+        if name == _STATUS:
+            return int(value) if value.isdigit() and len(value) == 3 else -1
+    return 0
