@@ -187,9 +187,14 @@ class ClientHandshake:
 
 def _status_of(status_line: str) -> int:
     parts = status_line.split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+    code = parts[1] if len(parts) > 1 else ""
+    # Three ASCII digits: str.isdigit() takes "²" for one, and int() refuses it (or a few
+    # thousand digits).
+    if not parts[0].startswith("HTTP/") or not (
+        len(code) == 3 and code.isascii() and code.isdigit()
+    ):
         raise HandshakeInvalid(f"the answer to the upgrade is not HTTP: {status_line[:80]!r}")
-    return int(parts[1])
+    return int(code)
 
 
 def _header_map(lines: list[str]) -> dict[str, str]:
@@ -328,7 +333,7 @@ class WsFramer:
     def feed(self, data: bytes) -> None:
         if self.failed or self.closed:
             return
-        if not self._buffer and data == self._echo_frame:
+        if not self._buffer and self._message_opcode < 0 and data == self._echo_frame:
             self._on_response(OK, True)  # the common case: one read, one whole echo
             return
         self._buffer += data

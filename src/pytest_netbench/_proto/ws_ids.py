@@ -60,7 +60,7 @@ class IdMatcher:
             document = json.loads(message)
             message_id = document[self._template.field]
             index = outstanding.index(message_id)
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):  # nested past the parser
             if outstanding:
                 outstanding.popleft()
             return -1

@@ -48,6 +48,7 @@ _SECONDS_BELOW = 1e11
 _MS_BELOW = 1e14
 _US_BELOW = 1e17
 _BINARY_STAMP_BYTES = 8
+_INF = float("inf")  # JSON's 1e999: no time
 # What the framer's size checks need of a message; a listen load sends none.
 _NO_MESSAGE = MessageFrames(b"", text=True)
 
@@ -81,14 +82,16 @@ class StampReader:
             field = self.json_field
             try:
                 document = json.loads(message)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested past the parser
                 return 0, f"a push that is not JSON, so it has no {field!r} stamp: {message[:40]!r}"
             if not isinstance(document, dict) or field not in document:
                 return 0, f"a push without the stamp field {field!r}: {message[:40]!r}"
             value = document[field]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            return 0, f"a push whose stamp is not a positive epoch time: {value!r}"
-        return epoch_ns(value), ""
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < _INF:
+            stamp = epoch_ns(value)
+            if stamp > 0:  # not a fraction of a nanosecond after the epoch either
+                return stamp, ""
+        return 0, f"a push whose stamp is not a positive epoch time: {value!r}"
 
 
 def ping_frame(sent_ns: int) -> bytes:
