@@ -23,20 +23,31 @@ def parse_framing(framing: str) -> dict[str, int | bytes] | None:
     if framing == "echo":
         return None
     kind, _, arg = framing.partition(":")
-    if kind not in FRAMINGS or (kind != "line" and not arg.isdigit()):
+    if kind not in FRAMINGS or (kind != "line" and not _count(arg)):
         raise ValueError(
             f"unknown framing {framing!r}: use echo, fixed:<bytes>, line, line:<hex delim>"
-            " or length-prefixed:<prefix bytes>"
+            " or length-prefixed:<prefix bytes>, the bytes 1 or more"
         )
     if kind == "fixed":
         return {"size": int(arg)}
     if kind == "line":
         try:
-            return {"delimiter": bytes.fromhex(arg) if arg else b"\n"}
+            delimiter = bytes.fromhex(arg) if arg else b"\n"
         except ValueError:
+            delimiter = b""
+        if not delimiter:
             message = f"framing {framing!r}: the delimiter must be hex, e.g. line:0d0a"
             raise ValueError(message) from None
+        return {"delimiter": delimiter}
     return {"prefix_bytes": int(arg)}
+
+
+def _count(text: str) -> int:
+    """``text`` as a count of bytes, 0 if it is none: ASCII digits (str.isdigit() also
+    takes "²", which int() refuses), and few enough that int() takes them."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
+        return 0
+    return int(text)
 
 
 class EchoFramer:
