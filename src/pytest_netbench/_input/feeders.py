@@ -246,7 +246,7 @@ def _check_fields(name: str, feeder: Feeder, fields: Collection[str | None]) -> 
         first, _ = rows_proto.header_and_start(feeder.path, False, False)
         try:
             row = json.loads(first)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested past the parser
             raise SpecError(
                 f"feeder {name!r}: the first line of {feeder.path} is not JSON ({exc})"
             ) from None

@@ -47,6 +47,8 @@ _CHOICES_SPAN = 2**53
 # File feeders in file order keep up to this many rows of a share to serve its next passes.
 _MEMORY_ROWS = 4096
 _VARIANT = {ord(d): ord("89ab"[int(d, 16) & 3]) for d in "0123456789abcdef"}
+# The JSON decoder's scanner: (value, end) of the JSON value that begins at an index.
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 class Values(Protocol):
@@ -305,7 +307,14 @@ def csv_names(header: bytes, feeder: CsvRows) -> list[str]:
     """A CSV feeder's column names: ``columns=``, or its header row's."""
     if feeder.columns:
         return list(feeder.columns)
-    names = next(csv.reader([header.decode("utf-8-sig", "replace")], delimiter=feeder.delimiter))
+    try:
+        names = next(
+            csv.reader([header.decode("utf-8-sig", "replace")], delimiter=feeder.delimiter)
+        )
+    except csv.Error as exc:  # a bare CR, a field past csv's limit
+        raise SpecError(
+            f"{feeder.path}: the header row is not CSV ({exc}): {header[:80]!r}"
+        ) from None
     return [name.strip() for name in names]
 
 
@@ -329,13 +338,7 @@ def csv_columns(
             return [fields[index::width] for index in indexes]
         rows = list(map(bytes.split, records, repeat(delimiter)))
     else:
-        rows = [
-            [field.encode("utf-8", "surrogateescape") for field in row]
-            for row in csv.reader(
-                (r.decode("utf-8", "surrogateescape") for r in records),
-                delimiter=feeder.delimiter,
-            )
-        ]
+        rows = _csv_rows(records, feeder, name)
     for record, row in zip(records, rows, strict=True):
         if len(row) != width:
             raise SpecError(
@@ -343,6 +346,28 @@ def csv_columns(
                 f" header has {width}: {record[:80]!r}"
             )
     return [list(map(itemgetter(index), rows)) for index in indexes]
+
+
+def _csv_rows(records: list[bytes], feeder: CsvRows, name: str) -> list[list[bytes]]:
+    """Each record's fields, as csv.reader reads them. One reader reads the batch; when it
+    cannot (a bare CR, a field past csv's limit), or a quoted field runs on past its record
+    and merges two rows (stray quotes, ``x"y,"z``), each record is read alone, and one that
+    cannot be is named."""
+    texts = [record.decode("utf-8", "surrogateescape") for record in records]
+    try:
+        rows = list(csv.reader(texts, delimiter=feeder.delimiter))
+    except csv.Error:
+        rows = []
+    if len(rows) != len(records):
+        rows = []
+        for record, text in zip(records, texts, strict=True):
+            try:
+                rows.append(next(csv.reader((text,), delimiter=feeder.delimiter), []))
+            except csv.Error as exc:
+                raise SpecError(
+                    f"feeder {name!r}: a row of {feeder.path} is not CSV ({exc}): {record[:80]!r}"
+                ) from None
+    return [[field.encode("utf-8", "surrogateescape") for field in row] for row in rows]
 
 
 @functools.cache
@@ -354,18 +379,37 @@ def _deletions(delimiter: bytes) -> bytes:
 def jsonl_columns(records: list[bytes], fields: Fields, name: str) -> Columns:
     if all(field is None for field in fields):
         return [records for _ in fields]
-    try:
-        values = json.loads(b"[" + b",".join(records) + b"]")
-    except ValueError:
-        for record in records:
-            try:
-                json.loads(record)
-            except ValueError as exc:
-                raise SpecError(
-                    f"feeder {name!r}: a line is not JSON ({exc}): {record[:80]!r}"
-                ) from None
-        raise
+    values = _json_values(records, name)
     return [records if field is None else _field_column(values, field, name) for field in fields]
+
+
+def _json_values(records: list[bytes], name: str) -> list[Any]:
+    """The one JSON value of each record. The batch is scanned as one text, each record
+    from where it begins (the C scanner: as fast as one ``json.loads`` of the batch as an
+    array, which cannot tell two values on one line, or a value over two, from a value a
+    line), and each must end where its line ends. A record that does not (a BOM, spaces
+    around it, two values, a line that is not JSON) sends the batch to ``json.loads`` a
+    record at a time, which reads what it can read and says what it cannot."""
+    values: list[Any] = []
+    try:
+        text = b"\n".join(records).decode()
+        at = 0
+        for line in text.split("\n"):
+            value, end = _SCAN(text, at)
+            if end != at + len(line):
+                raise ValueError("not one value on the line")
+            values.append(value)
+            at = end + 1
+    except (StopIteration, ValueError, RecursionError):  # StopIteration: no value begins
+        return [_json_line(record, name) for record in records]
+    return values
+
+
+def _json_line(record: bytes, name: str) -> Any:
+    try:
+        return json.loads(record)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested past the parser
+        raise SpecError(f"feeder {name!r}: a line is not JSON ({exc}): {record[:80]!r}") from None
 
 
 def _field_column(rows: list[Any], field: str, name: str) -> list[bytes]:

@@ -161,7 +161,9 @@ class IndexedRecords:
             offset, number = start, 0
             while chunk := file.readlines(_CHUNK_BYTES):
                 joined = b"".join(chunk)
-                if (quoted and b'"' in joined) or any(b in chunk for b in _BLANK):
+                # Blank lines (a line of CRs is one too) need the line-by-line reading.
+                blank = any(b in chunk for b in _BLANK) or b"\r\r" in joined
+                if (quoted and b'"' in joined) or blank:
                     if quoted:  # a chunk ends at a record's end if its quotes are even
                         while joined.count(b'"') % 2 and (more := file.readline()):
                             chunk.append(more)
