@@ -169,7 +169,10 @@ def _made(maker: Callable[..., Feeder], kind: str, arguments: dict[str, Any], wh
     missing = [key for key in _required(maker) if key not in arguments]
     if missing:
         raise SpecError(f"{where}: {kind} needs {', '.join(missing)}")
-    return maker(**arguments)
+    try:
+        return maker(**arguments)
+    except TypeError as exc:  # a file's value of a type the function cannot take (path = 5)
+        raise SpecError(f"{where}: {kind}: {exc}") from None
 
 
 def _from_text(key: str, value: str, where: str) -> Any:

@@ -76,7 +76,7 @@ def _vegeta_json(text: str) -> bool:
     first = next((line for line in text.splitlines() if line.strip()), "")
     try:
         target = json.loads(first)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
     return isinstance(target, dict) and "url" in target and "mix" not in target
 
@@ -86,6 +86,8 @@ def _json(file: Path, text: str) -> object:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise SpecError(f"{file}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise SpecError(f"{file}: not JSON this parser can read: nested too deep") from None
 
 
 def _toml(file: Path, text: str) -> object:
@@ -93,6 +95,8 @@ def _toml(file: Path, text: str) -> object:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{file}: not TOML: {exc}") from None
+    except RecursionError:
+        raise SpecError(f"{file}: not TOML this parser can read: nested too deep") from None
 
 
 def _from_data(file: Path, data: object) -> HttpOptions:

@@ -36,10 +36,17 @@ def parse_url(url: str, schemes: tuple[str, str], accepted: str) -> HttpTarget:
     plain, secure = schemes
     if "://" not in url:
         raise SpecError(f"target {url!r} has no scheme: write it as {plain}://{url}")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # "Invalid IPv6 URL", characters NFKC turns into others
+        raise SpecError(f"target {url!r} is not a URL: {exc}") from None
     if parts.scheme not in schemes:
         raise SpecError(f"unsupported scheme {parts.scheme!r} in {url!r}: {accepted}")
-    if not parts.hostname:
+    try:
+        host = parts.hostname  # ValueError for a bracketed host that is no IP address
+    except ValueError as exc:
+        raise SpecError(f"bad host in {url!r}: {exc}") from None
+    if not host:
         raise SpecError(f"target {url!r} has no host")
     try:
         port = parts.port or (443 if parts.scheme == secure else 80)
@@ -48,13 +55,14 @@ def parse_url(url: str, schemes: tuple[str, str], accepted: str) -> HttpTarget:
     target = parts.path or "/"
     if parts.query:
         target += "?" + parts.query
-    return HttpTarget(parts.scheme, parts.hostname, port, target)
+    return HttpTarget(parts.scheme, host, port, target)
 
 
 def parse_host_port(text: str) -> tuple[str, int]:
     """``HOST:PORT`` or ``[v6]:PORT``, as the echo command takes it."""
     host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit():
+    # ASCII digits, few enough for int(): str.isdigit() also takes "²", which int() refuses.
+    if not sep or not (port.isascii() and port.isdigit()) or len(port) > 5:
         raise SpecError(f"expected HOST:PORT, got {text!r} (for example 127.0.0.1:9000)")
     return host.strip("[]"), int(port)
 

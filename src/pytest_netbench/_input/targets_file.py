@@ -104,6 +104,8 @@ def read_json_targets(path: Path, text: str, *, url: str | None) -> list[Request
             target = json.loads(line)
         except json.JSONDecodeError as exc:
             raise SpecError(f"{where}: not a JSON target: {exc.msg} (column {exc.colno})") from None
+        except RecursionError:
+            raise SpecError(f"{where}: not a JSON target: nested too deep to read") from None
         if not isinstance(target, dict) or not isinstance(target.get("url"), str):
             raise SpecError(f'{where}: a JSON target is {{"method": "GET", "url": "http://..."}}')
         unknown = sorted(set(target) - {"method", "url", "header", "body"})
@@ -195,13 +197,14 @@ def _body(path: Path, name: str, number: int) -> bytes:
 def read_body_file(naming: Path, name: str, where: str) -> bytes:
     """The body in the file ``name``, relative to the folder of the file ``naming`` it (a
     targets file, a mix file); ``where`` begins the error that says it cannot be read."""
-    file = (naming.parent / name).resolve()
+    file = naming.parent / name
     try:
+        file = file.resolve()
         return file.read_bytes()
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
         raise SpecError(
             f"{where}: cannot read the body file {name!r} (looked for {file}):"
-            f" {exc.strerror or exc}"
+            f" {getattr(exc, 'strerror', None) or exc}"
         ) from None
 
 

@@ -24,7 +24,7 @@ class IdTemplate:
         replaced by each send's id). Raises ValueError saying what is wrong."""
         try:
             document = json.loads(message)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested past the parser
             raise ValueError(f"with answer='id' the message must be JSON: {exc}") from None
         if not isinstance(document, dict):
             raise ValueError(
