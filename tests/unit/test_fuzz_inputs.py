@@ -29,7 +29,8 @@ from pytest_netbench._input.spec import http_spec, ws_spec
 from pytest_netbench._input.stages import parse_stage_text
 from pytest_netbench._input.target import parse_host_port, parse_http_url
 from pytest_netbench._model.feeders import Call, Feeder
-from pytest_netbench._proto.templates import TemplateError, parse
+from pytest_netbench._proto.http import render_spec_request
+from pytest_netbench._proto.templates import TemplateError, parse, request_problem
 from pytest_netbench._proto.ws_template import IdTemplate
 
 URL = "http://127.0.0.1:9/"
@@ -549,3 +550,33 @@ def test_json_targets_are_requests_or_a_spec_error(targets: list[object]) -> Non
         with open(file, "w", encoding="utf-8", errors="surrogatepass") as out:
             out.write("\n".join(json.dumps(target) for target in targets))
         load_and_check(file)
+
+
+# -- the request a checked spec sends --
+@fuzz(2)
+@given(
+    st.sampled_from(["GET", "post", "M-SEARCH", "G\u00c9T", "A1", "PUT"]),
+    st.sampled_from(["/", "/a?b=c", "/%20", "/\u00e9", "/a\x01b", "/a\tb", "/a\\b", "/{x}"]),
+    st.dictionaries(
+        st.sampled_from(
+            ["X-A", "a b", "", "X-\u00dc", "Content-Length", "X(1)", "Transfer-Encoding"]
+        ),
+        st.sampled_from(["1", "\u00e9", "\x7f", "\x01", "a\tb", " x ", "chunked", ""]),
+        max_size=2,
+    ),
+    st.sampled_from([b"", b"x"]),
+    st.booleans(),
+)
+@example("GET", "/", {"a b": "1"}, b"", True)
+@example("G\u00c9T", "/", {}, b"", True)
+@example("GET", "/", {"Content-Length": "1"}, b"", True)
+def test_a_checked_spec_sends_requests_http_parsers_read(
+    method: str, path: str, headers: dict[str, str], body: bytes, keepalive: bool
+) -> None:
+    options: dict[str, Any] = {"method": method, "headers": headers, "body": body}
+    spec = spec_error_or(
+        http_spec, URL.rstrip("/") + path, requests=1, keepalive=keepalive, **options
+    )
+    event("refused" if spec is None else "a checked spec")
+    if spec is not None:
+        assert request_problem(render_spec_request(spec)) == ""

@@ -46,6 +46,7 @@ from pytest_netbench._model import (
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
 from pytest_netbench._proto.h2_headers import encode_spec_request
+from pytest_netbench._proto.templates import has_placeholder, request_problem
 from pytest_netbench._public import publish
 
 # A load given neither a duration nor a request count runs this long.
@@ -539,11 +540,21 @@ def _check_renders(spec: LoadSpec) -> None:
     worker; the workers render their own copy from the same functions."""
     if spec.kind == "http":
         for request in spec.mix or (None,):
+            where = f" {request.name!r}" if request is not None else ""
             try:
-                http_proto.render_spec_request(spec, request)
+                rendered = http_proto.render_spec_request(spec, request)
             except ValueError as exc:
-                where = f" {request.name!r}" if request is not None else ""
                 raise SpecError(f"cannot build the request{where}: {exc}") from None
+            # What llhttp refuses (a header name with a space, a control character, a
+            # method or path not in ASCII, a Content-Length the body does not fill) a
+            # server would refuse on every request. One with placeholders is checked
+            # rendered from its feeders' first values (check_templates).
+            problem = "" if has_placeholder(rendered) else request_problem(rendered)
+            if problem:
+                raise SpecError(
+                    f"cannot build the request{where}: it is not valid HTTP/1.1 ({problem}):"
+                    f" {rendered[:200]!r}"
+                )
         check_templates(spec)
         return
     if not spec.payload:
