@@ -28,9 +28,10 @@ from pytest_netbench._input.mix_file import load_mix
 from pytest_netbench._input.spec import http_spec, ws_spec
 from pytest_netbench._input.stages import parse_stage_text
 from pytest_netbench._input.target import parse_host_port, parse_http_url
+from pytest_netbench._model import LoadSpec
 from pytest_netbench._model.feeders import Call, Feeder
 from pytest_netbench._proto.http import render_spec_request
-from pytest_netbench._proto.templates import TemplateError, parse, request_problem
+from pytest_netbench._proto.templates import TemplateError, parse, request_problem, request_template
 from pytest_netbench._proto.ws_template import IdTemplate
 
 URL = "http://127.0.0.1:9/"
@@ -580,3 +581,47 @@ def test_a_checked_spec_sends_requests_http_parsers_read(
     event("refused" if spec is None else "a checked spec")
     if spec is not None:
         assert request_problem(render_spec_request(spec)) == ""
+
+
+# -- requests rendered from feeders' values --
+@fuzz(2)
+@given(
+    st.sampled_from(["/${v}", "/a?q=${v}&n=${n}", "/${n}/x"]),
+    st.sampled_from([{}, {"X-V": "${v}"}, {"X-N": "${n}", "X-A": "a ${v} b"}]),
+    st.sampled_from(["", "${v}", '{"n": ${n}, "v": "${v}"}']),
+    st.lists(st.binary(max_size=8), min_size=1, max_size=5),
+    st.lists(st.integers(-(10**30), 10**30), min_size=1, max_size=5),
+    st.booleans(),
+)
+@example("/", {"X-V": "${v}"}, "", [b"\x01"], [1], True)
+@example("/", {"X-V": "${v}"}, "", [b"\x7f"], [1], True)
+def test_a_template_renders_requests_http_parsers_read_or_says_why_not(
+    path: str,
+    headers: dict[str, str],
+    body: str,
+    values: list[bytes],
+    numbers: list[int],
+    keepalive: bool,
+) -> None:
+    spec = LoadSpec(
+        kind="http",
+        host="127.0.0.1",
+        port=9,
+        scheme="http",
+        target=path,
+        method="POST" if body else "GET",
+        headers=tuple(headers.items()),
+        body=body.encode(),
+        keepalive=keepalive,
+    )
+    template = request_template(spec, None, int_feeders={"n"})
+    count = min(len(values), len(numbers))
+    columns = [values[:count] if slot.feeder == "v" else numbers[:count] for slot in template.slots]
+    try:
+        requests = template.render(columns, count)
+    except TemplateError as exc:
+        assert str(exc)
+        return
+    assert len(requests) == count
+    for request in requests:
+        assert request_problem(request) == "", request

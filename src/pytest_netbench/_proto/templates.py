@@ -40,7 +40,9 @@ _NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\.([^{}$]+))?\Z")
 _TARGET_SAFE = b"!$&'()*+,;=:@/?%-._~"
 _TARGET_AS_IS = bytes(range(0x30, 0x3A)) + bytes(range(0x41, 0x5B)) + bytes(range(0x61, 0x7B))
 _TARGET_AS_IS += _TARGET_SAFE
-_HEADER_BREAKS = (b"\r", b"\n", b"\0")
+# What a header value may hold (what llhttp reads in one): all but the control characters
+# other than HTAB, and DEL. Deleting these from values leaves what they must not hold.
+_HEADER_ALLOWED = bytes(b for b in range(256) if b == 0x09 or 0x20 <= b != 0x7F)
 
 
 class TemplateError(ValueError):
@@ -275,11 +277,9 @@ def _encoded_target(column: Sequence[bytes], slot: Slot) -> Sequence[bytes]:
 
 
 def _check_header_values(column: Sequence[bytes], slot: Slot) -> None:
-    joined = b"".join(column)
-    for bad in _HEADER_BREAKS:
-        if bad in joined:
-            value = next(v for v in column if bad in v)
-            raise TemplateError(
-                f"{slot.text} gave {value[:60]!r} for a header value, which cannot hold"
-                " a line break (CR, LF) or NUL"
-            )
+    if b"".join(column).translate(None, _HEADER_ALLOWED):
+        value = next(v for v in column if v.translate(None, _HEADER_ALLOWED))
+        raise TemplateError(
+            f"{slot.text} gave {value[:60]!r} for a header value, which cannot hold"
+            " a line break (CR, LF), NUL or another control character but HTAB"
+        )
