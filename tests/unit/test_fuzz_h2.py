@@ -18,10 +18,16 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
+from pytest_netbench import SpecError
+from pytest_netbench._input.grpc import grpc_spec
 from pytest_netbench._proto import h2_frames as f
-from pytest_netbench._proto.grpc import encode_unary_block, frame_message
+from pytest_netbench._proto.grpc import encode_unary_block, format_timeout, frame_message
 from pytest_netbench._proto.h2_client import H2ClientConnection, H2Request, StreamError
-from pytest_netbench._proto.h2_headers import ResponseHeaderDecoder, encode_request_block
+from pytest_netbench._proto.h2_headers import (
+    ResponseHeaderDecoder,
+    encode_rendered_request,
+    encode_request_block,
+)
 from pytest_netbench._proto.hpack_blocks import added_entries
 
 BLOCK = encode_request_block("GET", "http", "127.0.0.1:8080", "/")
@@ -512,3 +518,68 @@ def test_a_grpc_status_of_thousands_of_digits_is_no_number() -> None:
     only = f.frame(f.HEADERS, f.END_HEADERS | f.END_STREAM, 1, block)
     events.feed([f.settings_frame([]) + only]).eof()
     assert events.ended == {1: ("error", "protocol", "protocol", f.NO_ERROR)}
+
+
+# -- the client's own blocks --
+@fuzz()
+@given(
+    st.sampled_from(["GET", "post", "G\u00c9T", "", "A B"]),
+    st.sampled_from(["/", "/a?b", "", "/a b", "/\u00e9"]),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["X-A", "host", "te", "connection", "", "a:b", "x\u00e9"]),
+            st.sampled_from(["1", "trailers", "gzip", "a\r\nb", "\u00e9", ""]),
+        ),
+        max_size=3,
+    ),
+)
+def test_a_request_block_decodes_to_its_fields_or_is_refused(
+    method: str, path: str, headers: list[tuple[str, str]]
+) -> None:
+    try:
+        block = encode_request_block(method, "http", "h:1", path, headers)
+    except ValueError as exc:
+        assert str(exc)
+        return
+    fields = hpack.Decoder().decode(block)
+    assert fields[:4] == [
+        (":method", method.upper()),
+        (":scheme", "http"),
+        *fields[2:3],
+        (":path", path),
+    ]
+    assert all(name == name.lower() and not name.startswith(":") for name, _ in fields[4:])
+
+
+@fuzz()
+@given(
+    st.binary(max_size=120) | st.sampled_from([b"GET / HTTP/1.1\r\nHost: h\r\nX-A: 1\r\n\r\nbody"])
+)
+def test_a_rendered_request_becomes_a_block_that_decodes_or_is_refused(data: bytes) -> None:
+    try:
+        block, body = encode_rendered_request(data, "http")
+    except ValueError as exc:
+        assert str(exc)
+        return
+    fields = hpack.Decoder().decode(block, raw=True)
+    assert [name for name, _ in fields[:4]] == [b":method", b":scheme", b":authority", b":path"]
+    assert data.endswith(body)
+
+
+@fuzz()
+@given(st.floats(allow_nan=True, allow_infinity=True) | st.integers(-5, 10**20))
+def test_a_grpc_deadline_is_a_timeout_header_or_a_value_error(seconds: float) -> None:
+    try:
+        text = format_timeout(seconds)
+    except ValueError as exc:
+        assert "deadline" in str(exc)
+        return
+    assert 2 <= len(text) <= 9 and text[:-1].isdigit() and text[-1] in "numSMH"
+
+
+@pytest.mark.parametrize("deadline", [1e300, 1e12])
+def test_a_deadline_grpc_timeout_cannot_say_is_a_spec_error(deadline: float) -> None:
+    # Found by the fuzzer: format_timeout(1e300) raised OverflowError (round() of inf
+    # nanoseconds), and grpc_spec let format_timeout's own ValueError out for 1e12 s.
+    with pytest.raises(SpecError, match="deadline"):
+        grpc_spec("http://127.0.0.1:9/", "/echo.Echo/Say", b"", deadline=deadline)

@@ -74,7 +74,10 @@ def grpc_spec(
     if deadline is not None:
         if not isinstance(deadline, int | float) or not math.isfinite(deadline) or deadline <= 0:
             raise SpecError(f"deadline= is positive seconds, got {deadline!r}")
-        format_timeout(deadline)
+        try:
+            format_timeout(deadline)
+        except ValueError as exc:  # beyond what grpc-timeout can say
+            raise SpecError(f"deadline= {exc}") from None
     try:
         encode_unary_block("http", "localhost", method)
     except ValueError as exc:

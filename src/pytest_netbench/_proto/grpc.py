@@ -14,6 +14,7 @@ is ``grpc-status`` in its trailers (or in its only HEADERS, a "trailers-only" an
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -34,12 +35,12 @@ def frame_message(message: bytes) -> bytes:
 
 def format_timeout(seconds: float) -> str:
     """``seconds`` as a ``grpc-timeout`` value: the finest unit whose count fits 8 digits."""
-    if not seconds > 0:
+    if not 0 < seconds < math.inf:
         raise ValueError(f"a gRPC deadline must be positive seconds, got {seconds!r}")
     for unit, per_second in _TIMEOUT_UNITS:
-        count = round(seconds * per_second)
-        if count < 10**8:
-            return f"{max(count, 1)}{unit}"
+        count = seconds * per_second  # compared before round(): 1e300 s in ns is inf
+        if count < 99_999_999.5:
+            return f"{max(round(count), 1)}{unit}"
     raise ValueError(f"a gRPC deadline of {seconds!r} s is beyond 99,999,999 hours")
 
 
