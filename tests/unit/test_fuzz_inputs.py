@@ -32,6 +32,7 @@ from pytest_netbench._model import LoadSpec
 from pytest_netbench._model.feeders import Call, Feeder
 from pytest_netbench._proto.http import render_spec_request
 from pytest_netbench._proto.templates import TemplateError, parse, request_problem, request_template
+from pytest_netbench._proto.websocket import render_handshake
 from pytest_netbench._proto.ws_template import IdTemplate
 
 URL = "http://127.0.0.1:9/"
@@ -571,6 +572,7 @@ def test_json_targets_are_requests_or_a_spec_error(targets: list[object]) -> Non
 @example("GET", "/", {"a b": "1"}, b"", True)
 @example("G\u00c9T", "/", {}, b"", True)
 @example("GET", "/", {"Content-Length": "1"}, b"", True)
+@example("GET", "/", {"Upgrade": "websocket", "Connection": "Upgrade"}, b"", True)
 def test_a_checked_spec_sends_requests_http_parsers_read(
     method: str, path: str, headers: dict[str, str], body: bytes, keepalive: bool
 ) -> None:
@@ -625,3 +627,30 @@ def test_a_template_renders_requests_http_parsers_read_or_says_why_not(
     assert len(requests) == count
     for request in requests:
         assert request_problem(request) == "", request
+
+
+@fuzz(2)
+@given(
+    st.sampled_from(["/", "/chat?room=1", "/\u00e9", "/\u0416", "/a%20b", "/a\x01"]),
+    st.dictionaries(
+        st.sampled_from(["X-A", "a b", "X-\u00dc", "Origin", "X(1)"]),
+        st.sampled_from(["1", "\u00e9", "\u0416", "\x01", "a\tb", "http://h"]),
+        max_size=2,
+    ),
+    st.sampled_from([None, "chat", "a,b", ["x"]]),
+)
+@example("/\u0416", {}, None)
+@example("/", {"X-A": "\u0416"}, None)
+@example("/", {"a b": "1"}, None)
+def test_a_checked_websocket_spec_sends_a_handshake_http_parsers_read(
+    path: str, headers: dict[str, str], subprotocols: object
+) -> None:
+    spec = spec_error_or(
+        ws_spec, "ws://127.0.0.1:9" + path, headers=headers, subprotocols=subprotocols, requests=1
+    )
+    event("refused" if spec is None else "a checked spec")
+    if spec is not None:
+        handshake = render_handshake(
+            "127.0.0.1:9", spec.target, "k", spec.subprotocols, spec.headers
+        )
+        assert request_problem(handshake) == ""

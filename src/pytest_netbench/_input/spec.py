@@ -27,6 +27,7 @@ from pytest_netbench._input.options import (
 from pytest_netbench._input.stages import check_ramp, checked_stages, ramp_start
 from pytest_netbench._input.target import guard_target, parse_http_url
 from pytest_netbench._input.websocket import (
+    check_handshake,
     check_handshake_headers,
     checked_answer,
     checked_listen,
@@ -171,6 +172,8 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
     guard_target(target.host, allow_remote=bool(o["allow_remote"]))
     headers = _header_pairs(o["headers"])
     check_handshake_headers(headers)
+    subprotocols = checked_subprotocols(o["subprotocols"])
+    check_handshake(target.target, headers, subprotocols)
     message, binary = checked_message(o["message"], o["message_bytes"], bool(o["binary"]))
     answer, id_field, message, pipeline = checked_answer(o, options, message, binary)
     listen = checked_listen(o, options)
@@ -189,7 +192,7 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
         headers=headers,
         payload=message,
         binary=binary,
-        subprotocols=checked_subprotocols(o["subprotocols"]),
+        subprotocols=subprotocols,
         answer=answer,
         id_field=id_field,
         listen=listen,

@@ -12,6 +12,8 @@ from typing import Any
 from pytest_netbench._errors import SpecError
 from pytest_netbench._input.target import HttpTarget, parse_url
 from pytest_netbench._model import WS_ANSWERS, WsAnswer
+from pytest_netbench._proto.templates import request_problem
+from pytest_netbench._proto.websocket import new_key, render_handshake
 from pytest_netbench._proto.ws_template import IdTemplate
 
 # The handshake's own headers: one given again would make a request the server may refuse.
@@ -81,6 +83,23 @@ def check_handshake_headers(headers: Sequence[tuple[str, str]]) -> None:
             )
         if key in _HANDSHAKE_HEADERS:
             raise SpecError(f"header {name!r} is the WebSocket handshake's own: leave it out")
+
+
+def check_handshake(
+    target: str, headers: Sequence[tuple[str, str]], subprotocols: Sequence[str]
+) -> None:
+    """The upgrade request rendered once, as each connection renders it: a character it
+    cannot carry (not latin-1), or what llhttp refuses (a space in the path or in a header's
+    name, a control character), fails here rather than at every connection."""
+    try:
+        request = render_handshake("127.0.0.1", target, new_key(), subprotocols, headers)
+    except UnicodeEncodeError as exc:
+        raise SpecError(f"the WebSocket handshake cannot be sent: {exc}") from None
+    problem = request_problem(request)
+    if problem:
+        raise SpecError(
+            f"the WebSocket handshake is not valid HTTP/1.1 ({problem}): {request[:200]!r}"
+        )
 
 
 def checked_answer(

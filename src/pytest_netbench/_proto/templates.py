@@ -226,6 +226,8 @@ def request_problem(data: bytes) -> str:
 
     try:
         httptools.HttpRequestParser(_Complete()).feed_data(data)
+    except httptools.HttpParserUpgrade:
+        return ""  # a whole request asking to switch protocols (a WebSocket handshake)
     except httptools.HttpParserError as exc:
         return str(exc) or type(exc).__name__
     if done != [True]:
