@@ -225,10 +225,10 @@ def test_a_reader_keeps_every_response_whole(data: st.DataObject, sent: list[Sen
 
 
 @st.composite
-def heads(draw: st.DrawFn) -> tuple[bytes, list[tuple[int, bool]]]:
+def heads(draw: st.DrawFn, most: int = 4) -> tuple[bytes, list[tuple[int, bool]]]:
     """Answers to HEAD requests: heads alone, whatever Content-Length they name."""
     data, expected = b"", []
-    for _ in range(draw(st.integers(1, 4))):
+    for _ in range(draw(st.integers(1, most))):
         for code in draw(st.lists(st.sampled_from([100, 103]), max_size=1)):
             data += _head(draw, "HTTP/1.1", code, [])
         version = draw(st.sampled_from(["HTTP/1.1", "HTTP/1.0"]))
@@ -316,3 +316,40 @@ def test_a_status_of_000_is_an_error_for_the_reader_as_for_the_framer() -> None:
     reader.reader.expect("GET")
     reader.reader.feed(b"HTTP/1.1 000 X\r\nContent-Length: 0\r\n\r\n")
     assert reader.responses == [] and len(reader.errors) == 1
+
+
+@fuzz()
+@given(st.data(), st.lists(st.booleans(), min_size=1, max_size=4))
+def test_a_flows_reader_answers_get_and_head_one_exchange_at_a_time(
+    data: st.DataObject, heads_asked: list[bool]
+) -> None:
+    # A flow awaits each answer before the next request, telling the reader its method:
+    # a HEAD answer ends with its head, whatever Content-Length it names.
+    reader = Reader()
+    expected = []
+    for index, head in enumerate(heads_asked):
+        last = index == len(heads_asked) - 1
+        if head:
+            answer, statuses = data.draw(heads(most=1))
+            expected.append((statuses[0], b""))
+        else:
+            sent = data.draw(response(last=last))
+            if sent.close_delimited or not sent.keep_alive:
+                continue  # one that ends the connection only ends it
+            answer = sent.data
+            expected.append(((sent.status, sent.keep_alive), sent.body))
+        reader.reader.expect("HEAD" if head else "GET")
+        for chunk in data.draw(pieces(answer)):
+            reader.reader.feed(chunk)
+        assert reader.errors == []
+    assert [((r.status, r.keep_alive), r.body) for r in reader.responses] == expected
+
+
+def test_a_head_answer_with_no_length_keeps_the_flows_connection() -> None:
+    # Found by the fuzzer: the reader took llhttp's keep-alive for a HEAD answer, and llhttp
+    # takes a head with no Content-Length for a close-delimited body: the flow closed a
+    # connection the server kept (the engine's HEAD framer read it right).
+    reader = Reader()
+    reader.reader.expect("HEAD")
+    reader.reader.feed(b"HTTP/1.1 200 OK\r\n\r\n")
+    assert reader.statuses == [(200, True)]

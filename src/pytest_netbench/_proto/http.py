@@ -13,7 +13,7 @@ header-only framer handles connections that send HEAD.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import httptools
 
@@ -333,18 +333,24 @@ def _parse_head(head: bytes) -> tuple[int, bool] | str:
     status = int(parts[1])
     if not 100 <= status <= 999:
         return f"bad status code in {status_line[:60]!r}"
-    options: set[bytes] = set()  # Connection is a comma-separated list, maybe repeated
+    connection = []
     for line in rest.split(b"\r\n") if rest else ():
         name, sep, value = line.partition(b":")
         if not sep or not name.strip():
             return f"bad header line {line[:60]!r}"
         if name.strip().lower() == b"connection":
-            options.update(token.strip() for token in value.lower().split(b","))
+            connection.append(value)
+    return status, head_keeps_alive(parts[0] == b"HTTP/1.0", connection)
+
+
+def head_keeps_alive(http_10: bool, connection: Iterable[bytes]) -> bool:
+    """Whether a response that ends with its head (to HEAD) leaves the connection open,
+    from its version and its Connection fields (comma-separated lists, maybe repeated):
+    llhttp cannot be asked, as it takes a head with no length for a close-delimited body."""
+    options = {token.strip() for value in connection for token in value.lower().split(b",")}
     if b"close" in options:
-        return status, False
-    if parts[0] == b"HTTP/1.0":
-        return status, b"keep-alive" in options
-    return status, True
+        return False
+    return not http_10 or b"keep-alive" in options
 
 
 def framer_for(method: str) -> type[ResponseFramer] | type[HeadResponseFramer]:

@@ -22,6 +22,7 @@ from pytest_netbench._proto.http import (
     MAX_HEAD_BYTES,
     _is_length_delimited,
     feed_parser,
+    head_keeps_alive,
     non_final_status_problem,
 )
 
@@ -94,7 +95,9 @@ class ResponseReader:
         self._head_bytes = 0
         self._status = self._parser.get_status_code()
         if self._head_only and self._status >= 200:
-            self._deliver(bool(self._parser.should_keep_alive()))
+            http_10 = self._parser.get_http_version() == "1.0"
+            connection = [v for n, v in self._headers if n.lower() == b"connection"]
+            self._deliver(head_keeps_alive(http_10, connection))
             self._head_delivered = True
 
     def on_body(self, body: bytes) -> None:
