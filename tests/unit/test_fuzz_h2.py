@@ -352,6 +352,18 @@ def damaged(draw: st.DrawFn) -> tuple[Script, bytes]:
     return s, s.data[:preface] + draw(mutated(s.data[preface:], most=6))
 
 
+def without_goaway_words(data: bytes) -> bytes:
+    """The client's frames with a GOAWAY's debug data cut: the reason it gives quotes the
+    bytes that had arrived, which depend on the reads (the frames themselves may not)."""
+    out, at = b"", 0
+    while at + 9 <= len(data):
+        length = int.from_bytes(data[at : at + 3], "big")
+        frame = data[at : at + 9 + length]
+        out += frame[:17] if frame[3] == f.GOAWAY else frame
+        at += 9 + length
+    return out + data[at:]
+
+
 @fuzz(2)
 @given(st.data(), damaged())
 def test_damaged_frames_end_every_stream_once_and_raise_nothing(
@@ -360,7 +372,9 @@ def test_damaged_frames_end_every_stream_once_and_raise_nothing(
     s, bytes_ = damaged
     whole = run(s, [bytes_])
     split = run(s, data.draw(pieces(bytes_, most=20)))
-    assert (split.events, split.sent) == (whole.events, whole.sent)
+    assert split.events == whole.events
+    preface = len(f.PREFACE)
+    assert without_goaway_words(split.sent[preface:]) == without_goaway_words(whole.sent[preface:])
 
 
 @fuzz()

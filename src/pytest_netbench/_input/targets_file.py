@@ -19,7 +19,6 @@ scheme, host and port as the load's URL, or a path alone.
 from __future__ import annotations
 
 import base64
-import binascii
 import dataclasses
 import json
 import re
@@ -149,7 +148,7 @@ def _json_body(body: object, where: str) -> bytes:
         raise SpecError(f"{where}: body must be base64 text, as vegeta writes it, got {body!r}")
     try:
         return base64.b64decode(body, validate=True)
-    except binascii.Error as exc:
+    except ValueError as exc:  # binascii.Error, or ValueError for a character not ASCII
         raise SpecError(f"{where}: body is not base64 ({exc})") from None
 
 
