@@ -140,19 +140,33 @@ def _server_from_request(
 def _ab_servers(
     session: NetbenchSession, refs: tuple[str, str], server_kwargs: dict[str, Any]
 ) -> Iterator[Server]:
-    base = _start_or_fail(refs[0], dict(server_kwargs))
+    yield from _ab_pair(
+        session,
+        (refs[0], lambda: _start_or_fail(refs[0], dict(server_kwargs))),
+        (refs[1], lambda: _start_or_fail(refs[1], dict(server_kwargs))),
+    )
+
+
+def _ab_pair(
+    session: NetbenchSession,
+    base: tuple[str, Callable[[], Server]],
+    head: tuple[str, Callable[[], Server]],
+) -> Iterator[Server]:
+    """Both arms' servers up (each a label and how to start it) for the test, the pair
+    known to the session while it runs, both stopped after; the test gets BASE's."""
+    base_server = base[1]()
     try:
-        head = _start_or_fail(refs[1], dict(server_kwargs))
+        head_server = head[1]()
     except BaseException:
-        base.stop()
+        base_server.stop()
         raise
-    session.ab_pairs[id(base)] = AbPair(refs[0], refs[1], base, head)
+    session.ab_pairs[id(base_server)] = AbPair(base[0], head[0], base_server, head_server)
     try:
-        yield base
+        yield base_server
     finally:
-        session.ab_pairs.pop(id(base), None)
-        head.stop()
-        base.stop()
+        session.ab_pairs.pop(id(base_server), None)
+        head_server.stop()
+        base_server.stop()
 
 
 def _ab_checkout_servers(
@@ -172,20 +186,14 @@ def _ab_checkout_servers(
             pytrace=False,
         )
     name = describe(ref)
-    base = _start_or_fail(base_ref, {**base_kwargs, "name": f"{name} [base]"})
-    try:
-        head = _start_or_fail(ref, {**server_kwargs, "name": f"{name} [head]"})
-    except BaseException:
-        base.stop()
-        raise
-    where = f"{name} from {settings.ab_base_dir}"
-    session.ab_pairs[id(base)] = AbPair(where, name, base, head)
-    try:
-        yield base
-    finally:
-        session.ab_pairs.pop(id(base), None)
-        head.stop()
-        base.stop()
+    yield from _ab_pair(
+        session,
+        (
+            f"{name} from {settings.ab_base_dir}",
+            lambda: _start_or_fail(base_ref, {**base_kwargs, "name": f"{name} [base]"}),
+        ),
+        (name, lambda: _start_or_fail(ref, {**server_kwargs, "name": f"{name} [head]"})),
+    )
 
 
 def _start_or_fail(ref: object, server_kwargs: dict[str, Any]) -> Server:
