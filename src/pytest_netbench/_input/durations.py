@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from pytest_netbench._errors import SpecError
@@ -26,6 +27,6 @@ def parse_duration(text: str) -> float:
         if not parts or "".join(number + unit for number, unit in parts) != compact:
             raise SpecError(f"{text!r} is not a duration: use e.g. {EXAMPLES}") from None
         seconds = sum(float(number) * _UNITS[unit] for number, unit in parts)
-    if seconds != seconds or seconds in (float("inf"), float("-inf")) or seconds < 0:
+    if not math.isfinite(seconds) or seconds < 0:
         raise SpecError(f"{text!r} is not a duration: use e.g. {EXAMPLES}")
     return seconds

@@ -33,7 +33,12 @@ from pytest_netbench._engine.rules.failures import (
     ws_refused,
     ws_server_closed,
 )
-from pytest_netbench._engine.rules.ws_rules import answer_to_front, count_code
+from pytest_netbench._engine.rules.ws_rules import (
+    answer_to_front,
+    close_counts,
+    count_code,
+    refusal_counts,
+)
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.websocket import (
     CLOSE_WAIT_MAX_S,
@@ -130,7 +135,7 @@ class WsConnection(Connection):
     def _refused(self, refused: HandshakeRefused) -> None:
         run = self.run
         self.broken = self.broken or str(refused)  # the connect phase's failure, if in it
-        if self.pending and self.pending[0] >= self._measure and not run.stopping:
+        if refusal_counts(self.pending, self._measure, run.stopping):
             count_code(self._codes, refused.status)
         if not run.stopping:
             cast(_FailingOwner, run).fail_outstanding(self, *ws_refused(refused))
@@ -145,7 +150,7 @@ class WsConnection(Connection):
 
     def _server_closed(self, code: int, reason: str) -> None:
         run = self.run
-        if not run.stopping and monotonic_ns() >= self._measure:
+        if close_counts(monotonic_ns(), self._measure, run.stopping):
             count_code(self._codes, code)
         if self.pending and not run.stopping:
             cast(_FailingOwner, run).fail_outstanding(self, *ws_server_closed(code, reason))

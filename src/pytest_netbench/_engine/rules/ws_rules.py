@@ -8,18 +8,16 @@ from __future__ import annotations
 
 from collections import deque
 
-from pytest_netbench._engine.rules.accounting import RunAccounting
 
-
-def refusal_counts(run: RunAccounting, pending: deque[int]) -> bool:
+def refusal_counts(pending: deque[int], measure_start_ns: int, stopping: bool) -> bool:
     """Does a refused upgrade's status count? Only for a message of the window (the one the
     connection was opened for), and not once the load has stopped."""
-    return bool(pending) and pending[0] >= run.measure_start_ns and not run.stopping
+    return bool(pending) and pending[0] >= measure_start_ns and not stopping
 
 
-def close_counts(run: RunAccounting, now: int) -> bool:
+def close_counts(now: int, measure_start_ns: int, stopping: bool) -> bool:
     """Does the server's close code count? Only inside the window, not after the stop."""
-    return not run.stopping and now >= run.measure_start_ns
+    return not stopping and now >= measure_start_ns
 
 
 def count_code(codes: dict[int, int], code: int) -> None:

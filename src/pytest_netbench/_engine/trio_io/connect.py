@@ -37,6 +37,7 @@ async def open_stream(
         return tls
 
 
-def failure_of(exc: BaseException) -> Failure:
-    """What a connect that raised ``exc`` counts as (a timeout: trio's ``TooSlowError``)."""
+def failure_of(exc: BaseException | None) -> Failure:
+    """What a connect that raised ``exc`` counts as (a timeout: trio's ``TooSlowError``, or
+    None)."""
     return connect_failure(None if isinstance(exc, trio.TooSlowError) else exc)

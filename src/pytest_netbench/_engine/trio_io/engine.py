@@ -25,7 +25,6 @@ from pytest_netbench._engine.rules.connecting import (
 from pytest_netbench._engine.rules.exchange import Exchange, build_exchange
 from pytest_netbench._engine.rules.failures import (
     broken,
-    connect_failure,
     informative_cause,
     lost_connection,
     response_timeout,
@@ -244,7 +243,7 @@ class TrioRun(OpenAccounting):
         says why; ``reset``: ``exc`` is what the stream raised."""
         slot.ws_idle = False
         if failure == "connect":
-            found = failure_of(exc) if exc is not None else connect_failure(None)
+            found = failure_of(exc)
         elif failure == "timeout":
             found = response_timeout(self.spec.timeout_s)
         elif failure == "closed":
@@ -386,7 +385,7 @@ class TrioRun(OpenAccounting):
             slot.ws_idle = True
             return stream
         except HandshakeRefused as refused:
-            if refusal_counts(self, slot.pending):
+            if refusal_counts(slot.pending, self.measure_start_ns, self.stopping):
                 count_code(self.recorder.status_codes, refused.status)
             self.fail_outstanding(slot, *ws_refused(refused))
         except HandshakeInvalid as invalid:
@@ -429,7 +428,7 @@ class TrioRun(OpenAccounting):
         if not talk.closed:
             return False
         slot.ws_idle = False
-        if close_counts(self, monotonic_ns()):
+        if close_counts(monotonic_ns(), self.measure_start_ns, self.stopping):
             count_code(self.recorder.status_codes, talk.close_code)
         self.fail_outstanding(slot, "reset", talk.closed)
         return True
