@@ -67,6 +67,10 @@ class HttpOptions:
     stall_ms: float = 0.0
     stall_period_ms: float = 1000.0
     stall_origin_ns: int = 0
+    # A server still warming up (a JIT compiling its hot path): the first `cold_requests`
+    # requests are each held `cold_delay_ms`, the rest answered at once.
+    cold_requests: int = 0
+    cold_delay_ms: float = 0.0
 
 
 class HttpApp:
@@ -110,6 +114,8 @@ class HttpApp:
                 await asyncio.Event().wait()  # until the client gives up or the server stops
             if opts.delay_ms:
                 await asyncio.sleep(opts.delay_ms / 1000)
+            if seen.requests <= opts.cold_requests:
+                await asyncio.sleep(opts.cold_delay_ms / 1000)
             if opts.stall_ms:
                 await _wait_out_stall(opts)
             close = headers.get(b"connection", b"").lower() == b"close"

@@ -258,6 +258,12 @@ def test_an_option_of_the_other_load_kind_says_so() -> None:
         pytest_netbench.http_spec("http://127.0.0.1:9/", framing="line")  # type: ignore[call-arg]
 
 
+def test_an_echo_payload_given_as_a_size_points_to_payload_bytes() -> None:
+    with pytest.raises(SpecError, match=r"payload must be bytes .*pass payload_bytes=32768"):
+        pytest_netbench.echo_spec("127.0.0.1", 9, payload=32768)  # type: ignore[arg-type]
+    assert pytest_netbench.echo_spec("127.0.0.1", 9, payload="ab").payload == b"ab"
+
+
 def test_a_switch_that_defaults_to_on_says_what_turning_it_off_does() -> None:
     for option in LOAD_OPTIONS:
         assert (option.default is True) == bool(option.off_help), option.name

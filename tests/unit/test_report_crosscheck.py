@@ -84,3 +84,43 @@ def test_a_tool_parameter_is_not_shown_twice() -> None:
     assert table.param_names == ("tool",)
     assert table.headers[0] == "rps"
     assert table.rows[0][:3] == ("wrk", "10,000", "8,000")
+
+
+def bracketed(after_rps: int) -> CrosscheckResult:
+    """netbench at 10,000 req/s before wrk and at ``after_rps`` after it."""
+    before = make_result(10_000, p50_ms=0.1, p99_ms=3.0)
+    after = make_result(after_rps, p50_ms=0.3, p99_ms=5.0)
+    return CrosscheckResult("wrk", Attempts(before), WRK, again=after, warmup_s=1.0)
+
+
+def test_netbenchs_column_is_the_mean_of_its_runs_around_the_other_tool() -> None:
+    steady = bracketed(11_000)
+    assert steady.steady and round(steady.drift, 2) == 0.10
+    lines = crosscheck_lines(steady)
+    assert lines[3].split() == ["req/s", "10,500", "8,000", "1.31"]
+    assert lines[4].split() == ["p50", "ms", "0.200", "0.200", "1.00"]
+    text = "\n".join(lines)
+    assert "(warmed first: 1 s of the same load, not measured)" in text
+    assert "netbench ran before and after wrk: 10,000 then 11,000 req/s, +10%" in text
+    assert "UNSTEADY" not in text
+    (table,) = build_experiment_tables([_record_of(steady)])
+    assert table.notes == ()
+
+
+def test_a_server_that_changed_between_netbenchs_runs_is_marked_unsteady() -> None:
+    warming = bracketed(16_000)
+    assert not warming.steady
+    text = " ".join(crosscheck_lines(warming))
+    assert "UNSTEADY: netbench's runs before and after wrk's differ by 60% in req/s" in text
+    assert "warm it longer (--warmup)" in text
+    again = CrosscheckResult.from_dict(warming.to_dict())
+    assert again.again is not None and not again.steady and again.warmup_s == 1.0
+    (table,) = build_experiment_tables([_record_of(warming)])
+    assert table.notes == (
+        "unsteady: netbench's runs before and after wrk's differ by 60% in req/s; the server"
+        " changed while it was measured",
+    )
+
+
+def _record_of(result: CrosscheckResult) -> ExperimentRecord:
+    return ExperimentRecord("t.py::test_x", "t.py::test_x", {}, "crosscheck", result.to_dict())

@@ -144,7 +144,6 @@ def test_commands_carry_the_load() -> None:
         ("wrk", {"duration": 2, "keepalive": False}, "use tool='ab' for keepalive=False"),
         ("wrk", {"duration": 2, "rate": 100}, "closed loop"),
         ("wrk", {"stages": [("2s", 10)]}, "drop stages for a crosscheck"),
-        ("wrk", {"duration": 2, "warmup": 1}, "has no warm-up"),
         ("wrk", {"duration": 2, "method": "POST"}, "plain GET"),
         ("ab", {"duration": 2}, "pass requests="),
         ("ab", {"requests": 5, "connections": 10}, "at least as many requests"),

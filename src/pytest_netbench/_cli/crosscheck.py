@@ -18,6 +18,7 @@ def run_crosscheck(args: argparse.Namespace) -> ExitCode:
     result = crosscheck(
         args.url,
         tool=args.tool,
+        bracket=args.bracket,
         **given(retries=args.retries),
         **load_options(args, "http"),
     )

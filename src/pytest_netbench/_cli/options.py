@@ -81,6 +81,8 @@ _CROSSCHECK_ONLY = frozenset(
         "allow_remote",
         "keepalive",
         "headers",
+        # netbench's load before both tools' runs (crosscheck's doc).
+        "warmup",
         # HTTP/2, for h2load (its -m is streams).
         "protocol",
         "streams",
@@ -534,6 +536,13 @@ def _add_crosscheck(sub: Any) -> None:
         choices=("wrk", "ab", "h2load"),
         default="wrk",
         help="the second tool (wrk); h2load for an HTTP/2 load (--protocol h2 by default)",
+    )
+    cross.add_argument(
+        "--no-bracket",
+        dest="bracket",
+        action="store_false",
+        help="run netbench once, before the other tool, not also after it (its two runs"
+        " bracket the other's and mark a server that changed meanwhile)",
     )
     # wrk runs whole seconds with keep-alive, a thread per worker; ab needs --requests.
     load = add_load_flags(cross, "http", only=_CROSSCHECK_ONLY)

@@ -8,6 +8,19 @@ tool right after, against the same server, and sets the figures side by side wit
 ratio, netbench over the other tool: ``ratio("rps") == 1.05`` means netbench measured 5 %
 more throughput, ``ratio("p99_ms") == 0.9`` a tenth less tail latency.
 
+**Both tools meet the same server.** A server started fresh is not the server it will be
+a few seconds later: a JIT compiles its hot paths, caches fill, pools grow (seed 003 read
+its first ab run against the JVM at a fraction of the steady state). Measured first,
+netbench would meet that cold server and the second tool a warm one: the catalog's
+Node.js server, started fresh, read 0.73x ab without keep-alive, 0.99x a moment later.
+So a crosscheck warms the server first (``warmup``, 1 s by default: a netbench load of
+the same shape, not measured), then runs netbench, the other tool, and netbench again
+(``bracket``). netbench's column is the mean of its two runs, which bracket the other
+tool's in time, so a server that still drifts moves both sides alike; when the two runs
+differ by more than :data:`STEADY_DRIFT` in throughput the crosscheck is marked
+unsteady (``steady`` is False) and says so, rather than report a ratio of two different
+servers.
+
 The tools differ in ways that are not errors: ab sends HTTP/1.0 requests (keep-alive by
 header) and prints its percentile table in whole milliseconds (its ``-e`` file, read here,
 has microseconds); each tool has its own client costs on the same two cores. Read a
@@ -56,6 +69,13 @@ METRIC_LABELS = {
 }
 
 
+# netbench's two runs (before and after the other tool) may differ by this much in
+# throughput before the crosscheck is called unsteady.
+STEADY_DRIFT = 0.15
+# The warm-up before both tools' runs when none is given (seconds).
+DEFAULT_WARMUP_S = 1.0
+
+
 def metrics_of(tool: str) -> tuple[str, ...]:
     """The figures a crosscheck with ``tool`` compares, in table order."""
     return H2LOAD_METRICS if tool == "h2load" else METRICS
@@ -64,11 +84,14 @@ def metrics_of(tool: str) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class CrosscheckResult:
     """The netbench run (``attempts.kept``, retried like any load if the generator spoiled
-    it) and the second tool's figures for the same load."""
+    it), the second tool's figures for the same load, and netbench's run after the other
+    tool's (``again``; None when not bracketed)."""
 
     tool: str
     attempts: Attempts
     other: ToolFigures
+    again: LoadResult | None = None
+    warmup_s: float = 0.0  # the netbench load that warmed the server before both
 
     @property
     def netbench(self) -> LoadResult:
@@ -83,10 +106,29 @@ class CrosscheckResult:
         """The figures both tools report (:func:`metrics_of` its tool)."""
         return metrics_of(self.tool)
 
+    @property
+    def drift(self) -> float:
+        """netbench's throughput after the other tool over before it, less 1 (``+0.46``: 46 %
+        more after); NaN when not bracketed or nothing was measured before."""
+        if self.again is None or not self.netbench.rps > 0:
+            return math.nan
+        return self.again.rps / self.netbench.rps - 1
+
+    @property
+    def steady(self) -> bool:
+        """False when netbench's runs before and after the other tool's differ by more
+        than :data:`STEADY_DRIFT` in throughput: the server changed while it was measured,
+        and the ratios compare two different servers."""
+        return math.isnan(self.drift) or abs(self.drift) <= STEADY_DRIFT
+
     def netbench_value(self, metric: str) -> float:
+        """netbench's figure: the mean of its runs before and after the other tool's when
+        bracketed; its errors are the first run's."""
         if metric == "errors":
             return float(self.netbench.errors_total)
-        return float(getattr(self.netbench, _checked(metric, self.tool)))
+        name = _checked(metric, self.tool)
+        runs = [self.netbench] if self.again is None else [self.netbench, self.again]
+        return sum(float(getattr(run, name)) for run in runs) / len(runs)
 
     def other_value(self, metric: str) -> float:
         if metric == "errors":
@@ -109,6 +151,9 @@ class CrosscheckResult:
             "kind": "crosscheck",
             "tool": self.tool,
             "valid": self.valid,
+            "steady": self.steady,
+            "drift": _json_float(self.drift),
+            "warmup_s": self.warmup_s,
             "figures": {
                 metric: {
                     "netbench": _json_float(self.netbench_value(metric)),
@@ -120,6 +165,7 @@ class CrosscheckResult:
             "result": self.netbench.to_dict(),
             "discarded": [r.to_dict() for r in self.attempts.discarded],
             "other": self.other.to_dict(),
+            "again": None if self.again is None else self.again.to_dict(),
         }
 
     @classmethod
@@ -128,13 +174,22 @@ class CrosscheckResult:
             kept=LoadResult.from_dict(data["result"]),
             discarded=tuple(LoadResult.from_dict(r) for r in data.get("discarded", ())),
         )
-        return cls(str(data["tool"]), attempts, ToolFigures.from_dict(data["other"]))
+        again = data.get("again")
+        return cls(
+            str(data["tool"]),
+            attempts,
+            ToolFigures.from_dict(data["other"]),
+            again=None if again is None else LoadResult.from_dict(again),
+            warmup_s=float(data.get("warmup_s") or 0.0),
+        )
 
 
 class SecondTool(TypedDict, total=False):
-    """Which tool measures the load again (``"wrk"``, ``"ab"`` or ``"h2load"``)."""
+    """Which tool measures the load again (``"wrk"``, ``"ab"`` or ``"h2load"``), and
+    whether netbench runs again after it (``bracket``)."""
 
     tool: str
+    bracket: bool
 
 
 class CrosscheckOptions(SecondTool, HttpOptions, total=False):
@@ -149,6 +204,7 @@ def crosscheck(
     url: str | LoadSpec,
     *,
     tool: str = DEFAULT_TOOL,
+    bracket: bool = True,
     retries: int = DEFAULT_RETRIES,
     runner: Runner | None = None,
     server: Monitored | None = None,
@@ -167,6 +223,11 @@ def crosscheck(
     Everything is checked, and the tool looked up, before either load starts: a load the
     tool cannot run the same way raises :class:`SpecError`, a missing tool
     :class:`ToolNotInstalled` naming its Debian package.
+
+    ``warmup`` (1 s when a URL is given without it) is a netbench load of the same shape
+    run before both tools, so that both meet a warm server; ``bracket`` runs netbench
+    again after the other tool and marks the crosscheck unsteady when its two runs
+    disagree (see the module doc).
     """
     if tool not in TOOLS:
         raise SpecError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
@@ -175,14 +236,34 @@ def crosscheck(
         given.setdefault("protocol", "h2")  # h2load's crosscheck is of an HTTP/2 load
     if isinstance(url, str) and tool in ("wrk", "h2load") and given.get("requests") is None:
         given["duration"] = given.get("duration") or DEFAULT_DURATION_S
+    if isinstance(url, str):
+        given.setdefault("warmup", DEFAULT_WARMUP_S)
+    if not isinstance(bracket, bool):
+        raise SpecError(f"bracket must be True or False, got {bracket!r}")
     spec = base_spec(url, given, also=_OWN)
     if tool in ("wrk", "h2load") and spec.duration_s is None and spec.requests is None:
         spec = dataclasses.replace(spec, duration_s=DEFAULT_DURATION_S)
     check_comparable(tool, spec)
     require(tool)
-    live = ExperimentLive(progress, stop, 1)
-    attempts = run_with_retries(spec, live.runner(runner, server), retries)
-    return CrosscheckResult(tool, attempts, run_tool(tool, spec))
+    live = ExperimentLive(progress, stop, 1 + (spec.warmup_s > 0) + bracket)
+    run = live.runner(runner, server)
+    warmup_s = spec.warmup_s
+    if warmup_s:
+        # Before both tools, not inside netbench's run only: see the module doc.
+        run(warmup_spec(spec))
+        spec = dataclasses.replace(spec, warmup_s=0.0)
+    attempts = run_with_retries(spec, run, retries)
+    other = run_tool(tool, spec)
+    again = run(spec) if bracket and not attempts.kept.interrupted else None
+    return CrosscheckResult(tool, attempts, other, again=again, warmup_s=warmup_s)
+
+
+def warmup_spec(spec: LoadSpec) -> LoadSpec:
+    """The load that warms the server before a crosscheck: ``spec``'s shape for its
+    ``warmup_s``, its whole length a warm-up."""
+    return dataclasses.replace(
+        spec, duration_s=spec.warmup_s, requests=None, warmup_s=0.0, drain=False
+    )
 
 
 def _checked(metric: str, tool: str) -> str:

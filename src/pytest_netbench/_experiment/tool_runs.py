@@ -94,10 +94,6 @@ def check_comparable(tool: str, spec: LoadSpec) -> None:
         )
     if spec.pipeline != 1 or spec.requests_per_connection or spec.proxy is not None:
         raise SpecError("a crosscheck takes no pipeline, requests_per_connection or proxy")
-    if spec.warmup_s > 0:
-        raise SpecError(
-            f"{tool} has no warm-up: drop warmup so both tools measure from the first request"
-        )
     if tool == "wrk":
         if not spec.keepalive:
             raise SpecError("wrk always keeps connections alive: use tool='ab' for keepalive=False")
@@ -123,8 +119,6 @@ def _check_h2load(spec: LoadSpec) -> None:
             "h2load is the HTTP/2 crosscheck: pass protocol='h2' (CLI: --protocol h2), or use"
             " tool='wrk' or 'ab' for an HTTP/1.1 load"
         )
-    if spec.warmup_s > 0:
-        raise SpecError("drop warmup so both tools measure from the first request")
     if spec.requests is None:
         duration = spec.duration_s
         if duration is None or duration < 1 or duration != int(duration):

@@ -419,7 +419,7 @@ class EchoOptions(CommonOptions, total=False):
     and ``netbench echo``."""
 
     stages: Sequence[StageArg] | None
-    payload: bytes | None
+    payload: bytes | str | None
     payload_bytes: int
     chunk: int | None
     framing: str

@@ -137,6 +137,16 @@ def echo_spec(host: str, port: int, **options: Unpack[EchoOptions]) -> LoadSpec:
         if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
             raise SpecError(f"payload_bytes must be a positive whole number, got {size!r}")
         payload = bytes(i % 251 for i in range(size))  # a pattern echo can verify
+    elif isinstance(payload, str):
+        payload = payload.encode()
+    elif not isinstance(payload, (bytes, bytearray, memoryview)):
+        hint = f"; for {payload!r} bytes of a pattern, pass payload_bytes={payload!r}"
+        raise SpecError(
+            f"payload must be bytes (or text), got {type(payload).__name__}"
+            + (hint if isinstance(payload, int) and not isinstance(payload, bool) else "")
+        )
+    else:
+        payload = bytes(payload)
     spec = LoadSpec(
         kind="echo",
         host=host,

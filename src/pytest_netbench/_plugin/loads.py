@@ -324,7 +324,12 @@ class NetbenchFixture:
         with both tools' figures and their ratio. Skips the test when the tool is not
         installed; ``http_load``'s options otherwise (scaled, then rounded for the tool)."""
         from pytest_netbench._errors import ToolNotInstalled
-        from pytest_netbench._experiment.crosscheck import DEFAULT_TOOL, SecondTool, crosscheck
+        from pytest_netbench._experiment.crosscheck import (
+            DEFAULT_TOOL,
+            DEFAULT_WARMUP_S,
+            SecondTool,
+            crosscheck,
+        )
         from pytest_netbench._experiment.tool_runs import fitted, require
         from pytest_netbench._input.spec import DEFAULT_DURATION_S
 
@@ -340,9 +345,13 @@ class NetbenchFixture:
             load.setdefault("protocol", "h2")  # h2load's crosscheck is of an HTTP/2 load
         if tool in ("wrk", "h2load") and load.get("requests") is None:
             load.setdefault("duration", DEFAULT_DURATION_S)
+        load.setdefault("warmup", DEFAULT_WARMUP_S)  # before both tools (crosscheck's doc)
+        bracket = own.get("bracket", True)
 
         def run(spec: LoadSpec, tries: int, runner: Runner) -> CrosscheckResult:
-            return crosscheck(fitted(tool, spec), tool=tool, retries=tries, runner=runner)
+            return crosscheck(
+                fitted(tool, spec), tool=tool, bracket=bracket, retries=tries, runner=runner
+            )
 
         return self._experiment(
             "crosscheck",

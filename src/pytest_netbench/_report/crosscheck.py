@@ -7,7 +7,7 @@ import math
 import shlex
 import textwrap
 
-from pytest_netbench._experiment.crosscheck import METRIC_LABELS, CrosscheckResult
+from pytest_netbench._experiment.crosscheck import METRIC_LABELS, STEADY_DRIFT, CrosscheckResult
 from pytest_netbench._model import LoadSpec
 
 _WIDTH = 80
@@ -31,6 +31,7 @@ def crosscheck_lines(result: CrosscheckResult) -> list[str]:
     lines.append(f"(netbench/{tool} above 1: netbench's figure is the higher)")
     if "p99_ms" not in result.metrics:
         lines.append(f"({tool} prints no percentiles: its mean, sd and max are compared)")
+    lines += _order_lines(result)
     lines.append("")
     other = result.other
     lines.append(
@@ -57,6 +58,33 @@ def crosscheck_lines(result: CrosscheckResult) -> list[str]:
     if netbench.errors_total:
         kinds = ", ".join(f"{k} {n:,}" for k, n in netbench.errors.items() if n)
         lines += _wrapped(f"netbench's errors: {kinds}")
+    return lines
+
+
+def _order_lines(result: CrosscheckResult) -> list[str]:
+    """How both tools met the same server: the warm-up, netbench's runs around the other
+    tool's, and the mark of a server that changed meanwhile."""
+    tool = result.tool
+    lines: list[str] = []
+    if result.warmup_s:
+        lines.append(f"(warmed first: {result.warmup_s:g} s of the same load, not measured)")
+    again = result.again
+    if again is None:
+        return lines
+    before, after = result.netbench.rps, again.rps
+    drift = "" if math.isnan(result.drift) else f", {result.drift:+.0%}"
+    lines += _wrapped(
+        f"(netbench ran before and after {tool}: {before:,.0f} then {after:,.0f} req/s{drift};"
+        " its column is the mean of the two)"
+    )
+    if not result.steady:
+        lines += _wrapped(
+            f"UNSTEADY: netbench's runs before and after {tool}'s differ by"
+            f" {abs(result.drift):.0%} in req/s (more than {STEADY_DRIFT:.0%}): the server"
+            " changed while it was measured (a JIT or a cache still warming, or other work on"
+            " the machine), so the ratios compare two different servers: warm it longer"
+            " (--warmup), pin it to its own cores, and run again"
+        )
     return lines
 
 

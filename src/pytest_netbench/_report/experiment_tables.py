@@ -127,6 +127,13 @@ def _build_one(function: str, kind: str, records: list[ExperimentRecord]) -> Exp
         elif kind == "crosscheck":
             cells = _crosscheck_cells(data)
             rows.append(label + (cells[1:] if "tool" in varying else cells))
+            if data.get("steady") is False:
+                drift = data.get("drift")
+                by = "" if drift is None else f" by {abs(float(drift)):.0%}"
+                notes.append(
+                    f"{where}unsteady: netbench's runs before and after {cells[0]}'s differ{by}"
+                    " in req/s; the server changed while it was measured"
+                )
         else:
             rows.append(label + tuple(_scalar_text(data.get(h)) for h in headers))
     if mix:
