@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from pytest_netbench._model import LoadResult, Request
 
 if TYPE_CHECKING:
     from pytest_netbench._experiment.slo import Slo, SloVerdict
+    from pytest_netbench._servers.listening import ListeningServer
 
 _LOAD_OF_COMMAND: dict[str, LoadKind] = {"http": "http", "echo": "echo", "ws": "ws", "grpc": "http"}
 
@@ -125,12 +127,40 @@ def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -
     else:
         load = functools.partial(ws_load if args.command == "ws" else http_load, args.url)
     return load(
+        server=sampled_server(args),
         progress=live.progress,
         stop=live.stop,
         cluster=args.cluster,
         retries=args.retries or 0,
         **options,
     )
+
+
+def sampled_server(args: argparse.Namespace) -> ListeningServer | None:
+    """The server to sample beside the load: ``--server-pid``'s process tree, else the
+    process listening on the target's port on this machine (``_servers.listening``);
+    None with ``--server-pid 0``, a remote target, or no listener this user can see."""
+    import psutil
+
+    from pytest_netbench._input.target import is_loopback_literal, parse_host_port
+    from pytest_netbench._servers.listening import ListeningServer, find_listening_server
+
+    if args.command == "echo":
+        host, port = parse_host_port(args.target)
+    else:
+        parsed = urllib.parse.urlsplit(args.url)
+        host = parsed.hostname or ""
+        port = parsed.port or (443 if parsed.scheme in ("https", "wss") else 80)
+    pid: int | None = args.server_pid
+    if pid == 0:
+        return None
+    if pid is not None:
+        if pid < 0 or not psutil.pid_exists(pid):
+            raise SpecError(f"--server-pid {pid}: no such process on this machine")
+        return ListeningServer(pid, port)
+    if host != "localhost" and not is_loopback_literal(host):
+        return None  # another machine's server: nothing here to sample
+    return find_listening_server(port)
 
 
 def grpc_message(args: argparse.Namespace) -> bytes:

@@ -201,6 +201,17 @@ def _add_run_flags(group: argparse._ArgumentGroup, *, retries_default: str) -> N
     _add_cluster_option(group)
 
 
+def _add_server_pid_option(group: argparse._ArgumentGroup) -> None:
+    group.add_argument(
+        "--server-pid",
+        type=int,
+        metavar="PID",
+        help="sample this process tree as the server (its CPU per request, and other"
+        " processes' CPU on its cores); default: the process listening on the target's"
+        " port, when this user can see it; 0: sample none",
+    )
+
+
 def _add_cluster_option(group: argparse._ArgumentGroup) -> None:
     flag = SHARED_BY_NAME["cluster"]
     group.add_argument(flag.cli_flag, metavar=flag.metavar, help=shared_help("cluster"))
@@ -235,7 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     http = sub.add_parser("http", help="HTTP/1.1 load", description="HTTP/1.1 load at URL")
     http.add_argument("url", help="http:// or https:// URL on loopback")
-    _add_run_flags(add_load_flags(http, "http"), retries_default="0")
+    http_run = add_load_flags(http, "http")
+    _add_run_flags(http_run, retries_default="0")
+    _add_server_pid_option(http_run)
     _add_output_options(http, "the result", "LoadResult.to_dict()", pictures=True)
     http.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
     add_threshold_option(http)
@@ -249,7 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     echo = sub.add_parser("echo", help="raw TCP echo load", description="TCP echo load")
     echo.add_argument("target", metavar="HOST:PORT")
-    _add_run_flags(add_load_flags(echo, "echo"), retries_default="0")
+    echo_run = add_load_flags(echo, "echo")
+    _add_run_flags(echo_run, retries_default="0")
+    _add_server_pid_option(echo_run)
     _add_output_options(echo, "the result", "LoadResult.to_dict()", pictures=True)
     echo.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
     add_threshold_option(echo)
@@ -258,7 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
         "ws", help="WebSocket load", description="WebSocket message round trips at URL"
     )
     ws.add_argument("url", help="ws:// URL on loopback")
-    _add_run_flags(add_load_flags(ws, "ws"), retries_default="0")
+    ws_run = add_load_flags(ws, "ws")
+    _add_run_flags(ws_run, retries_default="0")
+    _add_server_pid_option(ws_run)
     _add_output_options(ws, "the result", "LoadResult.to_dict()", pictures=True)
     ws.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
     add_threshold_option(ws)
@@ -319,7 +336,9 @@ def _add_grpc(sub: Any) -> None:
         help="each call's deadline, sent as grpc-timeout (the server ends a call past it"
         " as DEADLINE_EXCEEDED, code 4)",
     )
-    _add_run_flags(add_load_flags(grpc, "http", skip=GRPC_LEFT_OUT), retries_default="0")
+    grpc_run = add_load_flags(grpc, "http", skip=GRPC_LEFT_OUT)
+    _add_run_flags(grpc_run, retries_default="0")
+    _add_server_pid_option(grpc_run)
     _add_output_options(grpc, "the result", "LoadResult.to_dict()", pictures=True)
     grpc.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
     add_threshold_option(grpc)
