@@ -64,6 +64,9 @@ if TYPE_CHECKING:
     from pytest_netbench._flow.think import ThinkTime as ThinkTime
     from pytest_netbench._flow.think import think as think
     from pytest_netbench._input.grpc import grpc_spec as grpc_spec
+    from pytest_netbench._input.grpc_schema import (
+        grpc_message_from_json as grpc_message_from_json,
+    )
     from pytest_netbench._input.mix_file import load_mix as load_mix
     from pytest_netbench._input.options import EchoOptions as EchoOptions
     from pytest_netbench._input.options import HttpOptions as HttpOptions

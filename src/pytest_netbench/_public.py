@@ -34,6 +34,7 @@ PUBLIC: dict[str, str] = {
     "run_spec": "pytest_netbench._load.api",
     "http_spec": "pytest_netbench._input.spec",
     "grpc_spec": "pytest_netbench._input.grpc",
+    "grpc_message_from_json": "pytest_netbench._input.grpc_schema",
     "echo_spec": "pytest_netbench._input.spec",
     "ws_spec": "pytest_netbench._input.spec",
     "HttpOptions": "pytest_netbench._input.options",

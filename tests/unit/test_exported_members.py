@@ -23,7 +23,7 @@ EXPECTED = {
     "echo_spec", "HttpOptions", "EchoOptions", "LoadSpec", "Request", "feeders", "preview",
     "load_mix", "Stage",
     "ws_load", "ws_load_async", "ws_spec", "WsOptions",
-    "grpc_load", "grpc_spec",
+    "grpc_load", "grpc_spec", "grpc_message_from_json",
     "LoadResult",
     "LatencySummary", "GeneratorStats",
     "ServerStats", "TimelineRow", "ERROR_KINDS", "metric_value",

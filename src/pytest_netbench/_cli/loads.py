@@ -164,8 +164,9 @@ def sampled_server(args: argparse.Namespace) -> ListeningServer | None:
 
 
 def grpc_message(args: argparse.Namespace) -> bytes:
-    """``netbench grpc``'s message: ``--message-hex`` decoded, ``--message-file`` read, or
-    none (an empty message)."""
+    """``netbench grpc``'s message: ``--message-hex`` decoded, ``--message-file`` read,
+    ``--data`` (or ``--data-file``) JSON typed by ``--proto`` or the server's reflection,
+    or none (an empty message)."""
     if args.message_hex is not None:
         try:
             return bytes.fromhex(args.message_hex)
@@ -179,4 +180,23 @@ def grpc_message(args: argparse.Namespace) -> bytes:
             return Path(args.message_file).read_bytes()
         except OSError as exc:
             raise SpecError(f"cannot read --message-file {args.message_file}: {exc}") from None
-    return b""
+    data: str | None = args.data
+    if args.data_file is not None:
+        try:
+            data = Path(args.data_file).read_text()
+        except OSError as exc:
+            raise SpecError(f"cannot read --data-file {args.data_file}: {exc}") from None
+    if data is None:
+        if args.proto:
+            raise SpecError("--proto types a JSON message: give it with --data or --data-file")
+        return b""
+    from pytest_netbench._input.grpc_schema import grpc_message_from_json
+
+    return grpc_message_from_json(
+        args.grpc_method,
+        data,
+        proto=args.proto or (),
+        import_paths=args.import_path,
+        url=args.url,
+        allow_remote=bool(getattr(args, "allow_remote", False)),
+    )

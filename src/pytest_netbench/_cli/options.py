@@ -329,6 +329,32 @@ def _add_grpc(sub: Any) -> None:
         metavar="PATH",
         help="a file holding the serialized request message (protoc --encode's output)",
     )
+    message.add_argument(
+        "--data",
+        metavar="JSON",
+        help='the request message as JSON, as ghz takes it (\'{"name": "x"}\'), typed'
+        " by --proto or, without it, by the server's reflection",
+    )
+    message.add_argument(
+        "--data-file", type=Path, metavar="PATH", help="a file holding --data's JSON"
+    )
+    call.add_argument(
+        "--proto",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="the .proto declaring --method (repeatable; compiled at run time with"
+        " grpcio-tools); without it, --data is typed by the server's reflection",
+    )
+    call.add_argument(
+        "--import-path",
+        "-i",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="where --proto's imports are found (repeatable; as protoc's -I)",
+    )
     call.add_argument(
         "--deadline",
         type=parse_duration,
