@@ -45,7 +45,11 @@ def assert_consistent(result: LoadResult) -> LoadResult:
     assert sum(row.ok for row in result.timeline) == result.ok
     assert sum(row.errors for row in result.timeline) == result.errors_total
     if result.spec is not None and result.spec.kind == "http":
-        assert sum(result.status_codes.values()) == result.ok + result.errors["status"]
+        # Every answer has a status: ok, a status error, or (checks) a verify error.
+        answered = result.ok + result.errors["status"] + result.errors["verify"]
+        assert sum(result.status_codes.values()) == answered
+        for check in result.checks.values():  # each check tested every answer (no mix)
+            assert result.spec.mix or check.total == answered
     if result.spec is not None and result.spec.requests is not None:
         assert result.in_flight == 0  # a request-count run waits for every answer
     return result

@@ -83,6 +83,8 @@ if TYPE_CHECKING:
     from pytest_netbench._load.api import ws_load as ws_load
     from pytest_netbench._load.api import ws_load_async as ws_load_async
     from pytest_netbench._model import feeders as feeders
+    from pytest_netbench._model.checks import Check as Check
+    from pytest_netbench._model.checks import CheckStats as CheckStats
     from pytest_netbench._model.kinds import ERROR_KINDS as ERROR_KINDS
     from pytest_netbench._model.live import HostProgress as HostProgress
     from pytest_netbench._model.live import LoadProgress as LoadProgress

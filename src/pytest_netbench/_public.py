@@ -42,6 +42,8 @@ PUBLIC: dict[str, str] = {
     "WsOptions": "pytest_netbench._input.options",
     "LoadSpec": "pytest_netbench._model.spec",
     "Request": "pytest_netbench._model.spec",
+    "Check": "pytest_netbench._model.checks",
+    "CheckStats": "pytest_netbench._model.checks",
     "Stage": "pytest_netbench._model.stages",
     "feeders": "pytest_netbench._model.feeders",
     "preview": "pytest_netbench._proto.source",

@@ -121,7 +121,10 @@ LEFT_OUT: dict[str, tuple[LoadKind, set[str]]] = {
     "echo": ("echo", set()),
     "ws": ("ws", set()),
     # What a gRPC call sets itself (_cli/options.py's GRPC_LEFT_OUT).
-    "grpc": ("http", {"method", "body", "mix", "mix_order", "feeders", "pipeline", "protocol"}),
+    "grpc": (
+        "http",
+        {"method", "body", "mix", "mix_order", "feeders", "pipeline", "protocol", "checks"},
+    ),
     "sweep": ("http", {"rate", "pipeline", "connect_first", "connect_rate", "stages"}),
     "capacity": ("http", {"rate", "pipeline", "connect_first", "connect_rate", "stages"}),
     "cold-start": (
@@ -168,6 +171,8 @@ def test_a_flag_is_the_option_name_with_dashes() -> None:
             assert option.cli_flag == "--feeder"  # one feeder a flag, as headers
         elif option.name == "stages":
             assert option.cli_flag == "--stage"  # one stage a flag, as k6's
+        elif option.name == "checks":
+            assert option.cli_flag == "--check"  # one check a flag, as stages
         elif option.default is True:
             assert option.cli_flag == f"--no-{dashed}"
         else:

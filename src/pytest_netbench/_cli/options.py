@@ -20,6 +20,7 @@ from pytest_netbench._input.feeder_text import FEEDER_FLAG_HELP, feeder_from_fla
 from pytest_netbench._input.flags import SHARED_BY_NAME, shared_help
 from pytest_netbench._input.options import LoadKind, LoadOption, options_of
 from pytest_netbench._input.stages import parse_stage_text
+from pytest_netbench._model.checks import Check, parse_check
 from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._model.stages import Stage
 
@@ -108,6 +109,14 @@ def parse_stage(text: str) -> Stage:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def parse_check_flag(text: str) -> Check:
+    """``--check 'no error page: body !contains Error'``: one check (docs/checks.md)."""
+    try:
+        return parse_check(text)
+    except SpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 _PARSERS = {
     "count": int,
     "seconds": parse_duration,
@@ -116,6 +125,7 @@ _PARSERS = {
     "headers": parse_header,
     "feeder": parse_feeder,
     "stages": parse_stage,
+    "checks": parse_check_flag,
 }
 _METAVARS = {"count": "N", "seconds": "T", "per_second": "N", "size": "BYTES", "headers": "H"}
 _MIX_FLAG_HELP = (
@@ -124,7 +134,7 @@ _MIX_FLAG_HELP = (
     " URL names the server only"
 )
 # Options given once a flag, repeated (as curl's -H), collected into a list.
-_REPEATED = frozenset({"headers", "feeder", "stages"})
+_REPEATED = frozenset({"headers", "feeder", "stages", "checks"})
 _PER_STEP = frozenset({"duration", "requests", "warmup"})
 
 
@@ -297,7 +307,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # The HTTP load options a gRPC call sets itself, or that no call takes (``_input.grpc``).
-GRPC_LEFT_OUT = frozenset({"method", "body", "mix", "mix_order", "feeders", "pipeline", "protocol"})
+GRPC_LEFT_OUT = frozenset(
+    {"method", "body", "mix", "mix_order", "feeders", "pipeline", "protocol", "checks"}
+)
 
 
 def _add_grpc(sub: Any) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import (
     ERROR_KINDS,
+    CheckStats,
     LatencySummary,
     LoadResult,
     RequestStats,
@@ -60,6 +61,8 @@ def higher_is_better(metric: str) -> bool:
     (``by_request.search.rps``) goes the way the load's own figure of that name goes. A
     status code's count goes up when more answers succeed (``status_codes.200``) and down
     for an error's (``status_codes.503``)."""
+    if metric.startswith("checks."):  # a check's pass rate and passes: more is better
+        return metric.rsplit(".", 1)[-1] in ("rate", "passes", "total")
     own = own_metric(metric)
     group, _, code = own.partition(".")
     if group == "status_codes" and code.isdigit():
@@ -84,7 +87,7 @@ def request_name(metric: str) -> str | None:
 # A metric as the SLO and gate parsers read it: a dotted name, or a request kind's figure,
 # whose NAME may hold spaces, slashes and dots as a mix's default names do
 # (``by_request.GET /items.json.p99_ms``). A parser anchors what follows it.
-METRIC_PATTERN = r"(?:by_request\.[^,]+?|[A-Za-z_][\w.]*)"
+METRIC_PATTERN = r"(?:by_request\.[^,]+?|checks\.[^,]+?|[A-Za-z_][\w.]*)"
 _REQUEST_PREFIX = "by_request."
 # Groups of a request kind's figures, named by two parts (errors.reset, status_codes.404).
 _FIGURE_GROUPS = ("errors", "status_codes", "latency")
@@ -111,6 +114,23 @@ def split_request_metric(metric: str, names: Iterable[str] | None = None) -> tup
     if dot and inner and grouped:
         return inner, f"{group}.{last}"
     return head, last
+
+
+_CHECK_PREFIX = "checks."
+# The figures of one check (``checks.NAME.<figure>``): its pass rate first.
+CHECK_METRICS: tuple[str, ...] = ("rate", "passes", "failures", "total")
+
+
+def split_check_metric(metric: str) -> tuple[str, str]:
+    """``checks.NAME.FIGURE`` -> ``(NAME, FIGURE)``: FIGURE one of :data:`CHECK_METRICS`,
+    NAME all before it (a check's name may hold dots and spaces)."""
+    name, dot, figure = metric[len(_CHECK_PREFIX) :].strip().rpartition(".")
+    if not dot or not name or figure not in CHECK_METRICS:
+        raise SpecError(
+            f"metric {metric!r}: name a check and one of its figures, as checks.NAME.rate;"
+            f" a check's figures: {', '.join(CHECK_METRICS)}"
+        )
+    return name, figure
 
 
 class UnknownRequestError(SpecError):
@@ -141,6 +161,10 @@ def metric_value(result: LoadResult, metric: str) -> float:
 
 def _walk(result: LoadResult, metric: str) -> object:
     """The part of a result a metric names, whatever it is (None past a missing part)."""
+    if metric.startswith(_CHECK_PREFIX):  # a check's name is one part, dots and spaces too
+        name, figure = split_check_metric(metric)
+        check = _entry(result.checks, "checks", name, metric)
+        return _walk_parts(check, figure, ["checks", name], metric)
     split = split_request_metric(metric, result.by_request)
     if split is not None:  # a request kind's name is one part, dots and all
         name, figure = split
@@ -186,6 +210,11 @@ def _entry(mapping: Mapping[Any, object], where: str, key: str, metric: str) -> 
         return mapping[key]
     if where in _SESSION_COUNTS:
         return 0  # no session failed at that step (or of that kind, or ran that flow)
+    if where == "checks":
+        names = ", ".join(str(n) for n in mapping) or "none (it had no checks=)"
+        raise SpecError(
+            f"metric {metric!r}: the load has no check named {key!r}; its checks: {names}"
+        )
     if where == "by_request":
         names = ", ".join(str(n) for n in mapping) or "none (it sent no request mix)"
         raise UnknownRequestError(
@@ -307,6 +336,9 @@ def check_metrics(
     if not names:
         raise SpecError("no metrics given; use names like rps,p99_ms,errors_total")
     for name in names:
+        if name.startswith(_CHECK_PREFIX):
+            split_check_metric(name)  # the check's name is known once the load has run
+            continue
         if name.split(".", 1)[0] == "by_request":
             _check_request_metric(name, None if requests is None else tuple(requests))
             continue
@@ -388,6 +420,12 @@ REQUEST_METRICS: tuple[str, ...] = (
 def _probe_for(metric: str) -> LoadResult:
     """A result to check a metric's shape on: for ``by_request.NAME...`` one that sent
     request kind NAME."""
+    if metric.startswith(_CHECK_PREFIX):
+        try:
+            check, _ = split_check_metric(metric)
+        except SpecError:
+            return _PROBE_RESULT
+        return replace(_PROBE_RESULT, checks={check: CheckStats(check, check, 0, 0)})
     name = request_name(metric)
     if name is None:
         return _PROBE_RESULT

@@ -26,6 +26,7 @@ from pytest_netbench._model import (
     LOOPS,
     MIX_ORDERS,
     WS_ANSWERS,
+    Check,
     Request,
 )
 from pytest_netbench._model.feeders import Feeder
@@ -47,6 +48,7 @@ ValueKind = Literal[
     "mix_file",
     "feeder",
     "stages",
+    "checks",
 ]
 HeadersArg = Mapping[str, str] | Sequence[tuple[str, str]] | None
 # One stage of a ramp as users write it: Stage(30, 100), ("30s", 100), k6's mapping.
@@ -244,6 +246,17 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         choices=MIX_ORDERS,
     ),
     LoadOption(
+        "checks",
+        None,
+        "checks",
+        "checks of every response, as k6's check: each named, its passes and failures"
+        " counted, a failure a verify error (CLI: --check 'body contains ok', repeated;"
+        " docs/checks.md)",
+        loads=_HTTP,
+        flag="--check",  # one check a flag, repeated, as headers
+        metavar="'[NAME: ]CHECK'",
+    ),
+    LoadOption(
         "feeders",
         None,
         "feeder",
@@ -391,6 +404,7 @@ class HttpOptions(CommonOptions, total=False):
     proxy: str | None
     mix: Sequence[Request] | None
     mix_order: str
+    checks: Sequence[Check | str] | Mapping[str, str] | None
     feeders: Mapping[str, Feeder] | None
     seed: int
 

@@ -44,6 +44,7 @@ from pytest_netbench._model import (
     MixOrder,
     Request,
 )
+from pytest_netbench._model.checks import Check, check_slots, checks_from
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
 from pytest_netbench._proto.h2_headers import encode_spec_request
@@ -99,6 +100,7 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
         proxy=proxy_addr,
         mix=_checked_mix(mix, method=method, body=body, target=target.target),
         mix_order=_checked_mix_order(o["mix_order"], mix),
+        checks=_checked_checks(o["checks"], mix),
         feeders=checked_feeders(o["feeders"]),
         seed=checked_seed(o["seed"]),
         protocol=_checked_protocol(o["protocol"], target.scheme),
@@ -115,6 +117,9 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
     _check_h2(spec)
     _check_auto(spec)
     _check_renders(spec)
+    head = (spec.mix[0].method if spec.mix else spec.method) == "HEAD"
+    if head and (spec.checks or any(r.checks for r in spec.mix)):
+        raise SpecError("a HEAD response has no body to check: drop checks, or use GET")
     return spec
 
 
@@ -262,6 +267,7 @@ _H2_NOT_YET: tuple[tuple[str, str], ...] = (
     ),
     ("proxy", "a proxy is not available over HTTP/2: drop proxy"),
     ("probe_every", "the client-delay probe speaks HTTP/1.1 only: drop probe_every"),
+    ("checks", "checks on responses are HTTP/1.1's for now: drop checks, or protocol='h2'"),
 )
 
 
@@ -275,6 +281,7 @@ def _check_h2(spec: LoadSpec) -> None:
         "requests_per_connection": spec.requests_per_connection != 0,
         "proxy": spec.proxy is not None,
         "probe_every": spec.probe_every_s is not None,
+        "checks": bool(spec.checks) or any(r.checks for r in spec.mix),
     }
     for name, why in _H2_NOT_YET:
         if given[name]:
@@ -520,6 +527,15 @@ def _checked_mix(
             " requests on their own"
         )
     return tuple(kinds)
+
+
+def _checked_checks(given: object, mix: Sequence[Request] | None) -> tuple[Check, ...]:
+    """The load's checks, each named; the mix's own beside them may share no name while
+    saying something else (``check_slots`` refuses that)."""
+    checks = checks_from(given)
+    kinds = [r.checks for r in mix or () if isinstance(r, Request)]
+    check_slots(checks, kinds)
+    return checks
 
 
 def _checked_mix_order(mix_order: str, mix: Sequence[Request] | None) -> MixOrder:

@@ -6,6 +6,8 @@ stored and rendered by layers that know nothing about sockets. The package split
 concern (the words, the spec, a result's sections, the result); import from here.
 """
 
+from pytest_netbench._model.checks import Check as Check
+from pytest_netbench._model.checks import CheckStats as CheckStats
 from pytest_netbench._model.kinds import ARRIVALS as ARRIVALS
 from pytest_netbench._model.kinds import ERROR_KINDS as ERROR_KINDS
 from pytest_netbench._model.kinds import GENERATOR_CAUSES as GENERATOR_CAUSES

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pytest_netbench._model.checks import CheckStats
 from pytest_netbench._model.kinds import (
     ERROR_KINDS,
     GENERATOR_CAUSES,
@@ -78,6 +79,8 @@ class LoadResult:
     backend: ServerStats | None = None
     # A user flow (``flow(...)``): its sessions' figures beside its steps' (``by_request``).
     sessions: SessionStats | None = None
+    # Checks of the responses (``checks=``), by name: passes and failures of each.
+    checks: Mapping[str, CheckStats] = field(default_factory=dict)
 
     # -- derived views users assert on -------------------------------------------------------
     @property
@@ -221,6 +224,7 @@ class LoadResult:
             "probe": self.probe.to_dict() if self.probe is not None else None,
             "backend": stats_dict(self.backend) if self.backend else None,
             "sessions": self.sessions.to_dict() if self.sessions is not None else None,
+            "checks": {name: c.to_dict() for name, c in self.checks.items()},
         }
         return out
 
@@ -282,6 +286,10 @@ class LoadResult:
             },
             probe=ProbeStats.from_dict(data["probe"]) if data.get("probe") else None,
             sessions=SessionStats.from_dict(data["sessions"]) if data.get("sessions") else None,
+            checks={
+                str(name): CheckStats.from_dict(str(name), stats)
+                for name, stats in (data.get("checks") or {}).items()
+            },
         )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pytest_netbench._model.checks import Check, checks_from
 from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._model.kinds import (
     Arrival,
@@ -35,6 +36,8 @@ class Request:
     body: bytes = b""
     name: str = ""
     weight: int = 1
+    # Checks of this kind's responses, besides the load's (``"body contains ok"``, Check).
+    checks: tuple[Check, ...] = ()
 
     def __post_init__(self) -> None:
         # Accept the forms a user writes (a dict of headers, a str body) as plain values.
@@ -44,6 +47,7 @@ class Request:
         object.__setattr__(self, "headers", tuple((str(k), str(v)) for k, v in headers))
         if isinstance(self.body, str):
             object.__setattr__(self, "body", self.body.encode())
+        object.__setattr__(self, "checks", checks_from(self.checks, where="Request checks"))
 
     @property
     def label(self) -> str:
@@ -58,6 +62,7 @@ class Request:
             "headers": [list(h) for h in self.headers],
             "body": len(self.body),
             "weight": self.weight,
+            "checks": [c.to_dict() for c in self.checks],
         }
 
 
@@ -112,6 +117,8 @@ class LoadSpec:
     # Several requests sent in turn (or by weight) instead of method/target/body.
     mix: tuple[Request, ...] = ()
     mix_order: MixOrder = "cycle"
+    # Checks of every response (a mix's kinds add their own): k6's check.
+    checks: tuple[Check, ...] = ()
     # Named feeders filling the ${name} placeholders of the requests (then templates), in
     # the order given; their random draws are seeded from ``seed``.
     feeders: tuple[tuple[str, Feeder], ...] = ()
@@ -199,6 +206,7 @@ class LoadSpec:
         out["payload"] = len(self.payload)
         out["headers"] = [list(h) for h in self.headers]
         out["mix"] = [r.to_dict() for r in self.mix]
+        out["checks"] = [c.to_dict() for c in self.checks]
         out["feeders"] = {name: feeder.to_dict() for name, feeder in self.feeders}
         out["mode"] = self.mode
         out["url"] = self.url
@@ -221,6 +229,7 @@ _HTTP_ONLY = frozenset(
         "proxy",
         "mix",
         "mix_order",
+        "checks",
         "feeders",
         "seed",
         "protocol",

@@ -63,6 +63,7 @@ def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
     width = _terminal_width(config)
     parts: list[str] = []
     try:
+        from pytest_netbench._report.checks import check_tables_text
         from pytest_netbench._report.discards import discard_notes, render_discards_text
         from pytest_netbench._report.experiment_tables import (
             build_experiment_tables,
@@ -79,6 +80,7 @@ def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
             "\n".join(
                 render_text(m, width=width)
                 + request_tables_text(nb.records, m.function, width=width)
+                + check_tables_text(nb.records, m.function)
                 for m in matrices
             )
         )

@@ -20,6 +20,7 @@ from pytest_netbench._model import (
     why_no_latency,
 )
 from pytest_netbench._report.cells import format_bytes, format_count, format_ms
+from pytest_netbench._report.checks import check_lines
 from pytest_netbench._report.endings import ending_text
 from pytest_netbench._report.requests import request_lines
 from pytest_netbench._report.sessions import flow_model, flow_target
@@ -60,6 +61,7 @@ def format_result(
     lines += _latency(result)
     lines += _errors(result, width)
     lines += _status_codes(result, width)
+    lines += check_lines(result)
     lines += _per_request(result, width)
     lines += _server(result, width)
     lines += _generator(result, width)

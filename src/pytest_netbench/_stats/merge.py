@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
@@ -22,6 +22,7 @@ from pytest_netbench._model import (
     ShareStats,
     TimelineRow,
 )
+from pytest_netbench._model.checks import CheckStats, check_slots
 from pytest_netbench._stats.histogram import (
     encode_histogram,
     histogram_from_counts,
@@ -100,6 +101,7 @@ def merge_outcomes(
         for o in every
         if o.lost
     ]
+    by_request = _merge_by_request(spec, outcomes, duration_s)
     return LoadResult(
         mode="open" if open_loop else "closed",
         url=spec.url,
@@ -122,8 +124,33 @@ def merge_outcomes(
         error_samples=samples,
         spec=spec,
         latency_histogram=encode_histogram(hist),
-        by_request=_merge_by_request(spec, outcomes, duration_s),
+        by_request=by_request,
+        checks=_merge_checks(spec, outcomes, status_codes, by_request),
     )
+
+
+def _merge_checks(
+    spec: LoadSpec,
+    outcomes: Sequence[WorkerOutcome],
+    status_codes: Mapping[int, int],
+    by_request: Mapping[str, RequestStats],
+) -> dict[str, CheckStats]:
+    """Each check's passes and failures: a check is tested on every measured response of
+    the kinds it applies to (all of them outside a mix), so its passes are those responses
+    less its failures, which the workers counted."""
+    if not spec.checks and not any(r.checks for r in spec.mix):
+        return {}
+    slots, masks = check_slots(spec.checks, [r.checks for r in spec.mix])
+    if spec.mix:
+        answered = [sum(by_request[r.label].status_codes.values()) for r in spec.mix]
+    else:
+        answered = [sum(status_codes.values())]
+    merged: dict[str, CheckStats] = {}
+    for index, check in enumerate(slots):
+        failures = sum(o.check_failures[index] for o in outcomes if index < len(o.check_failures))
+        tested = sum(n for n, mask in zip(answered, masks, strict=True) if mask >> index & 1)
+        merged[check.name] = CheckStats(check.name, check.expression, tested - failures, failures)
+    return merged
 
 
 def _merge_timeline(

@@ -116,6 +116,9 @@ class WorkerOutcome:
     lost: str = ""
     # Its feeders ran out (on_end="stop"): the share ended there, not at its duration.
     feeders_ran_out: bool = False
+    # A load with checks: the measured responses that failed each (in the order of the
+    # load's distinct checks, ``_model.checks.check_slots``).
+    check_failures: list[int] = field(default_factory=list)
 
 
 class Recorder:
@@ -127,6 +130,7 @@ class Recorder:
         "by_request",
         "bytes_read",
         "bytes_written",
+        "check_failures",
         "count_connections",
         "error_samples",
         "errors",
@@ -150,6 +154,7 @@ class Recorder:
         open_loop: bool,
         bucket_ns: int = ONE_SECOND_NS,
         request_kinds: int = 0,
+        checks: int = 0,
     ) -> None:
         self.measure_start_ns = measure_start_ns
         self.open_loop = open_loop
@@ -157,6 +162,7 @@ class Recorder:
         # A mix: its ok latencies and statuses per kind only, its sends per kind as well.
         self.by_request = [RequestCounters() for _ in range(request_kinds)]
         self.sent = 0
+        self.check_failures = [0] * checks
         self.errors: dict[str, int] = dict.fromkeys(ERROR_KINDS, 0)
         self.error_samples: dict[str, str] = {}
         self.status_codes: dict[int, int] = {}
@@ -264,6 +270,7 @@ class Recorder:
         out.generator_faults = self.generator_faults
         out.error_samples = dict(self.error_samples)
         out.by_request = [kind.outcome for kind in self.by_request]
+        out.check_failures = list(self.check_failures)
         for index, kind in enumerate(self.by_request):
             kind.outcome.sent = kind.sent
             kind.outcome.status_codes = dict(kind.status_codes)

@@ -42,6 +42,7 @@ from pytest_netbench._engine.asyncio_io.connection import (
     MixConnection,
     VariedConnection,
 )
+from pytest_netbench._proto.checks import ResponseChecks, with_failures
 from pytest_netbench._proto.http import (
     ResponseFramer,
     callback_failure,
@@ -54,6 +55,28 @@ def fits_fused_path(parser_framed: bool, closes_after: int, chunks: int) -> bool
     """HTTP framed by httptools alone, keep-alive without a per-connection request limit,
     one write per request (closed loop: FusedHttpConnection; open: FusedOpenConnection)."""
     return parser_framed and not closes_after and chunks == 1
+
+
+def checked_status(
+    status_of: Callable[[], int],
+    checks: ResponseChecks,
+    headers: dict[bytes, bytes],
+    body: list[bytes],
+) -> Callable[[], int]:
+    """``_status`` of a fused connection of a load with checks: the parser's status with
+    the bits of the checks the response failed (``_proto.checks.with_failures``), read once
+    as each message completes; a steady 200 is one that passed every check. A read the
+    parser found so twice (``_same``) holds the same bytes, so the same checks pass."""
+
+    def status() -> int:
+        code = status_of()
+        if code >= 200:
+            code = with_failures(code, checks.failed(code, headers, b"".join(body)))
+        headers.clear()
+        body.clear()
+        return code
+
+    return status
 
 
 def _last_response() -> bool:
@@ -70,8 +93,18 @@ class FusedHttpConnection(Connection):
     """A :class:`Connection` that is its own httptools callback object (see module doc)."""
 
     def _attach_framer(self) -> Callable[[bytes], object]:
+        checks = self.run.exchange.checks
+        if checks is not None:
+            # httptools looks its callbacks up as the parser is made: C calls into a dict
+            # and a list, read as each response completes (_proto.checks).
+            headers: dict[bytes, bytes] = {}
+            body: list[bytes] = []
+            self.on_header = headers.__setitem__
+            self.on_body = body.append
         parser = httptools.HttpResponseParser(self)
         self._status = parser.get_status_code
+        if checks is not None:
+            self._status = checked_status(parser.get_status_code, checks, headers, body)
         self._keep_alive = parser.should_keep_alive
         self._inside = False  # a response has begun and not ended
         self._streak = 0  # measured 200s each followed by a measured send (settle_counts)
@@ -138,7 +171,8 @@ class FusedHttpConnection(Connection):
         ``data`` begins at a boundary and the framer can take the stream from its start."""
         self._inside = False
         self._same = None  # the framer has the stream from now on
-        framer = ResponseFramer(self.on_response, self.on_protocol_error)
+        framer = self.run.exchange.make_framer(self.on_response, self.on_protocol_error)
+        assert isinstance(framer, ResponseFramer)  # parser-framed: see fits_fused_path
         framer.take_over(data)
         self.framer = framer
         self._feed = framer.feed
@@ -150,6 +184,7 @@ class FusedHttpConnection(Connection):
     def on_message_complete(self) -> None:
         now = monotonic_ns()
         self._inside = False
+        status = self._status()  # once: with checks, this tests the response (see above)
         due = self._due
         run = self.run
         # The steady state of a duration run, for every fused connection (this guard is
@@ -157,7 +192,7 @@ class FusedHttpConnection(Connection):
         # neither stopping nor (open loop) draining, and no request waiting for a
         # connection; draining and waiting requests need the general path's check_finished.
         if (
-            self._status() == 200
+            status == 200
             and due
             and due[0] >= self._measure
             and run.budget is None
@@ -189,7 +224,7 @@ class FusedHttpConnection(Connection):
             elif not run.draining and not run.backlog:  # a closed run has neither
                 self._steady_response(now)
                 return
-        self._other_response(self._status())
+        self._other_response(status)
 
     def _steady_response(self, now: int) -> None:
         """The steady state's work on a fused connection that is not plain (see the

@@ -33,6 +33,7 @@ from typing import Any
 
 from pytest_netbench._engine.asyncio_io.connection import Connection, ConnectionOwner
 from pytest_netbench._engine.rules.connecting import FirstContact
+from pytest_netbench._engine.rules.exchange import Exchange
 from pytest_netbench._proto.http import only_final_response
 
 _IN = select.EPOLLIN
@@ -141,7 +142,7 @@ class RawSockets:
         self._tell_later()
         self.established.append(conn)
 
-    def first_read_parsed(self, data: bytes) -> None:
+    def first_read_parsed(self, data: bytes, checked: Exchange | None = None) -> None:
         """A framer had a connection's first read: the second time the same bytes come,
         they are checked once and, if one whole final response, known from then on; if
         not, remembered as not whole, and not checked again while they keep coming."""
@@ -151,6 +152,14 @@ class RawSockets:
             self.seen_once = data
             return
         answer = only_final_response(data)
+        if answer is not None and checked is not None:
+            # A load with checks: the answer is what a framer of its own delivers for these
+            # bytes, the checks' verdict included (the same bytes, the same verdict).
+            delivered: list[int] = []
+            framer = checked.make_framer(lambda code, keep: delivered.append(code), _ignore)
+            framer.feed(data)
+            framer.release()
+            answer = (delivered[0], answer[1]) if len(delivered) == 1 else None
         if answer is not None:
             self.known_read, self.known_answer = data, answer
         else:
@@ -206,7 +215,8 @@ class RawHttpConnection(Connection):
             return
         self._framed(data)
         if not self.broken:
-            raw.first_read_parsed(data)
+            exchange = self.run.exchange
+            raw.first_read_parsed(data, exchange if exchange.checks is not None else None)
 
     def _framed(self, data: bytes) -> None:
         """Hand the stream, from ``data`` on, to a framer of its own."""
@@ -391,3 +401,7 @@ def numeric_address(host: str, port: int) -> tuple[Any, ...] | None:
 def can_use_raw_sockets() -> bool:
     """This platform has what the raw path needs (Linux's epoll)."""
     return hasattr(select, "epoll")
+
+
+def _ignore(reason: str) -> None:
+    """A framer's ``on_error`` where only a whole response is looked at."""

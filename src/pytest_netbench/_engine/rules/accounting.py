@@ -33,6 +33,7 @@ from pytest_netbench._engine.rules.exchange import Exchange
 from pytest_netbench._engine.rules.share import WorkerShare
 from pytest_netbench._errors import NetbenchError
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._proto.checks import CHECK_BASE, split_code
 from pytest_netbench._proto.source import RequestSource
 from pytest_netbench._stats.recorder import Recorder, WorkerOutcome
 
@@ -95,6 +96,7 @@ class RunAccounting:
             open_loop=self.open_loop,
             bucket_ns=round(spec.timeline_resolution_s * NS_PER_S),
             request_kinds=len(spec.mix),
+            checks=len(exchange.checks.checks) if exchange.checks is not None else 0,
         )
         # A request mix: the measured requests each kind had outstanding when it stopped.
         self.mix = bool(spec.mix)
@@ -229,6 +231,9 @@ class RunAccounting:
             return  # started in warm-up, or stop() already counted it in flight
         rec = self.recorder
         if self.is_http:
+            if code >= CHECK_BASE:  # a response that failed checks (see _proto.checks)
+                self._record_checked(code, start, intended, now, -1)
+                return
             rec.status_codes[code] = rec.status_codes.get(code, 0) + 1
             if code >= 400:
                 rec.error("status", f"HTTP {code}")
@@ -251,6 +256,9 @@ class RunAccounting:
         ``request_kind``."""
         if intended < self.measure_start_ns or self.stopping:
             return
+        if code >= CHECK_BASE:
+            self._record_checked(code, start, intended, now, request_kind)
+            return
         rec = self.recorder
         counters = rec.by_request[request_kind]
         codes = counters.status_codes
@@ -261,6 +269,40 @@ class RunAccounting:
             counters.latencies.append(now - (intended if intended < start else start))
             if self.open_loop:
                 rec.uncorrected.append(now - start)
+        self.completed += 1
+
+    def _record_checked(
+        self, code: int, start: int, intended: int, now: int, request_kind: int
+    ) -> None:
+        """A measured response that failed checks: each check that applies to its kind
+        counts a failure; then a ``verify`` error of the first (a status >= 400 stays a
+        ``status`` error), or, if none of them applies, the response as it is."""
+        status, failed = split_code(code)
+        masks = self.exchange.check_masks
+        failed &= masks[request_kind] if request_kind >= 0 else masks[0]
+        if not failed:
+            if request_kind >= 0:
+                self.record_kind(status, start, intended, now, request_kind)
+            else:
+                self.record(status, start, intended, now)
+            return
+        rec = self.recorder
+        counts = rec.check_failures
+        index = 0
+        bits = failed
+        while bits:
+            if bits & 1:
+                counts[index] += 1
+            bits >>= 1
+            index += 1
+        codes = rec.by_request[request_kind].status_codes if request_kind >= 0 else rec.status_codes
+        codes[status] = codes.get(status, 0) + 1
+        if status >= 400:
+            rec.error("status", f"HTTP {status}", request_kind=request_kind)
+        else:
+            checks = self.exchange.checks
+            assert checks is not None
+            rec.error("verify", checks.describe_failure(failed), request_kind=request_kind)
         self.completed += 1
 
     def fail_request(

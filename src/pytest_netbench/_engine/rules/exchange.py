@@ -6,13 +6,16 @@ and never formats anything per request.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._model.checks import check_slots
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
 from pytest_netbench._proto import websocket as ws_proto
+from pytest_netbench._proto.checks import ResponseChecks, checking_framer
 from pytest_netbench._proto.framing import Framer, OnError, OnResponse
 from pytest_netbench._proto.grpc import encode_unary_block, frame_message
 from pytest_netbench._proto.h2_client import H2Request
@@ -51,6 +54,10 @@ class Exchange:
     # mix's kinds, each encoded once, in the mix's order.
     h2: H2Request | None = None
     h2_mix: tuple[H2Request, ...] = ()
+    # A load with checks: its checks (``make_framer`` makes framers that run them) and,
+    # per kind of its mix (one entry without a mix), the bits of those that apply to it.
+    checks: ResponseChecks | None = None
+    check_masks: tuple[int, ...] = ()
 
 
 # The most one read of an echo takes (uvloop reads up to 256 KiB at a time itself).
@@ -69,6 +76,18 @@ def build_exchange(spec: LoadSpec) -> Exchange:
 def _http_exchange(spec: LoadSpec) -> Exchange:
     if spec.protocol == "h2":
         return _h2_exchange(spec)
+    exchange = _http1_exchange(spec)
+    if not spec.checks and not any(r.checks for r in spec.mix):
+        return exchange
+    # _input.spec refused checks of HEAD requests: every framer here is a ResponseFramer.
+    slots, masks = check_slots(spec.checks, [r.checks for r in spec.mix])
+    checks = ResponseChecks(slots)
+    return dataclasses.replace(
+        exchange, make_framer=checking_framer(checks), checks=checks, check_masks=masks
+    )
+
+
+def _http1_exchange(spec: LoadSpec) -> Exchange:
     connect_host, connect_port = spec.proxy if spec.proxy is not None else (spec.host, spec.port)
     if spec.mix or spec.feeders:
         # _input.spec refused mixes of HEAD with other methods: one framer fits every kind.

@@ -26,6 +26,7 @@ from pytest_netbench._engine.rules.exchange import Exchange, build_exchange
 from pytest_netbench._engine.shares.ws_probe import ws_probe_once
 from pytest_netbench._errors import EngineFault
 from pytest_netbench._model import LoadSpec
+from pytest_netbench._proto.checks import STATUS_BITS
 from pytest_netbench._proto.source import preview
 from pytest_netbench._proto.tcp import OK
 from pytest_netbench._stats.probe import ProbeSample
@@ -170,5 +171,6 @@ def probe_once(spec: LoadSpec, exchange: Exchange, start: int, request: bytes) -
         return ProbeSample(start, took, "protocol", problems[0] if problems else "no answer")
     code = codes[0]
     if exchange.is_http:
+        code &= STATUS_BITS  # the probe times an answer; the load counts the checks
         return ProbeSample(start, took, "status" if code >= 400 else "", f"HTTP {code}")
     return ProbeSample(start, took, "" if code == OK else "verify", "echo differs")

@@ -26,6 +26,7 @@ from pytest_netbench._report.comparison import LEGEND, gate_result_line
 from pytest_netbench._report.discards import discard_notes
 from pytest_netbench._report.endings import ending_notes
 from pytest_netbench._report.experiment_tables import build_experiment_tables
+from pytest_netbench._report.html.checks import checks_html
 from pytest_netbench._report.html.invalid import InvalidFinding, invalid_findings
 from pytest_netbench._report.html.pictures import (
     Pictures,
@@ -307,6 +308,7 @@ def _test_section(
     # A mix's spectra go beside its per-request tables, not among the other pictures.
     mixes, beside = requests_html(records, function, pictures.of(function), folded_past=_LOADS_OPEN)
     parts += mixes
+    parts += checks_html(records, function)
     parts += sessions_html(records, function)
     parts += _per_host(loads)
     shown, more = split_pictures([p for p in pictures.of(function) if p not in beside])

@@ -60,6 +60,7 @@ table caption { caption-side: top; text-align: left; font-size: 14px; font-weigh
   padding: 10px 0 4px; }
 table.shares tr.total td, table.requests tr.total td { border-top: 2px solid #b9c3cd;
   font-weight: 600; }
+table.checks tr.failed td { background: var(--bad); color: var(--bad-ink); }
 ul.notes { margin: 4px 0 10px; padding-left: 18px; color: var(--muted); font-size: 13px; }
 li.invalid-note { color: var(--bad-ink); }
 table.facts th { text-align: left; background: var(--band); white-space: nowrap;
