@@ -89,11 +89,11 @@ if TYPE_CHECKING:
     from pytest_netbench._model.live import HostProgress as HostProgress
     from pytest_netbench._model.live import LoadProgress as LoadProgress
     from pytest_netbench._model.live import StopSignal as StopSignal
+    from pytest_netbench._model.requests import RequestStats as RequestStats
     from pytest_netbench._model.result import LoadResult as LoadResult
     from pytest_netbench._model.sections import GeneratorStats as GeneratorStats
     from pytest_netbench._model.sections import LatencySummary as LatencySummary
     from pytest_netbench._model.sections import ProbeStats as ProbeStats
-    from pytest_netbench._model.sections import RequestStats as RequestStats
     from pytest_netbench._model.sections import ServerStats as ServerStats
     from pytest_netbench._model.sections import ShareStats as ShareStats
     from pytest_netbench._model.sections import TimelineRow as TimelineRow

@@ -54,7 +54,7 @@ PUBLIC: dict[str, str] = {
     "GeneratorStats": "pytest_netbench._model.sections",
     "ServerStats": "pytest_netbench._model.sections",
     "TimelineRow": "pytest_netbench._model.sections",
-    "RequestStats": "pytest_netbench._model.sections",
+    "RequestStats": "pytest_netbench._model.requests",
     "ShareStats": "pytest_netbench._model.sections",
     "ProbeStats": "pytest_netbench._model.sections",
     "ERROR_KINDS": "pytest_netbench._model.kinds",

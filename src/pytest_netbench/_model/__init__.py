@@ -27,12 +27,14 @@ from pytest_netbench._model.kinds import Mode as Mode
 from pytest_netbench._model.kinds import WsAnswer as WsAnswer
 from pytest_netbench._model.kinds import cause_of_reason as cause_of_reason
 from pytest_netbench._model.no_latency import NoLatency as NoLatency
+from pytest_netbench._model.phases import PHASE_NAMES as PHASE_NAMES
+from pytest_netbench._model.phases import Phases as Phases
+from pytest_netbench._model.requests import RequestStats as RequestStats
 from pytest_netbench._model.result import LoadResult as LoadResult
 from pytest_netbench._model.result import why_no_latency as why_no_latency
 from pytest_netbench._model.sections import GeneratorStats as GeneratorStats
 from pytest_netbench._model.sections import LatencySummary as LatencySummary
 from pytest_netbench._model.sections import ProbeStats as ProbeStats
-from pytest_netbench._model.sections import RequestStats as RequestStats
 from pytest_netbench._model.sections import ServerStats as ServerStats
 from pytest_netbench._model.sections import ShareStats as ShareStats
 from pytest_netbench._model.sections import TimelineRow as TimelineRow

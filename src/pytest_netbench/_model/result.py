@@ -18,11 +18,12 @@ from pytest_netbench._model.kinds import (
     cause_of_reason,
 )
 from pytest_netbench._model.no_latency import NoLatency, no_success_reason
+from pytest_netbench._model.phases import Phases
+from pytest_netbench._model.requests import RequestStats
 from pytest_netbench._model.sections import (
     GeneratorStats,
     LatencySummary,
     ProbeStats,
-    RequestStats,
     ServerStats,
     ShareStats,
     TimelineRow,
@@ -81,6 +82,8 @@ class LoadResult:
     sessions: SessionStats | None = None
     # Checks of the responses (``checks=``), by name: passes and failures of each.
     checks: Mapping[str, CheckStats] = field(default_factory=dict)
+    # Each request's phases: connect, tls, wait (time to first byte), receive.
+    phases: Phases = field(default_factory=Phases)
 
     # -- derived views users assert on -------------------------------------------------------
     @property
@@ -225,6 +228,7 @@ class LoadResult:
             "backend": stats_dict(self.backend) if self.backend else None,
             "sessions": self.sessions.to_dict() if self.sessions is not None else None,
             "checks": {name: c.to_dict() for name, c in self.checks.items()},
+            "phases": self.phases.to_dict(),
         }
         return out
 
@@ -290,6 +294,7 @@ class LoadResult:
                 str(name): CheckStats.from_dict(str(name), stats)
                 for name, stats in (data.get("checks") or {}).items()
             },
+            phases=Phases.from_dict(data["phases"]) if data.get("phases") else Phases(),
         )
 
 
