@@ -195,7 +195,9 @@ class Harness:
                 original(conn)
                 return
             assert self.shadow is not None
-            status, broken = conn._status(), conn.broken
+            # The parser's own status: ``_status`` may be the one-shot of a connection
+            # opened for a request (FusedHttpConnection.opened_for_request), not to be spent.
+            status, broken = conn._status_code(), conn.broken
             pending, intended = list(conn.pending), list(conn.intended)
             kinds = list(getattr(conn, "kinds", ()))
             records = self.records
@@ -266,11 +268,11 @@ class Harness:
                     shadow.stop_counting([_Snapshot(r) for r in args[0]], *args[1:])
                 elif not outermost:
                     pass
-                elif name == "record":
+                elif name == "record":  # (its phases' times are tests/engine/test_phases.py's)
                     if not self.copy_active:  # else the copy's tap has recorded it
-                        self.shadow_record(*args)
+                        self.shadow_record(*args[:4])
                 elif name == "record_kind":
-                    self.shadow_record(*args)
+                    self.shadow_record(*args[:5])
                 elif name == "fail_outstanding":
                     self.note(f"error {args[1]}")
                     shadow.fail_outstanding(_Snapshot(args[0]), *args[1:], **kwargs)

@@ -13,7 +13,7 @@ header-only framer handles connections that send HEAD.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import httptools
 
@@ -133,10 +133,13 @@ class ResponseFramer:
         "_passed_boundary",
         "_status",
         "failed",
+        "on_begin",
         "on_header",
     )
 
     def __init__(self, on_response: OnResponse, on_error: OnError) -> None:
+        # Called as a response's first byte is parsed (the engine times it: phases).
+        self.on_begin: Callable[[], None] = _nothing
         self._on_response = on_response
         self._on_error = on_error
         self._headers: dict[bytes, bytes] = {}
@@ -152,6 +155,9 @@ class ResponseFramer:
         self._parser = None  # type: ignore[assignment]
 
     # -- httptools callbacks --
+    def on_message_begin(self) -> None:
+        self.on_begin()
+
     def on_headers_complete(self) -> None:
         self._passed_boundary = True
         self._head_bytes = 0
@@ -226,6 +232,10 @@ class ResponseFramer:
         self._on_error(reason)
 
 
+def _nothing() -> None:
+    """``on_begin`` of a framer whose engine does not time first bytes."""
+
+
 def _already_delivered(status: int, keep_alive: bool) -> None:
     """``on_response`` while :meth:`ResponseFramer.take_over` replays delivered responses."""
 
@@ -278,9 +288,10 @@ def only_final_response(data: bytes) -> tuple[int, bool] | None:
 class HeadResponseFramer:
     """Response boundaries for HEAD requests: a response ends with its header block."""
 
-    __slots__ = ("_buffer", "_on_error", "_on_response", "failed")
+    __slots__ = ("_buffer", "_on_error", "_on_response", "failed", "on_begin")
 
     def __init__(self, on_response: OnResponse, on_error: OnError) -> None:
+        self.on_begin: Callable[[], None] = _nothing  # as ResponseFramer's
         self._on_response = on_response
         self._on_error = on_error
         self._buffer = b""
@@ -289,6 +300,8 @@ class HeadResponseFramer:
     def feed(self, data: bytes) -> None:
         if self.failed:
             return
+        if not self._buffer:
+            self.on_begin()
         self._buffer += data
         while True:
             end = self._buffer.find(b"\r\n\r\n")
@@ -310,6 +323,8 @@ class HeadResponseFramer:
             if 100 <= status < 200:
                 continue
             self._on_response(status, keep_alive)
+            if self._buffer:
+                self.on_begin()  # the next answer began in the same read
 
     def feed_eof(self) -> bool:
         return False

@@ -17,6 +17,7 @@ from pytest_netbench._model import (
     LatencySummary,
     LoadResult,
     LoadSpec,
+    Phases,
     RequestStats,
     ServerStats,
     ShareStats,
@@ -29,7 +30,7 @@ from pytest_netbench._stats.histogram import (
     mean_and_stdev_us,
     percentile_of_counts,
 )
-from pytest_netbench._stats.recorder import TimelineBucket, WorkerOutcome
+from pytest_netbench._stats.recorder import PHASES, TimelineBucket, WorkerOutcome
 
 # A worker runnable (running or queued for a CPU) this share of the window was the
 # bottleneck, not the server.
@@ -126,6 +127,9 @@ def merge_outcomes(
         latency_histogram=encode_histogram(hist),
         by_request=by_request,
         checks=_merge_checks(spec, outcomes, status_codes, by_request),
+        phases=merge_phases(
+            [o.phase_counts for o in outcomes], sum(o.waited_for_connection for o in outcomes)
+        ),
     )
 
 
@@ -215,8 +219,24 @@ def _merge_by_request(
             status_codes=dict(sorted(status_codes.items())),
             latency=summarize(hist),
             latency_histogram=encode_histogram(hist),
+            phases=merge_phases([part.phase_counts for part in parts]),
         )
     return merged
+
+
+def merge_phases(parts: Sequence[Mapping[str, Counter[int]]], waited: int = 0) -> Phases:
+    """Each phase's counts summed over the shares, as histograms and their summaries."""
+    summaries: dict[str, LatencySummary] = {}
+    encoded: dict[str, str] = {}
+    for name in PHASES:
+        counts: Counter[int] = Counter()
+        for part in parts:
+            counts.update(part.get(name, ()))
+        if counts:
+            hist = histogram_from_counts(counts)
+            summaries[name] = summarize(hist)
+            encoded[name] = encode_histogram(hist)
+    return Phases(**summaries, waited_for_connection=waited, histograms=encoded)
 
 
 def _generator_stats(

@@ -17,11 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pytest_netbench._model import ERROR_KINDS
-from pytest_netbench._stats.histogram import count_microseconds, percentile_of_counts
+from pytest_netbench._stats.histogram import LOWEST_US, count_microseconds, percentile_of_counts
 
 # errnos that mean the generator, not the server, ran out of something
 GENERATOR_FAULT_ERRNOS = frozenset({24, 23, 99, 105})  # EMFILE ENFILE EADDRNOTAVAIL ENOBUFS
 ONE_SECOND_NS = 1_000_000_000
+PHASES = ("connect", "tls", "wait", "receive")
+
+
+def _phase_counts() -> dict[str, Counter[int]]:
+    return {name: Counter() for name in PHASES}
 
 
 @dataclass(slots=True)
@@ -51,6 +56,48 @@ class RequestOutcome:
     errors: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ERROR_KINDS, 0))
     status_codes: dict[int, int] = field(default_factory=dict)
     latency_counts: Counter[int] = field(default_factory=Counter)
+    # Microsecond counts of wait and receive (connect and tls are the load's, not a kind's).
+    phase_counts: dict[str, Counter[int]] = field(default_factory=_phase_counts)
+
+
+class PhaseSamples:
+    """Explicit wait and receive samples (ns) of ok responses, and beside each its
+    ``basis``: the same response's ``now - start``, which the path that only records the
+    latency appended for it too. A response the fast paths record without these came
+    whole in one read: its wait is its ``now - start`` and its receive nothing
+    (:func:`fold_phases`)."""
+
+    __slots__ = ("basis", "receives", "waits")
+
+    def __init__(self) -> None:
+        self.basis: array[int] = array("q")
+        self.waits: array[int] = array("q")
+        self.receives: array[int] = array("q")
+
+    def clear(self) -> None:
+        del self.basis[:]
+        del self.waits[:]
+        del self.receives[:]
+
+
+def fold_phases(
+    into: dict[str, Counter[int]], samples: PhaseSamples, basis: Counter[int] | None
+) -> None:
+    """Fold one bucket's phase samples into ``into``. ``basis``: the microsecond counts of
+    every ok response's ``now - start`` in the bucket (None: every response recorded its
+    phases explicitly); those without explicit samples came whole in one read."""
+    split = count_microseconds(samples.basis)
+    if basis is not None:
+        whole = Counter(basis)
+        whole.subtract(split)
+        whole = +whole  # keeps the positive counts
+        into["wait"].update(whole)
+        one_read = sum(basis.values()) - len(samples.basis)
+        if one_read > 0:
+            into["receive"][LOWEST_US] += one_read
+    into["wait"].update(count_microseconds(samples.waits))
+    into["receive"].update(count_microseconds(samples.receives))
+    samples.clear()
 
 
 class RequestCounters:
@@ -58,10 +105,11 @@ class RequestCounters:
     statuses are counted here only (the totals add them up when folding); sends and
     failures are counted in the totals as well."""
 
-    __slots__ = ("latencies", "outcome", "sent", "status_codes")
+    __slots__ = ("latencies", "outcome", "phases", "sent", "status_codes")
 
     def __init__(self) -> None:
         self.sent = 0
+        self.phases = PhaseSamples()
         self.status_codes: dict[int, int] = {}
         self.latencies: array[int] = array("q")
         self.outcome = RequestOutcome()
@@ -119,6 +167,9 @@ class WorkerOutcome:
     # A load with checks: the measured responses that failed each (in the order of the
     # load's distinct checks, ``_model.checks.check_slots``).
     check_failures: list[int] = field(default_factory=list)
+    # Each request's phases, microsecond counts by phase name (see _model.phases).
+    phase_counts: dict[str, Counter[int]] = field(default_factory=_phase_counts)
+    waited_for_connection: int = 0
 
 
 class Recorder:
@@ -131,20 +182,24 @@ class Recorder:
         "bytes_read",
         "bytes_written",
         "check_failures",
+        "connects",
         "count_connections",
         "error_samples",
         "errors",
         "generator_faults",
+        "handshakes",
         "lags",
         "latencies",
         "lower_bounds",
         "measure_start_ns",
         "open_loop",
         "outcome",
+        "phases",
         "sent",
         "status_200",
         "status_codes",
         "uncorrected",
+        "waited_for_connection",
     )
 
     def __init__(
@@ -177,6 +232,12 @@ class Recorder:
         self.lags: array[int] = array("q")
         # Open loop, filled once as the run stops (see RunAccounting.stop_counting).
         self.lower_bounds: array[int] = array("q")
+        # Phases (see PhaseSamples): explicit wait/receive samples, and the connect and TLS
+        # handshake of each connection opened for a measured request.
+        self.phases = PhaseSamples()
+        self.connects: array[int] = array("q")
+        self.handshakes: array[int] = array("q")
+        self.waited_for_connection = 0  # open loop: measured requests that queued for one
         self.outcome = WorkerOutcome()
         self._folded_errors = 0
         # The run's count of its connections, read as each bucket closes (None: not kept).
@@ -225,16 +286,30 @@ class Recorder:
         out = self.outcome
         counts = count_microseconds(self.latencies)
         ok = len(self.latencies)
+        mix = bool(self.by_request)
+        if not self.open_loop and not mix:
+            fold_phases(out.phase_counts, self.phases, counts)
         for kind in self.by_request:
+            kind_counts = count_microseconds(kind.latencies)
+            # A mix's open loop records every kind's phases explicitly.
+            fold_phases(
+                kind.outcome.phase_counts, kind.phases, None if self.open_loop else kind_counts
+            )
             if kind.latencies:
-                kind_counts = count_microseconds(kind.latencies)
                 kind.outcome.latency_counts.update(kind_counts)
                 counts.update(kind_counts)
                 ok += len(kind.latencies)
                 del kind.latencies[:]
         out.latency_counts.update(counts)
+        out.phase_counts["connect"].update(count_microseconds(self.connects))
+        out.phase_counts["tls"].update(count_microseconds(self.handshakes))
+        del self.connects[:]
+        del self.handshakes[:]
         if self.open_loop:
-            out.uncorrected_counts.update(count_microseconds(self.uncorrected))
+            uncorrected = count_microseconds(self.uncorrected)
+            if not mix:
+                fold_phases(out.phase_counts, self.phases, uncorrected)
+            out.uncorrected_counts.update(uncorrected)
             out.lag_counts.update(count_microseconds(self.lags))
             del self.uncorrected[:]
             del self.lags[:]
@@ -252,7 +327,8 @@ class Recorder:
 
         ``in_flight_by_request``: a mix's ``in_flight`` split by kind of request."""
         leftover_errors = sum(self.errors.values()) != self._folded_errors
-        leftover = any(kind.latencies for kind in self.by_request)
+        leftover = any(kind.latencies or kind.phases.waits for kind in self.by_request)
+        leftover = leftover or bool(self.phases.waits or self.connects or self.handshakes)
         if self.latencies or self.uncorrected or self.lags or leftover_errors or leftover:
             self.close_bucket()
         out = self.outcome
@@ -271,6 +347,11 @@ class Recorder:
         out.error_samples = dict(self.error_samples)
         out.by_request = [kind.outcome for kind in self.by_request]
         out.check_failures = list(self.check_failures)
+        out.waited_for_connection = self.waited_for_connection
+        if self.by_request:  # a mix: the load's wait and receive are its kinds' together
+            for kind in self.by_request:
+                for name in ("wait", "receive"):
+                    out.phase_counts[name].update(kind.outcome.phase_counts[name])
         for index, kind in enumerate(self.by_request):
             kind.outcome.sent = kind.sent
             kind.outcome.status_codes = dict(kind.status_codes)

@@ -20,6 +20,7 @@ async def connect(
     source: str | None,
     ssl_context: ssl.SSLContext | None,
     server_hostname: str | None,
+    tcp_connected: Callable[[], None] | None = None,
 ) -> None:
     """Connect ``protocol`` to ``address`` (from the ``source`` address if given), over TLS
     if there is an ``ssl_context``; ``protocol.connection_made`` is called once the
@@ -34,11 +35,13 @@ async def connect(
     plain-HTTP port; 364 in ten loads of 100 connections); start_tls leaves none. asyncio's
     create_connection leaves nothing behind, so asyncio keeps the one step.
     """
-    if ssl_context is None or not _is_uvloop(loop):
+    if ssl_context is None or (tcp_connected is None and not _is_uvloop(loop)):
         factory: Callable[[], asyncio.BaseProtocol] = lambda: protocol  # noqa: E731
         await _connect_tcp(loop, factory, address, source, ssl_context, server_hostname)
         return
     transport, stand_in = await _connect_tcp(loop, asyncio.Protocol, address, source)
+    if tcp_connected is not None:
+        tcp_connected()
     try:
         tls = await loop.start_tls(
             transport, stand_in, ssl_context, server_hostname=server_hostname

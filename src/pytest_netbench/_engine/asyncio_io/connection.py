@@ -15,6 +15,7 @@ from time import monotonic_ns
 from typing import Any, Protocol
 
 from pytest_netbench._engine.rules.exchange import Exchange
+from pytest_netbench._engine.rules.phases import record_connect, record_phases, watch_first_byte
 from pytest_netbench._proto.framing import Framer
 from pytest_netbench._stats.recorder import Recorder
 
@@ -49,7 +50,14 @@ class ConnectionOwner(Protocol):
     def next_request(self, intended: int) -> tuple[int, bytes]: ...
 
     def record_kind(
-        self, code: int, start: int, intended: int, now: int, request_kind: int
+        self,
+        code: int,
+        start: int,
+        intended: int,
+        now: int,
+        request_kind: int,
+        first: int = 0,
+        opened: int = 0,
     ) -> None: ...
 
     def connected(self, conn: Connection) -> None: ...
@@ -82,12 +90,18 @@ class Connection(asyncio.BaseProtocol):
         self.intended: deque[int] = deque()
         self.served = 0
         self.connect_started = 0
+        # Phases (rules.phases): when TCP was up under TLS, when the connection was open,
+        # and when the answer being parsed began (0: none begun, or not timed).
+        self.tcp_done = 0
+        self.opened_ns = 0
+        self._first = 0
         self.connect_task: asyncio.Task[Any] | None = None
         self.broken = ""
         # Bound once so the per-response path does no attribute chains (see on_response).
         rec = run.recorder
         self._rec = rec
         self._record = rec.latencies.append
+        self._phases = rec.phases
         self._codes = rec.status_codes
         self._measure = run.measure_start_ns
         self._is_http = run.is_http
@@ -103,7 +117,16 @@ class Connection(asyncio.BaseProtocol):
     def _attach_framer(self) -> Callable[[bytes], object]:
         """Set up response framing; returns what ``data_received`` feeds the bytes to."""
         self.framer = self.run.exchange.make_framer(self.on_response, self.on_protocol_error)
+        watch_first_byte(self.framer, self._began)
         return self.framer.feed
+
+    def _began(self) -> None:
+        """The framer parsed the first byte of an answer."""
+        self._first = monotonic_ns()
+
+    def tcp_connected(self) -> None:
+        """TCP is up; the TLS handshake follows (``asyncio_io.connect``)."""
+        self.tcp_done = monotonic_ns()
 
     def window_moved(self, measure_start_ns: int) -> None:
         """The run's window now opens at ``measure_start_ns`` (see ``BaseRun.move_window``)."""
@@ -117,7 +140,14 @@ class Connection(asyncio.BaseProtocol):
         if run.stopping:
             transport.close()
             return
+        self.opened_ns = now = monotonic_ns()
+        if self.pending and self.connect_started >= self._measure:
+            record_connect(self._rec, self.connect_started, self.tcp_done, now)
+            self.opened_for_request()
         run.connected(self)
+
+    def opened_for_request(self) -> None:
+        """A measured request waited for this connection to open (see the fused path)."""
 
     def data_received(self, data: bytes) -> None:
         self._rec.bytes_read += len(data)
@@ -168,9 +198,11 @@ class Connection(asyncio.BaseProtocol):
                 self._record(now - (intended if intended < start else start))
                 if run.open_loop:
                     self._rec.uncorrected.append(now - start)
+                record_phases(self._phases, start, self.opened_ns, self._first, now)
                 run.completed += 1
             else:
                 run.record(code, start, intended, now)
+        self._first = 0
         budget = run.budget
         if self._fast and keep_alive and budget != 0 and not stopping:
             # Closed loop keep-alive: the next request goes out at once. Inlined copy of
@@ -265,7 +297,8 @@ class MixConnection(Connection):
         run = self.run
         start = pending.popleft()
         intended = self.intended.popleft() if run.open_loop else start
-        run.record_kind(code, start, intended, now, self.kinds.popleft())
+        first, self._first = self._first, 0
+        run.record_kind(code, start, intended, now, self.kinds.popleft(), first, self.opened_ns)
         # Closed loop keep-alive: the next request goes out at once (see Connection). A
         # take refused here (the requests ran out just now, which spent the budget) goes on
         # to the general path, which retires the connection and asks if the run is done.

@@ -172,7 +172,8 @@ class BaseRun(RunAccounting):
             # Spread over source addresses by the pre-flight: one has too few ports.
             source = sources[(self.opened + self.share.index) % len(sources)] if sources else None
             hostname = self.spec.host if self.ssl_context else None
-            coro = connect(self.loop, conn, address, source, self.ssl_context, hostname)
+            timed = conn.tcp_connected if self.ssl_context else None  # TLS in its own phase
+            coro = connect(self.loop, conn, address, source, self.ssl_context, hostname, timed)
         task = self.loop.create_task(coro)
         conn.connect_task = task
         task.add_done_callback(functools.partial(self._connect_done, conn))

@@ -42,6 +42,7 @@ from pytest_netbench._engine.asyncio_io.connection import (
     MixConnection,
     VariedConnection,
 )
+from pytest_netbench._engine.rules.phases import watch_first_byte
 from pytest_netbench._proto.checks import ResponseChecks, with_failures
 from pytest_netbench._proto.http import (
     ResponseFramer,
@@ -102,9 +103,10 @@ class FusedHttpConnection(Connection):
             self.on_header = headers.__setitem__
             self.on_body = body.append
         parser = httptools.HttpResponseParser(self)
-        self._status = parser.get_status_code
+        status = parser.get_status_code
         if checks is not None:
-            self._status = checked_status(parser.get_status_code, checks, headers, body)
+            status = checked_status(parser.get_status_code, checks, headers, body)
+        self._status = self._status_code = status
         self._keep_alive = parser.should_keep_alive
         self._inside = False  # a response has begun and not ended
         self._streak = 0  # measured 200s each followed by a measured send (settle_counts)
@@ -173,9 +175,21 @@ class FusedHttpConnection(Connection):
         self._same = None  # the framer has the stream from now on
         framer = self.run.exchange.make_framer(self.on_response, self.on_protocol_error)
         assert isinstance(framer, ResponseFramer)  # parser-framed: see fits_fused_path
+        watch_first_byte(framer, self._began)
         framer.take_over(data)
         self.framer = framer
         self._feed = framer.feed
+
+    def opened_for_request(self) -> None:
+        """The first answer on this connection belongs to a request that waited for it to
+        open: its wait counts from the open, not from its latency's start, so it goes to
+        the general path (which records its phases) by failing the steady state's first
+        check, once and at no cost to the responses after it (see _fresh_status)."""
+        self._status = self._fresh_status
+
+    def _fresh_status(self) -> int:
+        self._status = self._status_code
+        return -1
 
     # -- httptools callbacks --
     def on_message_begin(self) -> None:

@@ -30,6 +30,7 @@ from typing import Protocol, cast
 
 from pytest_netbench._engine.rules.clocks import NS_PER_S, ThreadCost
 from pytest_netbench._engine.rules.exchange import Exchange
+from pytest_netbench._engine.rules.phases import record_phases
 from pytest_netbench._engine.rules.share import WorkerShare
 from pytest_netbench._errors import NetbenchError
 from pytest_netbench._model import LoadSpec
@@ -223,10 +224,15 @@ class RunAccounting:
         """Bytes of the requests taken out of ``ready`` so far (0 for a fixed request)."""
         return self.rendered_bytes - sum(map(len, self.ready)) if self.source else 0
 
-    def record(self, code: int, start: int, intended: int, now: int) -> None:
+    def record(
+        self, code: int, start: int, intended: int, now: int, first: int = -1, opened: int = 0
+    ) -> None:
         """One complete response to a request that started at ``start`` (was due at
         ``intended``; closed loop: the same). ``code``: the HTTP status, or the TCP
-        framer's 0 for a correct answer."""
+        framer's 0 for a correct answer. ``first``, ``opened``: when its first byte was
+        parsed (0: in the read that completed it) and its connection was open, for its
+        phases (``phases.record_phases``); ``first`` -1: none recorded, it came whole in
+        one read (``recorder.fold_phases``)."""
         if intended < self.measure_start_ns or self.stopping:
             return  # started in warm-up, or stop() already counted it in flight
         rec = self.recorder
@@ -247,13 +253,22 @@ class RunAccounting:
         rec.latencies.append(now - (intended if intended < start else start))
         if self.open_loop:
             rec.uncorrected.append(now - start)
+        if first >= 0:
+            record_phases(rec.phases, start, opened, first, now)
         self.completed += 1
 
     def record_kind(
-        self, code: int, start: int, intended: int, now: int, request_kind: int
+        self,
+        code: int,
+        start: int,
+        intended: int,
+        now: int,
+        request_kind: int,
+        first: int = 0,
+        opened: int = 0,
     ) -> None:
         """:meth:`record` for a mix: the response to a request of the mix's
-        ``request_kind``."""
+        ``request_kind``. Its phases are always recorded (``first`` 0: in one read)."""
         if intended < self.measure_start_ns or self.stopping:
             return
         if code >= CHECK_BASE:
@@ -269,6 +284,7 @@ class RunAccounting:
             counters.latencies.append(now - (intended if intended < start else start))
             if self.open_loop:
                 rec.uncorrected.append(now - start)
+            record_phases(counters.phases, start, opened, first, now)
         self.completed += 1
 
     def _record_checked(

@@ -173,6 +173,7 @@ class OpenAccounting(RunAccounting):
         if intended >= self.measure_start_ns:
             self.waiting_measured -= 1
             self.recorder.sent += 1
+            self.recorder.waited_for_connection += 1
             if self.draining:
                 self.sent_after_window += 1
         if late:

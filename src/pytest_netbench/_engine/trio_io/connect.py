@@ -6,6 +6,7 @@ the caller either gets a whole stream or an exception it maps with :func:`failur
 from __future__ import annotations
 
 import ssl
+from collections.abc import Callable
 
 import trio
 
@@ -21,12 +22,15 @@ async def open_stream(
     ssl_context: ssl.SSLContext | None,
     server_hostname: str,
     timeout_s: float,
+    tcp_connected: Callable[[], None] | None = None,
 ) -> trio.abc.Stream:
     """A connected stream (over TLS with a context); raises one of :data:`CONNECT_ERRORS`."""
     with trio.fail_after(timeout_s):
         stream = await trio.open_tcp_stream(host, port)
         if ssl_context is None:
             return stream
+        if tcp_connected is not None:
+            tcp_connected()  # the handshake is a phase of its own
         tls = trio.SSLStream(stream, ssl_context, server_hostname=server_hostname)
         try:
             await tls.do_handshake()

@@ -32,6 +32,7 @@ from pytest_netbench._engine.rules.failures import (
     ws_refused,
 )
 from pytest_netbench._engine.rules.open_rules import GROW_AFTER_NS, OpenAccounting
+from pytest_netbench._engine.rules.phases import record_connect, watch_first_byte
 from pytest_netbench._engine.rules.ramp import NEVER_NS, share_connection_ramp
 from pytest_netbench._engine.rules.schedule import EARLY_SEND_NS
 from pytest_netbench._engine.rules.share import WorkerShare
@@ -75,9 +76,11 @@ class _Slot:
 
     __slots__ = (
         "broken",
+        "first",
         "intended",
         "keep_alive",
         "kinds",
+        "opened",
         "pending",
         "served",
         "ws_idle",
@@ -92,6 +95,10 @@ class _Slot:
         self.served = 0
         self.keep_alive = True
         self.broken = ""
+        # Phases (rules.phases): when the connection was open, when the answer being
+        # parsed began (0: none begun).
+        self.opened = 0
+        self.first = 0
         self.ws_leftover = b""  # frames that came with a WebSocket handshake's answer
         # A WebSocket open, unbroken and with no frame half written: it may close cleanly.
         self.ws_idle = False
@@ -263,15 +270,19 @@ class TrioRun(OpenAccounting):
         intended = slot.intended.popleft() if self.open_loop else start
         slot.served += 1
         slot.keep_alive = keep_alive
+        first, slot.first = slot.first, 0
         if self.mix:
-            self.record_kind(code, start, intended, now, slot.kinds.popleft())
+            kind = slot.kinds.popleft()
+            self.record_kind(code, start, intended, now, kind, first, slot.opened)
         else:
-            self.record(code, start, intended, now)
+            self.record(code, start, intended, now, first, slot.opened)
 
     # -- one connection --
     async def connect(self, slot: _Slot) -> trio.abc.Stream | None:
         self.slots.add(slot)
         self.count_opened(len(self.slots))
+        started = monotonic_ns()
+        tcp_done = [0]
         try:
             stream = await open_stream(
                 self.exchange.connect_host,
@@ -279,8 +290,12 @@ class TrioRun(OpenAccounting):
                 self.ssl_context,
                 self.spec.host,
                 self.spec.connect_timeout_s,
+                lambda: tcp_done.__setitem__(0, monotonic_ns()),
             )
             self.contact.reached = True
+            slot.opened = now = monotonic_ns()
+            if slot.pending and started >= self.measure_start_ns and not self.stopping:
+                record_connect(self.recorder, started, tcp_done[0], now)
             return stream if self.exchange.websocket is None else await self._upgrade(slot, stream)
         except CONNECT_ERRORS as exc:
             self.fail(slot, "connect", exc)
@@ -301,6 +316,7 @@ class TrioRun(OpenAccounting):
         on_error = lambda reason: setattr(slot, "broken", reason)  # noqa: E731
         talk = self._ws_talk(slot, on_response, on_error)
         framer = talk.framer if talk is not None else exchange.make_framer(on_response, on_error)
+        watch_first_byte(framer, lambda: setattr(slot, "first", monotonic_ns()))
         try:
             for start, intended in next_request.initial(slot):
                 await self._send(slot, stream, start, intended)
@@ -563,6 +579,7 @@ async def _one_open_exchange(
     on_error = lambda reason: setattr(slot, "broken", reason)  # noqa: E731
     talk = run._ws_talk(slot, on_response, on_error)
     framer = talk.framer if talk is not None else run.exchange.make_framer(on_response, on_error)
+    watch_first_byte(framer, lambda: setattr(slot, "first", monotonic_ns()))
     try:
         await run._send(slot, stream, *current)
         while slot.served == before and slot.pending:

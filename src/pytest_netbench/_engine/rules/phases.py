@@ -1,0 +1,51 @@
+"""A request's phases, written once for every loop (see ``_model.phases``).
+
+The connection supplies the timestamps it already sees: when its connect began, when TCP
+was up (``tcp_done``: 0 without TLS), when it was open, when a request was written (its
+``start``), when the first byte of its answer was parsed (``first``: 0 when it came in
+the read that completed it) and when the answer was complete (``now``). The arithmetic is
+here, so asyncio, uvloop and trio give the same figures.
+
+The fast paths (``fused_http``) record no phases: what they handle came whole in one
+read, so its wait is its ``now - start`` and its receive nothing, which the recorder
+derives from the latency it already keeps (``recorder.fold_phases``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pytest_netbench._proto.framing import Framer
+from pytest_netbench._proto.http import HeadResponseFramer, ResponseFramer
+from pytest_netbench._stats.recorder import PhaseSamples, Recorder
+
+
+def record_phases(samples: PhaseSamples, start: int, opened: int, first: int, now: int) -> None:
+    """One ok response's wait and receive. ``start``: when its latency counts from (the
+    actual send; for the request that opened its connection, the connect's start);
+    ``opened``: when its connection was open, before which nothing was written."""
+    written = opened if opened > start else start
+    if not first or first > now:
+        first = now
+    elif first < written:
+        first = written  # an answer begun before the request was all out (an early 4xx)
+    samples.basis.append(now - start)
+    samples.waits.append(first - written)
+    samples.receives.append(now - first)
+
+
+def record_connect(recorder: Recorder, started: int, tcp_done: int, now: int) -> None:
+    """A connection opened for a measured request is open at ``now``: its TCP connect
+    (``started`` to ``tcp_done``, or to ``now`` without TLS) and its TLS handshake."""
+    if tcp_done:
+        recorder.connects.append(tcp_done - started)
+        recorder.handshakes.append(now - tcp_done)
+    else:
+        recorder.connects.append(now - started)
+
+
+def watch_first_byte(framer: Framer, began: Callable[[], None]) -> None:
+    """Have an HTTP/1.1 framer call ``began`` as each answer's first byte is parsed (other
+    framers: each answer counts as come whole in the read that completed it)."""
+    if isinstance(framer, ResponseFramer | HeadResponseFramer):
+        framer.on_begin = began
