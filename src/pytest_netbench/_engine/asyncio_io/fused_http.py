@@ -80,6 +80,11 @@ def checked_status(
     return status
 
 
+# What a connection's first answer reads as status when it belongs to a request that
+# waited for the connection (opened_for_request): no status, so not the steady state.
+_FRESH = -1
+
+
 def _last_response() -> bool:
     return False
 
@@ -107,6 +112,7 @@ class FusedHttpConnection(Connection):
         if checks is not None:
             status = checked_status(parser.get_status_code, checks, headers, body)
         self._status = self._status_code = status
+        self._fresh_code = 0  # see _fresh_status
         self._keep_alive = parser.should_keep_alive
         self._inside = False  # a response has begun and not ended
         self._streak = 0  # measured 200s each followed by a measured send (settle_counts)
@@ -188,8 +194,11 @@ class FusedHttpConnection(Connection):
         self._status = self._fresh_status
 
     def _fresh_status(self) -> int:
+        # The response is read (and, with checks, tested) once, here; the general path
+        # takes its code from _fresh_code (see _other_response).
         self._status = self._status_code
-        return -1
+        self._fresh_code = self._status_code()
+        return _FRESH
 
     # -- httptools callbacks --
     def on_message_begin(self) -> None:
@@ -270,6 +279,8 @@ class FusedHttpConnection(Connection):
         """Anything but the steady state (warm-up, a request budget, a status other than
         200, the last response on the connection, the run stopping): the general rules."""
         self._others += 1
+        if code == _FRESH:
+            code = self._fresh_code
         if self.broken:
             return  # the connection is being dropped; nothing after the error counts
         if code < 200:
