@@ -7,6 +7,8 @@ Three forms, told apart by the file's suffix:
   requests: ``method``, ``path``, ``headers``, ``body`` or ``body_file``, ``name``,
   ``weight``), ``mix_order``, ``feeders`` (name -> ``{kind = "csv", path = ...}``, the
   function's arguments by name) and ``seed``;
+- ``.har`` (or a ``.json`` file holding ``{"log": {"entries": ...}}``): a browser's
+  recording, one kind per request it made (``har_file.py``);
 - anything else: vegeta's targets format (``targets_file.py``); a ``.json`` file whose
   lines are objects with a ``url`` is vegeta's JSON targets format.
 
@@ -29,6 +31,7 @@ from typing import Any, Literal
 
 from pytest_netbench._errors import SpecError
 from pytest_netbench._input.feeder_text import feeder_from_data
+from pytest_netbench._input.har_file import looks_like_har, read_har
 from pytest_netbench._input.options import HttpOptions
 from pytest_netbench._input.targets_file import read_body_file, read_json_targets, read_targets
 from pytest_netbench._model import Request
@@ -62,6 +65,8 @@ def load_mix(path: str | os.PathLike[str], *, url: str | None = None) -> HttpOpt
     except UnicodeDecodeError as exc:
         raise SpecError(f"{file}: not UTF-8 text ({exc})") from None
     suffix = file.suffix.lower()
+    if suffix == ".har" or (suffix == ".json" and looks_like_har(text)):
+        return {"mix": read_har(file, text, url=url)}
     if suffix == ".json":
         if _vegeta_json(text):
             return {"mix": read_json_targets(file, text, url=url)}
