@@ -72,5 +72,7 @@ def test_http_connections_leave_no_cycles(
     )
     assert r.ok == REQUESTS
     leftovers = cyclic_garbage()
-    # A handful of objects of the run itself may end in cycles; one per connection may not.
-    assert sum(leftovers.values()) < REQUESTS // requests_per_connection // 10, leftovers
+    # The run's own objects (one of each) may end in cycles; one per connection may not:
+    # no class may leave more than a few.
+    most = max(leftovers.values(), default=0)
+    assert most < REQUESTS // requests_per_connection // 10, leftovers
