@@ -12,9 +12,11 @@ import pytest
 from pytest_netbench._model import LatencySummary
 from pytest_netbench._stats.histogram import (
     HIGHEST_US,
+    at_histogram_resolution,
     count_microseconds,
     decode_histogram,
     encode_histogram,
+    histogram_floor,
     histogram_from_counts,
     mean_and_stdev_us,
     new_histogram,
@@ -46,8 +48,10 @@ def samples_us(seed: int, n: int = 20_000) -> list[int]:
 
 def test_count_microseconds_floors_nanoseconds_and_lifts_sub_microsecond_samples() -> None:
     counts = count_microseconds([0, 999, 1_000, 1_999, 2_000, 1_500_000_000])
-    # 0 and 999 ns become 1 µs (the histogram's floor); 1000 and 1999 ns are 1 µs anyway.
-    assert counts == Counter({1: 4, 2: 1, 1_500_000: 1})
+    # 0 and 999 ns become 1 µs (the histogram's floor); 1000 and 1999 ns are 1 µs anyway;
+    # 1.5 s is counted at the lowest value of its histogram bucket.
+    assert counts == Counter({1: 4, 2: 1, histogram_floor(1_500_000): 1})
+    assert histogram_floor(1_500_000) == 1_499_136
     assert 0 not in counts
 
 
@@ -55,7 +59,14 @@ def test_count_microseconds_keeps_every_sample() -> None:
     ns = [v * 1000 + 17 for v in samples_us(1)]
     counts = count_microseconds(ns)
     assert sum(counts.values()) == len(ns)
-    assert counts == Counter(v // 1000 for v in ns)
+    assert counts == Counter(histogram_floor(v // 1000) for v in ns)
+
+
+def test_a_value_counts_where_the_histogram_would_put_it() -> None:
+    hist = new_histogram()
+    for value in [*range(1, 5000), 65_537, 1_000_003, 3_599_999_999]:
+        assert histogram_floor(value) == hist.get_lowest_equivalent_value(value), value
+    assert at_histogram_resolution({2049: 1, 2048: 2, 100: 3}) == Counter({2048: 3, 100: 3})
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

@@ -11,9 +11,10 @@ a worker process hands back for lossless merging.
 
 from __future__ import annotations
 
+import zlib
 from array import array
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pytest_netbench._model import ERROR_KINDS
@@ -29,14 +30,26 @@ def _phase_counts() -> dict[str, Counter[int]]:
     return {name: Counter() for name in PHASES}
 
 
-@dataclass(slots=True)
 class TimelineBucket:
-    """One timeline row as one worker saw it: ok responses, failures, their latencies."""
+    """One timeline row as one worker saw it: ok responses, failures, their latencies.
 
-    ok: int
-    errors: int
-    counts: Counter[int]
-    connections: int | None = None  # open or opening at the bucket's end
+    A long run keeps a row a second for its whole length, so a row holds its latencies
+    packed (:func:`pack_counts`: a few hundred bytes) rather than as a Counter (tens of
+    KiB); ``counts`` unpacks them when asked (merging, a report, the live line)."""
+
+    __slots__ = ("_packed", "connections", "errors", "ok")
+
+    def __init__(
+        self, ok: int, errors: int, counts: Mapping[int, int], connections: int | None = None
+    ) -> None:
+        self.ok = ok
+        self.errors = errors
+        self.connections = connections  # open or opening at the bucket's end
+        self._packed = pack_counts(counts)
+
+    @property
+    def counts(self) -> Counter[int]:
+        return unpack_counts(self._packed)
 
     @property
     def p99_ms(self) -> float:
@@ -45,6 +58,45 @@ class TimelineBucket:
     @property
     def p50_ms(self) -> float:
         return percentile_of_counts(self.counts, 50.0)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TimelineBucket):
+            return NotImplemented
+        return self.__getstate__() == other.__getstate__()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getstate__(self) -> tuple[int, int, int | None, bytes]:
+        return (self.ok, self.errors, self.connections, self._packed)
+
+    def __setstate__(self, state: tuple[int, int, int | None, bytes]) -> None:
+        self.ok, self.errors, self.connections, self._packed = state
+
+    def __repr__(self) -> str:
+        return f"TimelineBucket(ok={self.ok}, errors={self.errors}, connections={self.connections})"
+
+
+def pack_counts(counts: Mapping[int, int]) -> bytes:
+    """Microsecond counts as compressed bytes: the sorted values' differences, then the
+    counts, as 64-bit integers (mostly small, so they compress well)."""
+    values = sorted(counts)
+    deltas = array("q", values)
+    for index in range(len(deltas) - 1, 0, -1):
+        deltas[index] -= deltas[index - 1]
+    packed = deltas + array("q", (counts[value] for value in values))
+    return zlib.compress(packed.tobytes(), 1)
+
+
+def unpack_counts(packed: bytes) -> Counter[int]:
+    numbers = array("q")
+    numbers.frombytes(zlib.decompress(packed))
+    half = len(numbers) // 2
+    counts: Counter[int] = Counter()
+    value = 0
+    for delta, count in zip(numbers[:half], numbers[half:], strict=True):
+        value += delta
+        counts[value] = count
+    return counts
 
 
 @dataclass(slots=True)
