@@ -272,7 +272,7 @@ def test_a_request_kinds_json_keeps_its_schema() -> None:
     assert list(data) == [
         "name", "method", "path", "duration_s", "sent", "ok", "errors", "errors_total",
         "in_flight", "status_codes", "rps", "p50_ms", "p75_ms", "p90_ms", "p95_ms", "p99_ms",
-        "p999_ms", "max_ms", "mean_ms", "stdev_ms", "latency", "latency_histogram",
+        "p999_ms", "max_ms", "mean_ms", "stdev_ms", "latency", "latency_histogram", "phases",
     ]  # fmt: skip
     assert list(data["errors"]) == list(ERROR_KINDS) and data["errors_total"] == 1
     assert data["rps"] == 5.0 and data["p999_ms"] == data["latency"]["p999_ms"] == 5.0
