@@ -24,6 +24,7 @@ from pytest_netbench._model import (
     ServerStats,
     SessionStats,
 )
+from pytest_netbench._model.windows import LOWER_IS_WORSE, parse_window_metric
 from pytest_netbench._public import publish
 
 DEFAULT_METRICS: tuple[str, ...] = ("rps", "p99_ms")
@@ -61,6 +62,8 @@ def higher_is_better(metric: str) -> bool:
     (``by_request.search.rps``) goes the way the load's own figure of that name goes. A
     status code's count goes up when more answers succeed (``status_codes.200``) and down
     for an error's (``status_codes.503``)."""
+    if metric.startswith("window("):  # a window's ok and rps: more is better
+        return metric.rsplit(".", 1)[-1] in LOWER_IS_WORSE
     if metric.startswith("checks."):  # a check's pass rate and passes: more is better
         return metric.rsplit(".", 1)[-1] in ("rate", "passes", "total")
     own = own_metric(metric)
@@ -87,7 +90,7 @@ def request_name(metric: str) -> str | None:
 # A metric as the SLO and gate parsers read it: a dotted name, or a request kind's figure,
 # whose NAME may hold spaces, slashes and dots as a mix's default names do
 # (``by_request.GET /items.json.p99_ms``). A parser anchors what follows it.
-METRIC_PATTERN = r"(?:by_request\.[^,]+?|checks\.[^,]+?|[A-Za-z_][\w.]*)"
+METRIC_PATTERN = r"(?:by_request\.[^,]+?|checks\.[^,]+?|window\([^)]*\)\.\w+|[A-Za-z_][\w.]*)"
 _REQUEST_PREFIX = "by_request."
 # Groups of a request kind's figures, named by two parts (errors.reset, status_codes.404).
 _FIGURE_GROUPS = ("errors", "status_codes", "latency")
@@ -161,6 +164,9 @@ def metric_value(result: LoadResult, metric: str) -> float:
 
 def _walk(result: LoadResult, metric: str) -> object:
     """The part of a result a metric names, whatever it is (None past a missing part)."""
+    if metric.startswith("window("):  # the worst window's figure (``window(5s).p99_ms``)
+        seconds, figure = parse_window_metric(metric)
+        return result.window(seconds).worst(figure).value
     if metric.startswith(_CHECK_PREFIX):  # a check's name is one part, dots and spaces too
         name, figure = split_check_metric(metric)
         check = _entry(result.checks, "checks", name, metric)
@@ -239,6 +245,8 @@ def is_count(metric: str) -> bool:
     limit on it needs no unit."""
     if metric in EXPERIMENT_METRICS:
         return False
+    if metric.startswith("window("):
+        return metric.rsplit(".", 1)[-1] in ("ok", "errors_total")
     try:
         value = _walk(_probe_for(metric), metric)
     except (AttributeError, SpecError):
@@ -336,6 +344,9 @@ def check_metrics(
     if not names:
         raise SpecError("no metrics given; use names like rps,p99_ms,errors_total")
     for name in names:
+        if name.startswith("window("):
+            parse_window_metric(name)  # whether the rows fit it is known once the load ran
+            continue
         if name.startswith(_CHECK_PREFIX):
             split_check_metric(name)  # the check's name is known once the load has run
             continue

@@ -35,6 +35,7 @@ from pytest_netbench._model.sections import (
 )
 from pytest_netbench._model.sessions import SessionStats
 from pytest_netbench._model.spec import LoadSpec
+from pytest_netbench._model.windows import Windows
 from pytest_netbench._public import publish
 
 # A timeline row ends "inside" the window if it ends at most this much after it (the tick
@@ -163,6 +164,13 @@ class LoadResult:
         mean = sum(rows) / len(rows)
         return math.sqrt(sum((x - mean) ** 2 for x in rows) / (len(rows) - 1))
 
+    def window(self, seconds: float) -> Windows:
+        """Figures over sliding windows of ``seconds`` (a whole number of timeline rows):
+        ``r.window(5).p99_ms`` is the p99 of the worst 5-second window, and
+        ``r.window(5).worst("p99_ms")`` says when it was (``window(5s).p99_ms`` in
+        thresholds and the gate)."""
+        return Windows(self.timeline, self.duration_s, seconds)
+
     def percentile(self, q: float) -> float:
         """Any latency percentile (0 < q <= 100) of ok responses, in milliseconds."""
         return self._latency_figure(percentile_of(self.latency_histogram, q))
@@ -265,6 +273,7 @@ class LoadResult:
                     float(r.get("span_s", 1.0)),
                     None if r.get("connections") is None else int(r["connections"]),
                     None if r.get("target") is None else float(r["target"]),
+                    str(r.get("latency_histogram") or ""),
                 )
                 for r in data.get("timeline", ())
             ),

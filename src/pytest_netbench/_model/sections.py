@@ -46,6 +46,9 @@ class TimelineRow:
     # A load with stages: the ramp's mean over the row (req/s in open loop, connections in
     # closed loop), what the row was asked for; None without stages.
     target: float | None = None
+    # The row's ok latencies, an encoded HdrHistogram: figures over windows of several
+    # rows are merged from these (``LoadResult.window``).
+    latency_histogram: str = field(default="", repr=False, compare=False)
 
     @property
     def start_s(self) -> float:

@@ -55,15 +55,17 @@ class Request:
         return self.name or f"{self.method.upper()} {self.path}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.label,
             "method": self.method,
             "path": self.path,
             "headers": [list(h) for h in self.headers],
             "body": len(self.body),
             "weight": self.weight,
-            "checks": [c.to_dict() for c in self.checks],
         }
+        if self.checks:  # a kind's own checks (the load's are the spec's)
+            out["checks"] = [c.to_dict() for c in self.checks]
+        return out
 
 
 @dataclass(frozen=True, slots=True)

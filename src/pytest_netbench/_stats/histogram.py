@@ -80,6 +80,20 @@ def decode_histogram(encoded: str) -> HdrHistogram:
     return hist
 
 
+def counts_of_encoded(encoded: str) -> Counter[int]:
+    """The µs values and counts of an encoded histogram (a timeline row's), each value at
+    its bucket's highest equivalent as the histogram's own percentiles give it."""
+    counts: Counter[int] = Counter()
+    if not encoded:
+        return counts
+    hist = decode_histogram(encoded)
+    for item in hist.get_recorded_iterator():
+        counts[hist.get_highest_equivalent_value(item.value_iterated_to)] += (
+            item.count_at_value_iterated_to
+        )
+    return counts
+
+
 def mean_and_stdev_us(hist: HdrHistogram) -> tuple[float, float]:
     """Mean and standard deviation (µs) exactly as hdrh's ``get_mean_value`` and
     ``get_stddev`` give them (each value at the middle of its bucket), in one pass over the

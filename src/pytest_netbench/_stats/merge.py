@@ -185,8 +185,19 @@ def _merge_timeline(
         if ramp is not None:
             begin = ramp.lead_s + index * span_s
             target = ramp.mean(begin, min(begin + span_s, ramp.duration_s))
+        histogram = encode_histogram(histogram_from_counts(counts)) if ok else ""
         merged.append(
-            TimelineRow(index, ok, errors, p99, p50, span_s, connections=connections, target=target)
+            TimelineRow(
+                index,
+                ok,
+                errors,
+                p99,
+                p50,
+                span_s,
+                connections=connections,
+                target=target,
+                latency_histogram=histogram,
+            )
         )
     return tuple(merged)
 
