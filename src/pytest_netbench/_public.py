@@ -63,6 +63,7 @@ PUBLIC: dict[str, str] = {
     "flow": "pytest_netbench._flow.api",
     "flow_async": "pytest_netbench._flow.api",
     "think": "pytest_netbench._flow.think",
+    "step": "pytest_netbench._flow.steps",
     "ThinkTime": "pytest_netbench._flow.think",
     "LeanClient": "pytest_netbench._flow.lean",
     "LeanResponse": "pytest_netbench._flow.lean",

@@ -66,6 +66,10 @@ class ShopApp:
     def _answer(
         self, route: str, headers: dict[str, str], body: bytes
     ) -> tuple[int, list[tuple[str, str]], bytes]:
+        if route == "POST /register":  # as a form's POST in Flask's tutorial: see /login
+            return 303, [("Location", "/login")], b""
+        if route == "GET /login":
+            return 200, [], b'{"form": "login"}'
         if route == "POST /login":
             user = json.loads(body)["user"]
             number = next(self._ids)
@@ -98,7 +102,7 @@ def _cookie(header: str, name: str) -> str:
     return ""
 
 
-_REASONS = {200: "OK", 201: "Created", 401: "Unauthorized", 404: "Not Found"}
+_REASONS = {200: "OK", 201: "Created", 303: "See Other", 401: "Unauthorized", 404: "Not Found"}
 
 
 def _response(status: int, extra: list[tuple[str, str]], payload: bytes) -> bytes:

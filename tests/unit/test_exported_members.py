@@ -30,6 +30,7 @@ EXPECTED = {
     "RequestStats", "ShareStats", "ProbeStats",
     # user flows
     "flow", "flow_async", "think", "ThinkTime", "SessionStats", "LeanClient", "LeanResponse",
+    "step",
     "LeanRequestError", "LeanStatusError",
     # a running load: live progress out, a stop request in
     "LoadProgress", "HostProgress", "StopSignal",

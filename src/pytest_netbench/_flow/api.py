@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import difflib
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from time import monotonic_ns
 from typing import Any, TypedDict, Unpack
 
@@ -94,6 +95,7 @@ def flow(
     :class:`StopSignal` that ends it early, ``interrupted``). ``client="httpx"`` needs the
     ``flows`` extra (httpx).
     """
+    check_flow_options(options)
     spec, sessions = flow_spec(url, **options)
     return run_flow_spec(
         flow_function,
@@ -180,6 +182,7 @@ async def flow_async(
     loop = asyncio.get_running_loop()
     loop_name = type(loop).__module__.split(".")[0]
     # The caller's loop runs this share, so no loop is taken (one given is a TypeError).
+    check_flow_options(options, FlowLoadOptions)
     spec, sessions = flow_spec(url, loop="auto", **options)
     choice = flow_choice(flow_function)
     check_client(client)
@@ -248,6 +251,34 @@ def flow_spec(
     if sessions is not None and duration is None:
         spec = dataclasses.replace(spec, duration_s=None)  # ends when the sessions have run
     return spec, sessions
+
+
+# A load's option a flow names otherwise: what to write instead.
+_FLOW_WORDS = {
+    "connections": "users",
+    "requests": "sessions",
+    "max_connections": "max_users",
+    "vus": "users",
+    "iterations": "sessions",
+}
+
+
+def check_flow_options(given: Mapping[str, Any], options: type = FlowOptions) -> None:
+    """Every keyword is an option of a flow; a misspelt one is a :class:`SpecError` naming
+    the closest (``user`` -> ``users``), as a load's options are checked, not Python's
+    TypeError from deep inside."""
+    known = sorted(options.__optional_keys__ | options.__required_keys__)  # type: ignore[attr-defined]
+    for name in given:
+        if name in known:
+            continue
+        if name == "loop" and options is FlowLoadOptions:
+            raise SpecError("flow_async runs on the caller's loop: drop loop=")
+        hint = _FLOW_WORDS.get(name) or next(
+            iter(difflib.get_close_matches(name, [*known, "client", "server"], n=1, cutoff=0.6)),
+            None,
+        )
+        advice = f"did you mean {hint!r}?" if hint else f"a flow takes {', '.join(known)}"
+        raise SpecError(f"unknown option {name!r} for a flow: {advice}")
 
 
 def _run_class(spec: LoadSpec) -> type[FlowRun]:

@@ -67,7 +67,10 @@ class VirtualUser:
                 base_url=base_url,
                 transport=transport,
                 timeout=None,
-                follow_redirects=True,
+                # As httpx's own default, and as the lean client: a redirect is the
+                # response the flow reads (a 302 after a form's POST), never followed
+                # silently; client.get(url, follow_redirects=True) follows one.
+                follow_redirects=False,
                 # Nothing from the environment (.netrc credentials, proxy settings): a
                 # flow sends what it says, as the lean client does.
                 trust_env=False,
@@ -304,7 +307,7 @@ class FlowRun:
             f"the flow raised in every session ({self.accounting.ended_sessions} of"
             f" {self.accounting.ended_sessions}), the first after step"
             f" {self.first_flow_step!r}: {exc!r}; the load stopped early. This is a bug in"
-            " the flow, not a fault of the server: see the traceback above"
+            " the flow, not a fault of the server: see its traceback"
         )
         error.__cause__ = exc
         return error

@@ -3,6 +3,8 @@ experiment the generator could not carry out, said with what to do about it."""
 
 from __future__ import annotations
 
+import traceback
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import pytest
@@ -13,6 +15,27 @@ if TYPE_CHECKING:
     from pytest_netbench._experiment.crosscheck import CrosscheckResult
     from pytest_netbench._experiment.sweep import SweepResult
     from pytest_netbench._load.attempts import Attempts
+
+
+def cause_traceback(exc: BaseException) -> str:
+    """The traceback of what caused a deliberate error, when that is the test's own code (a
+    flow that raised in every session: its first failing session), as the lines to print
+    under the error's message; "" when there is none. A failure is printed without
+    pytest's traceback (the plugin's frames say nothing), so the flow's would be lost.
+    Frames of this package are left out while any of the user's remain."""
+    from pytest_netbench._errors import FlowError, FlowTraceback, NetbenchError
+
+    cause = exc.__cause__
+    if not isinstance(exc, FlowError) or cause is None or isinstance(cause, NetbenchError):
+        return ""
+    if isinstance(cause, FlowTraceback):  # printed by the worker process that ran it
+        return f"\n\n{cause}".rstrip()
+    package = str(Path(__file__).resolve().parents[1])
+    shown = traceback.TracebackException.from_exception(cause)
+    own = [frame for frame in shown.stack if not frame.filename.startswith(package)]
+    if own:
+        shown.stack = traceback.StackSummary.from_list(own)
+    return "\n\nThe first failing session's traceback:\n" + "".join(shown.format()).rstrip()
 
 
 def fail_test(problem: str) -> NoReturn:

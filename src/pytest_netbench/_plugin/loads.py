@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import pytest
 
-from pytest_netbench._plugin.failing import fail_if_invalid, fail_if_unusable, fail_test
+from pytest_netbench._plugin.failing import (
+    cause_traceback,
+    fail_if_invalid,
+    fail_if_unusable,
+    fail_test,
+)
 from pytest_netbench._plugin.recording import PluginRunner, record_experiment, record_load
 from pytest_netbench._plugin.session import AbPair, NetbenchSession
 from pytest_netbench._plugin.test_state import (
@@ -175,7 +180,12 @@ class NetbenchFixture:
         against ``url`` (a URL, or a server the test started), recorded like :meth:`http`;
         the options as ``flow``'s (``client``, ``warmup``, ``timeout``, ``connect_timeout``,
         ``loop``, ``seed``). ``duration`` and ``sessions`` are scaled by ``--netbench-scale``."""
-        from pytest_netbench._flow.api import check_client, flow_spec, run_flow_spec
+        from pytest_netbench._flow.api import (
+            check_client,
+            check_flow_options,
+            flow_spec,
+            run_flow_spec,
+        )
 
         target, server = self._target(url, server)
         scale = self._session.settings.scale
@@ -185,6 +195,7 @@ class NetbenchFixture:
 
         def build() -> LoadSpec:
             check_client(client)
+            check_flow_options(options)
             spec, count = flow_spec(
                 target, users=users, duration=duration, sessions=sessions, **options
             )
@@ -437,7 +448,7 @@ class NetbenchFixture:
         except SpecError as exc:
             problem = f"netbench: {exc}"
         except NetbenchError as exc:
-            problem = f"netbench: {type(exc).__name__}: {exc}"
+            problem = f"netbench: {type(exc).__name__}: {exc}" + cause_traceback(exc)
         fail_test(problem)
 
     def _server_for(self, spec: LoadSpec) -> Server | None:
