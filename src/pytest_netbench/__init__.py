@@ -83,6 +83,9 @@ if TYPE_CHECKING:
     from pytest_netbench._load.api import run_spec as run_spec
     from pytest_netbench._load.api import ws_load as ws_load
     from pytest_netbench._load.api import ws_load_async as ws_load_async
+    from pytest_netbench._load.scenarios import Scenario as Scenario
+    from pytest_netbench._load.scenarios import ScenariosResult as ScenariosResult
+    from pytest_netbench._load.scenarios import run_scenarios as run_scenarios
     from pytest_netbench._model import feeders as feeders
     from pytest_netbench._model.checks import Check as Check
     from pytest_netbench._model.checks import CheckStats as CheckStats

@@ -19,6 +19,7 @@ from pytest_netbench._cli.experiments import run_capacity, run_cold_start, run_s
 from pytest_netbench._cli.flow import run_flow
 from pytest_netbench._cli.loads import run_load
 from pytest_netbench._cli.options import build_parser
+from pytest_netbench._cli.scenarios import run_scenarios_command
 from pytest_netbench._errors import NetbenchError, SpecError, TargetUnreachableError
 
 __all__ = ["ExitCode", "main"]
@@ -50,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> ExitCode:
         "crosscheck": run_crosscheck,
         "compare": run_compare,
         "flow": run_flow,
+        "scenarios": run_scenarios_command,
     }
     run = experiments.get(args.command, run_load)
     try:

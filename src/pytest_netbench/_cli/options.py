@@ -298,6 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_crosscheck(sub)
     add_compare_parser(sub)
     _add_flow(sub)
+    _add_scenarios(sub)
 
     servers = sub.add_parser("servers", help="list the catalog of reference servers")
     servers.add_argument(
@@ -399,6 +400,30 @@ FLOW_LOAD_OPTIONS = frozenset(
         "cpus",
     }
 )
+
+
+def _add_scenarios(sub: Any) -> None:
+    """``netbench scenarios FILE [URL]`` (``_cli/scenarios.py`` runs it)."""
+    parser = sub.add_parser(
+        "scenarios",
+        help="several named loads at once against one server, from a TOML file (k6's scenarios)",
+        description="Several named loads at once against one server, each its own shape,"
+        " start and duration, from FILE: a [scenarios.NAME] table each (path, start, and the"
+        " options of netbench http by their Python names).",
+    )
+    parser.add_argument("file", type=Path, help="the scenarios, a .toml file")
+    parser.add_argument("url", nargs="?", help="the server (default: the file's url)")
+    parser.add_argument(
+        "--threshold",
+        action="append",
+        metavar="EXPR",
+        help="terms all of them together must meet (one scenario: by_request.NAME.p99_ms);"
+        " repeatable; exit 9 if one fails",
+    )
+    out = parser.add_argument_group("output")
+    out.add_argument("--json", type=Path, metavar="PATH", help="write ScenariosResult.to_dict()")
+    out.add_argument("--quiet", action="store_true", help="no text report")
+    out.add_argument("--fail-invalid", action="store_true", help="exit 5 if a result is invalid")
 
 
 def _add_flow(sub: Any) -> None:

@@ -149,20 +149,24 @@ class CheckingResponseFramer(ResponseFramer):
         super().__init__(on_response, on_error)
 
     def on_message_complete(self) -> None:
-        self._status = self._checked(self._status)
-        super().on_message_complete()
+        status = self._status
+        if status >= 200:  # an interim 1xx is no answer to check
+            body = self._body
+            failed = self._checks.failed(status, self._headers, b"".join(body))
+            body.clear()
+            if failed:
+                self._status = status | failed << CHECK_SHIFT
+        else:
+            self._body.clear()
+        ResponseFramer.on_message_complete(self)
 
     def feed_eof(self) -> bool:
-        if not self.failed and self._status and not _is_length_delimited(self._headers):
-            self._status = self._checked(self._status)
-        return super().feed_eof()
-
-    def _checked(self, status: int) -> int:
-        body = b"".join(self._body)
-        self._body.clear()
-        if status < 200:
-            return status
-        return with_failures(status, self._checks.failed(status, self._headers, body))
+        status = self._status
+        if not self.failed and status >= 200 and not _is_length_delimited(self._headers):
+            failed = self._checks.failed(status, self._headers, b"".join(self._body))
+            self._body.clear()
+            self._status = with_failures(status, failed)
+        return ResponseFramer.feed_eof(self)
 
 
 def checking_framer(checks: ResponseChecks) -> Callable[[OnResponse, OnError], ResponseFramer]:

@@ -1,0 +1,86 @@
+"""``netbench scenarios FILE.toml URL`` as a real subprocess against a loopback server that
+answers ``/slow`` late: each scenario's counts in the JSON, all of them together in the
+report (each a row of its per-request table), a threshold on one scenario failing alone,
+and a file that cannot be read refused before any load."""
+
+from __future__ import annotations
+
+import re
+import select
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_process import load_json, netbench
+
+from pytest_netbench.cli import ExitCode
+
+SERVER = Path(__file__).with_name("error_page_server.py")
+
+SCENARIOS = """
+[scenarios.browse]
+path = "/items"
+rate = 200
+requests = 300
+
+[scenarios.admin]
+path = "/report"
+start = "0.5s"
+connections = 2
+requests = 40
+checks = ["no error page: body !contains Error"]
+"""
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    # One error page in a thousand answers: never, in these few requests.
+    proc = subprocess.Popen([sys.executable, str(SERVER), "1000"], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 15)
+        match = re.search(rb"port=(\d+)", proc.stdout.readline() if ready else b"")
+        assert match is not None, "the server did not start"
+        yield f"http://127.0.0.1:{int(match.group(1))}"
+    finally:
+        proc.kill()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def test_two_scenarios_from_a_toml_file(server: str, tmp_path: Path) -> None:
+    file, out = tmp_path / "day.toml", tmp_path / "r.json"
+    file.write_text(SCENARIOS)
+    done = netbench(
+        "scenarios", str(file), server, "--json", str(out),
+        "--threshold", "by_request.browse.ok >= 300",
+        "--threshold", "by_request.admin.sent > 40",
+    )  # fmt: skip
+    assert done.returncode == ExitCode.THRESHOLD_FAILED, done.stderr
+    text = done.stdout
+    assert "  browse: open loop, 200/s, from 0 s" in text
+    assert "  admin: closed loop, 2 connections, from 0.5 s" in text
+    assert re.search(r"browse\s+300\s+300\s+0", text) and re.search(r"admin\s+40\s+40\s+0", text)
+    assert re.search(r"ok\s+by_request\.browse\.ok >= 300", text)
+    assert re.search(r"FAILED\s+by_request\.admin\.sent > 40", text)
+    data = load_json(out)
+    browse = data["scenarios"]["browse"]
+    admin = data["scenarios"]["admin"]
+    assert (browse["start_s"], admin["start_s"]) == (0.0, 0.5)
+    assert (browse["result"]["sent"], admin["result"]["sent"]) == (300, 40)
+    assert admin["result"]["checks"]["no error page"]["passes"] == 40
+    assert data["total"]["sent"] == data["total"]["ok"] == 340
+
+
+def test_a_bad_file_is_a_usage_error(server: str, tmp_path: Path) -> None:
+    file = tmp_path / "bad.toml"
+    file.write_text('[scenarios.browse]\npath = "/"\nrat = 5\n')
+    done = netbench("scenarios", str(file), server)
+    assert done.returncode == ExitCode.USAGE
+    assert "scenario 'browse': unknown option 'rat' for an HTTP load: did you mean 'rate'?" in (
+        done.stderr
+    )
+    assert "Traceback" not in done.stderr
