@@ -374,3 +374,22 @@ def test_vegetas_json_targets(tmp_path: Path) -> None:
 def test_bad_json_targets_name_their_line(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(SpecError, match=message):
         load_mix(write(tmp_path / "t.json", text), url=URL)
+
+
+def test_checks_in_a_toml_mix_file(tmp_path: Path) -> None:
+    """The file's checks apply to every kind, a kind's own to it (docs/checks.md)."""
+    (tmp_path / "mix.toml").write_text(
+        'checks = ["status 200"]\n'
+        '[[mix]]\nname = "home"\npath = "/"\nchecks = ["no error page: body !contains Error"]\n'
+        '[[mix]]\nname = "api"\npath = "/api"\nchecks = { "json id" = "json id == 7" }\n'
+    )
+    options = load_mix(tmp_path / "mix.toml")
+    spec = http_spec("http://127.0.0.1:8080", **options)
+    assert [c.name for c in spec.checks] == ["status 200"]
+    assert [[c.text for c in r.checks] for r in spec.mix] == [
+        ["no error page: body !contains Error"],
+        ["json id: json id == 7"],
+    ]
+    (tmp_path / "bad.toml").write_text('[[mix]]\npath = "/"\nchecks = ["body has x"]\n')
+    with pytest.raises(SpecError, match=r"bad\.toml: mix\[1\]: checks: check 'body has x'"):
+        load_mix(tmp_path / "bad.toml")

@@ -687,4 +687,6 @@ def _with_mix_file(values: dict[str, Any], url: str | None) -> dict[str, Any]:
     merged = {**from_file, **values, "mix": from_file["mix"]}
     if given or "feeders" in from_file:
         merged["feeders"] = {**from_file.get("feeders", {}), **given}
+    if "checks" in from_file:  # --check joins the file's checks
+        merged["checks"] = [*from_file["checks"], *(values.get("checks") or ())]
     return merged

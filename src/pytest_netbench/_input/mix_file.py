@@ -35,12 +35,13 @@ from pytest_netbench._input.har_file import looks_like_har, read_har
 from pytest_netbench._input.options import HttpOptions
 from pytest_netbench._input.targets_file import read_body_file, read_json_targets, read_targets
 from pytest_netbench._model import Request
+from pytest_netbench._model.checks import Check, checks_from
 from pytest_netbench._model.feeders import Feeder
 from pytest_netbench._public import publish
 
 # The keys of a JSON or TOML mix file, and of each of its requests.
-_FILE_KEYS = ("mix", "mix_order", "feeders", "seed")
-_REQUEST_KEYS = ("method", "path", "headers", "body", "body_file", "name", "weight")
+_FILE_KEYS = ("mix", "mix_order", "feeders", "seed", "checks")
+_REQUEST_KEYS = ("method", "path", "headers", "body", "body_file", "name", "weight", "checks")
 _EXAMPLE = '[[mix]] tables with a path each (TOML), or {"mix": [{"path": "/items"}]} (JSON)'
 
 
@@ -120,7 +121,18 @@ def _from_data(file: Path, data: object) -> HttpOptions:
         options["seed"] = data["seed"]
     if "feeders" in data:
         options["feeders"] = _feeders(file, data["feeders"])
+    if "checks" in data:
+        options["checks"] = list(_checks(str(file), data["checks"]))
     return options
+
+
+def _checks(where: str, given: object) -> tuple[Check, ...]:
+    """``checks = ["status 200", "no error page: body !contains Error"]``, or a table of
+    name = check (docs/checks.md)."""
+    try:
+        return checks_from(given)
+    except SpecError as exc:
+        raise SpecError(f"{where}: checks: {exc}") from None
 
 
 def _request(file: Path, index: int, entry: object) -> Request:
@@ -148,6 +160,7 @@ def _request(file: Path, index: int, entry: object) -> Request:
         _body(file, where, entry),
         name=name,
         weight=weight,
+        checks=_checks(where, entry["checks"]) if "checks" in entry else (),
     )
 
 
