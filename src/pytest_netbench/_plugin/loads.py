@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from pytest_netbench._input.grpc import SupportsSerialize
     from pytest_netbench._input.options import EchoOptions, HttpOptions, WsOptions
     from pytest_netbench._load.attempts import Attempts, Runner
+    from pytest_netbench._load.scenarios import Scenario
     from pytest_netbench._model import LoadResult, LoadSpec
     from pytest_netbench._servers.launcher import Server
 
@@ -85,6 +86,33 @@ class NetbenchFixture:
         return self._run(
             spec, server, label, allow_invalid, self._retries(retries, allow_invalid), cluster
         )
+
+    def scenarios(
+        self,
+        url: str | Server,
+        scenarios: Mapping[str, Scenario],
+        *,
+        server: Server | None = None,
+        label: str = "",
+        allow_invalid: bool = False,
+        retries: int | None = None,
+    ) -> LoadResult:
+        """Several named loads at once against ``url`` (``run_scenarios``), recorded as one
+        load: the returned result is all of them together, each scenario one entry of its
+        ``by_request`` (so the session's per-request tables show them, and
+        ``by_request.NAME.p99_ms`` names one in ``--netbench-metrics`` and thresholds)."""
+        from pytest_netbench._load.scenarios import run_scenarios, scenario_specs
+
+        target, server = self._target(url, server)
+        # The first scenario's spec stands for the load: its server, trials and reruns.
+        spec = self._checked(lambda: next(iter(scenario_specs(target, scenarios).values())))
+
+        def run_load(spec: LoadSpec, srv: Server | None) -> LoadResult:
+            host = f"[{spec.host}]" if ":" in spec.host else spec.host
+            return run_scenarios(f"{spec.scheme}://{host}:{spec.port}", scenarios).total
+
+        tries = self._retries(retries, allow_invalid)
+        return self._run(spec, server, label, allow_invalid, tries, run_load=run_load)
 
     def echo(
         self,
