@@ -166,3 +166,17 @@ def test_a_mix_checks_each_kind_with_its_own(
     assert (header.passes, header.failures) == (80, 20)
     assert r.by_request["b"].errors["verify"] == 20 and r.by_request["a"].errors_total == 0
     assert r.errors["verify"] == 20
+
+
+def test_checks_in_worker_processes(
+    error_pages: Callable[[], tuple[ServerThread, ErrorPageApp]],
+    consistent: Callable[[LoadResult], LoadResult],
+) -> None:
+    """Each worker process builds the checks from the spec it was sent; their failures
+    add up across the shares."""
+    server, app = error_pages()
+    r = consistent(
+        http_load(server.url + "/", requests=400, connections=4, workers=2, checks=CHECKS)
+    )
+    assert app.error_pages == 40
+    _assert_error_pages_failed(r, 40)
