@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from pytest_netbench._flow.lean import LeanRequestError as LeanRequestError
     from pytest_netbench._flow.lean import LeanResponse as LeanResponse
     from pytest_netbench._flow.lean import LeanStatusError as LeanStatusError
+    from pytest_netbench._flow.scenario import FlowScenario as FlowScenario
     from pytest_netbench._flow.steps import step as step
     from pytest_netbench._flow.think import ThinkTime as ThinkTime
     from pytest_netbench._flow.think import think as think

@@ -67,6 +67,7 @@ PUBLIC: dict[str, str] = {
     "flow_async": "pytest_netbench._flow.api",
     "think": "pytest_netbench._flow.think",
     "step": "pytest_netbench._flow.steps",
+    "FlowScenario": "pytest_netbench._flow.scenario",
     "ThinkTime": "pytest_netbench._flow.think",
     "LeanClient": "pytest_netbench._flow.lean",
     "LeanResponse": "pytest_netbench._flow.lean",

@@ -13,7 +13,15 @@ import pytest
 from servers import ServerThread
 from shop_app import ShopApp
 
-from pytest_netbench import LoadResult, SpecError, flow, step
+from pytest_netbench import (
+    FlowScenario,
+    LoadResult,
+    Scenario,
+    SpecError,
+    flow,
+    run_scenarios,
+    step,
+)
 
 CLIENTS = ("httpx", "lean")
 
@@ -75,3 +83,27 @@ def test_cpus_pins_the_users_loop(shop: tuple[ServerThread, ShopApp]) -> None:
     server, _ = shop
     r = flow(newcomer, server.url, users=1, sessions=2, cpus="0")
     assert r.sessions is not None and r.sessions.completed == 2
+
+
+def test_a_flow_as_one_scenario_beside_a_plain_load(
+    shop: tuple[ServerThread, ShopApp],
+    loop: str,
+    consistent: Callable[[LoadResult], LoadResult],
+) -> None:
+    """Newcomers registering and browsing (a flow's users) beside a closed loop on the
+    login page, at once against the shop: each scenario's counts are what the shop saw."""
+    server, app = shop
+    r = run_scenarios(
+        server.url,
+        {
+            "newcomers": FlowScenario(newcomer, users=2, sessions=6, loop=loop, client="lean"),
+            "login page": Scenario("/login", start=0.1, connections=1, requests=30, loop=loop),
+        },
+    )
+    flow_result = consistent(r.by_scenario["newcomers"])
+    page = consistent(r.by_scenario["login page"])
+    assert flow_result.sessions is not None and flow_result.sessions.completed == 6
+    assert app.counts.by_route["POST /register"] == 6
+    assert page.ok == 30 and app.counts.by_route["GET /login"] == 30
+    assert r.total.sent == flow_result.sent + 30 == 24 + 30
+    assert list(r.total.by_request) == ["newcomers", "login page"]

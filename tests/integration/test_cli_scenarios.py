@@ -84,3 +84,30 @@ def test_a_bad_file_is_a_usage_error(server: str, tmp_path: Path) -> None:
         done.stderr
     )
     assert "Traceback" not in done.stderr
+
+
+def test_a_flow_scenario_from_the_file(tmp_path: Path) -> None:
+    """``flow = "module:function"``: a flow's users as one scenario, beside a plain load."""
+    engine = Path(__file__).parents[1] / "engine"
+    file = tmp_path / "shop.toml"
+    file.write_text(
+        '[scenarios.shoppers]\nflow = "shop_flows:shopper"\nusers = 2\nsessions = 8\n'
+        'client = "lean"\n\n[scenarios.page]\npath = "/login"\nconnections = 1\nrequests = 30\n'
+    )
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from servers import ServerThread\nfrom shop_app import ShopApp\n"
+        "from pytest_netbench.cli import main\n"
+        "app = ShopApp()\n"
+        "with ServerThread(app) as srv:\n"
+        "    code = main(['scenarios', sys.argv[2], srv.url])\n"
+        "print('ROUTES', app.counts.by_route['POST /login'], app.counts.by_route['GET /login'])\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(engine), str(file)],
+        capture_output=True, text=True, timeout=120, check=False, cwd=engine,
+    )  # fmt: skip
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "  shoppers: closed loop, 2 users, from 0 s" in done.stdout
+    assert "ROUTES 8 30" in done.stdout

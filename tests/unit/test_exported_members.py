@@ -22,7 +22,7 @@ EXPECTED = {
     "http_load", "http_load_async", "echo_load", "echo_load_async", "run_spec", "http_spec",
     "echo_spec", "HttpOptions", "EchoOptions", "LoadSpec", "Request", "feeders", "preview",
     "load_mix", "Stage", "Check", "CheckStats",
-    "run_scenarios", "Scenario", "ScenariosResult",
+    "run_scenarios", "Scenario", "ScenariosResult", "FlowScenario",
     "ws_load", "ws_load_async", "ws_spec", "WsOptions",
     "grpc_load", "grpc_spec", "grpc_message_from_json",
     "LoadResult",

@@ -16,7 +16,9 @@ from a TOML file as k6's ``options.scenarios``::
     checks = ["status 200"]
 
 Each table is a :class:`Scenario`: ``path``, ``start``, and any option of ``netbench
-http`` by its Python name (seconds as a number or ``"10s"``). The report is all of them
+http`` by its Python name (seconds as a number or ``"10s"``); or, with
+``flow = "module:function"``, a flow's virtual users (``users``, ``sessions``,
+``client``... as ``netbench flow`` takes them). The report is all of them
 together, each scenario a row of its per-request table; ``--threshold`` names one as
 ``by_request.admin.p99_ms``.
 """
@@ -34,10 +36,15 @@ from pytest_netbench._errors import SpecError
 from pytest_netbench._input.durations import parse_duration
 from pytest_netbench._input.options import BY_NAME
 from pytest_netbench._input.stages import parse_stage_text
-from pytest_netbench._load.scenarios import Scenario, ScenariosResult, run_scenarios
+from pytest_netbench._load.scenarios import (
+    Scenario,
+    ScenarioKind,
+    ScenariosResult,
+    run_scenarios,
+)
 
 
-def read_scenarios(file: Path, url: str | None) -> tuple[str, dict[str, Scenario]]:
+def read_scenarios(file: Path, url: str | None) -> tuple[str, dict[str, ScenarioKind]]:
     """The file's scenarios and the URL they go to; a SpecError names what is wrong."""
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
@@ -51,15 +58,29 @@ def read_scenarios(file: Path, url: str | None) -> tuple[str, dict[str, Scenario
     tables = data.get("scenarios")
     if not isinstance(tables, dict) or not tables:
         raise SpecError(f"{file}: no [scenarios.NAME] table")
-    scenarios: dict[str, Scenario] = {}
+    scenarios: dict[str, ScenarioKind] = {}
     for name, table in tables.items():
         if not isinstance(table, dict):
             raise SpecError(f"{file}: scenarios.{name} is no table")
         options = {key: _value(file, name, key, value) for key, value in table.items()}
-        path = options.pop("path", "/")
         start = options.pop("start", 0.0)
+        if "flow" in options:  # a flow's virtual users: flow = "module:function"
+            scenarios[name] = _flow_scenario(file, name, options, start)
+            continue
+        path = options.pop("path", "/")
         scenarios[name] = Scenario(path, start=start, **options)
     return target, scenarios
+
+
+def _flow_scenario(file: Path, name: str, options: dict[str, Any], start: float) -> ScenarioKind:
+    from pytest_netbench._flow.reference import load_flows
+    from pytest_netbench._flow.scenario import FlowScenario
+
+    reference = options.pop("flow")
+    if not isinstance(reference, str):
+        raise SpecError(f'{file}: scenarios.{name}.flow: write flow = "module:function"')
+    client = options.pop("client", "httpx")
+    return FlowScenario(load_flows(reference), start=start, client=client, **options)
 
 
 def _value(file: Path, name: str, key: str, value: Any) -> Any:
@@ -100,7 +121,9 @@ def _starts(result: ScenariosResult) -> str:
         spec = r.spec
         shape = ""
         if spec is not None:
-            shape = f"{spec.rate:g}/s" if spec.rate else f"{spec.connections} connections"
+            unit = "user" if r.sessions is not None else "connection"
+            many = "" if spec.connections == 1 else "s"
+            shape = f"{spec.rate:g}/s" if spec.rate else f"{spec.connections} {unit}{many}"
         lines.append(
             f"  {name}: {r.mode} loop, {shape}, from {result.starts[name]:g} s for"
             f" {r.duration_s:.2f} s, {r.sent:,} sent, {r.ok:,} ok"

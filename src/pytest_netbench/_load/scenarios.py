@@ -13,13 +13,14 @@ one scenario in an SLO, a threshold or the gate as a mix's request kind is named
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Unpack
+from typing import Any, Protocol, Unpack
 
 from pytest_netbench._errors import NetbenchError, SpecError
 from pytest_netbench._input.options import HttpOptions
@@ -45,6 +46,18 @@ from pytest_netbench._stats.histogram import (
 )
 from pytest_netbench._stats.merge import summarize
 
+Prepared = tuple[LoadSpec, Callable[[], LoadResult]]
+
+
+class ScenarioKind(Protocol):
+    """What :func:`run_scenarios` needs of a scenario: when it starts, and (``prepare``)
+    its checked spec and how to run it against a server's base URL. A :class:`Scenario`
+    is a load; ``FlowScenario`` (``pytest_netbench._flow``) a flow's virtual users."""
+
+    start: float
+
+    def prepare(self, base_url: str) -> Prepared: ...
+
 
 class Scenario:
     """One named load among several (:func:`run_scenarios`): the path it requests (or a
@@ -58,6 +71,11 @@ class Scenario:
         self.path = path
         self.start = start
         self.options: dict[str, Any] = dict(options)
+
+    def prepare(self, base_url: str) -> Prepared:
+        target = base_url if self.options.get("mix") else base_url + self.path
+        spec = http_spec(target, **self.options)
+        return spec, functools.partial(run_spec, spec)
 
     def __repr__(self) -> str:
         given = "".join(f", {k}={v!r}" for k, v in self.options.items())
@@ -83,35 +101,40 @@ class ScenariosResult:
         }
 
 
-def scenario_specs(url: str, scenarios: Mapping[str, Scenario]) -> dict[str, LoadSpec]:
-    """Every scenario's checked spec, before any socket; a bad one names its scenario."""
+def prepare_scenarios(url: str, scenarios: Mapping[str, ScenarioKind]) -> dict[str, Prepared]:
+    """Every scenario's checked spec and run, before any socket; a bad one names its
+    scenario."""
     if not isinstance(scenarios, Mapping) or not scenarios:
         raise SpecError(
             "scenarios is a mapping of names to Scenario(...), e.g."
             " {'browse': Scenario('/items', rate=100)}"
         )
     base = url.rstrip("/")
-    specs: dict[str, LoadSpec] = {}
+    prepared: dict[str, Prepared] = {}
     for name, scenario in scenarios.items():
-        if not isinstance(name, str) or not name or not isinstance(scenario, Scenario):
+        if not isinstance(name, str) or not name or not hasattr(scenario, "prepare"):
             raise SpecError(
                 f"scenario {name!r}: give each a name and a Scenario(...), got {scenario!r}"
             )
         start = scenario.start
         if isinstance(start, bool) or not isinstance(start, (int, float)) or not start >= 0:
             raise SpecError(f"scenario {name!r}: start must be seconds >= 0, got {start!r}")
-        target = base if scenario.options.get("mix") else base + scenario.path
         try:
-            specs[name] = http_spec(target, **scenario.options)
+            prepared[name] = scenario.prepare(base)
         except SpecError as exc:
             raise SpecError(f"scenario {name!r}: {exc}") from None
-    return specs
+    return prepared
 
 
-def run_scenarios(url: str, scenarios: Mapping[str, Scenario]) -> ScenariosResult:
+def scenario_specs(url: str, scenarios: Mapping[str, ScenarioKind]) -> dict[str, LoadSpec]:
+    """Every scenario's checked spec (:func:`prepare_scenarios`)."""
+    return {name: spec for name, (spec, _) in prepare_scenarios(url, scenarios).items()}
+
+
+def run_scenarios(url: str, scenarios: Mapping[str, ScenarioKind]) -> ScenariosResult:
     """Run every scenario at once against ``url`` (see the module doc)."""
-    specs = scenario_specs(url, scenarios)
-    starts = {name: float(scenarios[name].start) for name in specs}
+    prepared = prepare_scenarios(url, scenarios)
+    starts = {name: float(scenarios[name].start) for name in prepared}
     results: dict[str, LoadResult] = {}
     failures: dict[str, BaseException] = {}
     origin = time.monotonic()
@@ -119,20 +142,25 @@ def run_scenarios(url: str, scenarios: Mapping[str, Scenario]) -> ScenariosResul
     def one(name: str) -> None:
         time.sleep(max(0.0, origin + starts[name] - time.monotonic()))
         try:
-            results[name] = run_spec(specs[name])
+            results[name] = prepared[name][1]()
         except BaseException as exc:  # raised in the caller's thread below
             failures[name] = exc
 
-    threads = [threading.Thread(target=one, args=(n,), name=f"scenario {n}") for n in specs]
+    threads = [threading.Thread(target=one, args=(n,), name=f"scenario {n}") for n in prepared]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     for name, exc in failures.items():
         if isinstance(exc, NetbenchError):
-            raise type(exc)(f"scenario {name!r}: {exc}") from exc
+            try:
+                named = type(exc)(f"scenario {name!r}: {exc}")
+            except TypeError:  # an error made of more than its message
+                exc.add_note(f"in scenario {name!r}")
+                raise exc from None
+            raise named from exc
         raise exc
-    ordered = {name: results[name] for name in specs}
+    ordered = {name: results[name] for name in prepared}
     return ScenariosResult(ordered, combine(url, ordered, starts), starts)
 
 
