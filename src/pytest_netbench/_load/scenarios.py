@@ -44,7 +44,7 @@ from pytest_netbench._stats.histogram import (
     new_histogram,
     percentile_of_counts,
 )
-from pytest_netbench._stats.merge import summarize
+from pytest_netbench._stats.merge import SATURATED_CPU_SHARE, summarize
 
 Prepared = tuple[LoadSpec, Callable[[], LoadResult]]
 
@@ -186,6 +186,10 @@ def combine(url: str, results: Mapping[str, LoadResult], starts: Mapping[str, fl
         reasons += [f"{name}: {reason}" for reason in r.invalid_reasons]
         causes += list(r.invalid_causes)
     duration = max(starts[n] - first + r.duration_s for n, r in results.items())
+    shared = _shared_interpreter(results, duration)
+    if shared:
+        reasons.append(shared)
+        causes.append("generator_saturated")
     modes = {r.mode for r in results.values()}
     return LoadResult(
         mode="open" if modes == {"open"} else "closed",
@@ -241,6 +245,23 @@ def _checks(results: Iterable[LoadResult]) -> dict[str, CheckStats]:
                     name, had.check, had.passes + c.passes, had.failures + c.failures
                 )
     return merged
+
+
+def _shared_interpreter(results: Mapping[str, LoadResult], duration_s: float) -> str:
+    """The scenarios whose shares ran in this process share one interpreter, which runs one
+    thread at a time: judged together, as one generator, they may saturate it when none of
+    them does alone. "" when they did not (or only one ran here)."""
+    here = {name: r for name, r in results.items() if r.generator.workers == 1}
+    if len(here) < 2 or duration_s < 0.2:
+        return ""
+    share = sum(r.generator.cpu_s for r in here.values()) / duration_s
+    if share < SATURATED_CPU_SHARE:
+        return ""
+    return (
+        f"generator saturated: the scenarios {', '.join(here)} ran in one interpreter (one"
+        f" thread at a time) and used {share:.0%} of a CPU between them, so the figures may"
+        " measure the generator rather than the server: give them workers=, or lower the load"
+    )
 
 
 def _as_request(name: str, result: LoadResult) -> RequestStats:
