@@ -94,3 +94,21 @@ def test_a_bad_scenario_is_refused_by_name_before_any_load(
     with pytest.raises(SpecError, match="start must be seconds >= 0"):
         run_scenarios(server.url, {"a": Scenario("/", start=-1)})
     assert not app.seen  # nothing was sent
+
+
+def test_scale_makes_every_scenario_and_its_start_that_much_longer(
+    paths: tuple[ServerThread, PathsApp],
+) -> None:
+    """``--netbench-scale`` in the fixture: requests, durations and starts scaled alike."""
+    server, app = paths
+    r = run_scenarios(
+        server.url,
+        {
+            "browse": Scenario("/items", connections=2, requests=100),
+            "admin": Scenario("/slow", start=0.5, connections=1, requests=4),
+        },
+        scale=0.5,
+    )
+    assert (r.by_scenario["browse"].sent, r.by_scenario["admin"].sent) == (50, 2)
+    assert (app.seen[b"/items"], app.seen[b"/slow"]) == (50, 2)
+    assert r.starts == {"browse": 0.0, "admin": 0.25}

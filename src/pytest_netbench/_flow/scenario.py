@@ -14,6 +14,7 @@ from pytest_netbench._flow.api import (
     run_flow_spec,
 )
 from pytest_netbench._flow.choice import Flows, flow_choice
+from pytest_netbench._input.spec import scale_spec
 from pytest_netbench._load.scenarios import Prepared
 from pytest_netbench._public import publish
 
@@ -39,11 +40,14 @@ class FlowScenario:
         self.client = client
         self.options: dict[str, Any] = dict(options)
 
-    def prepare(self, base_url: str) -> Prepared:
+    def prepare(self, base_url: str, scale: float = 1.0) -> Prepared:
         check_flow_options(self.options)
         check_client(self.client)
         flow_choice(self.flow_function)  # a plain def, or no function, refused here
         spec, sessions = flow_spec(base_url, **self.options)
+        spec = scale_spec(spec, scale)
+        if sessions is not None and scale != 1.0:  # as the fixture scales a flow's
+            sessions = max(spec.connections, round(sessions * scale))
         run = functools.partial(
             run_flow_spec, self.flow_function, spec, sessions, client=self.client
         )

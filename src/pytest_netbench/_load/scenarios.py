@@ -24,7 +24,7 @@ from typing import Any, Protocol, Unpack
 
 from pytest_netbench._errors import NetbenchError, SpecError
 from pytest_netbench._input.options import HttpOptions
-from pytest_netbench._input.spec import http_spec
+from pytest_netbench._input.spec import http_spec, scale_spec
 from pytest_netbench._load.api import run_spec
 from pytest_netbench._model import (
     ERROR_KINDS,
@@ -56,7 +56,10 @@ class ScenarioKind(Protocol):
 
     start: float
 
-    def prepare(self, base_url: str) -> Prepared: ...
+    def prepare(self, base_url: str, scale: float = 1.0) -> Prepared:
+        """The checked spec and its run; ``scale`` makes the load that many times as long
+        (``--netbench-scale``: duration, requests, warm-up, stages)."""
+        ...
 
 
 class Scenario:
@@ -72,9 +75,9 @@ class Scenario:
         self.start = start
         self.options: dict[str, Any] = dict(options)
 
-    def prepare(self, base_url: str) -> Prepared:
+    def prepare(self, base_url: str, scale: float = 1.0) -> Prepared:
         target = base_url if self.options.get("mix") else base_url + self.path
-        spec = http_spec(target, **self.options)
+        spec = scale_spec(http_spec(target, **self.options), scale)
         return spec, functools.partial(run_spec, spec)
 
     def __repr__(self) -> str:
@@ -101,9 +104,11 @@ class ScenariosResult:
         }
 
 
-def prepare_scenarios(url: str, scenarios: Mapping[str, ScenarioKind]) -> dict[str, Prepared]:
-    """Every scenario's checked spec and run, before any socket; a bad one names its
-    scenario."""
+def prepare_scenarios(
+    url: str, scenarios: Mapping[str, ScenarioKind], scale: float = 1.0
+) -> dict[str, Prepared]:
+    """Every scenario's checked spec and run (``scale`` times as long), before any socket;
+    a bad one names its scenario."""
     if not isinstance(scenarios, Mapping) or not scenarios:
         raise SpecError(
             "scenarios is a mapping of names to Scenario(...), e.g."
@@ -120,7 +125,7 @@ def prepare_scenarios(url: str, scenarios: Mapping[str, ScenarioKind]) -> dict[s
         if isinstance(start, bool) or not isinstance(start, (int, float)) or not start >= 0:
             raise SpecError(f"scenario {name!r}: start must be seconds >= 0, got {start!r}")
         try:
-            prepared[name] = scenario.prepare(base)
+            prepared[name] = scenario.prepare(base, scale)
         except SpecError as exc:
             raise SpecError(f"scenario {name!r}: {exc}") from None
     return prepared
@@ -131,10 +136,13 @@ def scenario_specs(url: str, scenarios: Mapping[str, ScenarioKind]) -> dict[str,
     return {name: spec for name, (spec, _) in prepare_scenarios(url, scenarios).items()}
 
 
-def run_scenarios(url: str, scenarios: Mapping[str, ScenarioKind]) -> ScenariosResult:
-    """Run every scenario at once against ``url`` (see the module doc)."""
-    prepared = prepare_scenarios(url, scenarios)
-    starts = {name: float(scenarios[name].start) for name in prepared}
+def run_scenarios(
+    url: str, scenarios: Mapping[str, ScenarioKind], *, scale: float = 1.0
+) -> ScenariosResult:
+    """Run every scenario at once against ``url`` (see the module doc). ``scale``: every
+    scenario, and its start, that many times as long (the plugin's ``--netbench-scale``)."""
+    prepared = prepare_scenarios(url, scenarios, scale)
+    starts = {name: float(scenarios[name].start) * scale for name in prepared}
     results: dict[str, LoadResult] = {}
     failures: dict[str, BaseException] = {}
     origin = time.monotonic()

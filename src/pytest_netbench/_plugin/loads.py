@@ -107,9 +107,12 @@ class NetbenchFixture:
         # The first scenario's spec stands for the load: its server, trials and reruns.
         spec = self._checked(lambda: next(iter(scenario_specs(target, scenarios).values())))
 
+        scale = self._session.settings.scale
+
         def run_load(spec: LoadSpec, srv: Server | None) -> LoadResult:
             host = f"[{spec.host}]" if ":" in spec.host else spec.host
-            return run_scenarios(f"{spec.scheme}://{host}:{spec.port}", scenarios).total
+            base = f"{spec.scheme}://{host}:{spec.port}"
+            return run_scenarios(base, scenarios, scale=scale).total
 
         tries = self._retries(retries, allow_invalid)
         return self._run(spec, server, label, allow_invalid, tries, run_load=run_load)
