@@ -84,7 +84,7 @@ def test_request_accepts_the_forms_users_write() -> None:
     assert spec.mix[0].method == "POST"
     assert spec.to_dict()["mix"] == [
         {"name": "POST /x", "method": "POST", "path": "/x", "headers": [["A", "1"]], "body": 4,
-         "weight": 1, "checks": []}
+         "weight": 1}
     ]  # fmt: skip
 
 

@@ -335,5 +335,4 @@ def test_a_mix_result_survives_its_json_form() -> None:
         "headers": [],
         "body": 0,
         "weight": 1,
-        "checks": [],
     }
