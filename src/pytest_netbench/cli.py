@@ -10,16 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from pytest_netbench._cli.compare import run_compare
-from pytest_netbench._cli.crosscheck import run_crosscheck
 from pytest_netbench._cli.exit_codes import ExitCode, exit_status_help
-from pytest_netbench._cli.experiments import run_capacity, run_cold_start, run_sweep
-from pytest_netbench._cli.flow import run_flow
-from pytest_netbench._cli.loads import run_load
-from pytest_netbench._cli.options import build_parser
-from pytest_netbench._cli.scenarios import run_scenarios_command
+from pytest_netbench._cli.options import build_parser, command_named
 from pytest_netbench._errors import NetbenchError, SpecError, TargetUnreachableError
 
 __all__ = ["ExitCode", "main"]
@@ -35,7 +29,8 @@ class _HelpFormatter(argparse.HelpFormatter):
 
 
 def main(argv: Sequence[str] | None = None) -> ExitCode:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(command_named(words))
     parser.epilog = exit_status_help()
     parser.formatter_class = _HelpFormatter
     args = parser.parse_args(argv)
@@ -44,16 +39,7 @@ def main(argv: Sequence[str] | None = None) -> ExitCode:
 
         print(listing(app=args.app))
         return ExitCode.OK
-    experiments = {
-        "sweep": run_sweep,
-        "capacity": run_capacity,
-        "cold-start": run_cold_start,
-        "crosscheck": run_crosscheck,
-        "compare": run_compare,
-        "flow": run_flow,
-        "scenarios": run_scenarios_command,
-    }
-    run = experiments.get(args.command, run_load)
+    run = _run_of(args.command)
     try:
         return run(args)
     except SpecError as exc:
@@ -68,6 +54,35 @@ def main(argv: Sequence[str] | None = None) -> ExitCode:
         # A second Ctrl-C (the first stops the run cleanly), or one with no run to stop.
         print("netbench: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
+
+
+def _run_of(command: str) -> Callable[[argparse.Namespace], ExitCode]:
+    """The command's run, its module imported only now: a one-request load imports neither
+    the report files, the plots, Dask nor the plugin (issue 35;
+    tests/integration/test_cli_start.py)."""
+    if command in ("sweep", "capacity", "cold-start"):
+        from pytest_netbench._cli.experiments import run_capacity, run_cold_start, run_sweep
+
+        return {"sweep": run_sweep, "capacity": run_capacity, "cold-start": run_cold_start}[command]
+    if command == "crosscheck":
+        from pytest_netbench._cli.crosscheck import run_crosscheck
+
+        return run_crosscheck
+    if command == "compare":
+        from pytest_netbench._cli.compare import run_compare
+
+        return run_compare
+    if command == "flow":
+        from pytest_netbench._cli.flow import run_flow
+
+        return run_flow
+    if command == "scenarios":
+        from pytest_netbench._cli.scenarios import run_scenarios_command
+
+        return run_scenarios_command
+    from pytest_netbench._cli.loads import run_load
+
+    return run_load
 
 
 if __name__ == "__main__":  # pragma: no cover

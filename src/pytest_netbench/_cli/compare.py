@@ -23,7 +23,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_netbench._cli.exit_codes import ExitCode, exit_status_help
 from pytest_netbench._cli.outputs import write_files
@@ -45,16 +45,14 @@ _EPILOG = (
 )
 
 
-def add_compare_parser(subparsers: Any) -> None:
-    """Register ``compare`` on the ``netbench`` command's subparsers."""
-    parser = subparsers.add_parser(
-        "compare",
-        help="compare two stored runs (the regression gate outside pytest)",
-        description="Compare HEAD's results with BASE's, test by test, with the same "
-        "verdicts as pytest --netbench-compare.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+def add_compare_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``compare``'s arguments to its parser, made by ``_cli.options.build_parser``."""
+    parser.description = (
+        "Compare HEAD's results with BASE's, test by test, with the same "
+        "verdicts as pytest --netbench-compare."
     )
+    parser.epilog = _EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("base", metavar="BASE.json", help="the baseline session file")
     parser.add_argument("head", metavar="HEAD.json", help="the session file to judge")
     parser.add_argument(

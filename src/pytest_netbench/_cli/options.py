@@ -9,20 +9,21 @@ from __future__ import annotations
 import argparse
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_netbench._cli.compare import add_compare_parser
 from pytest_netbench._errors import SpecError
 from pytest_netbench._input import durations
-from pytest_netbench._input.feeder_text import FEEDER_FLAG_HELP, feeder_from_flag
 from pytest_netbench._input.flags import SHARED_BY_NAME, shared_help
-from pytest_netbench._input.options import LoadKind, LoadOption, options_of
-from pytest_netbench._input.stages import parse_stage_text
-from pytest_netbench._model.checks import Check, parse_check
-from pytest_netbench._model.feeders import Feeder
-from pytest_netbench._model.stages import Stage
+
+# The option table and what its values are made of are imported by the subcommands that
+# use them, not by ``netbench --help`` (tests/integration/test_cli_start.py).
+if TYPE_CHECKING:
+    from pytest_netbench._input.options import LoadKind, LoadOption
+    from pytest_netbench._model.checks import Check
+    from pytest_netbench._model.feeders import Feeder
+    from pytest_netbench._model.stages import Stage
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(?:i?b)?\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
@@ -95,6 +96,8 @@ _CROSSCHECK_ONLY = frozenset(
 
 def parse_feeder(text: str) -> tuple[str, Feeder]:
     """``id=count:1``, ``user=csv:users.csv:shuffle`` (see ``FEEDER_FLAG_HELP``)."""
+    from pytest_netbench._input.feeder_text import feeder_from_flag
+
     try:
         return feeder_from_flag(text)
     except SpecError as exc:
@@ -103,6 +106,8 @@ def parse_feeder(text: str) -> tuple[str, Feeder]:
 
 def parse_stage(text: str) -> Stage:
     """``30s:1000``: a stage of a ramp, k6's ``--stage`` form."""
+    from pytest_netbench._input.stages import parse_stage_text
+
     try:
         return parse_stage_text(text)
     except SpecError as exc:
@@ -111,6 +116,8 @@ def parse_stage(text: str) -> Stage:
 
 def parse_check_flag(text: str) -> Check:
     """``--check 'no error page: body !contains Error'``: one check (docs/checks.md)."""
+    from pytest_netbench._model.checks import parse_check
+
     try:
         return parse_check(text)
     except SpecError as exc:
@@ -148,6 +155,8 @@ def add_load_flags(
 ) -> argparse._ArgumentGroup:
     """One flag per option of ``load`` in the table (less ``skip``, or just ``only``); every
     default is None, so the options left out take the library's defaults."""
+    from pytest_netbench._input.options import options_of
+
     group = parser.add_argument_group("load")
     stop_after = group.add_mutually_exclusive_group()
     for option in options_of(load):
@@ -184,6 +193,8 @@ def _flag_kwargs(option: LoadOption, per: str) -> dict[str, Any]:
     if option.kind == "headers":
         kwargs["metavar"] = "'NAME: VALUE'"
     if option.kind == "feeder":
+        from pytest_netbench._input.feeder_text import FEEDER_FLAG_HELP
+
         kwargs["help"] = FEEDER_FLAG_HELP
     if option.kind == "mix_file":
         kwargs["help"] = _MIX_FLAG_HELP
@@ -246,15 +257,32 @@ def _add_output_options(
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``netbench`` parser; every subcommand's options, or only ``command``'s (none for
+    ``""``). The others are listed with their one-line help, so ``netbench --help`` is
+    whole: a command pays for its own options only, and ``--help`` for none (issue 35)."""
     parser = argparse.ArgumentParser(
         prog="netbench",
         description="Drive HTTP/1.1 or raw TCP load at a server on this machine and report"
         " exact latency percentiles, errors by kind and the generator's own health.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_text, add_options) in _SUBCOMMANDS.items():
+        subparser = sub.add_parser(name, help=help_text)
+        if command is None or command == name:
+            add_options(subparser)
+    return parser
 
-    http = sub.add_parser("http", help="HTTP/1.1 load", description="HTTP/1.1 load at URL")
+
+def command_named(argv: Sequence[str]) -> str:
+    """The subcommand ``argv`` names (the top level takes no option with a value, so it is
+    the first word not starting with a dash), or ``""``."""
+    first = next((word for word in argv if not word.startswith("-")), "")
+    return first if first in _SUBCOMMANDS else ""
+
+
+def _add_http(http: argparse.ArgumentParser) -> None:
+    http.description = "HTTP/1.1 load at URL"
     http.add_argument("url", help="http:// or https:// URL on loopback")
     http_run = add_load_flags(http, "http")
     _add_run_flags(http_run, retries_default="0")
@@ -270,7 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
         " and exit without sending anything (as k6 inspect)",
     )
 
-    echo = sub.add_parser("echo", help="raw TCP echo load", description="TCP echo load")
+
+def _add_echo(echo: argparse.ArgumentParser) -> None:
+    echo.description = "TCP echo load"
     echo.add_argument("target", metavar="HOST:PORT")
     echo_run = add_load_flags(echo, "echo")
     _add_run_flags(echo_run, retries_default="0")
@@ -279,9 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
     echo.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
     add_threshold_option(echo)
 
-    ws = sub.add_parser(
-        "ws", help="WebSocket load", description="WebSocket message round trips at URL"
-    )
+
+def _add_ws(ws: argparse.ArgumentParser) -> None:
+    ws.description = "WebSocket message round trips at URL"
     ws.add_argument("url", help="ws:// URL on loopback")
     ws_run = add_load_flags(ws, "ws")
     _add_run_flags(ws_run, retries_default="0")
@@ -290,21 +320,17 @@ def build_parser() -> argparse.ArgumentParser:
     ws.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
     add_threshold_option(ws)
 
-    _add_grpc(sub)
-    _add_sweep(sub)
-    _add_capacity(sub)
-    _add_cold_start(sub)
 
-    _add_crosscheck(sub)
-    add_compare_parser(sub)
-    _add_flow(sub)
-    _add_scenarios(sub)
+def _add_compare(compare: argparse.ArgumentParser) -> None:
+    from pytest_netbench._cli.compare import add_compare_options
 
-    servers = sub.add_parser("servers", help="list the catalog of reference servers")
+    add_compare_options(compare)
+
+
+def _add_servers(servers: argparse.ArgumentParser) -> None:
     servers.add_argument(
         "--app", choices=("hello", "echo", "ws", "h2c", "h2", "grpc"), default=None
     )
-    return parser
 
 
 # The HTTP load options a gRPC call sets itself, or that no call takes (``_input.grpc``).
@@ -313,13 +339,11 @@ GRPC_LEFT_OUT = frozenset(
 )
 
 
-def _add_grpc(sub: Any) -> None:
-    grpc = sub.add_parser(
-        "grpc",
-        help="gRPC unary calls over HTTP/2",
-        description="gRPC unary calls to --method at URL, over HTTP/2 (h2c on http://,"
+def _add_grpc(grpc: argparse.ArgumentParser) -> None:
+    grpc.description = (
+        "gRPC unary calls to --method at URL, over HTTP/2 (h2c on http://,"
         " TLS with ALPN h2 on https://); --streams calls in flight per connection."
-        " status codes are grpc-status codes (0: OK).",
+        " status codes are grpc-status codes (0: OK)."
     )
     grpc.add_argument("url", help="http:// or https:// URL of the server, on loopback")
     call = grpc.add_argument_group("call")
@@ -402,14 +426,12 @@ FLOW_LOAD_OPTIONS = frozenset(
 )
 
 
-def _add_scenarios(sub: Any) -> None:
+def _add_scenarios(parser: argparse.ArgumentParser) -> None:
     """``netbench scenarios FILE [URL]`` (``_cli/scenarios.py`` runs it)."""
-    parser = sub.add_parser(
-        "scenarios",
-        help="several named loads at once against one server, from a TOML file (k6's scenarios)",
-        description="Several named loads at once against one server, each its own shape,"
+    parser.description = (
+        "Several named loads at once against one server, each its own shape,"
         " start and duration, from FILE: a [scenarios.NAME] table each (path, start, and the"
-        " options of netbench http by their Python names).",
+        " options of netbench http by their Python names)."
     )
     parser.add_argument("file", type=Path, help="the scenarios, a .toml file")
     parser.add_argument("url", nargs="?", help="the server (default: the file's url)")
@@ -426,13 +448,11 @@ def _add_scenarios(sub: Any) -> None:
     out.add_argument("--fail-invalid", action="store_true", help="exit 5 if a result is invalid")
 
 
-def _add_flow(sub: Any) -> None:
-    flow = sub.add_parser(
-        "flow",
-        help="virtual users running a user flow (an async function of an httpx client)",
-        description="Virtual users, each running the flow MODULE:FUNCTION in a loop with its"
+def _add_flow(flow: argparse.ArgumentParser) -> None:
+    flow.description = (
+        "Virtual users, each running the flow MODULE:FUNCTION in a loop with its"
         " own httpx client, cookies and connection; each request is a step of the report."
-        " Needs the flows extra (httpx).",
+        " Needs the flows extra (httpx)."
     )
     flow.add_argument(
         "flow",
@@ -482,12 +502,10 @@ def add_threshold_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_sweep(sub: Any) -> None:
-    sweep = sub.add_parser(
-        "sweep",
-        help="open-loop load at a series of rates, one table row per rate",
-        description="One open-loop load per rate, each printed as a row as it finishes"
-        " (demanded and achieved rate, latency corrected and uncorrected, errors).",
+def _add_sweep(sweep: argparse.ArgumentParser) -> None:
+    sweep.description = (
+        "One open-loop load per rate, each printed as a row as it finishes"
+        " (demanded and achieved rate, latency corrected and uncorrected, errors)."
     )
     sweep.add_argument("url", help="http:// or https:// URL on loopback")
     group = sweep.add_argument_group("sweep")
@@ -511,12 +529,10 @@ def _add_sweep(sub: Any) -> None:
     sweep.add_argument("--fail-invalid", action="store_true", help="exit 5 if a step is invalid")
 
 
-def _add_capacity(sub: Any) -> None:
-    capacity = sub.add_parser(
-        "capacity",
-        help="the highest open-loop rate that meets an SLO",
-        description="Search for the highest open-loop rate at which the server meets the SLO"
-        " (bracketing, then bisecting), printing each step as it goes.",
+def _add_capacity(capacity: argparse.ArgumentParser) -> None:
+    capacity.description = (
+        "Search for the highest open-loop rate at which the server meets the SLO"
+        " (bracketing, then bisecting), printing each step as it goes."
     )
     capacity.add_argument("url", help="http:// or https:// URL on loopback")
     group = capacity.add_argument_group("search")
@@ -564,13 +580,11 @@ def _add_capacity(sub: Any) -> None:
     _add_output_options(capacity, "the search", "CapacityResult.to_dict()", pictures=True)
 
 
-def _add_cold_start(sub: Any) -> None:
-    cold = sub.add_parser(
-        "cold-start",
-        help="one closed-loop run from the very first request, read at 100 ms",
-        description="One closed-loop run from the server's very first request, with no"
+def _add_cold_start(cold: argparse.ArgumentParser) -> None:
+    cold.description = (
+        "One closed-loop run from the server's very first request, with no"
         " warm-up, its timeline printed a row per --resolution: how a JIT or a cache warms"
-        " up. Start the server fresh before each run.",
+        " up. Start the server fresh before each run."
     )
     cold.add_argument("url", help="http:// or https:// URL on loopback")
     group = cold.add_argument_group("cold start")
@@ -603,14 +617,12 @@ def _add_cold_start(sub: Any) -> None:
     add_threshold_option(cold)
 
 
-def _add_crosscheck(sub: Any) -> None:
-    cross = sub.add_parser(
-        "crosscheck",
-        help="the same load measured by netbench and by wrk, ab or h2load, side by side",
-        description="Run one closed-loop load with netbench, then the same load with wrk or"
+def _add_crosscheck(cross: argparse.ArgumentParser) -> None:
+    cross.description = (
+        "Run one closed-loop load with netbench, then the same load with wrk or"
         " ab (when installed), and print req/s, p50, p90, p99 and errors of both with their"
         " ratio (netbench / the other tool). With --tool h2load, an HTTP/2 load: req/s, mean,"
-        " sd, max and errors (h2load prints no percentiles).",
+        " sd, max and errors (h2load prints no percentiles)."
     )
     cross.add_argument("url", help="http:// URL on loopback")
     cross.add_argument(
@@ -646,6 +658,8 @@ def given(**options: Any) -> dict[str, Any]:
 def load_options(args: argparse.Namespace, load: LoadKind) -> dict[str, Any]:
     """The options of ``load`` the user gave on the command line, as the library takes
     them; the rest take the library's defaults."""
+    from pytest_netbench._input.options import options_of
+
     values = {
         option.name: getattr(args, option.name)
         for option in options_of(load)
@@ -690,3 +704,33 @@ def _with_mix_file(values: dict[str, Any], url: str | None) -> dict[str, Any]:
     if "checks" in from_file:  # --check joins the file's checks
         merged["checks"] = [*from_file["checks"], *(values.get("checks") or ())]
     return merged
+
+
+# The subcommands, in ``netbench --help``'s order: each one's line there, and what adds
+# its options (``build_parser`` calls only the one being run).
+_SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "http": ("HTTP/1.1 load", _add_http),
+    "echo": ("raw TCP echo load", _add_echo),
+    "ws": ("WebSocket load", _add_ws),
+    "grpc": ("gRPC unary calls over HTTP/2", _add_grpc),
+    "sweep": ("open-loop load at a series of rates, one table row per rate", _add_sweep),
+    "capacity": ("the highest open-loop rate that meets an SLO", _add_capacity),
+    "cold-start": (
+        "one closed-loop run from the very first request, read at 100 ms",
+        _add_cold_start,
+    ),
+    "crosscheck": (
+        "the same load measured by netbench and by wrk, ab or h2load, side by side",
+        _add_crosscheck,
+    ),
+    "compare": ("compare two stored runs (the regression gate outside pytest)", _add_compare),
+    "flow": (
+        "virtual users running a user flow (an async function of an httpx client)",
+        _add_flow,
+    ),
+    "scenarios": (
+        "several named loads at once against one server, from a TOML file (k6's scenarios)",
+        _add_scenarios,
+    ),
+    "servers": ("list the catalog of reference servers", _add_servers),
+}

@@ -16,14 +16,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from time import monotonic_ns
-from typing import Protocol, Unpack
+from typing import TYPE_CHECKING, Protocol, Unpack
 
 from pytest_netbench._engine.asyncio_io.negotiation import negotiated_spec, negotiated_spec_async
 from pytest_netbench._engine.rules.connecting import unreachable_message
 from pytest_netbench._engine.rules.share import split_load
 from pytest_netbench._engine.rules.watch import ShareWatch
 from pytest_netbench._engine.shares.driver import run_share_async
-from pytest_netbench._engine.shares.probe import ProbeProcess
 from pytest_netbench._engine.shares.workers import WorkerTransport, default_transport, run_workers
 from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableError
 from pytest_netbench._host.kernel import tcp_ext_counter
@@ -38,6 +37,11 @@ from pytest_netbench._public import publish
 from pytest_netbench._stats.merge import merge_outcomes
 from pytest_netbench._stats.probe import ProbeSample, summarize_probe
 from pytest_netbench._stats.recorder import WorkerOutcome
+
+# The probe's process (multiprocessing) is started, and imported, by a load that asks for
+# probes only (issue 35).
+if TYPE_CHECKING:
+    from pytest_netbench._engine.shares.probe import ProbeProcess
 
 
 class Sampler(Protocol):
@@ -145,6 +149,8 @@ async def _run_async(
 def _start_probe(spec: LoadSpec) -> ProbeProcess | None:
     if spec.probe_every_s is None:
         return None
+    from pytest_netbench._engine.shares.probe import ProbeProcess
+
     probe = ProbeProcess(spec, spec.probe_every_s)
     probe.start()
     return probe

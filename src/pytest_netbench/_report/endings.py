@@ -7,10 +7,14 @@ report (under a test's loads, :mod:`.html.document`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from pytest_netbench._compare.records import Record
 from pytest_netbench._model import LoadResult
-from pytest_netbench._report.matrix import effective_params
+
+# A session's records are read by the files' notes only: a command's text report, which
+# reads ``ending_text``, imports neither them nor the host description (issue 35).
+if TYPE_CHECKING:
+    from pytest_netbench._compare.records import Record
 
 
 def ending_text(result: LoadResult) -> str:
@@ -30,6 +34,8 @@ def ending_text(result: LoadResult) -> str:
 def ending_notes(records: Sequence[Record], function: str) -> list[str]:
     """Each load of ``function`` that its feeders ended, with its parameters (and trial)
     when the test has any: ``rows=3: ended when ...``."""
+    from pytest_netbench._report.matrix import effective_params
+
     notes = []
     for record in records:
         text = ending_text(record.result) if record.function == function else ""

@@ -12,13 +12,15 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pytest_netbench._compare.records import Record
-from pytest_netbench._experiment.trials import median_trial
 from pytest_netbench._model import ERROR_KINDS, LatencySummary, LoadResult, RequestStats
 from pytest_netbench._report.cells import format_count, format_ms
-from pytest_netbench._report.markdown import render_table_markdown
-from pytest_netbench._report.matrix import effective_params
+
+# A session's records are read by the files' tables only: a command's text report, which
+# reads ``request_lines``, imports neither them nor the experiments (issue 35).
+if TYPE_CHECKING:
+    from pytest_netbench._compare.records import Record
 
 TOTAL = "all"  # the name of the load's own row
 
@@ -125,6 +127,9 @@ def mix_loads(records: Sequence[Record], function: str) -> list[MixLoad]:
     """The loads of ``function`` that sent a mix: per parametrisation its median trial,
     captioned by its parameters (and the trials it was chosen from, and ``INVALID`` when
     its figures cannot be trusted)."""
+    from pytest_netbench._experiment.trials import median_trial
+    from pytest_netbench._report.matrix import effective_params
+
     groups: dict[tuple[tuple[str, str], ...], list[Record]] = {}
     for record in records:
         if record.function == function and record.result.by_request:
@@ -254,6 +259,8 @@ def markdown_cells(row: RequestRow) -> list[str]:
 
 def request_tables_markdown(records: Sequence[Record], function: str) -> str:
     """A table per load of ``function`` that sent a mix, each under a small heading."""
+    from pytest_netbench._report.markdown import render_table_markdown
+
     parts = []
     for load in mix_loads(records, function):
         where = f": {load.caption}" if load.caption else ""

@@ -5,12 +5,16 @@ of sessions at a rate) for the report's heading, and its ``Sessions`` block
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from pytest_netbench._compare.records import Record
 from pytest_netbench._model import LoadResult, LoadSpec, SessionStats
 from pytest_netbench._report.cells import format_count
-from pytest_netbench._report.markdown import render_table_markdown
 from pytest_netbench._report.requests import MixLoad, mix_loads
+
+# A session's records are read by the files' tables only: a command's text report
+# imports neither them nor the host description (issue 35).
+if TYPE_CHECKING:
+    from pytest_netbench._compare.records import Record
 
 # The sessions table's columns (Markdown and HTML): figures, then the words of failures.
 SESSION_HEADINGS = (
@@ -124,6 +128,8 @@ def session_cells(stats: SessionStats) -> list[str]:
 
 def sessions_markdown(records: Sequence[Record], function: str) -> str:
     """A ``Sessions`` table for the flow loads of ``function`` (a row each), or nothing."""
+    from pytest_netbench._report.markdown import render_table_markdown
+
     loads = flow_loads(records, function)
     if not loads:
         return ""

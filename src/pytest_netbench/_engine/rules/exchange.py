@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._model.checks import check_slots
@@ -17,10 +18,12 @@ from pytest_netbench._proto import tcp as tcp_proto
 from pytest_netbench._proto import websocket as ws_proto
 from pytest_netbench._proto.checks import ResponseChecks, checking_framer
 from pytest_netbench._proto.framing import Framer, OnError, OnResponse
-from pytest_netbench._proto.grpc import encode_unary_block, frame_message
-from pytest_netbench._proto.h2_client import H2Request
-from pytest_netbench._proto.h2_headers import encode_spec_request
 from pytest_netbench._proto.ws_template import IdTemplate
+
+# HTTP/2's parts (HPACK, frames, gRPC) are imported by an HTTP/2 load only: an HTTP/1.1
+# command starts without them (issue 35).
+if TYPE_CHECKING:
+    from pytest_netbench._proto.h2_client import H2Request
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +117,10 @@ def _h2_exchange(spec: LoadSpec) -> Exchange:
     stream of every connection of the worker; a mix's kinds each so. With feeders the
     blocks are the requests' own, encoded as they go (``h2_connection``). A gRPC load's
     call: its block and framed message, made once."""
+    from pytest_netbench._proto.grpc import encode_unary_block, frame_message
+    from pytest_netbench._proto.h2_client import H2Request
+    from pytest_netbench._proto.h2_headers import encode_spec_request
+
     mix = tuple(H2Request(encode_spec_request(spec, kind), kind.body) for kind in spec.mix)
     if spec.grpc_method is not None:
         host = f"[{spec.host}]" if ":" in spec.host else spec.host

@@ -1,0 +1,104 @@
+"""The ``netbench`` command imports what its subcommand needs and nothing else (issue 35).
+
+A short command's time is mostly its imports, and the heavy ones are the report files, the
+plots (matplotlib, numpy), Dask, the experiments and the plugin (pytest). Timing a start
+on a shared machine proves little, so these tests hold its cause instead: the modules a
+fresh interpreter has loaded after ``netbench --help``, and after a one-request load at a
+real server. (The CPU figures are benchmarks/bench_cli_start.py's.)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+StartServer = Callable[..., Any]  # the fault_server fixture (tests/integration/conftest.py)
+
+# Run the command in a fresh interpreter, then list every module it loaded.
+_LOADED = """
+import json, sys
+from pytest_netbench.cli import main
+try:
+    status = main(sys.argv[1:])
+except SystemExit as exc:
+    status = exc.code
+print(json.dumps({"status": int(status or 0), "modules": sorted(sys.modules)}))
+"""
+
+# What no load at one target needs: the report files and their pictures, Dask, the
+# experiments and their records, the host's description (psutil), the plugin and pytest.
+NOT_FOR_A_LOAD = (
+    "matplotlib",
+    "numpy",
+    "dask",
+    "distributed",
+    "pytest",
+    "_pytest",
+    "hypothesis",
+    "psutil",
+    "pytest_netbench.plugin",
+    "pytest_netbench._plugin",
+    "pytest_netbench._report.plots",
+    "pytest_netbench._report.html",
+    "pytest_netbench._report.writers",
+    "pytest_netbench._experiment",
+    "pytest_netbench._compare",
+    "pytest_netbench._host.environment",
+)
+# ``--help`` lists the commands: it needs none of a load's parts either.
+NOT_FOR_HELP = (
+    *NOT_FOR_A_LOAD,
+    "asyncio",
+    "uvloop",
+    "pytest_netbench._model",
+    "pytest_netbench._input.options",
+    "pytest_netbench._engine",
+    "pytest_netbench._load",
+    "pytest_netbench._report",
+)
+
+
+def loaded_by(*args: str) -> tuple[int, list[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout, done.stderr
+    data = json.loads(done.stdout.splitlines()[-1])
+    return data["status"], data["modules"]
+
+
+def among(modules: Sequence[str], packages: Sequence[str]) -> list[str]:
+    """The modules that are one of ``packages`` or inside one."""
+    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)]
+
+
+def test_help_imports_no_part_of_a_load() -> None:
+    status, modules = loaded_by("--help")
+    assert status == 0
+    assert among(modules, NOT_FOR_HELP) == []
+    assert "pytest_netbench.cli" in modules  # what was run, so the list is the real one
+
+
+def test_a_subcommands_help_imports_its_own_options_only() -> None:
+    status, modules = loaded_by("http", "--help")
+    assert status == 0
+    assert "pytest_netbench._input.options" in modules  # the flags come from the table
+    assert among(modules, NOT_FOR_A_LOAD) == []
+
+
+def test_a_one_request_load_imports_no_report_file_plot_dask_or_plugin(
+    fault_server: StartServer,
+) -> None:
+    server = fault_server("http")
+    status, modules = loaded_by("http", server.url + "/", "-n", "1")
+    assert status == 0  # the request was answered: the load really ran
+    assert "pytest_netbench._load.api" in modules
+    assert "pytest_netbench._report.summary" in modules  # its text report was printed
+    assert among(modules, NOT_FOR_A_LOAD) == []
