@@ -5,11 +5,25 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from pytest_netbench import ERROR_KINDS, LoadResult
+
+# The suite starts hundreds of Python processes (the netbench command, Python servers,
+# pytester's subprocess runs, spawned workers, Dask's), each importing the package afresh.
+# Under PYTHONDONTWRITEBYTECODE=1 each one compiled every module it imports from source
+# again: a third of a CLI test's CPU (issue 29). The children cache their bytecode outside
+# the source tree instead, which leaves the tree as clean as the variable asked for; a
+# PYTHONPYCACHEPREFIX already set is kept as it is.
+if os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os.environ:
+    os.environ["PYTHONPYCACHEPREFIX"] = str(
+        Path(tempfile.gettempdir()) / f"netbench-tests-pycache-{os.getuid()}"
+    )
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
 
 # pytester's in-process runs drop every module first imported inside them, and numpy
 # (under matplotlib) cannot be imported twice in one process: a plugin test that plotted
