@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_netbench import ERROR_KINDS, LoadResult
+from pytest_netbench._servers import build
 
 # The suite starts hundreds of Python processes (the netbench command, Python servers,
 # pytester's subprocess runs, spawned workers, Dask's), each importing the package afresh.
@@ -24,6 +25,13 @@ if os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os
         Path(tempfile.gettempdir()) / f"netbench-tests-pycache-{os.getuid()}"
     )
     del os.environ["PYTHONDONTWRITEBYTECODE"]
+
+# The catalog's compiled servers (Go, Rust, C) are built once into the user's cache, found
+# from HOME. pytester points HOME at each test's own directory, so a plugin test that named
+# a Go server built it again from nothing there, Go's standard library with it: 20-40 s a
+# test (issue 29). The cache is named by its variable instead, for every process of the
+# suite; a test about the cache itself sets its own (tests/servers/test_catalog_build.py).
+os.environ.setdefault(build.CACHE_ENV, str(build.cache_root()))
 
 # pytester's in-process runs drop every module first imported inside them, and numpy
 # (under matplotlib) cannot be imported twice in one process: a plugin test that plotted
