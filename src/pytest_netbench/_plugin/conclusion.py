@@ -63,7 +63,7 @@ def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
     width = _terminal_width(config)
     parts: list[str] = []
     try:
-        from pytest_netbench._report.checks import check_tables_text
+        from pytest_netbench._report.check_tables import check_tables_text
         from pytest_netbench._report.discards import discard_notes, render_discards_text
         from pytest_netbench._report.experiment_tables import (
             build_experiment_tables,

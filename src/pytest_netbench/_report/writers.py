@@ -30,7 +30,7 @@ from pytest_netbench._compare.records import (
 )
 from pytest_netbench._host.environment import Environment, collect_environment
 from pytest_netbench._report.benchmark_compat import write_benchmark_json
-from pytest_netbench._report.checks import check_tables_markdown
+from pytest_netbench._report.check_tables import check_tables_markdown
 from pytest_netbench._report.comparison import render_comparison_markdown
 from pytest_netbench._report.discards import discard_notes, render_discards_markdown
 from pytest_netbench._report.endings import endings_markdown

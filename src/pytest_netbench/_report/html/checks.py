@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from html import escape
 
 from pytest_netbench._compare.records import Record
-from pytest_netbench._report.checks import HEADINGS, cells, checked_loads
+from pytest_netbench._report.check_tables import checked_loads
+from pytest_netbench._report.checks import HEADINGS, cells
 
 
 def checks_html(records: Sequence[Record], function: str) -> list[str]:
