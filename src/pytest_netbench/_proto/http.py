@@ -133,13 +133,13 @@ class ResponseFramer:
         "_passed_boundary",
         "_status",
         "failed",
-        "on_begin",
         "on_header",
+        "on_message_begin",
     )
+    # Set by time_first_bytes only: httptools calls back what the parser found when made.
+    on_message_begin: Callable[[], None]
 
     def __init__(self, on_response: OnResponse, on_error: OnError) -> None:
-        # Called as a response's first byte is parsed (the engine times it: phases).
-        self.on_begin: Callable[[], None] = _nothing
         self._on_response = on_response
         self._on_error = on_error
         self._headers: dict[bytes, bytes] = {}
@@ -154,9 +154,11 @@ class ResponseFramer:
         # The parser calls back into this framer: the one cycle a framer makes itself.
         self._parser = None  # type: ignore[assignment]
 
-    # -- httptools callbacks --
-    def on_message_begin(self) -> None:
-        self.on_begin()
+    def time_first_bytes(self, began: Callable[[], None]) -> None:
+        """Call ``began`` as each response's first byte is parsed (before any is fed): the
+        parser is made again to call it straight, with no frame of this framer between."""
+        self.on_message_begin = began
+        self._parser = httptools.HttpResponseParser(self)
 
     def on_headers_complete(self) -> None:
         self._passed_boundary = True
@@ -233,7 +235,7 @@ class ResponseFramer:
 
 
 def _nothing() -> None:
-    """``on_begin`` of a framer whose engine does not time first bytes."""
+    """``on_begin`` of a HEAD framer whose engine does not time first bytes."""
 
 
 def _already_delivered(status: int, keep_alive: bool) -> None:

@@ -47,5 +47,7 @@ def record_connect(recorder: Recorder, started: int, tcp_done: int, now: int) ->
 def watch_first_byte(framer: Framer, began: Callable[[], None]) -> None:
     """Have an HTTP/1.1 framer call ``began`` as each answer's first byte is parsed (other
     framers: each answer counts as come whole in the read that completed it)."""
-    if isinstance(framer, ResponseFramer | HeadResponseFramer):
+    if isinstance(framer, ResponseFramer):
+        framer.time_first_bytes(began)
+    elif isinstance(framer, HeadResponseFramer):
         framer.on_begin = began
