@@ -17,6 +17,7 @@ from typing import Any
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import (
     ERROR_KINDS,
+    PHASE_NAMES,
     CheckStats,
     LatencySummary,
     LoadResult,
@@ -108,6 +109,10 @@ def split_request_metric(metric: str, names: Iterable[str] | None = None) -> tup
     if fitting:
         name = max(fitting, key=len)
         return name, rest[len(name) + 1 :]
+    for phase in PHASE_NAMES:  # a kind's phase: by_request.NAME.phases.wait.p99_ms
+        at = rest.rfind(f".phases.{phase}.")
+        if at > 0 and "." not in rest[at + len(phase) + 9 :]:
+            return rest[:at], rest[at + 1 :]
     head, dot, last = rest.rpartition(".")
     if not dot or not head:
         return None

@@ -70,6 +70,7 @@ def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
             render_all_experiments_text,
         )
         from pytest_netbench._report.matrix import build_matrices, render_text
+        from pytest_netbench._report.phases import phase_tables_text
         from pytest_netbench._report.requests import request_tables_text
 
         matrices = build_matrices(
@@ -81,6 +82,7 @@ def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
                 render_text(m, width=width)
                 + request_tables_text(nb.records, m.function, width=width)
                 + check_tables_text(nb.records, m.function)
+                + phase_tables_text(nb.records, m.function)
                 for m in matrices
             )
         )

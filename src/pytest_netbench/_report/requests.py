@@ -10,7 +10,7 @@ number. A test function's loads are shown one table per parametrisation, its med
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -127,12 +127,19 @@ def mix_loads(records: Sequence[Record], function: str) -> list[MixLoad]:
     """The loads of ``function`` that sent a mix: per parametrisation its median trial,
     captioned by its parameters (and the trials it was chosen from, and ``INVALID`` when
     its figures cannot be trusted)."""
+    return shown_loads(records, function, lambda result: bool(result.by_request))
+
+
+def shown_loads(
+    records: Sequence[Record], function: str, keep: Callable[[LoadResult], bool]
+) -> list[MixLoad]:
+    """:func:`mix_loads` for the loads of ``function`` whose result ``keep`` keeps."""
     from pytest_netbench._experiment.trials import median_trial
     from pytest_netbench._report.matrix import effective_params
 
     groups: dict[tuple[tuple[str, str], ...], list[Record]] = {}
     for record in records:
-        if record.function == function and record.result.by_request:
+        if record.function == function and keep(record.result):
             key = tuple(effective_params(record).items())
             groups.setdefault(key, []).append(record)
     loads = []

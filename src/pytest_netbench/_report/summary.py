@@ -23,6 +23,7 @@ from pytest_netbench._model.windows import parse_window_metric
 from pytest_netbench._report.cells import format_bytes, format_count, format_ms
 from pytest_netbench._report.checks import check_lines
 from pytest_netbench._report.endings import ending_text
+from pytest_netbench._report.phases import phase_lines
 from pytest_netbench._report.requests import request_lines
 from pytest_netbench._report.sessions import flow_model, flow_target
 from pytest_netbench._report.shares import share_lines
@@ -60,6 +61,7 @@ def format_result(
         lines += _invalid(result, width)
     lines += _throughput(result)
     lines += _latency(result)
+    lines += phase_lines(result)
     lines += _errors(result, width)
     lines += _status_codes(result, width)
     lines += check_lines(result)

@@ -45,6 +45,7 @@ from pytest_netbench._report.markdown import (
     write_markdown,
 )
 from pytest_netbench._report.matrix import Matrix, build_matrices
+from pytest_netbench._report.phases import phase_tables_markdown
 from pytest_netbench._report.requests import request_tables_markdown
 from pytest_netbench._report.sessions import sessions_markdown
 
@@ -225,6 +226,7 @@ class MarkdownWriter:
                     for part in (
                         request_tables_markdown(outputs.records, m.function),
                         check_tables_markdown(outputs.records, m.function),
+                        phase_tables_markdown(outputs.records, m.function),
                         sessions_markdown(outputs.records, m.function),
                         endings_markdown(outputs.records, m.function),
                     )
