@@ -15,11 +15,13 @@ from pytest_netbench._compare.metrics import (
     metric_value,
     split_request_metric,
 )
+from pytest_netbench._compare.records import Record
 from pytest_netbench._compare.thresholds import parse_thresholds
 from pytest_netbench._errors import SpecError
 from pytest_netbench._experiment.slo import parse_slo
 from pytest_netbench._model import LatencySummary, LoadResult, Phases, RequestStats
-from pytest_netbench._report.phases import phase_lines
+from pytest_netbench._report.html.phases import phases_html
+from pytest_netbench._report.phases import phase_lines, phase_tables_markdown
 from pytest_netbench._report.summary import format_result
 from pytest_netbench._stats.merge import merge_phases
 
@@ -113,3 +115,17 @@ def test_the_text_report_shows_each_phase_measured_and_the_kinds() -> None:
     assert "3 requests waited for a connection" in "\n".join(lines)
     assert "Phases (ms)" in format_result(r)
     assert phase_lines(make_result(10)) == []
+
+
+def test_each_load_of_a_test_gets_a_row_in_markdown_and_html() -> None:
+    slow = _phased(make_result(10, p50_ms=50.0))
+    records = [
+        Record(nodeid=f"t.py::test[{n}]", function="test", params={"n": n}, result=result)
+        for n, result in (("1", slow), ("2", make_result(10)))  # the second timed none
+    ]
+    markdown = phase_tables_markdown(records, "test")
+    assert "| n=1 | 30.0" in markdown and "n=2" not in markdown
+    html = "".join(phases_html(records, "test"))
+    assert "<h4>Phases</h4>" in html and "n=1" in html and 'class="phase-bar"' in html
+    assert 'title="wait p50 30.0' in html
+    assert phases_html(records[1:], "test") == []

@@ -38,7 +38,7 @@ MEANING = {
     "receive": "first byte of the answer to its last",
 }
 # Under a matrix: (heading, phase, LatencySummary field).
-_LOAD_COLUMNS: tuple[tuple[str, str, str], ...] = (
+LOAD_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("wait p50", "wait", "p50_ms"),
     ("wait p99", "wait", "p99_ms"),
     ("receive p50", "receive", "p50_ms"),
@@ -80,8 +80,8 @@ def phase_lines(result: LoadResult) -> list[str]:
     return lines
 
 
-def _load_cells(phases: Phases) -> list[str]:
-    return [format_ms(getattr(phases.phase(name), attr)) for _, name, attr in _LOAD_COLUMNS]
+def load_cells(phases: Phases) -> list[str]:
+    return [format_ms(getattr(phases.phase(name), attr)) for _, name, attr in LOAD_COLUMNS]
 
 
 def phase_tables_text(records: Sequence[Record], function: str) -> str:
@@ -91,11 +91,11 @@ def phase_tables_text(records: Sequence[Record], function: str) -> str:
         return ""
     captions = [load.caption or "(one load)" for load in loads]
     width = max(len(c) for c in [*captions, "load"]) + 2
-    cell = max(len(h) for h, _, _ in _LOAD_COLUMNS) + 2
+    cell = max(len(h) for h, _, _ in LOAD_COLUMNS) + 2
     lines = ["", "  phases (ms): wait = to the first byte, receive = the rest of the answer"]
-    lines.append("  " + "load".ljust(width) + "".join(h.rjust(cell) for h, _, _ in _LOAD_COLUMNS))
+    lines.append("  " + "load".ljust(width) + "".join(h.rjust(cell) for h, _, _ in LOAD_COLUMNS))
     for caption, load in zip(captions, loads, strict=True):
-        cells = _load_cells(load.result.phases)
+        cells = load_cells(load.result.phases)
         lines.append("  " + caption.ljust(width) + "".join(c.rjust(cell) for c in cells))
     return "\n".join(lines) + "\n"
 
@@ -105,8 +105,8 @@ def phase_tables_markdown(records: Sequence[Record], function: str) -> str:
     loads = shown_loads(records, function, lambda r: r.phases.measured)
     if not loads:
         return ""
-    headings = ["load", *(f"{h} ms" for h, _, _ in _LOAD_COLUMNS)]
-    rows = [[load.caption or "(one load)", *_load_cells(load.result.phases)] for load in loads]
+    headings = ["load", *(f"{h} ms" for h, _, _ in LOAD_COLUMNS)]
+    rows = [[load.caption or "(one load)", *load_cells(load.result.phases)] for load in loads]
     return (
         "#### Phases\n\n"
         + render_table_markdown(headings, rows)

@@ -28,6 +28,7 @@ from pytest_netbench._report.endings import ending_notes
 from pytest_netbench._report.experiment_tables import build_experiment_tables
 from pytest_netbench._report.html.checks import checks_html
 from pytest_netbench._report.html.invalid import InvalidFinding, invalid_findings
+from pytest_netbench._report.html.phases import phases_html
 from pytest_netbench._report.html.pictures import (
     Pictures,
     draw_pictures,
@@ -309,6 +310,7 @@ def _test_section(
     mixes, beside = requests_html(records, function, pictures.of(function), folded_past=_LOADS_OPEN)
     parts += mixes
     parts += checks_html(records, function)
+    parts += phases_html(records, function)
     parts += sessions_html(records, function)
     parts += _per_host(loads)
     shown, more = split_pictures([p for p in pictures.of(function) if p not in beside])

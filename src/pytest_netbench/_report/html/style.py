@@ -83,6 +83,11 @@ figcaption code { font-size: 11px; color: #8a949e; word-break: break-all; }
 details { margin: 8px 0; }
 details > summary { cursor: pointer; color: var(--accent); font-size: 14px; }
 p.note { color: var(--muted); font-size: 13.5px; }
+.phase-bar { display: flex; height: 14px; }
+.ph-key { display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 6px; }
+.phase-bar span { display: block; height: 100%; }
+.ph-connect { background: #9aa5b1; } .ph-tls { background: #c7a4d8; }
+.ph-wait { background: #24527a; } .ph-receive { background: #7fb3e0; }
 p.missing { background: var(--warn); border: 1px solid #efd98c; padding: 8px 12px;
   border-radius: 6px; }
 section.test + section.test { border-top: 1px solid var(--line); margin-top: 22px; }
