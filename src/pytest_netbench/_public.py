@@ -54,6 +54,7 @@ PUBLIC: dict[str, str] = {
     # its result
     "LoadResult": "pytest_netbench._model.result",
     "LatencySummary": "pytest_netbench._model.sections",
+    "Phases": "pytest_netbench._model.phases",
     "GeneratorStats": "pytest_netbench._model.sections",
     "ServerStats": "pytest_netbench._model.sections",
     "TimelineRow": "pytest_netbench._model.sections",
