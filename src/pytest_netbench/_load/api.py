@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
+from collections.abc import Callable
 from time import monotonic_ns
 from typing import TYPE_CHECKING, Protocol, Unpack
 
@@ -31,7 +33,7 @@ from pytest_netbench._input.grpc import SupportsSerialize, grpc_spec
 from pytest_netbench._input.options import EchoOptions, HttpOptions, WsOptions
 from pytest_netbench._input.spec import echo_spec, http_spec, ws_spec
 from pytest_netbench._load.attempts import run_with_retries
-from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
+from pytest_netbench._model import LoadResult, LoadSpec, ServerProfile, ServerStats
 from pytest_netbench._model.live import ProgressCallback, ProgressTracker, StopSignal
 from pytest_netbench._public import publish
 from pytest_netbench._stats.merge import merge_outcomes
@@ -299,10 +301,15 @@ def http_load(
     stop: StopSignal | None = None,
     cluster: object | None = None,
     retries: int = 0,
+    profile: bool = False,
     **options: Unpack[HttpOptions],
 ) -> LoadResult:
     """Drive HTTP load at ``url`` and return what was measured (the options:
     :data:`~pytest_netbench._input.options.LOAD_OPTIONS`, docs/api.md).
+
+    ``profile``: then run the load once more with the ``server``'s process tree sampled
+    (py-spy or perf) and return the measured result with that profile
+    (``result.profile``, docs/profiles.md).
 
     ``progress``: called with a :class:`LoadProgress` about twice a second while the load
     runs (in the thread running it: keep it short); ``stop``: a :class:`StopSignal` that
@@ -312,7 +319,14 @@ def http_load(
     ``retries``: run the load again, up to this many times, while only the generator made
     it invalid (its CPU, schedule or fds), and return the last run."""
     spec = http_spec(url, **options)
-    return _run_with_retries(spec, server, progress, stop, cluster, retries)
+    result = _run_with_retries(spec, server, progress, stop, cluster, retries)
+    if not profile:
+        return result
+
+    def again(spec: LoadSpec) -> LoadResult:
+        return run_spec(spec, server, progress=progress, stop=stop, cluster=cluster)
+
+    return with_profile(spec, server, result, again)
 
 
 def grpc_load(
@@ -376,6 +390,48 @@ def ws_load(
     round trip (docs/websocket.md)."""
     spec = ws_spec(url, **options)
     return _run_with_retries(spec, server, progress, stop, cluster, retries)
+
+
+class Profiling(Protocol):
+    """A profiler sampling the server's stacks (``Server.profiler()``)."""
+
+    def stop(self) -> ServerProfile: ...
+
+
+def with_profile(
+    spec: LoadSpec,
+    server: Monitored | None,
+    measured: LoadResult,
+    run: Callable[[LoadSpec], LoadResult],
+) -> LoadResult:
+    """``measured``, with the server's profile taken in one more run of ``spec`` of its
+    own (the measured figures are never those of a sampled server); why there is none, in
+    one line, when it cannot be taken (``ServerProfile.problem``)."""
+    start: Callable[[], Profiling] | None = getattr(server, "profiler", None)
+    if start is None:
+        return dataclasses.replace(
+            measured,
+            profile=ServerProfile(
+                problem="profile=True needs a server netbench started or watches (server=):"
+                " no profile taken"
+            ),
+        )
+    profiler = start()
+    try:
+        profiled = run(spec)
+    finally:
+        profile = profiler.stop()
+    profile = dataclasses.replace(
+        profile,
+        ok=profiled.ok,
+        cpu_ms_per_request=_cpu_per_request(profiled),
+        measured_cpu_ms_per_request=_cpu_per_request(measured),
+    )
+    return dataclasses.replace(measured, profile=profile)
+
+
+def _cpu_per_request(result: LoadResult) -> float:
+    return result.server.cpu_ms_per_request if result.server is not None else math.nan
 
 
 def _run_with_retries(

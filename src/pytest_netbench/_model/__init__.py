@@ -29,6 +29,8 @@ from pytest_netbench._model.kinds import cause_of_reason as cause_of_reason
 from pytest_netbench._model.no_latency import NoLatency as NoLatency
 from pytest_netbench._model.phases import PHASE_NAMES as PHASE_NAMES
 from pytest_netbench._model.phases import Phases as Phases
+from pytest_netbench._model.profile import FunctionCost as FunctionCost
+from pytest_netbench._model.profile import ServerProfile as ServerProfile
 from pytest_netbench._model.requests import RequestStats as RequestStats
 from pytest_netbench._model.result import LoadResult as LoadResult
 from pytest_netbench._model.result import why_no_latency as why_no_latency

@@ -19,6 +19,7 @@ from pytest_netbench._model.kinds import (
 )
 from pytest_netbench._model.no_latency import NoLatency, no_success_reason
 from pytest_netbench._model.phases import Phases
+from pytest_netbench._model.profile import ServerProfile
 from pytest_netbench._model.requests import RequestStats
 from pytest_netbench._model.sections import (
     GeneratorStats,
@@ -85,6 +86,8 @@ class LoadResult:
     checks: Mapping[str, CheckStats] = field(default_factory=dict)
     # Each request's phases: connect, tls, wait (time to first byte), receive.
     phases: Phases = field(default_factory=Phases)
+    # The managed server's profile, from a run of its own after this one (``profile=True``).
+    profile: ServerProfile | None = None
 
     # -- derived views users assert on -------------------------------------------------------
     @property
@@ -237,6 +240,7 @@ class LoadResult:
             "sessions": self.sessions.to_dict() if self.sessions is not None else None,
             "checks": {name: c.to_dict() for name, c in self.checks.items()},
             "phases": self.phases.to_dict(),
+            "profile": self.profile.to_dict() if self.profile is not None else None,
         }
         return out
 
@@ -304,6 +308,7 @@ class LoadResult:
                 for name, stats in (data.get("checks") or {}).items()
             },
             phases=Phases.from_dict(data["phases"]) if data.get("phases") else Phases(),
+            profile=ServerProfile.from_dict(data["profile"]) if data.get("profile") else None,
         )
 
 

@@ -42,6 +42,7 @@ from pytest_netbench._servers.command_line import (
     fill_in,
 )
 from pytest_netbench._servers.interpreters import InterpreterInfo, interpreter_info
+from pytest_netbench._servers.profiling import NoProfile, RunningProfile, start_profile
 from pytest_netbench._servers.readiness import (
     AllReady,
     Http2Ready,
@@ -264,6 +265,12 @@ class Server:
         if code is not None:
             self._keep_log()
             raise ServerCrashed(self._failure(f"{describe_exit(code)} after it became ready"))
+
+    def profiler(self) -> RunningProfile | NoProfile:
+        """Start sampling this server's process tree's stacks (``profile=True``)."""
+        if self.pid is None:
+            raise ServerError(f"server {self.name!r} was not started; call start() first")
+        return start_profile(self.pid)
 
     def monitor(self, interval: float = 0.1) -> ProcessTreeSampler:
         """A sampler of this server's process tree (not yet started), every ``interval`` s."""

@@ -1,0 +1,260 @@
+"""Sampling a managed server's process tree while a load runs: py-spy for CPython, Linux
+``perf`` (the CPU clock) for native servers; folded stacks back (``_model.profile``).
+
+:func:`start_profile` looks at the tree's root: a CPython interpreter gets py-spy (the
+``profile`` extra) following every subprocess (gunicorn's workers) and thread; anything
+else gets ``perf record -e cpu-clock -g`` on every process of the tree. Whatever stands
+in the way (no profiler, ptrace or perf not permitted, PyPy, a stripped binary, a
+profiler that fails) is one line in ``ServerProfile.problem``: the load runs all the same.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from time import monotonic
+
+import psutil
+
+from pytest_netbench._model import ServerProfile
+from pytest_netbench._model.profile import bounded
+from pytest_netbench._servers.sampling import ProcessTreeSampler
+
+RATE_HZ = 199  # samples a second per thread (py-spy) or per CPU (perf); off 100/200 Hz beats
+_STOP_TIMEOUT_S = 30.0
+_PERF_OFFSET = re.compile(r"\+0x[0-9a-f]+$")
+
+
+class RunningProfile:
+    """A profiler attached to a process tree; :meth:`stop` ends it and reads its stacks."""
+
+    def __init__(
+        self, tool: str, argv: list[str], output: Path, processes: int, folder: Path
+    ) -> None:
+        self.tool = tool
+        self.output = output
+        self.processes = processes
+        self._folder = folder
+        self._started = monotonic()
+        self._proc = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
+
+    def stop(self) -> ServerProfile:
+        duration = monotonic() - self._started
+        try:
+            if self._proc.poll() is None:
+                self._proc.send_signal(signal.SIGINT)
+            try:
+                _, err = self._proc.communicate(timeout=_STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                _, err = self._proc.communicate()
+                return _problem(f"{self.tool} did not stop within {_STOP_TIMEOUT_S:g} s")
+            folded = self._read(err.decode(errors="replace"))
+        finally:
+            shutil.rmtree(self._folder, ignore_errors=True)
+        if isinstance(folded, str):
+            return _problem(folded, tool=self.tool)
+        samples = sum(folded.values())
+        if not samples:
+            return _problem(f"{self.tool} took no sample of the server (was it idle?)", self.tool)
+        return ServerProfile(
+            tool=self.tool,
+            samples=samples,
+            rate_hz=RATE_HZ,
+            duration_s=duration,
+            processes=self.processes,
+            folded=bounded(folded),
+        )
+
+    def _read(self, err: str) -> dict[str, int] | str:
+        if not self.output.exists() or not self.output.stat().st_size:
+            return f"{self.tool} wrote no profile: {_last_line(err) or 'no message'}"
+        if self.tool == "py-spy":
+            return fold_py_spy(self.output.read_text(errors="replace"))
+        script = subprocess.run(
+            ["perf", "script", "-i", str(self.output), "-F", "comm,ip,sym,dso"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if script.returncode != 0:
+            return f"perf script failed: {_last_line(script.stderr)}"
+        return fold_perf_script(script.stdout)
+
+
+class NoProfile:
+    """What :func:`start_profile` gives when it cannot profile: :meth:`stop` says why."""
+
+    def __init__(self, profile: ServerProfile) -> None:
+        self.profile = profile
+
+    def stop(self) -> ServerProfile:
+        return self.profile
+
+
+def start_profile(pid: int) -> RunningProfile | NoProfile:
+    """Start sampling the process tree rooted at ``pid`` (:meth:`RunningProfile.stop`
+    ends it), or a :class:`NoProfile` saying why that cannot be done."""
+    started = _start(pid)
+    return NoProfile(started) if isinstance(started, ServerProfile) else started
+
+
+class AttachedServer:
+    """A server netbench did not start, known by its process id (``netbench http
+    --profile PID``): sampled and profiled as a managed one is."""
+
+    def __init__(self, pid: int) -> None:
+        if not psutil.pid_exists(pid):
+            raise ValueError(f"no process {pid} on this machine")
+        self.pid = pid
+
+    def monitor(self) -> ProcessTreeSampler:
+        return ProcessTreeSampler(self.pid)
+
+    def check_alive(self) -> None:
+        """Nothing to check: netbench does not own the process."""
+
+    def profiler(self) -> RunningProfile | NoProfile:
+        return start_profile(self.pid)
+
+
+def _start(pid: int) -> RunningProfile | ServerProfile:
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+        exe = root.exe()
+    except psutil.Error as exc:
+        return _problem(f"cannot read the server's process {pid}: {exc}")
+    folder = Path(tempfile.mkdtemp(prefix="netbench-profile-"))
+    name = Path(exe).name.lower()
+    if "pypy" in name:
+        return _problem(
+            "py-spy cannot profile PyPy and perf sees only its JIT: no profile of this server"
+        )
+    if name.startswith("python"):
+        py_spy = find_py_spy()
+        if py_spy is None:
+            return _problem(
+                "py-spy is not installed: pip install 'pytest-netbench[profile]' to profile a"
+                " Python server"
+            )
+        output = folder / "folded.txt"
+        argv = [py_spy, "record", "--pid", str(pid), "--subprocesses", "--nolineno"]
+        argv += ["--rate", str(RATE_HZ), "--format", "raw", "--output", str(output)]
+        argv.append("--nonblocking")  # never stops the server to read it
+        return RunningProfile("py-spy", argv, output, len(tree), folder)
+    problem = perf_problem()
+    if problem:
+        return _problem(problem)
+    if _stripped(exe):
+        return _problem(
+            f"{Path(exe).name} is stripped (no symbol table): perf could name no function;"
+            " profile a build with symbols"
+        )
+    output = folder / "perf.data"
+    pids = ",".join(str(p.pid) for p in tree)
+    argv = ["perf", "record", "-e", "cpu-clock", "-F", str(RATE_HZ), "-g", "-p", pids]
+    argv += ["-o", str(output), "--quiet"]
+    return RunningProfile("perf", argv, output, len(tree), folder)
+
+
+def find_py_spy() -> str | None:
+    """py-spy beside this interpreter (the extra installs it there), or on PATH."""
+    beside = Path(sys.executable).parent / "py-spy"
+    if beside.exists():
+        return str(beside)
+    return shutil.which("py-spy")
+
+
+def perf_problem() -> str:
+    """Why ``perf`` cannot sample here, or "" when it can."""
+    if shutil.which("perf") is None:
+        return "perf is not installed: apt-get install linux-perf to profile a native server"
+    try:
+        paranoid = int(Path("/proc/sys/kernel/perf_event_paranoid").read_text())
+    except (OSError, ValueError):
+        paranoid = 2
+    if os.geteuid() != 0 and paranoid > 1:
+        return (
+            f"perf may not sample other processes here (perf_event_paranoid = {paranoid}):"
+            " run as root, or sysctl kernel.perf_event_paranoid=1"
+        )
+    return ""
+
+
+def _stripped(exe: str) -> bool:
+    """True for an ELF file with no symbol table (.symtab), which perf cannot name."""
+    try:
+        data = Path(exe).read_bytes()
+    except OSError:
+        return False
+    return data[:4] == b"\x7fELF" and b".symtab" not in data
+
+
+_PY_SPY_PROCESS = re.compile(r'^process \d+:".*"$')
+
+
+def fold_py_spy(text: str) -> dict[str, int]:
+    """py-spy's raw output (``frame;frame count`` per line, root first) as a dict. The
+    frames of the processes a stack ran in (``process 4242:"python -m gunicorn ..."``,
+    the server's, then a worker's) become ``[server process]`` and ``[child process]``:
+    two runs' (other pids, other ports on the command line) and two workers' stacks add
+    up, and which process spent the time still shows."""
+    folded: Counter[str] = Counter()
+    for line in text.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if stack and count.isdigit():
+            folded[";".join(_py_spy_frames(stack.split(";")))] += int(count)
+    return dict(folded)
+
+
+def _py_spy_frames(frames: list[str]) -> list[str]:
+    out: list[str] = []
+    for frame in frames:
+        if _PY_SPY_PROCESS.match(frame):
+            frame = "[child process]" if out else "[server process]"
+        out.append(frame)
+    return out
+
+
+def fold_perf_script(text: str) -> dict[str, int]:
+    """``perf script -F comm,ip,sym,dso`` output folded: each sample a stack of function
+    names from the root, under its process's name (``nginx;main;...;ngx_http_...``)."""
+    folded: Counter[str] = Counter()
+    for block in text.split("\n\n"):
+        lines = [line for line in block.splitlines() if line.strip()]
+        if not lines:
+            continue
+        comm = lines[0].strip().rstrip(":").strip() or "[unknown]"
+        frames = [_perf_frame(line) for line in lines[1:]]
+        frames.reverse()  # perf prints the leaf first
+        folded[";".join([comm, *frames])] += 1
+    return dict(folded)
+
+
+def _perf_frame(line: str) -> str:
+    parts = line.split(None, 1)
+    rest = parts[1] if len(parts) > 1 else parts[0]
+    symbol, _, dso = rest.rpartition(" (")
+    symbol = _PERF_OFFSET.sub("", symbol.strip())
+    if not symbol or symbol == "[unknown]":
+        return f"[{Path(dso.rstrip(')')).name or 'unknown'}]"
+    return symbol
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def _problem(text: str, tool: str = "") -> ServerProfile:
+    return ServerProfile(tool=tool, problem=text)

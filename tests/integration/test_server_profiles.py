@@ -1,0 +1,93 @@
+"""Profiles of managed servers (``profile=True``), with the real profilers: py-spy on
+gunicorn with two workers, perf on a native server; and what stands in the way of one,
+in one line, the load running all the same."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_netbench import Server, http_load
+from pytest_netbench._servers.profiling import find_py_spy, perf_problem
+
+HERE = Path(__file__).parent / "profiled"
+needs_py_spy = pytest.mark.skipif(find_py_spy() is None, reason="the profile extra (py-spy)")
+needs_perf = pytest.mark.skipif(bool(perf_problem()), reason=perf_problem() or "perf")
+
+
+@pytest.fixture(scope="module")
+def native(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """hot_httpd.c built with symbols."""
+    if shutil.which("gcc") is None:
+        pytest.skip("needs gcc")
+    binary = tmp_path_factory.mktemp("native") / "hot_httpd"
+    subprocess.run(
+        [
+            "gcc",
+            "-O1",
+            "-g",
+            "-fno-omit-frame-pointer",
+            "-o",
+            str(binary),
+            str(HERE / "hot_httpd.c"),
+        ],
+        check=True,
+        timeout=60,
+    )
+    return binary
+
+
+@needs_py_spy
+def test_gunicorn_with_two_workers_is_profiled_by_py_spy() -> None:
+    command = [sys.executable, "-m", "gunicorn", "-w", "2", "-b", "{host}:{port}", "hot_wsgi:app"]
+    with Server(command, cwd=HERE, name="gunicorn-hot") as server:
+        r = http_load(server.url, server=server, connections=4, duration=1.0, profile=True)
+    assert r.ok > 0 and r.errors_total == 0
+    profile = r.profile
+    assert profile is not None and profile.problem == "", profile
+    assert profile.tool == "py-spy"
+    assert profile.processes == 3  # the arbiter and its two workers
+    # The workers answered: their stacks are under the server's process.
+    assert any(s.startswith("[server process];[child process];") for s in profile.folded)
+    top = profile.hottest(1)[0]
+    assert top.name.startswith("render_page"), profile.hottest(5)
+    assert top.self_share > 0.3
+    assert top.self_cpu_ms_per_request <= profile.cpu_ms_per_request
+    assert profile.ok > 0 and profile.cpu_ms_per_request > 0
+
+
+@needs_perf
+def test_a_native_server_is_profiled_by_perf(native: Path) -> None:
+    with Server([str(native)], port_pattern=r"port (\d+)", name="hot-httpd") as server:
+        r = http_load(server.url, server=server, connections=1, duration=1.0, profile=True)
+    assert r.ok > 0
+    profile = r.profile
+    assert profile is not None and profile.problem == "", profile
+    assert profile.tool == "perf"
+    top = profile.hottest(1)[0]
+    assert top.name == "checksum_body", profile.hottest(5)
+    assert profile.samples > 50
+
+
+@needs_perf
+def test_a_stripped_binary_is_one_line_and_the_load_runs(native: Path, tmp_path: Path) -> None:
+    stripped = tmp_path / "hot_httpd_stripped"
+    shutil.copy(native, stripped)
+    subprocess.run(["strip", str(stripped)], check=True, timeout=30)
+    with Server([str(stripped)], port_pattern=r"port (\d+)", name="hot-stripped") as server:
+        r = http_load(server.url, server=server, connections=1, duration=0.5, profile=True)
+    assert r.ok > 0
+    assert r.profile is not None and r.profile.samples == 0
+    assert "is stripped" in r.profile.problem and "\n" not in r.profile.problem
+
+
+def test_without_a_managed_server_profile_says_so(native: Path) -> None:
+    with Server([str(native)], port_pattern=r"port (\d+)", name="hot-unwatched") as server:
+        r = http_load(server.url, connections=1, duration=0.3, profile=True)
+    assert r.ok > 0
+    assert r.profile is not None
+    assert r.profile.problem.startswith("profile=True needs a server")
