@@ -111,9 +111,12 @@ def check_plot(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -> LoadResult:
-    """The command's load at its target, with the live line, the cluster and the retries."""
+    """The command's load at its target, with the live line, the cluster and the retries;
+    the server behind the target's port sampled (and with ``--profile``, profiled)."""
     from pytest_netbench._load.api import echo_load, grpc_load, http_load, ws_load
 
+    profile = bool(getattr(args, "profile", False))
+    server = _profiled(args) if profile else sampled_server(args)
     load: Callable[..., LoadResult]
     if args.command == "grpc":
         message = grpc_message(args)
@@ -124,10 +127,12 @@ def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -
         from pytest_netbench._input.target import parse_host_port
 
         load = functools.partial(echo_load, *parse_host_port(args.target))
+    elif profile:
+        load = functools.partial(http_load, args.url, profile=True)
     else:
         load = functools.partial(ws_load if args.command == "ws" else http_load, args.url)
     return load(
-        server=sampled_server(args),
+        server=server,
         progress=live.progress,
         stop=live.stop,
         cluster=args.cluster,
@@ -161,6 +166,18 @@ def sampled_server(args: argparse.Namespace) -> ListeningServer | None:
     if host != "localhost" and not is_loopback_literal(host):
         return None  # another machine's server: nothing here to sample
     return find_listening_server(port)
+
+
+def _profiled(args: argparse.Namespace) -> ListeningServer:
+    """``--profile``: the server behind the target's port (or ``--server-pid``'s), whose
+    process is profiled after the load."""
+    server = sampled_server(args)
+    if server is None:
+        raise SpecError(
+            "--profile profiles the server's process, and no process this user can see"
+            " listens on the target's port: give it with --server-pid PID"
+        )
+    return server
 
 
 def grpc_message(args: argparse.Namespace) -> bytes:

@@ -289,6 +289,13 @@ def _add_http(http: argparse.ArgumentParser) -> None:
     _add_server_pid_option(http_run)
     _add_output_options(http, "the result", "LoadResult.to_dict()", pictures=True)
     http.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
+    http.add_argument(
+        "--profile",
+        action="store_true",
+        help="after the load, profile the server in a run of its own (py-spy for Python,"
+        " perf for native servers) and show its top functions: the process behind the"
+        " target's port, or --server-pid's",
+    )
     add_threshold_option(http)
     http.add_argument(
         "--show-requests",

@@ -75,16 +75,25 @@ class NetbenchFixture:
         allow_invalid: bool = False,
         retries: int | None = None,
         cluster: object | None = None,
+        profile: bool | None = None,
         **options: Unpack[HttpOptions],
     ) -> LoadResult:
         """Drive HTTP load at ``url`` (a URL, or a server the test started; the options
-        as ``http_load``'s) and record the result."""
+        as ``http_load``'s) and record the result. ``profile``: profile the server in a
+        run of its own after the measured ones (default: ``--netbench-profile``)."""
         from pytest_netbench._input.spec import http_spec
 
         target, server = self._target(url, server)
         spec = self._checked(lambda: http_spec(target, **options))
+        profiled = self._session.settings.profile if profile is None else profile
         return self._run(
-            spec, server, label, allow_invalid, self._retries(retries, allow_invalid), cluster
+            spec,
+            server,
+            label,
+            allow_invalid,
+            self._retries(retries, allow_invalid),
+            cluster,
+            profile=profiled,
         )
 
     def scenarios(
@@ -512,6 +521,8 @@ class NetbenchFixture:
         retries: int,
         cluster: object | None = None,
         run_load: Callable[[LoadSpec, Server | None], LoadResult] | None = None,
+        *,
+        profile: bool = False,
     ) -> LoadResult:
         from pytest_netbench._experiment.trials import Arm
         from pytest_netbench._plugin import sequential_trials
@@ -541,13 +552,16 @@ class NetbenchFixture:
             )
             ran = _in_run_order(ab)
             tested = ab.b
+        median = tested.median
+        if profile:  # after the trials, in runs of their own: never the ones judged
+            ran, median = _profiled(ran, median, {arm: (s, runners[arm]) for arm, s, _ in arms})
         for arm, trial, attempts in ran:
             self._keep(attempts, runners[arm], trial=trial, arm=arm, label=label)
         if not allow_invalid:
             # Every trial lands in the matrix and the comparison, not only the median one.
             for _arm, _trial, attempts in ran:
                 fail_if_invalid(attempts)
-        return tested.median
+        return median
 
     def _keep(
         self, attempts: Attempts, runner: PluginRunner, *, trial: int, arm: str | None, label: str
@@ -624,6 +638,31 @@ def _split(options: Mapping[str, Any], own: Any) -> tuple[dict[str, Any], dict[s
     names = own.__required_keys__ | own.__optional_keys__
     mine = {k: v for k, v in options.items() if k in names}
     return mine, {k: v for k, v in options.items() if k not in names}
+
+
+def _profiled(
+    ran: list[tuple[str | None, int, Attempts]],
+    median: LoadResult,
+    arms: dict[str | None, tuple[LoadSpec, PluginRunner]],
+) -> tuple[list[tuple[str | None, int, Attempts]], LoadResult]:
+    """Each arm's median trial with its server's profile, from one more run of its own
+    (``with_profile``); the result the test gets (the tested arm's median) likewise."""
+    from pytest_netbench._experiment.trials import median_trial
+
+    out = list(ran)
+    for arm, (spec, runner) in arms.items():
+        kept = [attempts.kept for name, _t, attempts in ran if name == arm]
+        if not kept:
+            continue
+        middle = median_trial(kept)
+        with_it = runner.profiled(spec, middle)
+        out = [
+            (name, t, dataclasses.replace(a, kept=with_it) if a.kept is middle else a)
+            for name, t, a in out
+        ]
+        if middle is median:
+            median = with_it
+    return out, median
 
 
 def _in_run_order(ab: AbResult) -> list[tuple[str | None, int, Attempts]]:

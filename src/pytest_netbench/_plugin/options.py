@@ -61,6 +61,8 @@ class Settings:
     retries: int | None = None
     # Interpreters named for python= (ini netbench_python, NETBENCH_PYTHON, the flag).
     pythons: Mapping[str, NamedInterpreter] = field(default_factory=dict)
+    # --netbench-profile: every load of a managed server gets a profiled run of its own.
+    profile: bool = False
 
     @property
     def compare_requested(self) -> bool:
@@ -119,6 +121,14 @@ def add_options(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="run performance tests (without it they are skipped).",
+    )
+    group.addoption(
+        "--netbench-profile",
+        action="store_true",
+        default=False,
+        help="after each load of a managed server, run it once more with the server's"
+        " process tree sampled (py-spy for Python, perf for native servers) and show its top"
+        " functions; the profiled run is never the one judged (docs/profiles.md).",
     )
     group.addoption(
         "--netbench-scale",
@@ -287,6 +297,7 @@ def read_settings(config: pytest.Config) -> Settings:
         server_scope=scope,
         retries=retries,
         pythons=_read_pythons(config),
+        profile=bool(opt("--netbench-profile")),
     )
 
 

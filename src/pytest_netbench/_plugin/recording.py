@@ -68,6 +68,16 @@ class PluginRunner:
             return self._run_load(spec, self._server)
         return run_spec(spec, self._server, cluster=self._cluster)
 
+    def profiled(self, spec: LoadSpec, measured: LoadResult) -> LoadResult:
+        """``measured`` with the server's profile, from one more load of ``spec`` that is
+        never recorded (``with_profile``)."""
+        from pytest_netbench._load.api import with_profile
+
+        result = with_profile(spec, self._server, measured, self._load)
+        self._windows[id(result)] = self.window_of(measured)
+        self._seen.append(result)
+        return result
+
     def window_of(self, result: LoadResult) -> WindowTimes:
         return self._windows.get(id(result), WindowTimes())
 

@@ -24,6 +24,7 @@ from pytest_netbench._report.cells import format_bytes, format_count, format_ms
 from pytest_netbench._report.checks import check_lines
 from pytest_netbench._report.endings import ending_text
 from pytest_netbench._report.phases import phase_lines
+from pytest_netbench._report.profile import profile_lines
 from pytest_netbench._report.requests import request_lines
 from pytest_netbench._report.sessions import flow_model, flow_target
 from pytest_netbench._report.shares import share_lines
@@ -67,6 +68,7 @@ def format_result(
     lines += check_lines(result)
     lines += _per_request(result, width)
     lines += _server(result, width)
+    lines += profile_lines(result, width)
     lines += _generator(result, width)
     lines += share_lines(result, width)
     if thresholds is not None:

@@ -46,6 +46,7 @@ from pytest_netbench._report.markdown import (
 )
 from pytest_netbench._report.matrix import Matrix, build_matrices
 from pytest_netbench._report.phases import phase_tables_markdown
+from pytest_netbench._report.profile import profile_tables_markdown
 from pytest_netbench._report.requests import request_tables_markdown
 from pytest_netbench._report.sessions import sessions_markdown
 
@@ -227,6 +228,7 @@ class MarkdownWriter:
                         request_tables_markdown(outputs.records, m.function),
                         check_tables_markdown(outputs.records, m.function),
                         phase_tables_markdown(outputs.records, m.function),
+                        profile_tables_markdown(outputs.records, m.function),
                         sessions_markdown(outputs.records, m.function),
                         endings_markdown(outputs.records, m.function),
                     )

@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+from typing import TYPE_CHECKING
 
 import psutil
 
 from pytest_netbench._errors import ServerCrashed
 from pytest_netbench._servers.ports import describe_process, listener_pids
 from pytest_netbench._servers.sampling import ProcessTreeSampler
+
+if TYPE_CHECKING:
+    from pytest_netbench._servers.profiling import NoProfile, RunningProfile
 
 
 class ListeningServer:
@@ -38,6 +42,12 @@ class ListeningServer:
 
     def monitor(self, interval: float = 0.1) -> ProcessTreeSampler:
         return ProcessTreeSampler(self.pid, interval, port=self.port)
+
+    def profiler(self) -> RunningProfile | NoProfile:
+        """A profile of the tree, started now (``http_load(..., profile=True)``)."""
+        from pytest_netbench._servers.profiling import start_profile
+
+        return start_profile(self.pid)
 
     def check_alive(self) -> None:
         """Raise :class:`ServerCrashed` when the process is gone (or its pid was reused)."""

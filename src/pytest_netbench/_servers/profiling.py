@@ -25,9 +25,11 @@ import psutil
 
 from pytest_netbench._model import ServerProfile
 from pytest_netbench._model.profile import bounded
-from pytest_netbench._servers.sampling import ProcessTreeSampler
 
-RATE_HZ = 199  # samples a second per thread (py-spy) or per CPU (perf); off 100/200 Hz beats
+# Samples a second: per thread for py-spy (whose reads of the interpreter cost more), per
+# CPU-second the tree spends for perf; both off round rates, so no timer beats with them.
+RATE_HZ = 199
+PERF_RATE_HZ = 997
 _STOP_TIMEOUT_S = 30.0
 _PERF_OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 
@@ -39,6 +41,7 @@ class RunningProfile:
         self, tool: str, argv: list[str], output: Path, processes: int, folder: Path
     ) -> None:
         self.tool = tool
+        self.rate_hz = PERF_RATE_HZ if tool == "perf" else RATE_HZ
         self.output = output
         self.processes = processes
         self._folder = folder
@@ -69,7 +72,7 @@ class RunningProfile:
         return ServerProfile(
             tool=self.tool,
             samples=samples,
-            rate_hz=RATE_HZ,
+            rate_hz=self.rate_hz,
             duration_s=duration,
             processes=self.processes,
             folded=bounded(folded),
@@ -108,25 +111,6 @@ def start_profile(pid: int) -> RunningProfile | NoProfile:
     return NoProfile(started) if isinstance(started, ServerProfile) else started
 
 
-class AttachedServer:
-    """A server netbench did not start, known by its process id (``netbench http
-    --profile PID``): sampled and profiled as a managed one is."""
-
-    def __init__(self, pid: int) -> None:
-        if not psutil.pid_exists(pid):
-            raise ValueError(f"no process {pid} on this machine")
-        self.pid = pid
-
-    def monitor(self) -> ProcessTreeSampler:
-        return ProcessTreeSampler(self.pid)
-
-    def check_alive(self) -> None:
-        """Nothing to check: netbench does not own the process."""
-
-    def profiler(self) -> RunningProfile | NoProfile:
-        return start_profile(self.pid)
-
-
 def _start(pid: int) -> RunningProfile | ServerProfile:
     try:
         root = psutil.Process(pid)
@@ -162,7 +146,7 @@ def _start(pid: int) -> RunningProfile | ServerProfile:
         )
     output = folder / "perf.data"
     pids = ",".join(str(p.pid) for p in tree)
-    argv = ["perf", "record", "-e", "cpu-clock", "-F", str(RATE_HZ), "-g", "-p", pids]
+    argv = ["perf", "record", "-e", "cpu-clock", "-F", str(PERF_RATE_HZ), "-g", "-p", pids]
     argv += ["-o", str(output), "--quiet"]
     return RunningProfile("perf", argv, output, len(tree), folder)
 
