@@ -95,6 +95,8 @@ if TYPE_CHECKING:
     from pytest_netbench._model.live import LoadProgress as LoadProgress
     from pytest_netbench._model.live import StopSignal as StopSignal
     from pytest_netbench._model.phases import Phases as Phases
+    from pytest_netbench._model.profile import FunctionCost as FunctionCost
+    from pytest_netbench._model.profile import ServerProfile as ServerProfile
     from pytest_netbench._model.requests import RequestStats as RequestStats
     from pytest_netbench._model.result import LoadResult as LoadResult
     from pytest_netbench._model.sections import GeneratorStats as GeneratorStats

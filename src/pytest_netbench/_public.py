@@ -55,6 +55,8 @@ PUBLIC: dict[str, str] = {
     "LoadResult": "pytest_netbench._model.result",
     "LatencySummary": "pytest_netbench._model.sections",
     "Phases": "pytest_netbench._model.phases",
+    "ServerProfile": "pytest_netbench._model.profile",
+    "FunctionCost": "pytest_netbench._model.profile",
     "GeneratorStats": "pytest_netbench._model.sections",
     "ServerStats": "pytest_netbench._model.sections",
     "TimelineRow": "pytest_netbench._model.sections",

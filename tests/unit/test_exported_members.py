@@ -26,7 +26,7 @@ EXPECTED = {
     "ws_load", "ws_load_async", "ws_spec", "WsOptions",
     "grpc_load", "grpc_spec", "grpc_message_from_json",
     "LoadResult",
-    "LatencySummary", "GeneratorStats", "Phases",
+    "LatencySummary", "GeneratorStats", "Phases", "ServerProfile", "FunctionCost",
     "ServerStats", "TimelineRow", "ERROR_KINDS", "metric_value",
     "RequestStats", "ShareStats", "ProbeStats",
     # user flows
