@@ -42,6 +42,7 @@ from pytest_netbench._compare.metrics import (
     request_name,
 )
 from pytest_netbench._compare.noise import MetricNoise
+from pytest_netbench._compare.profile_diff import WhereTimeWent, where_time_went_runs
 from pytest_netbench._compare.records import ExperimentRecord, Record, result_from_dict
 
 # Re-exported: thresholds lived here, and callers (the plugin, the public API) import them so.
@@ -120,6 +121,8 @@ class Comparison:
     only_in_current: tuple[str, ...] = ()
     baseline_name: str = ""
     thresholds: tuple[Threshold, ...] = field(default_factory=tuple)
+    # Tests profiled on both sides: the functions ranked by their change in CPU/request.
+    where: tuple[WhereTimeWent, ...] = ()
 
     @property
     def regressions(self) -> list[MetricComparison]:
@@ -326,6 +329,7 @@ def compare_runs(
         only_in_current=tuple(k for k in cur_keys if k not in base_keys),
         baseline_name=baseline_name,
         thresholds=tuple(thresholds),
+        where=where_time_went_runs(current, baseline),
     )
 
 

@@ -241,6 +241,7 @@ def _compare_ab(
         compare_experiments,
         compare_results,
     )
+    from pytest_netbench._compare.profile_diff import profiled, where_time_went
     from pytest_netbench._plugin.sequential_trials import gate_rule
 
     gate = settings.compare_fail
@@ -250,10 +251,14 @@ def _compare_ab(
     rule = gate_rule(settings)
     noise = _stored_noise(settings)
     items = []
+    where = []
     for pair in _pair_arms(records):
         head = [r.result for r in pair.head]
         base = [r.result for r in pair.base]
         items += compare_results(pair.title, head, base, limits, rule=rule, noise=noise)
+        base_profile, head_profile = profiled(base), profiled(head)
+        if base_profile is not None and head_profile is not None:
+            where.append(where_time_went(pair.title, base_profile, head_profile))
     for exp_pair in _pair_arms(experiments):
         items += compare_experiments(
             exp_pair.title, exp_pair.head, exp_pair.base, limits, rule=rule
@@ -262,6 +267,7 @@ def _compare_ab(
         items=tuple(items),
         baseline_name="BASE (A/B: HEAD and BASE in interleaved trials, this session)",
         thresholds=tuple(limits),
+        where=tuple(where),
     )
 
 

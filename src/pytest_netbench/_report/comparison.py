@@ -20,6 +20,7 @@ from pytest_netbench._compare.metric_verdict import percent_words
 from pytest_netbench._compare.metrics import higher_is_better
 from pytest_netbench._report.markdown import render_table_markdown
 from pytest_netbench._report.matrix import abbreviate
+from pytest_netbench._report.profile import where_lines, where_markdown, where_to_dict
 
 COMPARISON_HEADERS = (
     "metric",
@@ -230,6 +231,7 @@ def render_comparison_text(comparison: Comparison, *, width: int = 80) -> str:
             last_key = key
         lines.append(_table_line(cells, first))
     lines += _footer_lines(comparison, width)
+    lines += where_lines(comparison.where, width)
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
@@ -256,6 +258,7 @@ def render_comparison_markdown(comparison: Comparison) -> str:
         + f"\n{summary}\n"
         + "".join(f"\n- {note}" for note in notes)
         + "\n"
+        + (f"\n{where_markdown(comparison.where)}" if comparison.where else "")
     )
 
 
@@ -267,6 +270,7 @@ def comparison_to_dict(comparison: Comparison) -> dict[str, Any]:
         "failed": comparison.failed,
         "cannot_tell": comparison.cannot_tell,
         "counts": dict(summary_counts(comparison)),
+        "where_the_time_went": [where_to_dict(w) for w in comparison.where],
         "only_in_baseline": list(comparison.only_in_baseline),
         "only_in_current": list(comparison.only_in_current),
         "items": [_item_to_dict(item) for item in comparison.items],
