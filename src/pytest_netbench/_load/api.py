@@ -424,14 +424,19 @@ def with_profile(
     profile = dataclasses.replace(
         profile,
         ok=profiled.ok,
-        cpu_ms_per_request=_cpu_per_request(profiled),
-        measured_cpu_ms_per_request=_cpu_per_request(measured),
+        cpu_ms_per_request=_cpu_per_request(profiled, profile.tool),
+        measured_cpu_ms_per_request=_cpu_per_request(measured, profile.tool),
     )
     return dataclasses.replace(measured, profile=profile)
 
 
-def _cpu_per_request(result: LoadResult) -> float:
-    return result.server.cpu_ms_per_request if result.server is not None else math.nan
+def _cpu_per_request(result: LoadResult, tool: str) -> float:
+    """The server CPU per request a profile's samples share: py-spy samples the Python
+    code holding the GIL, which runs in user time; perf samples user and kernel stacks."""
+    server = result.server
+    if server is None:
+        return math.nan
+    return server.cpu_user_ms_per_request if tool == "py-spy" else server.cpu_ms_per_request
 
 
 def _run_with_retries(

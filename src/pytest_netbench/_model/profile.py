@@ -49,8 +49,9 @@ class ServerProfile:
     duration_s: float = 0.0
     processes: int = 0  # of the tree, when the profile began
     ok: int = 0  # ok responses of the profiled run
-    # The server's CPU per ok response, in the profiled run and in the measured one: their
-    # ratio is what sampling cost it.
+    # The server's CPU per ok response that the samples share (user time for py-spy, which
+    # samples the Python code holding the GIL; user and system for perf), in the profiled
+    # run and in the measured one: their ratio is what sampling cost it.
     cpu_ms_per_request: float = math.nan
     measured_cpu_ms_per_request: float = math.nan
     folded: Mapping[str, int] = field(default_factory=dict, repr=False)

@@ -132,7 +132,7 @@ def _start(pid: int) -> RunningProfile | ServerProfile:
                 " Python server"
             )
         output = folder / "folded.txt"
-        argv = [py_spy, "record", "--pid", str(pid), "--subprocesses", "--nolineno"]
+        argv = [py_spy, "record", "--pid", str(pid), "--subprocesses", "--nolineno", "--gil"]
         argv += ["--rate", str(RATE_HZ), "--format", "raw", "--output", str(output)]
         argv.append("--nonblocking")  # never stops the server to read it
         return RunningProfile("py-spy", argv, output, len(tree), folder)
