@@ -644,3 +644,20 @@ def test_what_cannot_be_done_is_refused_before_any_socket(
     with pytest.raises(SpecError, match=None) as caught:
         http_load("http://127.0.0.1:9/", requests=1, **options)  # type: ignore[arg-type]
     assert words in str(caught.value)
+
+
+def test_phases_split_an_answer_at_its_headers(go_h2: str, loop: str) -> None:
+    """HEADERS 30 ms after the request, the body 20 ms later: wait ~30, receive ~20 (the
+    first byte of an HTTP/2 answer is taken as its HEADERS frame's arrival)."""
+    r = consistent(
+        http_load(
+            f"{go_h2}/split/30/20", protocol="h2", streams=2, connections=1, requests=20,
+            verify_tls=False, loop=loop,
+        )
+    )  # fmt: skip
+    assert (r.ok, r.errors_total) == (20, 0)
+    assert r.phases.wait.count == r.phases.receive.count == 20
+    assert abs(r.phases.wait.p50_ms - 30.0) <= 2.0, r.phases.wait
+    assert abs(r.phases.receive.p50_ms - 20.0) <= 2.0, r.phases.receive
+    assert r.phases.connect.count == 1
+    assert r.phases.tls.count == (1 if go_h2.startswith("https") else 0)

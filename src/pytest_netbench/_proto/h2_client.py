@@ -111,6 +111,7 @@ class H2ClientConnection:
         "connection_error",
         "failed",
         "goaway",
+        "on_head",
         "settings_acked",
     )
 
@@ -131,6 +132,9 @@ class H2ClientConnection:
                 raise ValueError(f"{name}_window must be in 65535..2^31-1, got {window}")
         self._request = request
         self._grpc = request.grpc
+        # Called with a stream's id as its final response HEADERS arrive, before its body
+        # (the engine times the answer's first byte by it: phases); None: not called.
+        self.on_head: Callable[[int], None] | None = None
         self._on_response = on_response
         self._on_stream_error = on_stream_error
         self._max_streams = max_streams
@@ -458,6 +462,8 @@ class H2ClientConnection:
             self._cancel_body(stream_id)
         else:
             self._streams[stream_id] = status
+            if self.on_head is not None:
+                self.on_head(stream_id)
 
     def _end_call(self, stream_id: int, status: int, trailers: tuple[int, str] | None) -> None:
         """A gRPC call's end: ok only with HTTP 200 and grpc-status 0 (``trailers``: the

@@ -34,6 +34,7 @@ from typing import Protocol, cast
 from pytest_netbench._engine.asyncio_io.connection import Connection, ConnectionOwner
 from pytest_netbench._engine.rules.accounting import RunAccounting
 from pytest_netbench._engine.rules.h2_streams import H2Streams, alpn_refusal
+from pytest_netbench._engine.rules.phases import record_connect
 from pytest_netbench._model import LoadSpec
 
 
@@ -83,6 +84,9 @@ class H2Connection(Connection):
         if alpn:
             self.on_protocol_error(alpn)
             return
+        self.opened_ns = now = monotonic_ns()
+        if self.pending and self.connect_started >= self._measure:
+            record_connect(self._rec, self.connect_started, self.tcp_done, now)
         client = self.streams.client
         assert client is not None
         self._feeding = True

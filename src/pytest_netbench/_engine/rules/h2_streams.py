@@ -47,6 +47,7 @@ class H2Streams:
         "_varied",
         "client",
         "ended",
+        "firsts",
         "unopened",
     )
 
@@ -75,6 +76,10 @@ class H2Streams:
         self.client: H2ClientConnection | None = H2ClientConnection(
             request, self._on_response, self._on_error, max_streams=spec.outstanding_per_connection
         )
+        # Phases: when each open stream's response HEADERS came (its first byte, near
+        # enough); a stream whose HEADERS ended it came whole.
+        self.firsts: dict[int, int] = {}
+        self.client.on_head = self._on_head
 
     def release(self) -> None:
         """Forget the client: its callbacks are this object's bound methods (a cycle)."""
@@ -223,18 +228,24 @@ class H2Streams:
         del requests.intended[index]
         return start, intended, kind
 
+    def _on_head(self, stream_id: int) -> None:
+        self.firsts[stream_id] = monotonic_ns()
+
     def _on_response(self, stream_id: int, status: int) -> None:
         now = monotonic_ns()
         start, intended, kind = self._pop_stream(stream_id)
         if self._grpc and status == 200:
             status = 0  # grpc-status OK (h2_client ends a call ok only so)
+        first = self.firsts.pop(stream_id, 0)
+        opened = getattr(self._requests, "opened_ns", 0)
         if kind < 0:
-            self._rules.record(status, start, intended, now)
+            self._rules.record(status, start, intended, now, first, opened)
         else:
-            self._rules.record_kind(status, start, intended, now, kind)
+            self._rules.record_kind(status, start, intended, now, kind, first, opened)
         self.ended += 1
 
     def _on_error(self, stream_id: int, error: StreamError) -> None:
+        self.firsts.pop(stream_id, None)
         _, intended, kind = self._pop_stream(stream_id)
         code = error.code if error.cause == "grpc_status" else -1
         self._rules.fail_request(intended, error.kind, error.reason, kind, code)

@@ -80,7 +80,7 @@ class _Slot:
         "intended",
         "keep_alive",
         "kinds",
-        "opened",
+        "opened_ns",
         "pending",
         "served",
         "ws_idle",
@@ -97,7 +97,7 @@ class _Slot:
         self.broken = ""
         # Phases (rules.phases): when the connection was open, when the answer being
         # parsed began (0: none begun).
-        self.opened = 0
+        self.opened_ns = 0
         self.first = 0
         self.ws_leftover = b""  # frames that came with a WebSocket handshake's answer
         # A WebSocket open, unbroken and with no frame half written: it may close cleanly.
@@ -273,9 +273,9 @@ class TrioRun(OpenAccounting):
         first, slot.first = slot.first, 0
         if self.mix:
             kind = slot.kinds.popleft()
-            self.record_kind(code, start, intended, now, kind, first, slot.opened)
+            self.record_kind(code, start, intended, now, kind, first, slot.opened_ns)
         else:
-            self.record(code, start, intended, now, first, slot.opened)
+            self.record(code, start, intended, now, first, slot.opened_ns)
 
     # -- one connection --
     async def connect(self, slot: _Slot) -> trio.abc.Stream | None:
@@ -293,7 +293,7 @@ class TrioRun(OpenAccounting):
                 lambda: tcp_done.__setitem__(0, monotonic_ns()),
             )
             self.contact.reached = True
-            slot.opened = now = monotonic_ns()
+            slot.opened_ns = now = monotonic_ns()
             if slot.pending and started >= self.measure_start_ns and not self.stopping:
                 record_connect(self.recorder, started, tcp_done[0], now)
             return stream if self.exchange.websocket is None else await self._upgrade(slot, stream)

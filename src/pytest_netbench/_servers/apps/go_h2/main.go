@@ -8,7 +8,8 @@
 //	     made at start, so no key is written anywhere; clients must not verify it.
 //
 // Paths as ../go's hello app: "/" -> "Hello World!", "/bytes/N", "/status/N"; and
-// "/trailers", which answers "ok" with a trailer "x-done: yes". Prints
+// "/trailers", which answers "ok" with a trailer "x-done: yes"; "/split/H/B", which sends
+// its HEADERS H ms after the request and its body "hello" B ms later. Prints
 // "NETBENCH_LISTENING port=<n>" once listening; exits 0 on SIGTERM/SIGINT.
 package main
 
@@ -67,6 +68,18 @@ func handle(w http.ResponseWriter, r *http.Request) {
 			}
 			n -= chunk
 		}
+	case strings.HasPrefix(path, "/split/"):
+		var head, body int
+		if _, err := fmt.Sscanf(path, "/split/%d/%d", &head, &body); err != nil {
+			http.Error(w, "bad split", http.StatusBadRequest)
+			return
+		}
+		time.Sleep(time.Duration(head) * time.Millisecond)
+		h["Content-Length"] = []string{"5"}
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		time.Sleep(time.Duration(body) * time.Millisecond)
+		w.Write([]byte("hello"))
 	case strings.HasPrefix(path, "/status/"):
 		code, err := strconv.Atoi(path[len("/status/"):])
 		if err != nil || code < 200 || code > 599 {
