@@ -15,6 +15,7 @@ from pytest_netbench import Server, http_load
 from pytest_netbench._servers.profiling import find_py_spy, perf_problem
 
 HERE = Path(__file__).parent / "profiled"
+NETBENCH = [sys.executable, "-m", "pytest_netbench.cli"]
 needs_py_spy = pytest.mark.skipif(find_py_spy() is None, reason="the profile extra (py-spy)")
 needs_perf = pytest.mark.skipif(bool(perf_problem()), reason=perf_problem() or "perf")
 
@@ -91,3 +92,31 @@ def test_without_a_managed_server_profile_says_so(native: Path) -> None:
     assert r.ok > 0
     assert r.profile is not None
     assert r.profile.problem.startswith("profile=True needs a server")
+
+
+@needs_perf
+def test_the_command_profiles_a_server_named_by_its_pid(native: Path) -> None:
+    with Server([str(native)], port_pattern=r"port (\d+)", name="hot-cli") as server:
+        assert server.pid is not None
+        command = [*NETBENCH, "http", server.url, "-c", "1", "-d", "0.5"]
+        done = subprocess.run(
+            [*command, "--profile", str(server.pid)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert "Server profile (perf, " in done.stdout, done.stderr
+    assert "checksum_body" in done.stdout
+
+
+def test_the_command_refuses_a_pid_that_is_no_process() -> None:
+    done = subprocess.run(
+        [*NETBENCH, "http", "http://127.0.0.1:9/", "--profile", "999999999"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.endswith("--profile 999999999: no process 999999999 on this machine; give the"
+                         " server's process id")  # fmt: skip
