@@ -13,6 +13,7 @@ from factories import make_result
 from pytest_netbench._compare.records import Record
 from pytest_netbench._model import LoadResult, ServerProfile
 from pytest_netbench._model.profile import OTHER_STACKS, bounded
+from pytest_netbench._report.html.profile import flame_html, profiles_html
 from pytest_netbench._report.profile import profile_lines, profile_tables_markdown
 from pytest_netbench._servers.profiling import fold_perf_script, fold_py_spy
 
@@ -107,3 +108,17 @@ def test_the_reports_show_the_top_functions_or_the_one_line_why_not() -> None:
     record = Record(nodeid="t.py::test", function="test", params={}, result=result)
     markdown = profile_tables_markdown([record], "test")
     assert "#### Server profile" in markdown and "| 83.3% |" in markdown
+
+
+def test_the_html_report_has_the_table_and_a_flame_graph() -> None:
+    result = replace(make_result(10), profile=_profile())
+    record = Record(nodeid="t.py::test", function="test", params={}, result=result)
+    html = "".join(profiles_html([record], "test"))
+    assert "<h4>Server profile</h4>" in html and "<code>render_page (app.py)</code>" in html
+    flame = flame_html(_profile())
+    # The root spans everything; render_page is 50 of handle's 60 samples wide.
+    assert 'style="width:100.00%"' in flame and "[server process]" in flame
+    assert 'style="width:83.33%"' in flame and 'title="render_page (app.py): 83.3% of' in flame
+    problem = replace(result, profile=ServerProfile(problem="perf is not installed"))
+    html = "".join(profiles_html([replace(record, result=problem)], "test"))
+    assert "none: perf is not installed" in html and "flame" not in html

@@ -35,6 +35,7 @@ from pytest_netbench._report.html.pictures import (
     figures_html,
     split_pictures,
 )
+from pytest_netbench._report.html.profile import profiles_html
 from pytest_netbench._report.html.requests import requests_html
 from pytest_netbench._report.html.sessions import sessions_html
 from pytest_netbench._report.html.shares import LEGEND as SHARES_LEGEND
@@ -311,6 +312,7 @@ def _test_section(
     parts += mixes
     parts += checks_html(records, function)
     parts += phases_html(records, function)
+    parts += profiles_html(records, function)
     parts += sessions_html(records, function)
     parts += _per_host(loads)
     shown, more = split_pictures([p for p in pictures.of(function) if p not in beside])

@@ -88,6 +88,12 @@ p.note { color: var(--muted); font-size: 13.5px; }
 .phase-bar span { display: block; height: 100%; }
 .ph-connect { background: #9aa5b1; } .ph-tls { background: #c7a4d8; }
 .ph-wait { background: #24527a; } .ph-receive { background: #7fb3e0; }
+.flame { border: 1px solid var(--line); padding: 2px; margin: 6px 0 12px; overflow: hidden; }
+.flame .fl { display: flex; width: 100%; }
+.flame .fr { min-width: 0; }
+.flame .fn { font: 11px/16px ui-monospace, "DejaVu Sans Mono", monospace; height: 16px;
+  padding: 0 3px; margin: 0 1px 1px 0; overflow: hidden; white-space: nowrap;
+  text-overflow: ellipsis; color: #2b1a0e; }
 p.missing { background: var(--warn); border: 1px solid #efd98c; padding: 8px 12px;
   border-radius: 6px; }
 section.test + section.test { border-top: 1px solid var(--line); margin-top: 22px; }
