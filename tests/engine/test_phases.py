@@ -132,3 +132,24 @@ def test_phases_are_metrics_and_survive_the_json_form(
     assert back.phases.percentile("receive", 50) == pytest.approx(
         r.phases.percentile("receive", 50)
     )
+
+
+def test_each_kind_of_a_mix_has_its_own_phases(
+    loop: str, two_part: Callable[..., ServerThread], http_server: StartHttp, consistent: Check
+) -> None:
+    from pytest_netbench import Request
+
+    mix = [Request("GET", "/a", name="a"), Request("GET", "/b", name="b")]
+    server = two_part(TwoPartApp(0.030, 0.020))
+    r = consistent(http_load(server.url, loop=loop, connections=2, requests=20, mix=mix))
+    assert r.ok == 20
+    for kind in ("a", "b"):
+        phases = r.by_request[kind].phases
+        assert phases.wait.count == r.by_request[kind].ok > 0
+        assert _near(phases.wait.p50_ms, 30.0) and _near(phases.receive.p50_ms, 20.0)
+    assert r.phases.wait.count == 20  # the load's: its kinds' together
+    # A fast server: the fused mix path records none per answer; each kind's are derived.
+    fast, _ = http_server()
+    r = consistent(http_load(fast.url, loop=loop, connections=2, duration=0.3, mix=mix))
+    assert r.phases.wait.count == r.ok > 0
+    assert sum(r.by_request[k].phases.receive.count for k in ("a", "b")) == r.ok
