@@ -71,7 +71,7 @@ class PluginRunner:
     def profiled(self, spec: LoadSpec, measured: LoadResult) -> LoadResult:
         """``measured`` with the server's profile, from one more load of ``spec`` that is
         never recorded (``with_profile``)."""
-        from pytest_netbench._load.api import with_profile
+        from pytest_netbench._load.profiled import with_profile
 
         result = with_profile(spec, self._server, measured, self._load)
         self._windows[id(result)] = self.window_of(measured)
