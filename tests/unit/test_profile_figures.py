@@ -14,7 +14,8 @@ from pytest_netbench._compare.records import Record
 from pytest_netbench._model import LoadResult, ServerProfile
 from pytest_netbench._model.profile import OTHER_STACKS, bounded
 from pytest_netbench._report.html.profile import flame_html, profiles_html
-from pytest_netbench._report.profile import profile_lines, profile_tables_markdown
+from pytest_netbench._report.profile import profile_lines
+from pytest_netbench._report.profile_tables import profile_tables_markdown
 from pytest_netbench._servers.profiling import fold_perf_script, fold_py_spy
 
 PY_SPY = (

@@ -71,7 +71,7 @@ def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
         )
         from pytest_netbench._report.matrix import build_matrices, render_text
         from pytest_netbench._report.phases import phase_tables_text
-        from pytest_netbench._report.profile import profile_tables_text
+        from pytest_netbench._report.profile_tables import profile_tables_text
         from pytest_netbench._report.requests import request_tables_text
 
         matrices = build_matrices(

@@ -20,7 +20,7 @@ from pytest_netbench._compare.metric_verdict import percent_words
 from pytest_netbench._compare.metrics import higher_is_better
 from pytest_netbench._report.markdown import render_table_markdown
 from pytest_netbench._report.matrix import abbreviate
-from pytest_netbench._report.profile import where_lines, where_markdown, where_to_dict
+from pytest_netbench._report.where_time_went import where_lines, where_markdown, where_to_dict
 
 COMPARISON_HEADERS = (
     "metric",

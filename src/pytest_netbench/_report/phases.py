@@ -10,12 +10,16 @@ gives k6's name of each.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from pytest_netbench._compare.records import Record
 from pytest_netbench._model import PHASE_NAMES, LatencySummary, LoadResult, Phases
 from pytest_netbench._report.cells import format_ms
-from pytest_netbench._report.markdown import render_table_markdown
 from pytest_netbench._report.requests import shown_loads
+
+if (
+    TYPE_CHECKING
+):  # a one-load report imports no session records (tests/integration/test_cli_start.py)
+    from pytest_netbench._compare.records import Record
 
 # As the text report's latency table, so the two line up.
 _LABEL_WIDTH = 13
@@ -102,6 +106,8 @@ def phase_tables_text(records: Sequence[Record], function: str) -> str:
 
 def phase_tables_markdown(records: Sequence[Record], function: str) -> str:
     """The same in Markdown, under the test's matrix."""
+    from pytest_netbench._report.markdown import render_table_markdown
+
     loads = shown_loads(records, function, lambda r: r.phases.measured)
     if not loads:
         return ""

@@ -46,7 +46,7 @@ from pytest_netbench._report.markdown import (
 )
 from pytest_netbench._report.matrix import Matrix, build_matrices
 from pytest_netbench._report.phases import phase_tables_markdown
-from pytest_netbench._report.profile import profile_tables_markdown
+from pytest_netbench._report.profile_tables import profile_tables_markdown
 from pytest_netbench._report.requests import request_tables_markdown
 from pytest_netbench._report.sessions import sessions_markdown
 
