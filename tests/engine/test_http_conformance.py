@@ -14,11 +14,11 @@ from collections.abc import Callable
 import pytest
 from servers import HttpApp, ServerThread, StartHttp, render_response
 
-from pytest_netbench import LoadResult, http_load, http_load_async, http_spec
+from pytest_netbench import ERROR_KINDS, LoadResult, http_load, http_load_async, http_spec
 from pytest_netbench._engine.rules.exchange import build_exchange
 
 Check = Callable[[LoadResult], LoadResult]
-NO_ERRORS = {"connect": 0, "reset": 0, "timeout": 0, "protocol": 0, "status": 0, "verify": 0}
+NO_ERRORS = dict.fromkeys(ERROR_KINDS, 0)
 
 
 def request_size(url: str, **options: object) -> int:

@@ -25,6 +25,7 @@ from pytest_netbench._model import (
     ServerStats,
     SessionStats,
 )
+from pytest_netbench._model.streams import StreamStats
 from pytest_netbench._model.windows import LOWER_IS_WORSE, parse_window_metric
 from pytest_netbench._public import publish
 
@@ -53,6 +54,9 @@ _HIGHER_IS_BETTER = frozenset(
         "sessions.completed",
         "capacity",
         "first_second_ratio",
+        "stream.events",
+        "stream.events_per_second",
+        "stream.streams",
     }
 )
 
@@ -475,6 +479,8 @@ _PROBE_RESULT = LoadResult(
     server=ServerStats(pid=0),  # present so typos in "server.<name>" are caught
     # present so typos in "sessions.<name>" are caught (a user flow's figures)
     sessions=SessionStats(users=0, started=0, completed=0, failed=0, in_progress=0),
+    # present so typos in "stream.<name>" are caught (a streaming load's figures)
+    stream=StreamStats("sse", 0, 0, 0.0, *(LatencySummary(),) * 4),
 )
 
 

@@ -229,6 +229,30 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
     ),
     LoadOption("proxy", None, "text", "send through this HTTP proxy", _HTTP, metavar="HOST:PORT"),
     LoadOption(
+        "stream",
+        None,
+        "choice",
+        "read each response as it arrives: sse (server-sent events) or chunks (each read of"
+        " the body an event); figures in result.stream",
+        loads=_HTTP,
+        choices=("sse", "chunks"),
+    ),
+    LoadOption(
+        "stream_events",
+        None,
+        "count",
+        "a stream is whole with exactly this many events (else a verify error)",
+        loads=_HTTP,
+    ),
+    LoadOption(
+        "stream_end",
+        None,
+        "text",
+        "a stream is whole when its last event's data is this end marker, e.g. [DONE]",
+        loads=_HTTP,
+        metavar="DATA",
+    ),
+    LoadOption(
         "mix",
         None,
         "mix_file",
@@ -402,6 +426,9 @@ class HttpOptions(CommonOptions, total=False):
     streams: int
     verify_tls: bool
     proxy: str | None
+    stream: str | None
+    stream_events: int | None
+    stream_end: str | None
     mix: Sequence[Request] | None
     mix_order: str
     checks: Sequence[Check | str] | Mapping[str, str] | None

@@ -5,8 +5,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-ErrorKind = Literal["connect", "reset", "timeout", "protocol", "status", "verify"]
-ERROR_KINDS: tuple[ErrorKind, ...] = ("connect", "reset", "timeout", "protocol", "status", "verify")
+# "truncated": a stream (``stream=``) whose connection closed after its head and before its
+# end; its events are kept in ``LoadResult.stream``.
+ErrorKind = Literal["connect", "reset", "timeout", "protocol", "status", "verify", "truncated"]
+ERROR_KINDS: tuple[ErrorKind, ...] = (
+    "connect",
+    "reset",
+    "timeout",
+    "protocol",
+    "status",
+    "verify",
+    "truncated",
+)
 
 Mode = Literal["closed", "open"]
 Arrival = Literal["uniform", "poisson"]

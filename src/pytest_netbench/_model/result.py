@@ -36,6 +36,7 @@ from pytest_netbench._model.sections import (
 )
 from pytest_netbench._model.sessions import SessionStats
 from pytest_netbench._model.spec import LoadSpec
+from pytest_netbench._model.streams import StreamStats
 from pytest_netbench._model.windows import Windows
 from pytest_netbench._public import publish
 
@@ -88,6 +89,9 @@ class LoadResult:
     phases: Phases = field(default_factory=Phases)
     # The managed server's profile, from a run of its own after this one (``profile=True``).
     profile: ServerProfile | None = None
+    # A streaming load (``stream="sse"`` or ``"chunks"``): first byte, first event, gaps,
+    # events (``r.stream.first_event.p99_ms``); None for a load that reads whole answers.
+    stream: StreamStats | None = None
 
     # -- derived views users assert on -------------------------------------------------------
     @property
@@ -241,6 +245,7 @@ class LoadResult:
             "checks": {name: c.to_dict() for name, c in self.checks.items()},
             "phases": self.phases.to_dict(),
             "profile": self.profile.to_dict() if self.profile is not None else None,
+            "stream": self.stream.to_dict() if self.stream is not None else None,
         }
         return out
 
@@ -309,6 +314,7 @@ class LoadResult:
             },
             phases=Phases.from_dict(data["phases"]) if data.get("phases") else Phases(),
             profile=ServerProfile.from_dict(data["profile"]) if data.get("profile") else None,
+            stream=StreamStats.from_dict(data["stream"]) if data.get("stream") else None,
         )
 
 

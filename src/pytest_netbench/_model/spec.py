@@ -136,6 +136,12 @@ class LoadSpec:
     # message is ``body``) and its deadline, sent as ``grpc-timeout``.
     grpc_method: str | None = None
     grpc_deadline_s: float | None = None
+    # A streaming load: each response read as it arrives, as server-sent events ("sse") or
+    # timed reads of the body ("chunks"); a stream is whole with ``stream_events`` events
+    # exactly and (or) ends with an event whose data is ``stream_end`` (None: either).
+    stream: str | None = None
+    stream_events: int | None = None
+    stream_end: str | None = None
     # raw TCP; a WebSocket load's message is ``payload`` too
     payload: bytes = b""
     chunk: int = 0
@@ -239,6 +245,9 @@ _HTTP_ONLY = frozenset(
         "protocol_negotiated",
         "grpc_method",
         "grpc_deadline_s",
+        "stream",
+        "stream_events",
+        "stream_end",
     }
 )
 _ECHO_ONLY = frozenset({"payload", "chunk", "framing"})

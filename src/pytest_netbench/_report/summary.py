@@ -63,6 +63,7 @@ def format_result(
     lines += _throughput(result)
     lines += _latency(result)
     lines += phase_lines(result)
+    lines += _streams(result)
     lines += _errors(result, width)
     lines += _status_codes(result, width)
     lines += check_lines(result)
@@ -325,6 +326,42 @@ def _latency(result: LoadResult) -> list[str]:
             initial_indent="  ",
             subsequent_indent="   ",
         )
+    return lines
+
+
+_STREAM_WORDS = {"sse": "server-sent events", "chunks": "reads of the body"}
+
+
+def _streams(result: LoadResult) -> list[str]:
+    """A streaming load's figures: events, their rate, and first byte, first event, gap
+    and whole stream as latency rows (``LoadResult.stream``)."""
+    stream = result.stream
+    if stream is None:
+        return []
+    words = _STREAM_WORDS.get(stream.mode, stream.mode)
+    heading = "".join(name.rjust(_CELL_WIDTH) for name, _ in _LATENCY_COLUMNS)
+    lines = [
+        "",
+        f"Streams ({words}): {stream.streams:,} streams, {stream.events:,} events,"
+        f" {stream.events_per_second:,.1f} events/sec",
+        "".ljust(_LABEL_WIDTH) + heading,
+    ]
+    for label, summary in (
+        ("first byte", stream.first_byte),
+        ("first event", stream.first_event),
+        ("gap", stream.gap),
+        ("whole", stream.whole),
+    ):
+        if summary.count:
+            lines.append(_latency_row(label, summary))
+    counts = stream.events_per_stream
+    if counts.streams:
+        lines.append(
+            f"  events a stream: min {counts.min:,}, p50 {counts.p50:,},"
+            f" mean {counts.mean:,.1f}, max {counts.max:,}"
+        )
+    origin = "its intended send" if result.mode == "open" else "the request's send"
+    lines.append(f"  (first byte, first event, whole: from {origin}; gap: between events)")
     return lines
 
 

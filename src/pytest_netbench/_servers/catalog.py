@@ -175,6 +175,14 @@ _ENTRIES: dict[str, _Entry] = {
             ws=True,
         ),
         _python("trio", "trio_server.py", "trio streams", "trio"),
+        _python(
+            "starlette",
+            "starlette_server.py",
+            "Starlette on uvicorn: hello, and streams with set timings (/sse, /chunks)",
+            "starlette",
+            "uvicorn",
+            echo=False,
+        ),
         _Entry(
             "go",
             "compiled",

@@ -24,6 +24,7 @@ from pytest_netbench._model import (
     TimelineRow,
 )
 from pytest_netbench._model.checks import CheckStats, check_slots
+from pytest_netbench._model.streams import EventCounts, StreamStats
 from pytest_netbench._stats.histogram import (
     encode_histogram,
     histogram_from_counts,
@@ -31,6 +32,7 @@ from pytest_netbench._stats.histogram import (
     percentile_of_counts,
 )
 from pytest_netbench._stats.recorder import PHASES, TimelineBucket, WorkerOutcome
+from pytest_netbench._stats.streams import merged_streams
 
 # A worker runnable (running or queued for a CPU) this share of the window was the
 # bottleneck, not the server.
@@ -130,6 +132,49 @@ def merge_outcomes(
         phases=merge_phases(
             [o.phase_counts for o in outcomes], sum(o.waited_for_connection for o in outcomes)
         ),
+        stream=_stream_stats(outcomes, hist, duration_s),
+    )
+
+
+def _stream_stats(
+    outcomes: Sequence[WorkerOutcome], whole: HdrHistogram, duration_s: float
+) -> StreamStats | None:
+    """A streaming load's figures, every worker's added up (``whole``: the latency's)."""
+    merged = merged_streams(o.stream for o in outcomes)
+    if merged is None:
+        return None
+    hists = {
+        name: histogram_from_counts(counts)
+        for name, counts in (
+            ("first_byte", merged.first_byte_counts),
+            ("first_event", merged.first_event_counts),
+            ("gap", merged.gap_counts),
+        )
+    }
+    counts = merged.events_counts
+    ordered = sorted(counts.elements())
+    per_stream = EventCounts()
+    if ordered:
+        per_stream = EventCounts(
+            len(ordered),
+            ordered[0],
+            ordered[(len(ordered) - 1) // 2],
+            sum(ordered) / len(ordered),
+            ordered[-1],
+        )
+    return StreamStats(
+        mode=merged.mode,
+        streams=merged.streams,
+        events=merged.events,
+        events_per_second=merged.events / duration_s if duration_s > 0 else 0.0,
+        first_byte=summarize(hists["first_byte"]),
+        first_event=summarize(hists["first_event"]),
+        gap=summarize(hists["gap"]),
+        whole=summarize(whole),
+        events_per_stream=per_stream,
+        first_byte_histogram=encode_histogram(hists["first_byte"]),
+        first_event_histogram=encode_histogram(hists["first_event"]),
+        gap_histogram=encode_histogram(hists["gap"]),
     )
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from pytest_netbench._model import ERROR_KINDS
 from pytest_netbench._stats.histogram import LOWEST_US, count_microseconds, percentile_of_counts
+from pytest_netbench._stats.streams import StreamOutcome
 
 # errnos that mean the generator, not the server, ran out of something
 GENERATOR_FAULT_ERRNOS = frozenset({24, 23, 99, 105})  # EMFILE ENFILE EADDRNOTAVAIL ENOBUFS
@@ -222,6 +223,8 @@ class WorkerOutcome:
     # Each request's phases, microsecond counts by phase name (see _model.phases).
     phase_counts: dict[str, Counter[int]] = field(default_factory=_phase_counts)
     waited_for_connection: int = 0
+    # A streaming load's figures (``stream=``); None for whole answers.
+    stream: StreamOutcome | None = None
 
 
 class Recorder:

@@ -316,3 +316,28 @@ class MixConnection(Connection):
         self.kinds.append(kind)
         if self.run.open_loop:
             self.intended.append(intended)
+
+
+class StreamConnection(Connection):
+    """A connection of a streaming load (``stream=``): its framer times each response's
+    events (``_proto.streaming``), and every response goes through the run rules, which
+    read them (``rules/streams``): no inlined fast path, a stream is long beside it."""
+
+    def on_response(self, code: int, keep_alive: bool) -> None:
+        now = monotonic_ns()
+        pending = self.pending
+        if not pending:
+            self.on_protocol_error("response received with no request outstanding")
+            return
+        run = self.run
+        start = pending.popleft()
+        intended = self.intended.popleft() if run.open_loop else start
+        run.record(code, start, intended, now)
+        self.served += 1
+        run.response_done(self, now, keep_alive)
+
+
+class StreamVariedConnection(StreamConnection):
+    """A streaming load whose request is rendered from feeders (a prompt a request)."""
+
+    send = VariedConnection.send

@@ -25,6 +25,8 @@ from pytest_netbench._engine.asyncio_io.connect_phase import ConnectPhase
 from pytest_netbench._engine.asyncio_io.connection import (
     Connection,
     MixConnection,
+    StreamConnection,
+    StreamVariedConnection,
     VariedConnection,
 )
 from pytest_netbench._engine.asyncio_io.echo_connection import EchoConnection
@@ -98,6 +100,8 @@ class BaseRun(RunAccounting):
         self.connection_class: type[Connection] = Connection
         if exchange.h2 is not None:
             self.connection_class = H2Connection  # a mix's kinds too
+        elif exchange.stream is not None:
+            self.connection_class = StreamVariedConnection if varies else StreamConnection
         elif self.mix:
             fused_mix = fused and not self.open_loop
             self.connection_class = FusedMixConnection if fused_mix else MixConnection
@@ -140,6 +144,7 @@ class BaseRun(RunAccounting):
         return (
             self.connection_class is Connection
             and exchange.is_http
+            and exchange.stream is None
             and self.closes_after > 0
             and ssl_context is None
             and spec.scheme == "http"

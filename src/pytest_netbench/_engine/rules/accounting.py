@@ -32,6 +32,7 @@ from pytest_netbench._engine.rules.clocks import NS_PER_S, ThreadCost
 from pytest_netbench._engine.rules.exchange import Exchange
 from pytest_netbench._engine.rules.phases import record_phases
 from pytest_netbench._engine.rules.share import WorkerShare
+from pytest_netbench._engine.rules.streams import StreamRules
 from pytest_netbench._errors import NetbenchError
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.checks import CHECK_BASE, split_code
@@ -129,6 +130,10 @@ class RunAccounting:
         # Close after this many responses on a connection (keep-alive off means 1).
         self.closes_after = spec.requests_per_connection or (0 if spec.keepalive else 1)
         self.cost = ThreadCost()
+        # A streaming load (``stream=``): each stream's events recorded (see rules/streams).
+        self.streams: StreamRules | None = None
+        if exchange.stream is not None:
+            self.streams = StreamRules(exchange.stream, self.recorder)
 
     def window_deadline(self) -> int:
         """When a duration run's window ends; for a request count, never."""
@@ -241,8 +246,15 @@ class RunAccounting:
                 self._record_checked(code, start, intended, now, -1)
                 return
             rec.status_codes[code] = rec.status_codes.get(code, 0) + 1
+            problem = ""
+            if self.streams is not None:
+                problem = self.streams.finished(code, intended if intended < start else start)
             if code >= 400:
-                rec.error("status", f"HTTP {code}")
+                rec.error("status", problem or f"HTTP {code}")
+                self.completed += 1
+                return
+            if problem:
+                rec.error("verify", problem)
                 self.completed += 1
                 return
         elif code != 0:
@@ -369,9 +381,12 @@ class RunAccounting:
                         rec.error(error, detail, err_no, request_kind)
                         self.completed += 1
             else:
-                for t in times:
+                for index, t in enumerate(times):
                     if t >= measure:
-                        rec.error(error, detail, err_no)
+                        kind, words = error, detail
+                        if index == 0 and self.streams is not None:
+                            kind, words = self._cut_stream(requests, t, error, detail)
+                        rec.error(kind, words, err_no)
                         self.completed += 1
         requests.pending.clear()
         requests.intended.clear()
@@ -379,6 +394,17 @@ class RunAccounting:
             cast(MixOutstanding, requests).kinds.clear()
         if not self.stopping:
             self.check_finished()
+
+    def _cut_stream(
+        self, requests: Outstanding, intended: int, error: str, detail: str
+    ) -> tuple[str, str]:
+        """The error of a connection's oldest request when it is a stream cut short (its
+        events kept: ``rules/streams``), else ``error`` and ``detail`` as they are."""
+        assert self.streams is not None
+        start = requests.pending[0]
+        framer = getattr(requests, "framer", None)  # each loop's connection keeps its framer
+        kind, words = self.streams.cut(framer, intended if intended < start else start, error)
+        return (kind, words) if kind else (error, detail)
 
     def measured_outstanding(self, requests: Outstanding) -> int:
         measure = self.measure_start_ns
@@ -451,6 +477,8 @@ class RunAccounting:
         outcome.connections_peak = self.peak
         outcome.loop = loop_name
         outcome.feeders_ran_out = self.source_ran_out
+        if self.streams is not None:
+            outcome.stream = self.streams.samples.fold()
         return outcome
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from time import monotonic_ns
 from typing import TYPE_CHECKING
 
 from pytest_netbench._model import LoadSpec
@@ -18,6 +19,7 @@ from pytest_netbench._proto import tcp as tcp_proto
 from pytest_netbench._proto import websocket as ws_proto
 from pytest_netbench._proto.checks import ResponseChecks, checking_framer
 from pytest_netbench._proto.framing import Framer, OnError, OnResponse
+from pytest_netbench._proto.streaming import StreamCheck, StreamLedger
 from pytest_netbench._proto.ws_template import IdTemplate
 
 # HTTP/2's parts (HPACK, frames, gRPC) are imported by an HTTP/2 load only: an HTTP/1.1
@@ -61,6 +63,8 @@ class Exchange:
     # per kind of its mix (one entry without a mix), the bits of those that apply to it.
     checks: ResponseChecks | None = None
     check_masks: tuple[int, ...] = ()
+    # A streaming load (``stream=``): where its framers leave each finished stream.
+    stream: StreamLedger | None = None
 
 
 # The most one read of an echo takes (uvloop reads up to 256 KiB at a time itself).
@@ -70,7 +74,15 @@ _ECHO_SCRATCH_BYTES = 256 * 1024
 def build_exchange(spec: LoadSpec) -> Exchange:
     """The exchange a checked spec describes (``_input.spec`` has already refused bad input)."""
     if spec.kind == "http":
-        return _http_exchange(spec)
+        exchange = _http_exchange(spec)
+        if spec.stream is not None:
+            # Each response read as it arrives: its framer times the events (no fast path).
+            check = StreamCheck(spec.stream_events, spec.stream_end)
+            ledger = StreamLedger(spec.stream, check, monotonic_ns)  # type: ignore[arg-type]
+            exchange = replace(
+                exchange, make_framer=ledger.framer, parser_framed=False, stream=ledger
+            )
+        return exchange
     if spec.kind == "ws":
         return _ws_exchange(spec)
     return _tcp_exchange(spec)

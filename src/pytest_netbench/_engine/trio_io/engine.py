@@ -77,6 +77,7 @@ class _Slot:
     __slots__ = (
         "broken",
         "first",
+        "framer",
         "intended",
         "keep_alive",
         "kinds",
@@ -99,6 +100,7 @@ class _Slot:
         # parsed began (0: none begun).
         self.opened_ns = 0
         self.first = 0
+        self.framer: object = None  # a streaming load's: the rules read a stream cut short
         self.ws_leftover = b""  # frames that came with a WebSocket handshake's answer
         # A WebSocket open, unbroken and with no frame half written: it may close cleanly.
         self.ws_idle = False
@@ -317,6 +319,7 @@ class TrioRun(OpenAccounting):
         talk = self._ws_talk(slot, on_response, on_error)
         framer = talk.framer if talk is not None else exchange.make_framer(on_response, on_error)
         watch_first_byte(framer, lambda: setattr(slot, "first", monotonic_ns()))
+        slot.framer = framer
         try:
             for start, intended in next_request.initial(slot):
                 await self._send(slot, stream, start, intended)
@@ -357,6 +360,7 @@ class TrioRun(OpenAccounting):
             if talk is not None and slot.ws_idle and talk.framer.open:
                 await close_websocket(stream, talk.framer, self.spec.timeout_s)
             framer.release()  # see Framer.release
+            slot.framer = None
             self.slots.discard(slot)
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(stream)
@@ -580,6 +584,7 @@ async def _one_open_exchange(
     talk = run._ws_talk(slot, on_response, on_error)
     framer = talk.framer if talk is not None else run.exchange.make_framer(on_response, on_error)
     watch_first_byte(framer, lambda: setattr(slot, "first", monotonic_ns()))
+    slot.framer = framer
     try:
         await run._send(slot, stream, *current)
         while slot.served == before and slot.pending:

@@ -1,0 +1,44 @@
+"""The checks of a streaming load's options (``stream``, ``stream_events``, ``stream_end``),
+before any socket exists."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_netbench._errors import SpecError
+from pytest_netbench._proto.streaming import STREAM_MODES
+
+
+def checked_stream(
+    stream: object, events: object, end: object, *, protocol: object, pipeline: object, mix: object
+) -> dict[str, Any]:
+    """The LoadSpec fields of a load's stream options; a SpecError says what is wrong."""
+    if stream is None or stream == "none":
+        if events is not None or end is not None:
+            raise SpecError(
+                "stream_events and stream_end check a stream: pass stream='sse' (server-sent"
+                " events) or stream='chunks' too (CLI: netbench sse URL)"
+            )
+        return {}
+    if stream not in STREAM_MODES:
+        raise SpecError(
+            f"stream must be 'sse' (server-sent events) or 'chunks' (each read of the body)"
+            f" or None, got {stream!r}"
+        )
+    if protocol == "h2":
+        raise SpecError(
+            "stream= reads HTTP/1.1 responses as they arrive: HTTP/2 streams are not yet"
+        )
+    if mix:
+        raise SpecError("stream= reads one kind of request: a mix of streams is not yet")
+    if pipeline != 1:
+        raise SpecError("stream= reads one response at a time on a connection: drop pipeline")
+    if events is not None and (
+        isinstance(events, bool) or not isinstance(events, int) or events < 0
+    ):
+        raise SpecError(f"stream_events must be a whole number >= 0, got {events!r}")
+    if end is not None and (not isinstance(end, str) or not end):
+        raise SpecError(f"stream_end must be the text of the last event's data, got {end!r}")
+    if end is not None and stream != "sse":
+        raise SpecError("stream_end is an event's data: it takes stream='sse'")
+    return {"stream": stream, "stream_events": events, "stream_end": end}

@@ -1,0 +1,248 @@
+"""Sans-IO HTTP/1.1 responses read as they arrive: each response a stream of timed events.
+
+A :class:`StreamFramer` is a response framer (``framing.Framer``) that also looks inside the
+body as it comes: for a server-sent events stream (``mode="sse"``) each event the
+:class:`~pytest_netbench._proto.sse.SseParser` completes, for any other body
+(``mode="chunks"``) each chunk of a chunked body (each read of a body of another framing)
+is an *event*, stamped with the
+clock's time of the read that completed it. Per response it keeps the time of its first
+byte, of its first event and of its last, the gaps between events, their count, whether an
+end marker came (``[DONE]``: an event whose data is the marker, not counted as an event)
+and what was wrong with it (:attr:`StreamFramer.problem`); then it calls ``on_response`` as
+any framer does. The words of one vocabulary (first event, gap, events) serve every kind of
+stream.
+
+The framer hands its finished stream to the run through the exchange's :class:`StreamLedger`
+(``ledger.last`` is the framer whose response just completed, read inside ``on_response``),
+so the engine's connections stay what they are. A stream cut short (the connection lost,
+or timed out) is still readable there: :meth:`StreamFramer.in_stream` says one had begun.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import httptools
+
+from pytest_netbench._proto.framing import OnError, OnResponse
+from pytest_netbench._proto.http import (
+    MAX_HEAD_BYTES,
+    feed_parser,
+    non_final_status_problem,
+)
+from pytest_netbench._proto.sse import SseParser
+
+StreamMode = Literal["sse", "chunks"]
+STREAM_MODES: tuple[StreamMode, ...] = ("sse", "chunks")
+# The start of an error answer's body kept for its error's words.
+ERROR_BODY_BYTES = 200
+
+
+@dataclass(frozen=True, slots=True)
+class StreamCheck:
+    """What makes a stream whole: ``events`` exactly (None: any count), and an end marker
+    (the data of the last event, such as ``[DONE]``; None: none expected)."""
+
+    events: int | None = None
+    end_marker: str | None = None
+
+    def problem(self, events: int, end_seen: bool) -> str:
+        """Why a stream of ``events`` events (and its end marker, if ``end_seen``) is not
+        whole; "" when it is."""
+        if self.end_marker is not None and not end_seen:
+            return f"the stream ended without its end marker {self.end_marker!r} ({events} events)"
+        if self.events is not None and events != self.events:
+            return f"expected {self.events} events, got {events}"
+        return ""
+
+
+class StreamLedger:
+    """Where a framer leaves the stream that just completed (one per worker: a run is one
+    thread), for the run rules to read inside ``on_response``."""
+
+    __slots__ = ("check", "clock", "last", "mode")
+
+    def __init__(self, mode: StreamMode, check: StreamCheck, clock: Callable[[], int]) -> None:
+        self.mode = mode
+        self.check = check
+        self.clock = clock
+        self.last: StreamFramer | None = None
+
+    def framer(self, on_response: OnResponse, on_error: OnError) -> StreamFramer:
+        return StreamFramer(self, on_response, on_error)
+
+
+class StreamFramer:
+    """Response boundaries, and each response's events timed (see the module)."""
+
+    __slots__ = (
+        "_chunk_data",
+        "_chunked",
+        "_delimited",
+        "_head_bytes",
+        "_ledger",
+        "_now",
+        "_on_error",
+        "_on_response",
+        "_parser",
+        "_sse",
+        "_status",
+        "content_type",
+        "end_seen",
+        "error_body",
+        "events",
+        "failed",
+        "first_byte_ns",
+        "first_event_ns",
+        "gaps",
+        "last_event_ns",
+        "problem",
+        "status",
+    )
+
+    def __init__(self, ledger: StreamLedger, on_response: OnResponse, on_error: OnError) -> None:
+        self._ledger = ledger
+        self._on_response = on_response
+        self._on_error = on_error
+        self._parser = httptools.HttpResponseParser(self)
+        self._now = 0
+        self._status = 0
+        self._head_bytes = 0
+        self._delimited = self._chunked = self._chunk_data = False
+        self.failed = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self.status = 0
+        self.content_type = ""
+        self.first_byte_ns = 0  # 0: no byte of this response yet
+        self.first_event_ns = 0
+        self.last_event_ns = 0
+        self.events = 0
+        self.gaps: array[int] = array("q")
+        self.end_seen = False
+        self.problem = ""
+        self.error_body = b""
+        self._sse = SseParser() if self._ledger.mode == "sse" else None
+
+    def in_stream(self) -> bool:
+        """Whether a response has begun to arrive and not ended (a stream cut short)."""
+        return self.first_byte_ns != 0
+
+    # -- httptools callbacks --
+    def on_message_begin(self) -> None:
+        self._reset()
+        self._delimited = self._chunked = self._chunk_data = False
+        self.first_byte_ns = self._now
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        lowered = name.lower()
+        if lowered == b"content-type":
+            self.content_type = value.decode("latin-1").strip()
+        elif lowered == b"content-length":
+            self._delimited = True
+        elif lowered == b"transfer-encoding" and value.rstrip().lower().endswith(b"chunked"):
+            self._delimited = self._chunked = True
+
+    def on_headers_complete(self) -> None:
+        self._head_bytes = 0
+        self._status = self.status = self._parser.get_status_code()
+        if self._status >= 200 and self._status < 400 and self._sse is not None:
+            media = self.content_type.partition(";")[0].strip().lower()
+            if media != "text/event-stream":
+                shown = self.content_type or "none"
+                self.problem = f"not an event stream: Content-Type {shown!r}, not text/event-stream"
+
+    def on_body(self, body: bytes) -> None:
+        status = self._status
+        if not body:
+            return
+        if status >= 400 or status < 200:
+            if len(self.error_body) < ERROR_BODY_BYTES:
+                self.error_body += body[: ERROR_BODY_BYTES - len(self.error_body)]
+            return
+        if self._sse is None:
+            if self._chunked:
+                self._chunk_data = True  # the event is the chunk: on_chunk_complete
+            elif self.last_event_ns != self._now or not self.events:
+                self._event(False)  # no chunks to go by: each read is an event
+            return
+        if self.problem.startswith("not an event stream"):
+            if len(self.error_body) < ERROR_BODY_BYTES:
+                self.error_body += body[: ERROR_BODY_BYTES - len(self.error_body)]
+            return
+        sse = self._sse
+        for event in sse.feed(body):
+            self._event(self._ledger.check.end_marker == event.data)
+        if sse.problem and not self.problem:
+            self.problem = sse.problem
+
+    def on_chunk_complete(self) -> None:
+        if self._chunk_data:
+            self._chunk_data = False
+            self._event(False)
+
+    def _event(self, is_end: bool) -> None:
+        now = self._now
+        if is_end:
+            self.end_seen = True
+            return
+        if self.end_seen:
+            self.problem = self.problem or "an event after the end marker"
+        if self.events:
+            self.gaps.append(now - self.last_event_ns)
+        else:
+            self.first_event_ns = now
+        self.last_event_ns = now
+        self.events += 1
+
+    def on_message_complete(self) -> None:
+        status = self._status
+        self._status = 0
+        if self.failed:
+            return
+        if status >= 200:
+            if self.problem.startswith("not an event stream") and self.error_body:
+                self.problem += f"; the body begins {self.error_body[:80]!r}"
+            self._ledger.last = self
+            self._on_response(status, bool(self._parser.should_keep_alive()))
+            self.first_byte_ns = 0  # recorded: no longer a stream in progress
+        else:
+            problem = non_final_status_problem(status)
+            if problem:
+                self._fail(problem)
+            self.first_byte_ns = 0
+
+    # -- input --
+    def feed(self, data: bytes) -> None:
+        if self.failed:
+            return
+        self._now = self._ledger.clock()
+        before = self._status
+        problem = feed_parser(self._parser, data)
+        if problem:
+            self._fail(problem)
+        elif before == 0 and self._status == 0 and self.first_byte_ns:
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self._fail("malformed response: header block larger than 64 KiB")
+
+    def feed_eof(self) -> bool:
+        """The peer closed: a close-delimited stream (no length, not chunked) ends here."""
+        if self.failed or not self.first_byte_ns or self._status == 0 or self._delimited:
+            return False
+        # (An event the close cut short is dropped, as the standard says.)
+        self.on_message_complete()
+        return True
+
+    def release(self) -> None:
+        self._parser = None  # type: ignore[assignment]
+
+    def _fail(self, reason: str) -> None:
+        if self.failed:
+            return
+        self.failed = True
+        self._on_error(reason)
