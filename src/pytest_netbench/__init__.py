@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from pytest_netbench._load.api import http_load as http_load
     from pytest_netbench._load.api import http_load_async as http_load_async
     from pytest_netbench._load.api import run_spec as run_spec
+    from pytest_netbench._load.api import sse_load as sse_load
     from pytest_netbench._load.api import ws_load as ws_load
     from pytest_netbench._load.api import ws_load_async as ws_load_async
     from pytest_netbench._load.scenarios import Scenario as Scenario
@@ -109,6 +110,8 @@ if TYPE_CHECKING:
     from pytest_netbench._model.spec import LoadSpec as LoadSpec
     from pytest_netbench._model.spec import Request as Request
     from pytest_netbench._model.stages import Stage as Stage
+    from pytest_netbench._model.streams import EventCounts as EventCounts
+    from pytest_netbench._model.streams import StreamStats as StreamStats
     from pytest_netbench._proto.source import preview as preview
     from pytest_netbench._servers import catalog as catalog
     from pytest_netbench._servers.launcher import Server as Server

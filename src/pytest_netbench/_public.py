@@ -27,6 +27,7 @@ PUBLIC: dict[str, str] = {
     "http_load": "pytest_netbench._load.api",
     "http_load_async": "pytest_netbench._load.api",
     "grpc_load": "pytest_netbench._load.api",
+    "sse_load": "pytest_netbench._load.api",
     "echo_load": "pytest_netbench._load.api",
     "echo_load_async": "pytest_netbench._load.api",
     "ws_load": "pytest_netbench._load.api",
@@ -63,6 +64,8 @@ PUBLIC: dict[str, str] = {
     "RequestStats": "pytest_netbench._model.requests",
     "ShareStats": "pytest_netbench._model.sections",
     "ProbeStats": "pytest_netbench._model.sections",
+    "StreamStats": "pytest_netbench._model.streams",
+    "EventCounts": "pytest_netbench._model.streams",
     "ERROR_KINDS": "pytest_netbench._model.kinds",
     "metric_value": "pytest_netbench._compare.metrics",
     # user flows: virtual users running an async function of an httpx client

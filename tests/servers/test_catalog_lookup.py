@@ -18,8 +18,9 @@ from pytest_netbench._servers import catalog
 ALL = [
     "asyncio_streams", "asyncio_uvloop", "socketserver", "wsgiref", "twisted", "twisted_web",
     "tornado", "gevent", "eventlet", "aiohttp", "trio", "go", "node", "java", "c", "rust", "nginx",
+    "starlette",
 ]  # fmt: skip
-HELLO_ONLY = {"wsgiref", "twisted_web", "aiohttp", "nginx"}
+HELLO_ONLY = {"wsgiref", "twisted_web", "aiohttp", "nginx", "starlette"}
 WEBSOCKET = {"tornado", "aiohttp", "go", "node"}  # the servers with a ws app
 HTTP2 = {"go", "node", "nginx", "hypercorn"}  # the servers with h2c and h2 apps
 WITHOUT_HELLO = ["hypercorn", "grpcio"]  # HTTP/2 or gRPC only

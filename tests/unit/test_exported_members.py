@@ -24,11 +24,11 @@ EXPECTED = {
     "load_mix", "Stage", "Check", "CheckStats",
     "run_scenarios", "Scenario", "ScenariosResult", "FlowScenario",
     "ws_load", "ws_load_async", "ws_spec", "WsOptions",
-    "grpc_load", "grpc_spec", "grpc_message_from_json",
+    "grpc_load", "grpc_spec", "grpc_message_from_json", "sse_load",
     "LoadResult",
     "LatencySummary", "GeneratorStats", "Phases", "ServerProfile", "FunctionCost",
     "ServerStats", "TimelineRow", "ERROR_KINDS", "metric_value",
-    "RequestStats", "ShareStats", "ProbeStats",
+    "RequestStats", "ShareStats", "ProbeStats", "StreamStats", "EventCounts",
     # user flows
     "flow", "flow_async", "think", "ThinkTime", "SessionStats", "LeanClient", "LeanResponse",
     "step",

@@ -1,5 +1,5 @@
-"""``netbench http``, ``netbench echo``, ``netbench ws`` and ``netbench grpc``: one load,
-reported as wrk and ab report theirs."""
+"""``netbench http``, ``netbench sse``, ``netbench echo``, ``netbench ws`` and ``netbench
+grpc``: one load, reported as wrk and ab report theirs."""
 
 from __future__ import annotations
 
@@ -22,7 +22,13 @@ if TYPE_CHECKING:
     from pytest_netbench._experiment.slo import Slo, SloVerdict
     from pytest_netbench._servers.listening import ListeningServer
 
-_LOAD_OF_COMMAND: dict[str, LoadKind] = {"http": "http", "echo": "echo", "ws": "ws", "grpc": "http"}
+_LOAD_OF_COMMAND: dict[str, LoadKind] = {
+    "http": "http",
+    "echo": "echo",
+    "ws": "ws",
+    "grpc": "http",
+    "sse": "http",
+}
 
 
 def run_load(args: argparse.Namespace) -> ExitCode:
@@ -113,7 +119,7 @@ def check_plot(args: argparse.Namespace) -> None:
 def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -> LoadResult:
     """The command's load at its target, with the live line, the cluster and the retries;
     the server behind the target's port sampled (and with ``--profile``, profiled)."""
-    from pytest_netbench._load.api import echo_load, grpc_load, http_load, ws_load
+    from pytest_netbench._load.api import echo_load, grpc_load, http_load, sse_load, ws_load
 
     profile = bool(getattr(args, "profile", False))
     server = _profiled(args) if profile else sampled_server(args)
@@ -129,6 +135,8 @@ def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -
         load = functools.partial(echo_load, *parse_host_port(args.target))
     elif profile:
         load = functools.partial(http_load, args.url, profile=True)
+    elif args.command == "sse":
+        load = functools.partial(sse_load, args.url)
     else:
         load = functools.partial(ws_load if args.command == "ws" else http_load, args.url)
     return load(

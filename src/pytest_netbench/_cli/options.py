@@ -340,6 +340,24 @@ def _add_servers(servers: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_sse(sse: argparse.ArgumentParser) -> None:
+    sse.description = (
+        "Streams of server-sent events at URL, each read as it arrives:"
+        " --connections streams at once (or --rate new ones a second), timed from the"
+        " request's send (open loop: from when it was due) to its first byte, its first"
+        " event, each gap between events and its end. --stream chunks times each chunk of"
+        " a body that is not SSE; --stream-events N and --stream-end '[DONE]' check each"
+        " stream (else a verify error)."
+    )
+    sse.add_argument("url", help="http:// or https:// URL on loopback")
+    sse_run = add_load_flags(sse, "http")
+    _add_run_flags(sse_run, retries_default="0")
+    _add_server_pid_option(sse_run)
+    _add_output_options(sse, "the result", "LoadResult.to_dict()", pictures=True)
+    sse.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
+    add_threshold_option(sse)
+
+
 # The HTTP load options a gRPC call sets itself, or that no call takes (``_input.grpc``).
 GRPC_LEFT_OUT = frozenset(
     {"method", "body", "mix", "mix_order", "feeders", "pipeline", "protocol", "checks"}
@@ -719,6 +737,7 @@ _SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] =
     "http": ("HTTP/1.1 load", _add_http),
     "echo": ("raw TCP echo load", _add_echo),
     "ws": ("WebSocket load", _add_ws),
+    "sse": ("streams of server-sent events, read as they arrive", _add_sse),
     "grpc": ("gRPC unary calls over HTTP/2", _add_grpc),
     "sweep": ("open-loop load at a series of rates, one table row per rate", _add_sweep),
     "capacity": ("the highest open-loop rate that meets an SLO", _add_capacity),

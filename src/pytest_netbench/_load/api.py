@@ -328,6 +328,28 @@ def http_load(
     return with_profile(spec, server, result, again)
 
 
+def sse_load(
+    url: str,
+    *,
+    server: Monitored | None = None,
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+    cluster: object | None = None,
+    retries: int = 0,
+    **options: Unpack[HttpOptions],
+) -> LoadResult:
+    """Open streams of server-sent events at ``url`` and read each as it arrives:
+    :func:`http_load` with ``stream="sse"`` (or ``"chunks"`` for a body that is not SSE).
+    ``connections`` streams at once (closed loop), or new ones at ``rate`` a second (open
+    loop: first event and whole stream from when each was due); ``stream_events`` and
+    ``stream_end`` (``"[DONE]"``) check each stream. The figures are ``result.stream``
+    (first byte, first event, gap, events, events per second); the latency is the whole
+    stream's."""
+    options.setdefault("stream", "sse")
+    spec = http_spec(url, **options)
+    return _run_with_retries(spec, server, progress, stop, cluster, retries)
+
+
 def grpc_load(
     url: str,
     method: str,

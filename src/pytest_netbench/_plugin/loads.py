@@ -126,6 +126,29 @@ class NetbenchFixture:
         tries = self._retries(retries, allow_invalid)
         return self._run(spec, server, label, allow_invalid, tries, run_load=run_load)
 
+    def sse(
+        self,
+        url: str | Server,
+        *,
+        server: Server | None = None,
+        label: str = "",
+        allow_invalid: bool = False,
+        retries: int | None = None,
+        cluster: object | None = None,
+        **options: Unpack[HttpOptions],
+    ) -> LoadResult:
+        """Streams of server-sent events at ``url``, each read as it arrives (the options
+        as ``sse_load``'s: ``stream="chunks"`` for a body that is not SSE), recorded like
+        :meth:`http`; the figures are ``result.stream``."""
+        from pytest_netbench._input.spec import http_spec
+
+        options.setdefault("stream", "sse")
+        target, server = self._target(url, server)
+        spec = self._checked(lambda: http_spec(target, **options))
+        return self._run(
+            spec, server, label, allow_invalid, self._retries(retries, allow_invalid), cluster
+        )
+
     def echo(
         self,
         host: str | Server,

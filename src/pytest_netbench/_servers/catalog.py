@@ -175,14 +175,6 @@ _ENTRIES: dict[str, _Entry] = {
             ws=True,
         ),
         _python("trio", "trio_server.py", "trio streams", "trio"),
-        _python(
-            "starlette",
-            "starlette_server.py",
-            "Starlette on uvicorn: hello, and streams with set timings (/sse, /chunks)",
-            "starlette",
-            "uvicorn",
-            echo=False,
-        ),
         _Entry(
             "go",
             "compiled",
@@ -206,6 +198,14 @@ _ENTRIES: dict[str, _Entry] = {
         _compiled("c", _C, "C, one thread, epoll"),
         _compiled("rust", _RUST, "Rust std, a thread per connection"),
         _Entry("nginx", "nginx", ("hello", *_H2), "nginx (Debian package), 1 worker"),
+        _python(
+            "starlette",
+            "starlette_server.py",
+            "Starlette on uvicorn: hello, and streams with set timings (/sse, /chunks)",
+            "starlette",
+            "uvicorn",
+            echo=False,
+        ),
         _Entry(
             "hypercorn",
             "python",

@@ -92,8 +92,11 @@ class _Server(uvicorn.Server):
 
 
 def main(args):
-    listener = socket.socket(app.address_family(args.host), socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+    # without it Nagle holds each small event until the client's delayed ACK (up to 40 ms).
+    listener = socket.socket(app.address_family(args.host), socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # inherited by accepts
     listener.bind((args.host, args.port))
     listener.listen(args.backlog)
     config = uvicorn.Config(
