@@ -1,8 +1,11 @@
 """One virtual user's keep-alive connection on asyncio (uvloop or plain): one request at a
 time, timed and recorded by the share's :class:`FlowAccounting`.
 
-:meth:`FlowConnection.exchange` takes the request (counted as sent), opens the connection
-if it has none, writes the bytes and waits for the whole response; a failure is recorded
+:meth:`UserConnection.start` takes the request (counted as sent), opens the connection if
+it has none, writes the bytes and returns a :class:`Streamed` response as soon as its head
+has come, its body handed over piece by piece as it arrives (httpx's ``client.stream()``
+and ``aiter_lines()`` see each piece at its own time); the request is timed and recorded
+when its body ends. :meth:`UserConnection.exchange` reads it whole. A failure is recorded
 under its kind (connect, reset, timeout, protocol) by the inherited rules and raised as
 :class:`RequestFailed`, which the transport turns into the httpx exception a user expects.
 The connection keeps its outstanding request as the engine's connections do (``pending``,
@@ -14,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from time import monotonic_ns
-from typing import cast
+from typing import Protocol, cast
 
 from pytest_netbench._engine.asyncio_io.connect import connect
 from pytest_netbench._engine.rules.failures import connect_failure, lost_connection
@@ -35,6 +40,34 @@ class RequestFailed(Exception):
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
+
+
+Headers = tuple[tuple[bytes, bytes], ...]
+
+
+class Body(Protocol):
+    """A streamed response's body: its pieces as they arrive, then closed (by its end, a
+    failure, or :meth:`aclose`, which abandons what is left unread)."""
+
+    def __aiter__(self) -> AsyncIterator[bytes]: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(slots=True)
+class Streamed:
+    """A response whose head has come; its body comes piece by piece (``body``)."""
+
+    status: int
+    reason: bytes
+    headers: Headers
+    body: Body
+
+    async def read(self) -> bytes:
+        try:
+            return b"".join([part async for part in self.body])
+        finally:
+            await self.body.aclose()
 
 
 class _Link(asyncio.Protocol):
@@ -78,6 +111,8 @@ class UserConnection:
         # How late the session began (open model): its requests are due this much earlier
         # than they start, so their corrected latency carries the delay.
         self.lag_ns = 0
+        self.head_status = 0  # of the response being read
+        self.kept_alive = True  # whether the last response left the connection open
         spec = accounting.spec
         self.origin = (spec.scheme, spec.host, spec.port)
         host = f"[{spec.host}]" if ":" in spec.host else spec.host
@@ -115,11 +150,66 @@ class UserConnection:
         self.accounting.record_kind(response.status, start, intended, now, step)
         return True
 
-    async def exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
+    async def start(self, data: bytes, method: str, step: int) -> Streamed:
         raise NotImplementedError
+
+    async def exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
+        """Send one request of ``step`` and return its whole response."""
+        streamed = await self.start(data, method, step)
+        body = await streamed.read()
+        return WholeResponse(
+            streamed.status, streamed.reason, streamed.headers, body, self.kept_alive
+        )
+
+    def abandon(self) -> None:
+        """The flow closed a response before its body ended: it is recorded as answered
+        now (the flow chose to stop reading), and its connection dropped."""
+        if self.pending:
+            self.settle(WholeResponse(self.head_status, b"", (), b"", False))
 
     def close(self) -> None:
         raise NotImplementedError
+
+
+class _End:
+    """The end of a streamed body."""
+
+
+_END = _End()
+
+
+class _Body:
+    """The body of a response on asyncio: its pieces from the connection's queue, as the
+    link receives them."""
+
+    def __init__(self, owner: FlowConnection, timer: asyncio.TimerHandle) -> None:
+        self.owner = owner
+        self.timer = timer
+        self.done = False
+
+    def __aiter__(self) -> _Body:
+        return self  # an iterator, not an async generator: nothing left to finalize
+
+    async def __anext__(self) -> bytes:
+        parts = self.owner.parts
+        if self.done or parts is None:
+            raise StopAsyncIteration
+        part = await parts.get()
+        if isinstance(part, _End):
+            self._close(ended=True)
+            raise StopAsyncIteration
+        if isinstance(part, RequestFailed):
+            self._close(ended=True)
+            raise part
+        return part
+
+    def _close(self, *, ended: bool) -> None:
+        if not self.done:
+            self.done = True
+            self.owner.body_done(self.timer, ended)
+
+    async def aclose(self) -> None:
+        self._close(ended=False)
 
 
 class FlowConnection(UserConnection):
@@ -128,18 +218,36 @@ class FlowConnection(UserConnection):
     def __init__(self, accounting: FlowAccounting, ssl_context: ssl.SSLContext | None) -> None:
         super().__init__(accounting, ssl_context)
         self.link: _Link | None = None
-        self.reader = ResponseReader(self._on_response, self._on_error)
-        self.waiter: asyncio.Future[WholeResponse] | None = None
+        self.reader = self._new_reader()
         self.one_at_a_time = asyncio.Lock()
+        # The response being read: its head (a future), then its body's pieces, its end
+        # (_END) or its failure (RequestFailed), in order.
+        self.head: asyncio.Future[Headers] | None = None
+        self.parts: asyncio.Queue[bytes | _End | RequestFailed] | None = None
+        self.reason = b""
 
-    async def exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
-        """Send one request of ``step`` and return its whole response. Requests a session
-        makes at once (``asyncio.gather``) go one after another: HTTP/1.1 has one request
-        at a time on a connection, and each is timed from its own write."""
-        async with self.one_at_a_time:
-            return await self._exchange(data, method, step)
+    def _new_reader(self) -> ResponseReader:
+        reader = ResponseReader(self._on_response, self._on_error)
+        reader.on_head = self._on_head
+        reader.on_part = self._on_part
+        return reader
 
-    async def _exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
+    async def start(self, data: bytes, method: str, step: int) -> Streamed:
+        """Send one request of ``step``; return its response once its head has come.
+        Requests a session makes at once (``asyncio.gather``) go one after another: HTTP/1.1
+        has one request at a time on a connection, and each is timed from its own write (the
+        next waits until this one's body has ended, or been closed)."""
+        await self.one_at_a_time.acquire()
+        try:
+            head, timer = await self._start(data, method, step)
+        except BaseException:
+            self.one_at_a_time.release()
+            raise
+        return Streamed(self.head_status, *head, body=_Body(self, timer))
+
+    async def _start(
+        self, data: bytes, method: str, step: int
+    ) -> tuple[tuple[bytes, Headers], asyncio.TimerHandle]:
         acct = self.accounting
         self.take(step)
         if self.link is None:
@@ -148,23 +256,34 @@ class FlowConnection(UserConnection):
         assert link is not None and link.transport is not None
         self.reader.expect(method)
         loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[WholeResponse] = loop.create_future()
-        self.waiter = waiter
+        self.head = loop.create_future()
+        self.parts = asyncio.Queue()
+        self.reason = b""
         link.transport.write(data)
         acct.recorder.bytes_written += len(data)
         timer = loop.call_later(acct.spec.timeout_s, self._timed_out)
         try:
-            return await waiter
-        finally:
+            headers = await self.head
+        except BaseException:
             timer.cancel()
-            self.waiter = None
+            raise
+        return (self.reason, headers), timer
+
+    def body_done(self, timer: asyncio.TimerHandle, ended: bool) -> None:
+        """The flow is done with the body (``_Body``): the next request may go."""
+        timer.cancel()
+        if not ended:
+            self.abandon()
+            self._drop()
+        self.head = self.parts = None
+        self.one_at_a_time.release()
 
     async def _open(self) -> None:
         acct = self.accounting
         spec = acct.spec
         loop = asyncio.get_running_loop()
         hostname = spec.host if self.ssl_context is not None else None
-        self.reader = ResponseReader(self._on_response, self._on_error)
+        self.reader = self._new_reader()
         link = _Link(self)
         acct.live += 1  # opening counts: every user may open at once
         acct.count_opened(acct.live)
@@ -194,14 +313,29 @@ class FlowConnection(UserConnection):
         self._fail_waiter(lost.kind, lost.detail)
 
     # -- the reader's answers --
+    def _on_head(self, status: int, reason: bytes, headers: Headers) -> None:
+        self.head_status = status
+        self.reason = reason
+        if self.head is not None and not self.head.done():
+            self.head.set_result(headers)
+
+    def _on_part(self, part: bytes) -> None:
+        if self.parts is not None:
+            self.parts.put_nowait(part)
+
     def _on_response(self, response: WholeResponse) -> None:
         if not self.settle(response):
             self._on_error("malformed response: a response arrived with no request sent")
             return
+        self.kept_alive = response.keep_alive
         if not response.keep_alive:
             self._drop()
-        if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_result(response)
+        # A response without a streamed head (to HEAD) comes whole: its head now.
+        self._on_head(response.status, response.reason, response.headers)
+        if self.parts is not None:
+            if response.body:
+                self.parts.put_nowait(response.body)
+            self.parts.put_nowait(_END)
 
     def _on_error(self, reason: str) -> None:
         self._fail_waiter("protocol", reason)
@@ -212,12 +346,15 @@ class FlowConnection(UserConnection):
 
     # -- failing --
     def _fail_waiter(self, kind: str, detail: str) -> None:
-        """Record the outstanding request as failed, drop the link, wake the flow."""
+        """Record the outstanding request as failed, drop the link, wake the flow (where
+        it waits for the head, or reads the body)."""
         self.accounting.fail_outstanding(self, kind, detail)
         self._drop()
-        waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_exception(RequestFailed(kind, detail))
+        failure = RequestFailed(kind, detail)
+        if self.head is not None and not self.head.done():
+            self.head.set_exception(failure)
+        elif self.parts is not None:
+            self.parts.put_nowait(failure)
 
     def _fail(self, kind: str, detail: str, err_no: int | None = None) -> None:
         """A failed connect: recorded, and raised into the flow."""

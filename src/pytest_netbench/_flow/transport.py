@@ -3,7 +3,9 @@
 httpx builds each request (cookies, auth, JSON, redirects, headers) as users know it;
 :class:`EngineTransport` names its step, renders its bytes with the engine's HTTP/1.1
 rendering, sends it on the virtual user's own keep-alive connection (timed and recorded
-there) and hands the whole response back as an ``httpx.Response``. A request the engine
+there) and hands the response back as an ``httpx.Response`` as soon as its head has come,
+its body as it arrives: ``client.stream()`` and ``aiter_lines()`` see each piece at its
+own time, and ``client.get()`` reads it to its end as before. A request the engine
 counted as failed comes back as the httpx exception a user expects (``ConnectError``,
 ``ReadTimeout``, ``RemoteProtocolError``, ``ReadError``), and the virtual user remembers it,
 so a session it ends is reported as failed at that step, of that kind.
@@ -14,7 +16,7 @@ from __future__ import annotations
 import httpx
 
 from pytest_netbench._flow.accounting import FlowAccounting
-from pytest_netbench._flow.connection import RequestFailed, UserConnection
+from pytest_netbench._flow.connection import Body, RequestFailed, UserConnection
 from pytest_netbench._flow.steps import STEP_EXTENSION, RequestFailure, SessionTrail, step_name
 from pytest_netbench._proto.http import render_request
 
@@ -53,19 +55,48 @@ class EngineTransport(httpx.AsyncBaseTransport):
         target = url.raw_path.decode("ascii")
         data = render_request(method, target, self.connection.host_header, headers, body)
         try:
-            whole = await self.connection.exchange(data, method, step)
+            streamed = await self.connection.start(data, method, step)
         except RequestFailed as exc:
-            error = _ERRORS[exc.kind](f"{exc.detail} ({name})", request=request)
-            self.trail.failure = RequestFailure(error, exc.kind, name)
-            raise error from None
+            raise self._failed(exc, request, name) from None
         return httpx.Response(
-            whole.status,
-            headers=list(whole.headers),
-            stream=httpx.ByteStream(whole.body),
+            streamed.status,
+            headers=list(streamed.headers),
+            stream=_BodyStream(self, streamed.body, request, name),
             extensions={
                 "http_version": b"HTTP/1.1",
-                "reason_phrase": whole.reason,
+                "reason_phrase": streamed.reason,
                 STEP_EXTENSION: name,
             },
             request=request,
         )
+
+    def _failed(self, exc: RequestFailed, request: httpx.Request, name: str) -> Exception:
+        """The httpx exception of a failed request; the session remembers it."""
+        error = _ERRORS[exc.kind](f"{exc.detail} ({name})", request=request)
+        self.trail.failure = RequestFailure(error, exc.kind, name)
+        return error
+
+
+class _BodyStream(httpx.AsyncByteStream):
+    """A response's body for httpx, piece by piece as the connection gets it; a failure
+    mid-body is the httpx exception a user expects, remembered by the session."""
+
+    def __init__(
+        self, transport: EngineTransport, body: Body, request: httpx.Request, name: str
+    ) -> None:
+        self.transport = transport
+        self.body = body
+        self.request = request
+        self.name = name
+
+    def __aiter__(self) -> _BodyStream:
+        return self  # an iterator, not an async generator: nothing left to finalize
+
+    async def __anext__(self) -> bytes:
+        try:
+            return await self.body.__aiter__().__anext__()
+        except RequestFailed as exc:
+            raise self.transport._failed(exc, self.request, self.name) from None
+
+    async def aclose(self) -> None:
+        await self.body.aclose()

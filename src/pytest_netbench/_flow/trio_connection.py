@@ -2,8 +2,8 @@
 failures as the asyncio one (``connection``), moved by trio's streams.
 
 A flow awaits each answer, so the exchange itself writes the request and reads until the
-reader has the whole response: no reader task, and the request's timeout is one cancel
-scope around both.
+reader has the response's head, and its body reads on as the flow asks for more: no
+reader task, and the request's timeout is one deadline over all of it.
 """
 
 from __future__ import annotations
@@ -15,10 +15,47 @@ import trio
 from pytest_netbench._engine.rules.failures import Failure, lost_connection
 from pytest_netbench._engine.trio_io.connect import CONNECT_ERRORS, failure_of, open_stream
 from pytest_netbench._flow.accounting import FlowAccounting
-from pytest_netbench._flow.connection import RequestFailed, UserConnection
+from pytest_netbench._flow.connection import Headers, RequestFailed, Streamed, UserConnection
 from pytest_netbench._proto.http_message import ResponseReader, WholeResponse
 
 _READ_BYTES = 256 * 1024
+
+
+class _TrioBody:
+    """The body of a response on trio: read from the connection as the flow iterates."""
+
+    def __init__(self, owner: TrioFlowConnection, deadline: float) -> None:
+        self.owner = owner
+        self.deadline = deadline
+        self.done = False
+
+    def __aiter__(self) -> _TrioBody:
+        return self  # an iterator, not an async generator: nothing left to finalize
+
+    async def __anext__(self) -> bytes:
+        owner = self.owner
+        while not self.done:
+            if owner._parts:
+                return owner._parts.pop(0)
+            if owner._response is not None:
+                if not owner._response.keep_alive:
+                    await owner._drop()
+                await self._close(ended=True)
+                break
+            try:
+                await owner.read_more(self.deadline)
+            except RequestFailed:
+                await self._close(ended=True)
+                raise
+        raise StopAsyncIteration
+
+    async def _close(self, *, ended: bool) -> None:
+        if not self.done:
+            self.done = True
+            await self.owner.body_done(ended)
+
+    async def aclose(self) -> None:
+        await self._close(ended=False)
 
 
 class TrioFlowConnection(UserConnection):
@@ -27,18 +64,31 @@ class TrioFlowConnection(UserConnection):
     def __init__(self, accounting: FlowAccounting, ssl_context: ssl.SSLContext | None) -> None:
         super().__init__(accounting, ssl_context)
         self.stream: trio.abc.Stream | None = None
-        self.reader = ResponseReader(self._on_response, self._on_error)
+        self.reader = self._new_reader()
         self.one_at_a_time = trio.Lock()
         self._response: WholeResponse | None = None
+        self._head: tuple[int, bytes, Headers] | None = None
+        self._parts: list[bytes] = []
         self._broken = ""
 
-    async def exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
-        """Send one request of ``step`` and return its whole response (requests made at
-        once go one after another, as on asyncio)."""
-        async with self.one_at_a_time:
-            return await self._exchange(data, method, step)
+    def _new_reader(self) -> ResponseReader:
+        reader = ResponseReader(self._on_response, self._on_error)
+        reader.on_head = self._on_head
+        reader.on_part = self._parts_append
+        return reader
 
-    async def _exchange(self, data: bytes, method: str, step: int) -> WholeResponse:
+    async def start(self, data: bytes, method: str, step: int) -> Streamed:
+        """Send one request of ``step``; return its response once its head has come (the
+        next request waits until this one's body has ended, or been closed, as on
+        asyncio)."""
+        await self.one_at_a_time.acquire()
+        try:
+            return await self._start(data, method, step)
+        except BaseException:
+            self.one_at_a_time.release()
+            raise
+
+    async def _start(self, data: bytes, method: str, step: int) -> Streamed:
         acct = self.accounting
         self.take(step)
         if self.stream is None:
@@ -47,39 +97,57 @@ class TrioFlowConnection(UserConnection):
         assert stream is not None
         self.reader.expect(method)
         self._response = None
+        self._head = None
+        self._parts = []
         self._broken = ""
-        timeout_s = acct.spec.timeout_s
-        lost: Failure | None = None
-        with trio.move_on_after(timeout_s) as scope:
+        deadline = trio.current_time() + acct.spec.timeout_s
+        with trio.move_on_at(deadline):
             try:
                 await stream.send_all(data)
-                acct.recorder.bytes_written += len(data)
-                while self._response is None and not self._broken:
-                    chunk = await stream.receive_some(_READ_BYTES)
-                    if not chunk:
-                        if not self.reader.feed_eof() and not self._broken:
-                            lost = lost_connection(None)
-                        break
-                    acct.recorder.bytes_read += len(chunk)
-                    self.reader.feed(bytes(chunk))
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                await self._failed(*lost_connection(exc))
+            acct.recorder.bytes_written += len(data)
+        while self._head is None:
+            await self.read_more(deadline)
+        status, reason, headers = self._head
+        return Streamed(status, reason, headers, _TrioBody(self, deadline))
+
+    async def read_more(self, deadline: float) -> None:
+        """Read once more (a failure raised into the flow, recorded)."""
+        stream = self.stream
+        lost: Failure | None = None
+        chunk = b""
+        with trio.move_on_at(deadline) as scope:
+            try:
+                assert stream is not None
+                chunk = bytes(await stream.receive_some(_READ_BYTES))
+                if not chunk and not self.reader.feed_eof() and not self._broken:
+                    lost = lost_connection(None)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
                 lost = lost_connection(exc)
+        if chunk:
+            self.accounting.recorder.bytes_read += len(chunk)
+            self.reader.feed(chunk)
         if self._broken:
             await self._failed("protocol", self._broken)
         if lost is not None:
             await self._failed(*lost)
-        if scope.cancelled_caught or self._response is None:
+        if scope.cancelled_caught:
+            timeout_s = self.accounting.spec.timeout_s
             await self._failed("timeout", f"no complete response within {timeout_s}s")
-        response = self._response
-        assert response is not None
-        if not response.keep_alive:
+
+    async def body_done(self, ended: bool) -> None:
+        """The flow is done with the body (``_TrioBody``): the next request may go."""
+        if not ended:
+            self.abandon()
             await self._drop()
-        return response
+        self._parts = []
+        self.one_at_a_time.release()
 
     async def _open(self) -> None:
         acct = self.accounting
         spec = acct.spec
-        self.reader = ResponseReader(self._on_response, self._on_error)
+        self.reader = self._new_reader()
         acct.live += 1  # opening counts: every user may open at once
         acct.count_opened(acct.live)
         try:
@@ -91,11 +159,23 @@ class TrioFlowConnection(UserConnection):
             await self._failed(*failure_of(exc))
 
     # -- the reader's answers --
+    def _on_head(self, status: int, reason: bytes, headers: Headers) -> None:
+        self.head_status = status
+        self._head = (status, reason, headers)
+
+    def _parts_append(self, part: bytes) -> None:
+        self._parts.append(part)
+
     def _on_response(self, response: WholeResponse) -> None:
         if not self.settle(response):
             self._on_error("malformed response: a response arrived with no request sent")
             return
         self._response = response
+        self.kept_alive = response.keep_alive
+        if self._head is None:  # a response without a streamed head (to HEAD): whole
+            self._on_head(response.status, response.reason, response.headers)
+        if response.body:
+            self._parts.append(response.body)
 
     def _on_error(self, reason: str) -> None:
         self._broken = reason

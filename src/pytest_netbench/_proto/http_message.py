@@ -7,6 +7,11 @@ framing rules are the framers': httptools (llhttp) for Content-Length, chunked a
 close-delimited bodies, the same reasons for malformed input, 1xx skipped, 101 refused,
 and a HEAD response ending with its header block. One request is outstanding at a time
 (a flow awaits each answer), so the reader is told the method before each response.
+
+A reader may hand a response over as it arrives instead (a flow's ``client.stream()``):
+with ``on_head`` set, a final response's status, reason and headers go there as soon as
+its head is complete, and with ``on_part`` set each piece of its body goes there as it is
+parsed; the :class:`WholeResponse` that ends it then has an empty body.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ class WholeResponse:
 
 
 OnWholeResponse = Callable[[WholeResponse], None]
+OnHead = Callable[[int, bytes, tuple[tuple[bytes, bytes], ...]], None]
+OnPart = Callable[[bytes], None]
 
 
 class ResponseReader:
@@ -58,6 +65,8 @@ class ResponseReader:
         "_reason",
         "_status",
         "failed",
+        "on_head",
+        "on_part",
     )
 
     def __init__(self, on_response: OnWholeResponse, on_error: OnError) -> None:
@@ -72,6 +81,8 @@ class ResponseReader:
         self._head_delivered = False  # a HEAD response went with its head: its parser is done
         self._passed_boundary = False
         self.failed = False
+        self.on_head: OnHead | None = None  # see the module: a response as it arrives
+        self.on_part: OnPart | None = None
         self._parser = httptools.HttpResponseParser(self)
 
     def expect(self, method: str) -> None:
@@ -99,9 +110,14 @@ class ResponseReader:
             connection = [v for n, v in self._headers if n.lower() == b"connection"]
             self._deliver(head_keeps_alive(http_10, connection))
             self._head_delivered = True
+        elif self._status >= 200 and self.on_head is not None:
+            self.on_head(self._status, self._reason, tuple(self._headers))
 
     def on_body(self, body: bytes) -> None:
-        self._body.append(body)
+        if self.on_part is not None and self._status >= 200:
+            self.on_part(body)
+        else:
+            self._body.append(body)
 
     def on_message_complete(self) -> None:
         self._passed_boundary = True
