@@ -4,6 +4,7 @@ The page in a real browser is tests/integration/test_html_report.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from collections import Counter
@@ -258,3 +259,22 @@ def test_a_share_that_saturated_has_its_busy_figure_marked_and_a_note() -> None:
         shares
     )
     assert "load-2" not in shares.split("<b>saturated</b>", 1)[1]
+
+
+def test_a_streaming_load_shows_its_stream_figures() -> None:
+    from pytest_netbench._model.sections import LatencySummary
+    from pytest_netbench._model.streams import EventCounts, StreamStats
+    from pytest_netbench._report.html.streams import streams_html
+
+    record = Record("t.py::test_sse[a]", "t.py::test_sse", {"server": "a"}, make_result(900))
+    summary = LatencySummary(count=3, p50_ms=51.0, p90_ms=52.0, p99_ms=53.0, max_ms=54.0)
+    stream = StreamStats(
+        "sse", 3, 60, 20.0, summary, summary, summary, summary, EventCounts(3, 20, 20, 20.0, 20)
+    )
+    record = dataclasses.replace(record, result=dataclasses.replace(record.result, stream=stream))
+    html = "".join(streams_html([record], record.function))
+    assert "<h4>Streams</h4>" in html
+    assert "3 streams (sse), 60 events, 20.0 events/s" in html
+    for row in ("first byte", "first event", "gap", "whole"):
+        assert f"<td class=label>{row}</td>" in html
+    assert streams_html([record], "another::test") == []

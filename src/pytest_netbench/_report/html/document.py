@@ -40,6 +40,7 @@ from pytest_netbench._report.html.requests import requests_html
 from pytest_netbench._report.html.sessions import sessions_html
 from pytest_netbench._report.html.shares import LEGEND as SHARES_LEGEND
 from pytest_netbench._report.html.shares import has_shares, shares_html
+from pytest_netbench._report.html.streams import streams_html
 from pytest_netbench._report.html.style import CSS
 from pytest_netbench._report.html.tables import (
     comparison_html,
@@ -314,6 +315,7 @@ def _test_section(
     parts += phases_html(records, function)
     parts += profiles_html(records, function)
     parts += sessions_html(records, function)
+    parts += streams_html(records, function)
     parts += _per_host(loads)
     shown, more = split_pictures([p for p in pictures.of(function) if p not in beside])
     if shown:
