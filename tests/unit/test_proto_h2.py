@@ -586,3 +586,31 @@ def test_a_request_rendered_for_http1_becomes_a_block_and_body() -> None:
     ]
     with pytest.raises(ValueError, match="'connection' is connection-specific"):
         encode_rendered_request(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n", "http")
+
+
+def test_a_streaming_load_sees_each_data_frame_of_a_stream() -> None:
+    events = Events()
+    pieces: list[tuple[int, int, bytes]] = []
+    server = H2Server()
+    client = H2ClientConnection(
+        H2Request(BLOCK),
+        lambda stream_id, status: events.responses.append((stream_id, status)),
+        lambda stream_id, error: events.errors.append((stream_id, error)),
+        on_data=lambda stream_id, status, body: pieces.append((stream_id, status, body)),
+    )
+    server.receive(client.initiate())
+    client.feed(server.send())
+    server.receive(client.data_to_send())
+    client.feed(server.send())
+    client.open_streams(1)
+    server.receive(client.data_to_send())
+    server.conn.send_headers(1, RESPONSE, end_stream=False)
+    client.feed(server.send())
+    server.conn.send_data(1, b"data: 1\n\n", pad_length=3)
+    client.feed(server.send())
+    assert events.responses == []
+    server.conn.send_data(1, b"data: 2\n\n", end_stream=True)
+    client.feed(server.send())
+    # The head (its first byte), then each frame's payload without its padding, in order.
+    assert pieces == [(1, 200, b""), (1, 200, b"data: 1\n\n"), (1, 200, b"data: 2\n\n")]
+    assert events.responses == [(1, 200)]

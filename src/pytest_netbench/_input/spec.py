@@ -111,7 +111,6 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
             o["stream"],
             o["stream_events"],
             o["stream_end"],
-            protocol=o["protocol"],
             pipeline=o["pipeline"],
             mix=mix,
         ),

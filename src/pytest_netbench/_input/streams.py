@@ -10,7 +10,7 @@ from pytest_netbench._proto.streaming import STREAM_MODES
 
 
 def checked_stream(
-    stream: object, events: object, end: object, *, protocol: object, pipeline: object, mix: object
+    stream: object, events: object, end: object, *, pipeline: object, mix: object
 ) -> dict[str, Any]:
     """The LoadSpec fields of a load's stream options; a SpecError says what is wrong."""
     if stream is None or stream == "none":
@@ -24,10 +24,6 @@ def checked_stream(
         raise SpecError(
             f"stream must be 'sse' (server-sent events) or 'chunks' (each read of the body)"
             f" or None, got {stream!r}"
-        )
-    if protocol == "h2":
-        raise SpecError(
-            "stream= reads HTTP/1.1 responses as they arrive: HTTP/2 streams are not yet"
         )
     if mix:
         raise SpecError("stream= reads one kind of request: a mix of streams is not yet")

@@ -65,6 +65,9 @@ class StreamError:
 
 OnStreamResponse = Callable[[int, int], None]
 OnStreamError = Callable[[int, StreamError], None]
+# A streaming load's look inside each response (``on_data``): (stream id, its final status,
+# a DATA frame's payload without padding, or b"" when the final HEADERS came).
+OnStreamData = Callable[[int, int, bytes], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,7 @@ class H2ClientConnection:
         "_max_streams",
         "_next_id",
         "_on_response",
+        "_on_stream_data",
         "_on_stream_error",
         "_outbound",
         "_pending_bodies",
@@ -124,6 +128,7 @@ class H2ClientConnection:
         max_streams: int = 100,
         stream_window: int = DEFAULT_WINDOW,
         connection_window: int = DEFAULT_WINDOW,
+        on_data: OnStreamData | None = None,
     ) -> None:
         if max_streams < 1:
             raise ValueError(f"max_streams must be at least 1, got {max_streams}")
@@ -137,6 +142,7 @@ class H2ClientConnection:
         self.on_head: Callable[[int], None] | None = None
         self._on_response = on_response
         self._on_stream_error = on_stream_error
+        self._on_stream_data = on_data
         self._max_streams = max_streams
         self._stream_window = stream_window
         self._connection_window = connection_window
@@ -347,6 +353,9 @@ class H2ClientConnection:
                 self._on_continuation(kind, flags, stream_id, payload)
             elif kind == f.DATA:
                 status = streams.get(stream_id)
+                if status and self._on_stream_data is not None:
+                    body = f.strip_padding("DATA", flags, payload)
+                    self._on_stream_data(stream_id, status, body)
                 if status and flags & f.END_STREAM and http:
                     # The hot path: the last DATA frame of a response whose HEADERS came.
                     del streams[stream_id]
@@ -454,6 +463,8 @@ class H2ClientConnection:
             if status == 101 or end_stream:
                 self._stream_failed(stream_id, f"an interim {status} response ending the stream")
             return  # an interim response: the final one follows
+        if self._on_stream_data is not None:
+            self._on_stream_data(stream_id, status, b"")  # the response's head: first byte
         if end_stream and call is not None:
             self._end_call(stream_id, status, call)  # "trailers-only": status in the one block
         elif end_stream:

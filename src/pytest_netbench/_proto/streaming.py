@@ -69,32 +69,29 @@ class StreamLedger:
         self.mode = mode
         self.check = check
         self.clock = clock
-        self.last: StreamFramer | None = None
+        self.last: StreamTimes | None = None
 
     def framer(self, on_response: OnResponse, on_error: OnError) -> StreamFramer:
         return StreamFramer(self, on_response, on_error)
 
 
-class StreamFramer:
-    """Response boundaries, and each response's events timed (see the module)."""
+class StreamTimes:
+    """One stream's events as they arrive, timed: what the run rules read of a stream
+    (``ledger.last``), whether its pieces came framed by HTTP/1.1 (:class:`StreamFramer`)
+    or as an HTTP/2 stream's DATA frames (``rules/h2_streams``: :meth:`begin`,
+    :meth:`head_done`, :meth:`take_body` with each frame, ``each_piece`` set)."""
 
     __slots__ = (
         "_chunk_data",
         "_chunked",
-        "_delimited",
-        "_head_bytes",
         "_ledger",
         "_now",
-        "_on_error",
-        "_on_response",
-        "_parser",
         "_sse",
-        "_status",
         "content_type",
+        "each_piece",
         "end_seen",
         "error_body",
         "events",
-        "failed",
         "first_byte_ns",
         "first_event_ns",
         "gaps",
@@ -103,16 +100,11 @@ class StreamFramer:
         "status",
     )
 
-    def __init__(self, ledger: StreamLedger, on_response: OnResponse, on_error: OnError) -> None:
+    def __init__(self, ledger: StreamLedger) -> None:
         self._ledger = ledger
-        self._on_response = on_response
-        self._on_error = on_error
-        self._parser = httptools.HttpResponseParser(self)
         self._now = 0
-        self._status = 0
-        self._head_bytes = 0
-        self._delimited = self._chunked = self._chunk_data = False
-        self.failed = False
+        self._chunked = self._chunk_data = False
+        self.each_piece = False  # chunks mode: every piece an event (HTTP/2's DATA frames)
         self._reset()
 
     def _reset(self) -> None:
@@ -132,32 +124,25 @@ class StreamFramer:
         """Whether a response has begun to arrive and not ended (a stream cut short)."""
         return self.first_byte_ns != 0
 
-    # -- httptools callbacks --
-    def on_message_begin(self) -> None:
+    def begin(self, now: int) -> None:
+        """The response's first byte came at ``now``."""
         self._reset()
-        self._delimited = self._chunked = self._chunk_data = False
-        self.first_byte_ns = self._now
+        self._now = self.first_byte_ns = now
 
-    def on_header(self, name: bytes, value: bytes) -> None:
-        lowered = name.lower()
-        if lowered == b"content-type":
-            self.content_type = value.decode("latin-1").strip()
-        elif lowered == b"content-length":
-            self._delimited = True
-        elif lowered == b"transfer-encoding" and value.rstrip().lower().endswith(b"chunked"):
-            self._delimited = self._chunked = True
-
-    def on_headers_complete(self) -> None:
-        self._head_bytes = 0
-        self._status = self.status = self._parser.get_status_code()
-        if self._status >= 200 and self._status < 400 and self._sse is not None:
+    def head_done(self) -> None:
+        """Its head is complete (``status`` and ``content_type`` set): an SSE load checks
+        that the answer is an event stream."""
+        if 200 <= self.status < 400 and self._sse is not None:
             media = self.content_type.partition(";")[0].strip().lower()
             if media != "text/event-stream":
                 shown = self.content_type or "none"
                 self.problem = f"not an event stream: Content-Type {shown!r}, not text/event-stream"
 
-    def on_body(self, body: bytes) -> None:
-        status = self._status
+    def take_body(self, body: bytes, now: int | None = None) -> None:
+        """A piece of the body (that came at ``now``; None: the read being fed)."""
+        if now is not None:
+            self._now = now
+        status = self.status
         if not body:
             return
         if status >= 400 or status < 200:
@@ -165,7 +150,9 @@ class StreamFramer:
                 self.error_body += body[: ERROR_BODY_BYTES - len(self.error_body)]
             return
         if self._sse is None:
-            if self._chunked:
+            if self.each_piece:
+                self._event(False)
+            elif self._chunked:
                 self._chunk_data = True  # the event is the chunk: on_chunk_complete
             elif self.last_event_ns != self._now or not self.events:
                 self._event(False)  # no chunks to go by: each read is an event
@@ -180,10 +167,10 @@ class StreamFramer:
         if sse.problem and not self.problem:
             self.problem = sse.problem
 
-    def on_chunk_complete(self) -> None:
-        if self._chunk_data:
-            self._chunk_data = False
-            self._event(False)
+    def finish_problem(self) -> None:
+        """The stream ended: a plain answer's words carry the start of its body."""
+        if self.problem.startswith("not an event stream") and self.error_body:
+            self.problem += f"; the body begins {self.error_body[:80]!r}"
 
     def _event(self, is_end: bool) -> None:
         now = self._now
@@ -199,14 +186,64 @@ class StreamFramer:
         self.last_event_ns = now
         self.events += 1
 
+
+class StreamFramer(StreamTimes):
+    """Response boundaries, and each response's events timed (see the module)."""
+
+    __slots__ = (
+        "_delimited",
+        "_head_bytes",
+        "_on_error",
+        "_on_response",
+        "_parser",
+        "_status",
+        "failed",
+    )
+
+    def __init__(self, ledger: StreamLedger, on_response: OnResponse, on_error: OnError) -> None:
+        super().__init__(ledger)
+        self._on_response = on_response
+        self._on_error = on_error
+        self._parser = httptools.HttpResponseParser(self)
+        self._status = 0
+        self._head_bytes = 0
+        self._delimited = False
+        self.failed = False
+
+    # -- httptools callbacks --
+    def on_message_begin(self) -> None:
+        self.begin(self._now)
+        self._delimited = self._chunked = self._chunk_data = False
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        lowered = name.lower()
+        if lowered == b"content-type":
+            self.content_type = value.decode("latin-1").strip()
+        elif lowered == b"content-length":
+            self._delimited = True
+        elif lowered == b"transfer-encoding" and value.rstrip().lower().endswith(b"chunked"):
+            self._delimited = self._chunked = True
+
+    def on_headers_complete(self) -> None:
+        self._head_bytes = 0
+        self._status = self.status = self._parser.get_status_code()
+        self.head_done()
+
+    def on_body(self, body: bytes) -> None:
+        self.take_body(body)
+
+    def on_chunk_complete(self) -> None:
+        if self._chunk_data:
+            self._chunk_data = False
+            self._event(False)
+
     def on_message_complete(self) -> None:
         status = self._status
         self._status = 0
         if self.failed:
             return
         if status >= 200:
-            if self.problem.startswith("not an event stream") and self.error_body:
-                self.problem += f"; the body begins {self.error_body[:80]!r}"
+            self.finish_problem()
             self._ledger.last = self
             self._on_response(status, bool(self._parser.should_keep_alive()))
             self.first_byte_ns = 0  # recorded: no longer a stream in progress

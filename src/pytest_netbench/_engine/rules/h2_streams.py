@@ -29,6 +29,7 @@ from time import monotonic_ns
 from pytest_netbench._engine.rules.accounting import MixOutstanding, RunAccounting
 from pytest_netbench._proto.h2_client import H2ClientConnection, H2Request, StreamError
 from pytest_netbench._proto.h2_headers import encode_rendered_request
+from pytest_netbench._proto.streaming import StreamTimes
 
 
 class H2Streams:
@@ -43,6 +44,7 @@ class H2Streams:
         "_requests",
         "_rules",
         "_scheme",
+        "_times",
         "_unsent_requests",
         "_varied",
         "client",
@@ -73,8 +75,18 @@ class H2Streams:
         # The requests waiting for a stream, when each stream may carry another.
         self._per_stream = bool(self._mix) or self._varied
         self._unsent_requests: deque[H2Request] = deque()
+        # A streaming load (``stream=``): each open stream's events as its DATA frames come.
+        self._times: dict[int, StreamTimes] | None = None
+        on_data = None
+        if rules.streams is not None:
+            self._times = {}
+            on_data = self._on_stream_data
         self.client: H2ClientConnection | None = H2ClientConnection(
-            request, self._on_response, self._on_error, max_streams=spec.outstanding_per_connection
+            request,
+            self._on_response,
+            self._on_error,
+            max_streams=spec.outstanding_per_connection,
+            on_data=on_data,
         )
         # Phases: when each open stream's response HEADERS came (its first byte, near
         # enough); a stream whose HEADERS ended it came whole.
@@ -191,15 +203,17 @@ class H2Streams:
             start = pending.popleft()
             intended = requests.intended.popleft() if self._open_loop else start
             kind = requests.kinds.popleft() if self._mix else -1
+            words = detail
             if self._ids:
                 stream_id = self._ids.popleft()
                 if client is not None:
                     client.cancel(stream_id)
+                words = self._cut(stream_id, start, intended, "timeout")[1] or detail
             else:
                 self.unopened -= 1
                 if self._per_stream:
                     self._unsent_requests.popleft()
-            self._rules.fail_request(intended, "timeout", detail, kind)
+            self._rules.fail_request(intended, "timeout", words, kind)
             if count_ended:
                 self.ended += 1
 
@@ -231,9 +245,41 @@ class H2Streams:
     def _on_head(self, stream_id: int) -> None:
         self.firsts[stream_id] = monotonic_ns()
 
+    def _on_stream_data(self, stream_id: int, status: int, body: bytes) -> None:
+        """A streaming load: a stream's head (``body`` empty) or one of its DATA frames,
+        each an event in ``chunks`` mode. (The Content-Type is not checked over HTTP/2:
+        the client's HPACK decoder reads ``:status`` alone.)"""
+        times_of = self._times
+        assert times_of is not None and self._rules.streams is not None
+        now = monotonic_ns()
+        times = times_of.get(stream_id)
+        if times is None:
+            times = times_of[stream_id] = StreamTimes(self._rules.streams.ledger)
+            times.each_piece = True
+            times.begin(now)
+            times.status = status
+        times.take_body(body, now)
+
+    def _cut(self, stream_id: int, start: int, intended: int, error: str) -> tuple[str, str]:
+        """A measured stream that ends in ``error``: its events kept (``rules/streams``);
+        the error's kind and words when it was cut short mid-stream, else ("", "")."""
+        times = self._times.pop(stream_id, None) if self._times is not None else None
+        rules = self._rules
+        if times is None or rules.streams is None or rules.stopping:
+            return "", ""
+        if intended < rules.measure_start_ns:
+            return "", ""
+        return rules.streams.cut(times, intended if intended < start else start, error)
+
     def _on_response(self, stream_id: int, status: int) -> None:
         now = monotonic_ns()
         start, intended, kind = self._pop_stream(stream_id)
+        if self._times is not None:
+            times = self._times.pop(stream_id, None)
+            if times is not None:
+                times.finish_problem()
+            assert self._rules.streams is not None
+            self._rules.streams.ledger.last = times
         if self._grpc and status == 200:
             status = 0  # grpc-status OK (h2_client ends a call ok only so)
         first = self.firsts.pop(stream_id, 0)
@@ -246,9 +292,13 @@ class H2Streams:
 
     def _on_error(self, stream_id: int, error: StreamError) -> None:
         self.firsts.pop(stream_id, None)
-        _, intended, kind = self._pop_stream(stream_id)
+        start, intended, kind = self._pop_stream(stream_id)
         code = error.code if error.cause == "grpc_status" else -1
-        self._rules.fail_request(intended, error.kind, error.reason, kind, code)
+        cut_kind, words = self._cut(stream_id, start, intended, error.kind)
+        if cut_kind:
+            self._rules.fail_request(intended, cut_kind, words, kind)
+        else:
+            self._rules.fail_request(intended, error.kind, error.reason, kind, code)
         self.ended += 1
 
 

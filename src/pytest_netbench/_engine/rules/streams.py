@@ -18,7 +18,7 @@ the stream samples (``LoadResult.stream``).
 
 from __future__ import annotations
 
-from pytest_netbench._proto.streaming import StreamFramer, StreamLedger
+from pytest_netbench._proto.streaming import StreamLedger, StreamTimes
 from pytest_netbench._stats.recorder import Recorder
 from pytest_netbench._stats.streams import StreamSamples
 
@@ -33,7 +33,7 @@ class StreamRules:
         self.recorder = recorder
         self.samples = StreamSamples(ledger.mode)
 
-    def _sample(self, framer: StreamFramer, base: int) -> None:
+    def _sample(self, framer: StreamTimes, base: int) -> None:
         if not framer.first_byte_ns or framer.status >= 400:
             return
         first_event = framer.first_event_ns - base if framer.events else -1
@@ -57,7 +57,7 @@ class StreamRules:
     def cut(self, framer: object, base: int, error: str) -> tuple[str, str]:
         """A stream in progress on a connection lost as ``error``: its samples recorded and
         ``(kind, words)`` of its error, or ``("", "")`` when none had begun."""
-        if not isinstance(framer, StreamFramer) or not framer.in_stream():
+        if not isinstance(framer, StreamTimes) or not framer.in_stream():
             return "", ""
         if not 200 <= framer.status < 400:
             return "", ""  # no head yet, or an error answer cut short: the error as it is

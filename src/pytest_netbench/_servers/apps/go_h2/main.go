@@ -9,7 +9,8 @@
 //
 // Paths as ../go's hello app: "/" -> "Hello World!", "/bytes/N", "/status/N"; and
 // "/trailers", which answers "ok" with a trailer "x-done: yes"; "/split/H/B", which sends
-// its HEADERS H ms after the request and its body "hello" B ms later. Prints
+// its HEADERS H ms after the request and its body "hello" B ms later; "/sse", "/chunks"
+// and "/json" stream with set timings as ../go's do (see stream). Prints
 // "NETBENCH_LISTENING port=<n>" once listening; exits 0 on SIGTERM/SIGINT.
 package main
 
@@ -47,6 +48,8 @@ func handle(w http.ResponseWriter, r *http.Request) {
 	h["Content-Type"] = []string{"text/plain"}
 	path := r.URL.Path
 	switch {
+	case path == "/sse" || path == "/chunks" || path == "/json":
+		stream(w, r)
 	case path == "/":
 		h["Content-Length"] = []string{"12"}
 		w.Write(hello)
@@ -158,5 +161,69 @@ func main() {
 		server.Serve(listener)
 	} else {
 		server.ServeTLS(listener, "", "")
+	}
+}
+
+// stream serves the streaming paths with set timings (the same in the Python catalog's
+// starlette server): /sse, server-sent events; /chunks, a plain chunked body; /json, a
+// plain JSON answer where a stream may have been asked. Query: first_ms (the first event
+// that long after the request), every_ms (then one every that long), events (how many),
+// end (the data of a last event, e.g. [DONE]), cut=K (close the connection mid-stream
+// after K events), hold=1 (never end the stream after the events), malformed=1 (a line
+// with no known field before the first event), status=N (answer N with a JSON error).
+func stream(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	q := r.URL.Query()
+	number := func(name string, fallback int) int {
+		if v, err := strconv.Atoi(q.Get(name)); err == nil {
+			return v
+		}
+		return fallback
+	}
+	first, every, events := number("first_ms", 0), number("every_ms", 0), number("events", 10)
+	cut, status := number("cut", -1), number("status", 200)
+	h := w.Header()
+	if status != 200 || r.URL.Path == "/json" {
+		h["Content-Type"] = []string{"application/json"}
+		if status != 200 {
+			w.WriteHeader(status)
+			fmt.Fprintf(w, "{\"error\": {\"message\": \"status %d asked for\", \"code\": %d}}\n", status, status)
+			return
+		}
+		fmt.Fprint(w, "{\"choices\": [{\"text\": \"not a stream\"}]}\n")
+		return
+	}
+	sse := r.URL.Path == "/sse"
+	if sse {
+		h["Content-Type"] = []string{"text/event-stream"}
+		h["Cache-Control"] = []string{"no-cache"}
+	} else {
+		h["Content-Type"] = []string{"text/plain"}
+	}
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	flusher.Flush()
+	if sse && q.Get("malformed") == "1" {
+		fmt.Fprint(w, "bogus line\n\n")
+	}
+	for i := 0; i < events; i++ {
+		if i == cut {
+			panic(http.ErrAbortHandler) // the server drops the connection mid-stream
+		}
+		due := start.Add(time.Duration(first+i*every) * time.Millisecond)
+		time.Sleep(time.Until(due))
+		if sse {
+			fmt.Fprintf(w, "id: %d\ndata: {\"n\": %d}\n\n", i+1, i+1)
+		} else {
+			fmt.Fprintf(w, "chunk %d\n", i+1)
+		}
+		flusher.Flush()
+	}
+	if end := q.Get("end"); end != "" && sse {
+		fmt.Fprintf(w, "data: %s\n\n", end)
+		flusher.Flush()
+	}
+	if q.Get("hold") == "1" {
+		<-r.Context().Done()
 	}
 }
