@@ -18,11 +18,12 @@ without it, Nagle held each small event until the client's delayed ACK, and even
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 
 import pytest
 
-from pytest_netbench import LoadResult, http_load, sse_load
+from pytest_netbench import LoadResult, feeders, http_load, sse_load
 from pytest_netbench._servers import catalog
 from pytest_netbench._servers.launcher import Server
 
@@ -224,3 +225,72 @@ def test_http2_streams_cut_or_endless_keep_their_events(go_h2: str, loop: str) -
     assert endless.errors["timeout"] == 2
     assert "had not ended after 3 events" in endless.error_samples["timeout"]
     assert endless.stream is not None and endless.stream.events == 6
+
+
+@pytest.mark.parametrize(
+    ("path", "usage"), [("/v1/completions", False), ("/v1/chat/completions", True)]
+)
+def test_openai_token_streams_by_vllms_definitions(
+    loop: str, path: str, usage: bool, consistent: Callable[[LoadResult], LoadResult]
+) -> None:
+    # Go's OpenAI-compatible endpoint: max_tokens tokens, the first after F ms, then one
+    # every G ms (a chat stream opens with a role chunk, no token, at once).
+    server = Server.from_spec(catalog.get("go")).start()
+    try:
+        url = f"{server.url.rstrip('/')}{path}?first_ms={F_MS}&every_ms={G_MS}"
+        body = json.dumps(
+            {
+                "model": "m",
+                "max_tokens": N,
+                "stream": True,
+                "stream_options": {"include_usage": usage},
+            }
+        )
+
+        def check() -> None:
+            r = consistent(
+                sse_load(
+                    url, stream="openai", method="POST", body=body, requests=12, connections=2,
+                    loop=loop, stream_events=N,
+                )
+            )  # fmt: skip
+            assert (r.ok, r.errors_total) == (12, 0), r.error_samples
+            s = r.stream
+            assert s is not None and s.mode == "openai"
+            assert (s.events, s.output_tokens) == (12 * N, 12 * N)
+            assert s.ttft is s.first_event and s.itl is s.gap
+            assert abs(s.ttft.p50_ms - F_MS) <= 2.0, s.ttft
+            assert abs(s.itl.p50_ms - G_MS) <= 1.0, s.itl
+            # TPOT = (E2EL at [DONE] - TTFT) / (tokens - 1): G, for tokens G apart.
+            assert s.tpot.count == 12 and abs(s.tpot.p50_ms - G_MS) <= 1.0, s.tpot
+            assert s.first_byte.p50_ms < s.ttft.p50_ms  # the role chunk or head came first
+            assert s.output_tokens_per_second > 0
+
+        _within(5, check)
+    finally:
+        server.stop()
+
+
+def test_an_openai_stream_without_its_done_is_a_verify_error(streaming: str, loop: str) -> None:
+    # JSON events ({"n": 1}) with no choices: no token; no data: [DONE] at the end.
+    r = _sse(f"{streaming}/sse?events=3", loop, stream="openai", requests=2, connections=1)
+    assert r.errors["verify"] == 2
+    words = "the stream ended without its end marker '[DONE]' (0 events)"
+    assert r.error_samples["verify"] == words
+
+
+def test_openai_streams_take_their_requests_from_feeders(loop: str) -> None:
+    # A prompt a request in practice; here max_tokens, so each stream's count shows it.
+    server = Server.from_spec(catalog.get("go")).start()
+    try:
+        r = sse_load(
+            f"{server.url.rstrip('/')}/v1/completions?first_ms=2&every_ms=1",
+            stream="openai", method="POST", requests=4, connections=2, loop=loop,
+            body='{"model": "m", "max_tokens": ${n}, "stream": true}',
+            feeders={"n": feeders.count(start=3)},
+        )  # fmt: skip
+        assert (r.ok, r.errors_total) == (4, 0), r.error_samples
+        assert r.stream is not None and r.stream.output_tokens == 3 + 4 + 5 + 6
+        assert (r.stream.events_per_stream.min, r.stream.events_per_stream.max) == (3, 6)
+    finally:
+        server.stop()

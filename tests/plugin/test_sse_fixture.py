@@ -35,7 +35,7 @@ def test_an_sse_load_is_recorded(pytester: pytest.Pytester) -> None:
         pytest.skip("starlette is not installed")
     pytester.makepyfile(SSE_TESTS)
     result = pytester.runpytest_subprocess("--netbench", "--netbench-json=out.json")
-    result.stdout.fnmatch_lines(["*stream must be 'sse' (server-sent events) or 'chunks'*"])
+    result.stdout.fnmatch_lines(["*stream must be 'sse' (server-sent events), 'chunks'*"])
     result.assert_outcomes(passed=1, failed=1)
     records = json.loads((pytester.path / "out.json").read_text())
     [record] = [r for r in records["records"] if r["function"].endswith("test_tokens")]

@@ -146,3 +146,32 @@ def test_a_stream_cut_short_is_still_in_progress() -> None:
     assert run.done == [] and run.framer.in_stream()
     assert run.framer.events == 2 and run.framer.status == 200
     assert run.framer.feed_eof() is False  # chunked: the close does not end it
+
+
+def _sse_body(*events: bytes) -> bytes:
+    return HEAD + _chunked(*(b"data: " + e + b"\n\n" for e in events))
+
+
+def test_openai_token_chunks_as_vllm_reads_them() -> None:
+    run = Run("openai", StreamCheck(end_marker="[DONE]"))
+    run.feed(
+        HEAD,
+        _chunked(b'data: {"choices": [{"delta": {"role": "assistant"}}]}\n\n')[:-5],
+        _chunked(b'data: {"choices": [{"delta": {"content": "Hel"}}]}\n\n')[:-5],
+        _chunked(b'data: {"choices": [{"text": "lo"}]}\n\n')[:-5],
+        _chunked(b'data: {"choices": [], "usage": {"completion_tokens": 7}}\n\n')[:-5],
+        _chunked(b"data: [DONE]\n\n"),
+    )
+    [(status, _, events, gaps, first_byte, first_event, end, problem)] = run.done
+    # The role chunk (no text) and the usage chunk are no tokens; [DONE] ends it.
+    assert (status, events, end, problem) == (200, 2, True, "")
+    assert (first_byte, first_event, gaps) == (1000, 3000, [1000])
+    assert run.framer.usage_tokens == 7 and run.framer.tokens() == 7
+    assert run.framer.done_ns == 6000
+
+
+def test_openai_chunks_that_are_not_json() -> None:
+    run = Run("openai", StreamCheck(end_marker="[DONE]")).feed(_sse_body(b"not json", b"[DONE]"))
+    assert run.done[0][7] == "malformed event: data is not JSON: 'not json'"
+    run = Run("openai", StreamCheck(end_marker="[DONE]")).feed(_sse_body(b"[1, 2]", b"[DONE]"))
+    assert run.done[0][7] == "malformed event: not a JSON object: '[1, 2]'"

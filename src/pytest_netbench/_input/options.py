@@ -232,10 +232,11 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "stream",
         None,
         "choice",
-        "read each response as it arrives: sse (server-sent events) or chunks (each read of"
-        " the body an event); figures in result.stream",
+        "read each response as it arrives: sse (server-sent events), chunks (each chunk of"
+        " the body an event) or openai (an OpenAI-compatible token stream: TTFT, ITL, TPOT);"
+        " figures in result.stream",
         loads=_HTTP,
-        choices=("sse", "chunks"),
+        choices=("sse", "chunks", "openai"),
     ),
     LoadOption(
         "stream_events",

@@ -22,8 +22,8 @@ def checked_stream(
         return {}
     if stream not in STREAM_MODES:
         raise SpecError(
-            f"stream must be 'sse' (server-sent events) or 'chunks' (each read of the body)"
-            f" or None, got {stream!r}"
+            "stream must be 'sse' (server-sent events), 'chunks' (each chunk of the body) or"
+            f" 'openai' (an OpenAI-compatible token stream), or None, got {stream!r}"
         )
     if mix:
         raise SpecError("stream= reads one kind of request: a mix of streams is not yet")
@@ -35,6 +35,8 @@ def checked_stream(
         raise SpecError(f"stream_events must be a whole number >= 0, got {events!r}")
     if end is not None and (not isinstance(end, str) or not end):
         raise SpecError(f"stream_end must be the text of the last event's data, got {end!r}")
-    if end is not None and stream != "sse":
-        raise SpecError("stream_end is an event's data: it takes stream='sse'")
+    if end is not None and stream == "chunks":
+        raise SpecError("stream_end is an event's data: it takes stream='sse' or 'openai'")
+    if stream == "openai" and end is None:
+        end = "[DONE]"  # every OpenAI-compatible stream ends so
     return {"stream": stream, "stream_events": events, "stream_end": end}

@@ -1,5 +1,11 @@
 """A streaming load's figures (``LoadResult.stream``): responses read as they arrive.
 
+For OpenAI-compatible token streams (``stream="openai"``) the figures follow vLLM's
+benchmark (``benchmarks/backend_request_func.py`` and ``benchmark_serving.py``, as at
+commit 01184130): TTFT is the first event (the first chunk carrying text), ITL the gaps
+between such chunks, TPOT per stream (latency at ``data: [DONE]`` - TTFT) / (output tokens
+- 1).
+
 One vocabulary for every kind of stream (server-sent events, raw chunks; later WebSocket
 pushes and gRPC server streams): a stream's *events*, its *first event* (from the request's
 send, or in open loop from when it was due), the *gap* between one event and the next,
@@ -52,15 +58,33 @@ class StreamStats:
     gap: LatencySummary
     whole: LatencySummary
     events_per_stream: EventCounts = field(default_factory=EventCounts)
+    # An OpenAI-compatible stream (mode "openai"; vLLM's benchmark definitions): first_event
+    # is the TTFT and gap the ITL; tpot the time per output token after the first, per
+    # stream; output_tokens from each stream's usage when the server sent it, else its
+    # token chunks counted.
+    tpot: LatencySummary = field(default_factory=LatencySummary)
+    output_tokens: int = 0
+    output_tokens_per_second: float = 0.0
     # Encoded HdrHistograms behind the summaries, for percentile() and merging.
     first_byte_histogram: str = field(default="", repr=False, compare=False)
     first_event_histogram: str = field(default="", repr=False, compare=False)
     gap_histogram: str = field(default="", repr=False, compare=False)
+    tpot_histogram: str = field(default="", repr=False, compare=False)
+
+    @property
+    def ttft(self) -> LatencySummary:
+        """vLLM's time to first token: the first event of an OpenAI-compatible stream."""
+        return self.first_event
+
+    @property
+    def itl(self) -> LatencySummary:
+        """vLLM's inter-token latency: the gaps of an OpenAI-compatible stream."""
+        return self.gap
 
     def percentile(self, figure: str, q: float) -> float:
         """Any percentile of ``figure`` ("first_byte", "first_event" or "gap"), in ms."""
-        if figure not in ("first_byte", "first_event", "gap"):
-            raise ValueError(f"figure must be first_byte, first_event or gap, got {figure!r}")
+        if figure not in ("first_byte", "first_event", "gap", "tpot"):
+            raise ValueError(f"figure must be first_byte, first_event, gap or tpot, got {figure!r}")
         return percentile_of(getattr(self, f"{figure}_histogram"), q)
 
     def to_dict(self) -> dict[str, Any]:
@@ -84,6 +108,10 @@ class StreamStats:
             "first_byte_histogram": self.first_byte_histogram,
             "first_event_histogram": self.first_event_histogram,
             "gap_histogram": self.gap_histogram,
+            "tpot": summary_dict(self.tpot),
+            "output_tokens": self.output_tokens,
+            "output_tokens_per_second": self.output_tokens_per_second,
+            "tpot_histogram": self.tpot_histogram,
         }
 
     @classmethod
@@ -109,6 +137,10 @@ class StreamStats:
             first_byte_histogram=str(data.get("first_byte_histogram", "")),
             first_event_histogram=str(data.get("first_event_histogram", "")),
             gap_histogram=str(data.get("gap_histogram", "")),
+            tpot=summary_from(data["tpot"]) if data.get("tpot") else LatencySummary(),
+            output_tokens=int(data.get("output_tokens", 0)),
+            output_tokens_per_second=float(data.get("output_tokens_per_second", 0.0)),
+            tpot_histogram=str(data.get("tpot_histogram", "")),
         )
 
 

@@ -20,6 +20,7 @@ or timed out) is still readable there: :meth:`StreamFramer.in_stream` says one h
 
 from __future__ import annotations
 
+import json
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,8 +36,10 @@ from pytest_netbench._proto.http import (
 )
 from pytest_netbench._proto.sse import SseParser
 
-StreamMode = Literal["sse", "chunks"]
-STREAM_MODES: tuple[StreamMode, ...] = ("sse", "chunks")
+# "openai": an OpenAI-compatible completion or chat stream (server-sent events of JSON
+# chunks ending in ``data: [DONE]``), whose events are the chunks that carry a token.
+StreamMode = Literal["sse", "chunks", "openai"]
+STREAM_MODES: tuple[StreamMode, ...] = ("sse", "chunks", "openai")
 # The start of an error answer's body kept for its error's words.
 ERROR_BODY_BYTES = 200
 
@@ -88,6 +91,7 @@ class StreamTimes:
         "_now",
         "_sse",
         "content_type",
+        "done_ns",
         "each_piece",
         "end_seen",
         "error_body",
@@ -98,6 +102,7 @@ class StreamTimes:
         "last_event_ns",
         "problem",
         "status",
+        "usage_tokens",
     )
 
     def __init__(self, ledger: StreamLedger) -> None:
@@ -118,7 +123,9 @@ class StreamTimes:
         self.end_seen = False
         self.problem = ""
         self.error_body = b""
-        self._sse = SseParser() if self._ledger.mode == "sse" else None
+        self._sse = SseParser() if self._ledger.mode != "chunks" else None
+        self.usage_tokens = -1  # openai: usage.completion_tokens, when the server sent it
+        self.done_ns = 0  # openai: when data: [DONE] came
 
     def in_stream(self) -> bool:
         """Whether a response has begun to arrive and not ended (a stream cut short)."""
@@ -162,10 +169,47 @@ class StreamTimes:
                 self.error_body += body[: ERROR_BODY_BYTES - len(self.error_body)]
             return
         sse = self._sse
+        openai = self._ledger.mode == "openai"
         for event in sse.feed(body):
-            self._event(self._ledger.check.end_marker == event.data)
+            if openai:
+                self._token_chunk(event.data)
+            else:
+                self._event(self._ledger.check.end_marker == event.data)
         if sse.problem and not self.problem:
             self.problem = sse.problem
+
+    def _token_chunk(self, data: str) -> None:
+        """One event of an OpenAI-compatible stream, read as vLLM's benchmark reads it
+        (``benchmarks/backend_request_func.py``): ``[DONE]`` ends it; a chunk is a token
+        when its first choice carries text (``text``, or a chat ``delta.content``); a chunk
+        with ``usage`` says how many tokens were made."""
+        if data == "[DONE]":
+            self.done_ns = self._now
+            self._event(True)
+            return
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            self.problem = self.problem or f"malformed event: data is not JSON: {data[:60]!r}"
+            return
+        if not isinstance(chunk, dict):
+            self.problem = self.problem or f"malformed event: not a JSON object: {data[:60]!r}"
+            return
+        choices = chunk.get("choices")
+        if choices and isinstance(choices, list) and isinstance(choices[0], dict):
+            first = choices[0]
+            delta = first.get("delta")
+            text = first.get("text") or (delta.get("content") if isinstance(delta, dict) else "")
+            if text:
+                self._event(False)
+        usage = chunk.get("usage")
+        if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+            self.usage_tokens = usage["completion_tokens"]
+
+    def tokens(self) -> int:
+        """The output tokens of an OpenAI-compatible stream: what its usage said, else its
+        token chunks counted."""
+        return self.usage_tokens if self.usage_tokens >= 0 else self.events
 
     def finish_problem(self) -> None:
         """The stream ended: a plain answer's words carry the start of its body."""

@@ -329,7 +329,11 @@ def _latency(result: LoadResult) -> list[str]:
     return lines
 
 
-_STREAM_WORDS = {"sse": "server-sent events", "chunks": "reads of the body"}
+_STREAM_WORDS = {
+    "sse": "server-sent events",
+    "chunks": "chunks of the body",
+    "openai": "OpenAI-compatible token streams",
+}
 
 
 def _streams(result: LoadResult) -> list[str]:
@@ -346,14 +350,22 @@ def _streams(result: LoadResult) -> list[str]:
         f" {stream.events_per_second:,.1f} events/sec",
         "".ljust(_LABEL_WIDTH) + heading,
     ]
-    for label, summary in (
+    openai = stream.mode == "openai"
+    rows = (
         ("first byte", stream.first_byte),
-        ("first event", stream.first_event),
-        ("gap", stream.gap),
-        ("whole", stream.whole),
-    ):
+        ("TTFT" if openai else "first event", stream.first_event),
+        ("ITL" if openai else "gap", stream.gap),
+        *((("TPOT", stream.tpot),) if openai else ()),
+        ("E2EL" if openai else "whole", stream.whole),
+    )
+    for label, summary in rows:
         if summary.count:
             lines.append(_latency_row(label, summary))
+    if openai:
+        lines.append(
+            f"  output tokens: {stream.output_tokens:,},"
+            f" {stream.output_tokens_per_second:,.1f} tokens/sec"
+        )
     counts = stream.events_per_stream
     if counts.streams:
         lines.append(
@@ -361,7 +373,13 @@ def _streams(result: LoadResult) -> list[str]:
             f" mean {counts.mean:,.1f}, max {counts.max:,}"
         )
     origin = "its intended send" if result.mode == "open" else "the request's send"
-    lines.append(f"  (first byte, first event, whole: from {origin}; gap: between events)")
+    if openai:
+        lines += [
+            f"  (TTFT, E2EL: from {origin}; ITL: between token chunks;",
+            "   TPOT: (E2EL - TTFT) / (tokens - 1) a stream; vLLM's benchmark definitions)",
+        ]
+    else:
+        lines.append(f"  (first byte, first event, whole: from {origin}; gap: between events)")
     return lines
 
 

@@ -149,6 +149,7 @@ def _stream_stats(
             ("first_byte", merged.first_byte_counts),
             ("first_event", merged.first_event_counts),
             ("gap", merged.gap_counts),
+            ("tpot", merged.tpot_counts),
         )
     }
     counts = merged.events_counts
@@ -175,6 +176,10 @@ def _stream_stats(
         first_byte_histogram=encode_histogram(hists["first_byte"]),
         first_event_histogram=encode_histogram(hists["first_event"]),
         gap_histogram=encode_histogram(hists["gap"]),
+        tpot=summarize(hists["tpot"]),
+        output_tokens=merged.tokens,
+        output_tokens_per_second=merged.tokens / duration_s if duration_s > 0 else 0.0,
+        tpot_histogram=encode_histogram(hists["tpot"]) if merged.tpot_counts else "",
     )
 
 

@@ -28,12 +28,15 @@ class StreamOutcome:
     first_event_counts: Counter[int] = field(default_factory=Counter)
     gap_counts: Counter[int] = field(default_factory=Counter)
     events_counts: Counter[int] = field(default_factory=Counter)  # events -> streams
+    # OpenAI-compatible streams: time per output token after the first, output tokens.
+    tpot_counts: Counter[int] = field(default_factory=Counter)
+    tokens: int = 0
 
 
 class StreamSamples:
     """What the run rules append per stream (one per worker, never shared)."""
 
-    __slots__ = ("events", "first_byte", "first_event", "gaps", "mode")
+    __slots__ = ("events", "first_byte", "first_event", "gaps", "mode", "tokens", "tpot")
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
@@ -41,6 +44,8 @@ class StreamSamples:
         self.first_event: array[int] = array("q")
         self.gaps: array[int] = array("q")
         self.events: array[int] = array("q")  # one entry per stream: its count of events
+        self.tpot: array[int] = array("q")  # openai: per stream with 2 tokens or more
+        self.tokens = 0
 
     def add(self, first_byte: int, first_event: int, gaps: array[int], events: int) -> None:
         """One stream: ``first_event`` < 0 when it carried none."""
@@ -49,6 +54,13 @@ class StreamSamples:
             self.first_event.append(first_event)
         self.gaps.extend(gaps)
         self.events.append(events)
+
+    def add_tokens(self, tokens: int, tpot_ns: int) -> None:
+        """An OpenAI-compatible stream's output tokens and, with two or more, its time per
+        output token after the first (``tpot_ns`` < 0: none)."""
+        self.tokens += tokens
+        if tpot_ns >= 0:
+            self.tpot.append(tpot_ns)
 
     def fold(self) -> StreamOutcome:
         return StreamOutcome(
@@ -59,6 +71,8 @@ class StreamSamples:
             first_event_counts=count_microseconds(self.first_event),
             gap_counts=count_microseconds(self.gaps),
             events_counts=Counter(self.events),
+            tpot_counts=count_microseconds(self.tpot),
+            tokens=self.tokens,
         )
 
 
@@ -75,4 +89,6 @@ def merged_streams(parts: Iterable[StreamOutcome | None]) -> StreamOutcome | Non
         total.first_event_counts.update(part.first_event_counts)
         total.gap_counts.update(part.gap_counts)
         total.events_counts.update(part.events_counts)
+        total.tpot_counts.update(part.tpot_counts)
+        total.tokens += part.tokens
     return total

@@ -40,6 +40,14 @@ class StreamRules:
         self.samples.add(
             max(framer.first_byte_ns - base, 0), first_event, framer.gaps, framer.events
         )
+        if self.ledger.mode == "openai":
+            # vLLM's TPOT: (latency - TTFT) / (output tokens - 1), latency at data: [DONE].
+            tokens = framer.tokens()
+            tpot = -1
+            if tokens > 1 and framer.events:
+                end = framer.done_ns or framer.last_event_ns
+                tpot = (end - framer.first_event_ns) // (tokens - 1)
+            self.samples.add_tokens(tokens, tpot)
 
     def finished(self, code: int, base: int) -> str:
         """The stream that just completed (``ledger.last``), from ``base``: its samples

@@ -8,6 +8,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -47,6 +48,8 @@ func handle(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case path == "/sse" || path == "/chunks" || path == "/json":
 		stream(w, r)
+	case path == "/v1/completions" || path == "/v1/chat/completions":
+		openai(w, r)
 	case path == "/":
 		h["Content-Length"] = []string{"12"}
 		w.Write(hello)
@@ -211,4 +214,75 @@ func stream(w http.ResponseWriter, r *http.Request) {
 	if q.Get("hold") == "1" {
 		<-r.Context().Done()
 	}
+}
+
+// openai serves an OpenAI-compatible completion (/v1/completions) or chat completion
+// (/v1/chat/completions) with set timings, as an LLM server streams its tokens: the body's
+// max_tokens (default 16) tokens, the first first_ms after the request and then one every
+// every_ms (query parameters); with "stream": true, server-sent events of JSON chunks (a
+// chat stream opens with a chunk carrying the role and no text), a usage chunk when
+// stream_options.include_usage is true, and data: [DONE]; without it, one JSON answer.
+func openai(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var ask struct {
+		MaxTokens     *int `json:"max_tokens"`
+		Stream        bool `json:"stream"`
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&ask); err != nil {
+		h := w.Header()
+		h["Content-Type"] = []string{"application/json"}
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, "{\"error\": {\"message\": \"the body is not a JSON request\"}}\n")
+		return
+	}
+	tokens := 16
+	if ask.MaxTokens != nil {
+		tokens = *ask.MaxTokens
+	}
+	q := r.URL.Query()
+	first, _ := strconv.Atoi(q.Get("first_ms"))
+	every, _ := strconv.Atoi(q.Get("every_ms"))
+	chat := r.URL.Path == "/v1/chat/completions"
+	h := w.Header()
+	if !ask.Stream {
+		time.Sleep(time.Until(start.Add(time.Duration(first+(tokens-1)*every) * time.Millisecond)))
+		h["Content-Type"] = []string{"application/json"}
+		text := strings.Repeat("tok ", tokens)
+		if chat {
+			fmt.Fprintf(w, "{\"choices\": [{\"index\": 0, \"message\": {\"role\": \"assistant\", \"content\": %q}}], \"usage\": {\"completion_tokens\": %d}}\n", text, tokens)
+		} else {
+			fmt.Fprintf(w, "{\"choices\": [{\"index\": 0, \"text\": %q}], \"usage\": {\"completion_tokens\": %d}}\n", text, tokens)
+		}
+		return
+	}
+	h["Content-Type"] = []string{"text/event-stream"}
+	h["Cache-Control"] = []string{"no-cache"}
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	if chat {
+		fmt.Fprint(w, "data: {\"choices\": [{\"index\": 0, \"delta\": {\"role\": \"assistant\"}}]}\n\n")
+	}
+	flusher.Flush()
+	for i := 0; i < tokens; i++ {
+		time.Sleep(time.Until(start.Add(time.Duration(first+i*every) * time.Millisecond)))
+		if chat {
+			fmt.Fprintf(w, "data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"tok%d \"}}]}\n\n", i+1)
+		} else {
+			fmt.Fprintf(w, "data: {\"choices\": [{\"index\": 0, \"text\": \"tok%d \"}]}\n\n", i+1)
+		}
+		flusher.Flush()
+	}
+	if chat {
+		fmt.Fprint(w, "data: {\"choices\": [{\"index\": 0, \"delta\": {}, \"finish_reason\": \"length\"}]}\n\n")
+	} else {
+		fmt.Fprint(w, "data: {\"choices\": [{\"index\": 0, \"text\": \"\", \"finish_reason\": \"length\"}]}\n\n")
+	}
+	if ask.StreamOptions.IncludeUsage {
+		fmt.Fprintf(w, "data: {\"choices\": [], \"usage\": {\"completion_tokens\": %d}}\n\n", tokens)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	flusher.Flush()
 }
