@@ -98,6 +98,11 @@ def build_go_echo() -> Path:
     return _build_go("catalog_go", [source / "main.go"])
 
 
+def build_go_sse_client() -> Path:
+    """The minimal Go SSE client (``sse_go/``), the yardstick of bench_sse."""
+    return _build_go("sse_go", [HERE / "sse_go" / "client.go"])
+
+
 def build_go_h2() -> Path:
     """The catalog's Go HTTP/2 server (``apps/go_h2``), built as the catalog builds it."""
     from pytest_netbench._servers import build, catalog
@@ -111,7 +116,8 @@ class PinnedServer:
     ``server="c"`` is ``httpd.c`` (hello, delay, stall); ``server="go"`` is net/http with
     GOMAXPROCS=1 (hello only); ``server="go-echo"`` is the catalog's Go echo (read/write
     per connection, GOMAXPROCS=1); ``server="go-h2c"`` the catalog's Go HTTP/2 server over
-    h2c (hello's "/", GOMAXPROCS=1).
+    h2c (hello's "/", GOMAXPROCS=1); ``server="go-catalog"`` the catalog's Go hello app
+    (its ``/sse`` streams with set timings, GOMAXPROCS=1).
     """
 
     def __init__(
@@ -119,6 +125,8 @@ class PinnedServer:
     ) -> None:
         if server == "go-echo":
             self.command = [str(build_go_echo()), "echo", "127.0.0.1", "0"]
+        elif server == "go-catalog":  # the catalog's hello app: /sse streams with set timings
+            self.command = [str(build_go_echo()), "hello", "127.0.0.1", "0"]
         elif server == "go-h2c":
             self.command = [str(build_go_h2()), "h2c", "127.0.0.1", "0"]
         elif server not in ("c", "go") or (server == "go" and mode != "hello"):
