@@ -1,5 +1,6 @@
 """Starlette on uvicorn: the hello app, and streams with set timings (``/sse``, ``/chunks``,
-``/json``), the same as the Go catalog server's.
+``/json``, and OpenAI-compatible ``/v1/completions`` and ``/v1/chat/completions``), the
+same as the Go catalog server's.
 
 ``/sse``: server-sent events; ``/chunks``: a plain chunked body; ``/json``: a plain JSON
 answer (where a stream may have been asked for). Query: ``first_ms`` (the first event that
@@ -69,6 +70,55 @@ async def stream(request: Request) -> Response:
     return StreamingResponse(body(), media_type=media, headers={"Cache-Control": "no-cache"})
 
 
+async def openai(request: Request) -> Response:
+    """An OpenAI-compatible completion (``/v1/completions``) or chat completion
+    (``/v1/chat/completions``) with set timings, as Go's: the body's ``max_tokens`` (16)
+    tokens, the first ``first_ms`` after the request, then one every ``every_ms``; with
+    ``"stream": true`` server-sent events of JSON chunks (a chat stream opens with a role
+    chunk), a usage chunk with ``stream_options.include_usage``, then ``data: [DONE]``."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    try:
+        ask = json.loads(await request.body())
+    except ValueError:
+        error = {"error": {"message": "the body is not a JSON request"}}
+        return Response(json.dumps(error) + "\n", 400, media_type="application/json")
+    tokens = int(ask.get("max_tokens", 16))
+    first, every = _number(request, "first_ms", 0), _number(request, "every_ms", 0)
+    chat = request.url.path == "/v1/chat/completions"
+    usage = bool((ask.get("stream_options") or {}).get("include_usage"))
+
+    def choice(text):
+        return {"index": 0, "delta": {"content": text}} if chat else {"index": 0, "text": text}
+
+    if not ask.get("stream"):
+        await asyncio.sleep(max(0.0, start + (first + (tokens - 1) * every) / 1000 - loop.time()))
+        text = "tok " * tokens
+        answer = {"index": 0, "message": {"role": "assistant", "content": text}}
+        whole = {"choices": [answer if chat else {"index": 0, "text": text}]}
+        whole["usage"] = {"completion_tokens": tokens}
+        return Response(json.dumps(whole) + "\n", media_type="application/json")
+
+    def event(chunk):
+        return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+    async def body():
+        if chat:
+            yield event({"choices": [{"index": 0, "delta": {"role": "assistant"}}]})
+        for i in range(tokens):
+            await asyncio.sleep(max(0.0, start + (first + i * every) / 1000 - loop.time()))
+            yield event({"choices": [choice("tok%d " % (i + 1))]})
+        last = dict(choice(""), finish_reason="length")
+        if chat:
+            last["delta"] = {}
+        yield event({"choices": [last]})
+        if usage:
+            yield event({"choices": [], "usage": {"completion_tokens": tokens}})
+        yield b"data: [DONE]\n\n"
+
+    return StreamingResponse(body(), media_type="text/event-stream")
+
+
 async def hello(request: Request) -> Response:
     query = request.url.query
     status, body = app.route(request.url.path + ("?" + query if query else ""))
@@ -78,6 +128,7 @@ async def hello(request: Request) -> Response:
 
 
 routes = [Route(path, stream) for path in ("/sse", "/chunks", "/json")]
+routes += [Route(p, openai, methods=["POST"]) for p in ("/v1/completions", "/v1/chat/completions")]
 routes.append(Route("/{path:path}", hello))
 application = Starlette(routes=routes)
 
