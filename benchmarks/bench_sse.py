@@ -6,8 +6,10 @@ streams at once for DURATION seconds, one stream after another on each connectio
 ``netbench sse`` (its own process, start-up included, as a user runs it) and
 ``servers/sse_go/client.go`` (Go's net/http client, a bufio reader counting ``data:``
 lines). It prints, per trial and as the median, each tool's events and CPU microseconds
-per event (its whole process: user + system), and the ratio netbench / Go; and netbench's
-own figures of the run (valid or not, first event and gap p50/p99).
+per event (its whole process: user + system), and the ratio netbench / Go; netbench's
+own figures of the run (valid or not, first event and gap p50/p99); and the Go client's
+own first event and gap p50 (time.Now() around its reads), netbench's against them: an
+independent client's agreement.
 
     python benchmarks/bench_sse.py [--trials 3] [--duration 5] [--connections 500]
 
@@ -81,11 +83,16 @@ def main() -> None:
             said, cpu = run_pinned(
                 [str(go_client), url, str(args.connections), str(args.duration)], tool_cpu
             )
-            events = int(said.split("events=")[1])
+            words = dict(part.split("=") for part in said.split())
+            events = int(words["events"])
             per_event["go"].append(cpu / events * 1e6)
+            go_first, go_gap = float(words["first_event_p50_ms"]), float(words["gap_p50_ms"])
+            ours_first, ours_gap = stream["first_event"]["p50_ms"], stream["gap"]["p50_ms"]
             print(
                 f"trial {trial + 1}: go client {events:,} events, {cpu:.2f} s CPU,"
-                f" {cpu / events * 1e6:.1f} us/event"
+                f" {cpu / events * 1e6:.1f} us/event; first event p50 {go_first:.2f} ms"
+                f" (netbench {ours_first / go_first - 1:+.1%}), gap p50 {go_gap:.2f} ms"
+                f" (netbench {ours_gap / go_gap - 1:+.1%})"
             )
     ours, theirs = (statistics.median(per_event[k]) for k in ("netbench", "go"))
     print(
