@@ -176,3 +176,14 @@ def test_a_proto_without_a_message_is_a_usage_error(greeter: tuple[str, Counts])
     url, _ = greeter
     done = cli(url, "--method", METHOD, "--proto", str(PROTO), "-n", "5")
     assert done.returncode == 2 and "give it with --data or --data-file" in done.stderr
+
+
+def test_a_proto_beside_the_messages_bytes_is_a_usage_error(greeter: tuple[str, Counts]) -> None:
+    url, _ = greeter
+    done = cli(url, "--method", METHOD, "--proto", str(PROTO), "--message-hex", "0a01", "-n", "1")
+    assert done.returncode == 2 and "give one or the other" in done.stderr
+
+
+def test_a_dict_that_is_no_json_is_a_spec_error() -> None:
+    with pytest.raises(SpecError, match="cannot be written as JSON"):
+        grpc_message_from_json(METHOD, {"name": b"x"}, proto=PROTO)

@@ -9,11 +9,12 @@ import re
 import select
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_process import load_json, netbench
+from cli_process import Watched, load_json, netbench
 
 from pytest_netbench.cli import ExitCode
 
@@ -111,3 +112,26 @@ def test_a_flow_scenario_from_the_file(tmp_path: Path) -> None:
     assert done.returncode == ExitCode.OK, done.stderr
     assert "  shoppers: closed loop, 2 users, from 0 s" in done.stdout
     assert "ROUTES 8 30" in done.stdout
+
+
+def test_ctrl_c_stops_every_scenario_and_reports_them_interrupted(
+    server: str, tmp_path: Path
+) -> None:
+    file, out = tmp_path / "long.toml", tmp_path / "r.json"
+    # Far longer than a test may take: only the SIGINT ends them in time; "late" would
+    # start after the interrupt, and is not run at all.
+    file.write_text(
+        '[scenarios.browse]\npath = "/items"\nrate = 50\nduration = "60s"\n\n'
+        '[scenarios.late]\npath = "/items"\nstart = "50s"\nconnections = 1\nduration = "5s"\n'
+    )
+    run = Watched("scenarios", str(file), server, "--json", str(out))
+    time.sleep(2.0)
+    run.interrupt()
+    assert run.finish() == ExitCode.INTERRUPTED, run.stderr
+    assert "Traceback" not in run.stderr
+    assert run.stdout.startswith("INTERRUPTED after")
+    data = load_json(out)
+    assert list(data["scenarios"]) == ["browse"]
+    browse = data["scenarios"]["browse"]["result"]
+    assert browse["interrupted"] and data["total"]["interrupted"]
+    assert browse["sent"] == browse["ok"] + browse["errors_total"] + browse["in_flight"]

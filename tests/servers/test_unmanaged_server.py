@@ -64,6 +64,9 @@ def test_server_pid_names_the_tree_or_turns_sampling_off(tmp_path: Path) -> None
         missing = cli("http", srv.url + "/", "-n", "10", "--server-pid", "999999999")
     assert missing.returncode == 2
     assert "--server-pid 999999999: no such process on this machine" in missing.stderr
+    # pid 1 holds every process, this command too: its work would read as the server's.
+    init = cli("http", "http://127.0.0.1:9/", "-n", "1", "--server-pid", "1")
+    assert init.returncode == 2 and "this command runs inside that process tree" in init.stderr
 
 
 @pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs: one for the server, one for the load")

@@ -50,6 +50,7 @@ def test_the_forms_of_a_check(text: str, name: str, expression: str) -> None:
         ("cookie x", "cannot read check 'cookie x'"),
         ("status", "says what it looks at but not what it wants"),
         ("header X exists now", "nothing follows 'exists'"),
+        ("header X == €", "a header's value is Latin-1 text, and '€' is not"),
     ],
 )
 def test_a_check_that_cannot_be_read_says_what_to_write(text: str, words: str) -> None:

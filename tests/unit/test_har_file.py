@@ -81,6 +81,9 @@ def test_requests_to_other_servers_are_listed_remote_hosts_first(tmp_path: Path)
     [
         ("{not json", "not a HAR file: Expecting property name"),
         ('{"log": {}}', 'no {"log": {"entries": [...]}} in it'),
+        ('{"log": []}', 'no {"log": {"entries": [...]}} in it'),
+        ('{"log": {"entries": [{"request": {"url": "http://a:1/",'
+         ' "postData": {"params": ["x"]}}}]}}', "entry 1: a form field is"),
         ('{"log": {"entries": []}}', "no HTTP requests in the HAR file"),
         ('{"log": {"entries": [{"response": {}}]}}', "entry 1: an entry has a request with a url"),
         ('{"log": {"entries": [{"request": {"method": "G T", "url": "http://a:1/"}}]}}',
@@ -93,3 +96,9 @@ def test_a_file_that_is_not_a_har_says_why(tmp_path: Path, content: str, said: s
     with pytest.raises(SpecError) as caught:
         load_mix(path)
     assert said in str(caught.value) and "broken.har" in str(caught.value)
+
+
+def test_a_mix_file_that_names_a_request_log_is_no_har(tmp_path: Path) -> None:
+    path = tmp_path / "mix.json"
+    path.write_text('{"mix": [{"name": "log", "path": "/log"}]}')
+    assert [k.label for k in load_mix(path)["mix"]] == ["log"]

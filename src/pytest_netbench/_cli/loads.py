@@ -156,7 +156,11 @@ def sampled_server(args: argparse.Namespace) -> ListeningServer | None:
     import psutil
 
     from pytest_netbench._input.target import is_loopback_literal, parse_host_port
-    from pytest_netbench._servers.listening import ListeningServer, find_listening_server
+    from pytest_netbench._servers.listening import (
+        ListeningServer,
+        find_listening_server,
+        holds_this_process,
+    )
 
     if args.command == "echo":
         host, port = parse_host_port(args.target)
@@ -170,6 +174,11 @@ def sampled_server(args: argparse.Namespace) -> ListeningServer | None:
     if pid is not None:
         if pid < 0 or not psutil.pid_exists(pid):
             raise SpecError(f"--server-pid {pid}: no such process on this machine")
+        if holds_this_process(pid):
+            raise SpecError(
+                f"--server-pid {pid}: this command runs inside that process tree, so its"
+                " own work would be counted as the server's: give the server's own process"
+            )
         return ListeningServer(pid, port)
     if host != "localhost" and not is_loopback_literal(host):
         return None  # another machine's server: nothing here to sample
@@ -192,6 +201,11 @@ def grpc_message(args: argparse.Namespace) -> bytes:
     """``netbench grpc``'s message: ``--message-hex`` decoded, ``--message-file`` read,
     ``--data`` (or ``--data-file``) JSON typed by ``--proto`` or the server's reflection,
     or none (an empty message)."""
+    if args.proto and (args.message_hex is not None or args.message_file is not None):
+        raise SpecError(
+            "--proto types a JSON message (--data or --data-file); --message-hex and"
+            " --message-file are the message's bytes already: give one or the other"
+        )
     if args.message_hex is not None:
         try:
             return bytes.fromhex(args.message_hex)
@@ -221,7 +235,7 @@ def grpc_message(args: argparse.Namespace) -> bytes:
         args.grpc_method,
         data,
         proto=args.proto or (),
-        import_paths=args.import_path,
+        import_paths=args.import_paths,
         url=args.url,
         allow_remote=bool(getattr(args, "allow_remote", False)),
     )

@@ -409,7 +409,7 @@ def _add_grpc(grpc: argparse.ArgumentParser) -> None:
         " grpcio-tools); without it, --data is typed by the server's reflection",
     )
     call.add_argument(
-        "--import-path",
+        "--import-paths",
         "-i",
         type=Path,
         action="append",

@@ -99,7 +99,11 @@ def _value(file: Path, name: str, key: str, value: Any) -> Any:
 def run_scenarios_command(args: argparse.Namespace) -> ExitCode:
     url, scenarios = read_scenarios(args.file, args.url)
     thresholds = read_thresholds(args, requests=list(scenarios))
-    result = run_scenarios(url, scenarios)
+    from pytest_netbench._cli.live import CommandLive
+
+    # Ctrl-C stops every scenario running (each marked interrupted), as it stops a load.
+    with CommandLive(progress=False, quiet=args.quiet) as live:
+        result = run_scenarios(url, scenarios, stop=live.stop)
     total = result.total
     verdict = thresholds.evaluate(total) if thresholds is not None else None
     if args.json is not None:

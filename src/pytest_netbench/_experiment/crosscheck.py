@@ -99,7 +99,8 @@ class CrosscheckResult:
 
     @property
     def valid(self) -> bool:
-        return self.netbench.valid
+        """netbench's runs are both valid (each is half of its column when bracketed)."""
+        return self.netbench.valid and (self.again is None or self.again.valid)
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -254,7 +255,9 @@ def crosscheck(
         spec = dataclasses.replace(spec, warmup_s=0.0)
     attempts = run_with_retries(spec, run, retries)
     other = run_tool(tool, spec)
-    again = run(spec) if bracket and not attempts.kept.interrupted else None
+    again = None
+    if bracket and not attempts.kept.interrupted:
+        again = run_with_retries(spec, run, retries).kept
     return CrosscheckResult(tool, attempts, other, again=again, warmup_s=warmup_s)
 
 

@@ -79,6 +79,11 @@ def check_comparable(tool: str, spec: LoadSpec) -> None:
         raise SpecError(f"{tool} holds its connections fixed: drop stages for a crosscheck")
     if spec.method.upper() != "GET" or spec.body or spec.mix:
         raise SpecError("a crosscheck sends plain GET requests: drop method, body and mix")
+    if spec.checks:
+        raise SpecError(
+            f"{tool} checks no answer, and netbench counts an answer failing a check as an"
+            " error: drop checks for a crosscheck"
+        )
     if spec.feeders:
         raise SpecError(
             f"a crosscheck sends one fixed request, as {tool} does: drop feeders (and the"

@@ -3,7 +3,6 @@ in and shopping beside browsing at an arrival rate, against one server."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Unpack
 
 from pytest_netbench._flow.api import (
@@ -16,6 +15,8 @@ from pytest_netbench._flow.api import (
 from pytest_netbench._flow.choice import Flows, flow_choice
 from pytest_netbench._input.spec import scale_spec
 from pytest_netbench._load.scenarios import Prepared
+from pytest_netbench._model import LoadResult
+from pytest_netbench._model.live import StopSignal
 from pytest_netbench._public import publish
 
 
@@ -48,9 +49,11 @@ class FlowScenario:
         spec = scale_spec(spec, scale)
         if sessions is not None and scale != 1.0:  # as the fixture scales a flow's
             sessions = max(spec.connections, round(sessions * scale))
-        run = functools.partial(
-            run_flow_spec, self.flow_function, spec, sessions, client=self.client
-        )
+        flow_function, client = self.flow_function, self.client
+
+        def run(stop: StopSignal) -> LoadResult:
+            return run_flow_spec(flow_function, spec, sessions, client=client, stop=stop)
+
         return spec, run
 
     def __repr__(self) -> str:

@@ -43,6 +43,7 @@ class Schema:
     pool: DescriptorPool
     services: tuple[str, ...]
     where: str
+    channel: Any = None  # reflection's gRPC channel, closed once the message is made
 
 
 def grpc_message_from_json(
@@ -59,7 +60,10 @@ def grpc_message_from_json(
     ``import_paths``) or, without one, by the reflection service of the server at ``url``.
     """
     if isinstance(data, dict):
-        data = json.dumps(data)
+        try:
+            data = json.dumps(data)
+        except (TypeError, ValueError) as exc:
+            raise SpecError(f"the message's dict cannot be written as JSON: {exc}") from None
     if not isinstance(data, str):
         raise SpecError(f"the message must be JSON text or a dict, got {type(data).__name__}")
     files = [proto] if isinstance(proto, str | Path) else list(proto)
@@ -72,7 +76,11 @@ def grpc_message_from_json(
             "a JSON message needs its schema: a .proto file (proto=, CLI --proto), or the"
             " server's reflection (url=)"
         )
-    return encode_json(schema, method, data)
+    try:
+        return encode_json(schema, method, data)
+    finally:
+        if schema.channel is not None:
+            schema.channel.close()  # reflection's: asked lazily, so open until here
 
 
 def schema_from_proto(files: Sequence[Path], import_paths: Sequence[Path]) -> Schema:
@@ -89,7 +97,9 @@ def schema_from_proto(files: Sequence[Path], import_paths: Sequence[Path]) -> Sc
         argv += [f"-I{path}" for path in includes] + [f"-I{well_known}"]
         code, said = _with_stderr(lambda: protoc.main([*argv, *(str(f) for f in files)]))
         if code != 0:
-            said = said.strip() or f"protoc exited with {code}"
+            # protoc's own errors, without the logging library's start-up warnings.
+            lines = [line for line in said.splitlines() if line and not line.startswith("WARNING")]
+            said = "; ".join(lines) or f"protoc exited with {code}"
             raise SpecError(f"cannot compile {', '.join(map(str, files))}: {said}")
         found = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes())
     pool = descriptor_pool.DescriptorPool()
@@ -142,7 +152,8 @@ def schema_from_reflection(url: str, *, allow_remote: bool = False) -> Schema:
             " give the method's .proto (proto=, CLI --proto)"
         ) from None
     # The pool asks the database lazily, on lookup; the channel stays open until then.
-    return Schema(descriptor_pool.DescriptorPool(database), services, f"the reflection of {url}")
+    pool = descriptor_pool.DescriptorPool(database)
+    return Schema(pool, services, f"the reflection of {url}", channel)
 
 
 def encode_json(schema: Schema, method: str, data: str) -> bytes:

@@ -22,7 +22,6 @@ import dataclasses
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from pytest_netbench._errors import SpecError
@@ -36,9 +35,15 @@ _CONNECTION_HEADERS = frozenset(
 
 
 def looks_like_har(text: str) -> bool:
-    """A JSON document whose top level is ``{"log": {... "entries": [...]}}``."""
-    head = text.lstrip()[:200]
-    return head.startswith("{") and '"log"' in head
+    """A JSON document whose top level is ``{"log": {...}}`` (a mix file's is ``{"mix":
+    ...}``, vegeta's JSON targets an object a line)."""
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("log"), dict)
 
 
 def read_har(path: Path, text: str, *, url: str | None) -> list[Request]:
@@ -48,7 +53,8 @@ def read_har(path: Path, text: str, *, url: str | None) -> list[Request]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SpecError(f"{path}: not a HAR file: {exc.msg} (line {exc.lineno})") from None
-    entries = data.get("log", {}).get("entries") if isinstance(data, dict) else None
+    log = data.get("log") if isinstance(data, dict) else None
+    entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(entries, list):
         raise SpecError(f'{path}: not a HAR file: no {{"log": {{"entries": [...]}}}} in it')
     origin = _origin_of(url) if url is not None else None
@@ -143,7 +149,15 @@ def _body(post: object, where: str) -> bytes:
         return text.encode()
     params = post.get("params")
     if isinstance(params, list):
-        pairs: list[Any] = [(p.get("name", ""), p.get("value", "")) for p in params]
+        pairs: list[tuple[str, str]] = []
+        for param in params:
+            name = param.get("name") if isinstance(param, dict) else None
+            value = param.get("value", "") if isinstance(param, dict) else None
+            if not isinstance(name, str) or not isinstance(value, str):
+                raise SpecError(
+                    f'{where}: a form field is {{"name": ..., "value": ...}} of text, got {param!r}'
+                )
+            pairs.append((name, value))
         return urlencode(pairs).encode()
     return b""
 

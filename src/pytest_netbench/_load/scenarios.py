@@ -13,7 +13,6 @@ one scenario in an SLO, a threshold or the gate as a mix's request kind is named
 
 from __future__ import annotations
 
-import functools
 import math
 import threading
 import time
@@ -35,6 +34,7 @@ from pytest_netbench._model import (
     RequestStats,
     TimelineRow,
 )
+from pytest_netbench._model.live import StopSignal
 from pytest_netbench._public import publish
 from pytest_netbench._stats.histogram import (
     counts_of_encoded,
@@ -46,7 +46,8 @@ from pytest_netbench._stats.histogram import (
 )
 from pytest_netbench._stats.merge import SATURATED_CPU_SHARE, summarize
 
-Prepared = tuple[LoadSpec, Callable[[], LoadResult]]
+# A scenario's checked spec, and its run (given the stop signal all scenarios share).
+Prepared = tuple[LoadSpec, Callable[[StopSignal], LoadResult]]
 
 
 class ScenarioKind(Protocol):
@@ -76,9 +77,15 @@ class Scenario:
         self.options: dict[str, Any] = dict(options)
 
     def prepare(self, base_url: str, scale: float = 1.0) -> Prepared:
+        if not isinstance(self.path, str) or not self.path.startswith("/"):
+            raise SpecError(f"path must be text starting with '/', got {self.path!r}")
+        if self.options.get("mix") and self.path != "/":
+            raise SpecError(
+                f"a scenario with a mix= requests the mix's paths: drop path {self.path!r}"
+            )
         target = base_url if self.options.get("mix") else base_url + self.path
         spec = scale_spec(http_spec(target, **self.options), scale)
-        return spec, functools.partial(run_spec, spec)
+        return spec, lambda stop: run_spec(spec, stop=stop)
 
     def __repr__(self) -> str:
         given = "".join(f", {k}={v!r}" for k, v in self.options.items())
@@ -137,22 +144,34 @@ def scenario_specs(url: str, scenarios: Mapping[str, ScenarioKind]) -> dict[str,
 
 
 def run_scenarios(
-    url: str, scenarios: Mapping[str, ScenarioKind], *, scale: float = 1.0
+    url: str,
+    scenarios: Mapping[str, ScenarioKind],
+    *,
+    scale: float = 1.0,
+    stop: StopSignal | None = None,
 ) -> ScenariosResult:
     """Run every scenario at once against ``url`` (see the module doc). ``scale``: every
-    scenario, and its start, that many times as long (the plugin's ``--netbench-scale``)."""
+    scenario, and its start, that many times as long (the plugin's ``--netbench-scale``).
+    ``stop`` (Ctrl-C in the command) ends every scenario running, each result marked
+    interrupted, and starts none of those still waiting; a scenario that fails stops the
+    others at once, and its error is raised."""
     prepared = prepare_scenarios(url, scenarios, scale)
     starts = {name: float(scenarios[name].start) * scale for name in prepared}
     results: dict[str, LoadResult] = {}
     failures: dict[str, BaseException] = {}
+    shared = stop if stop is not None else StopSignal()
     origin = time.monotonic()
 
     def one(name: str) -> None:
-        time.sleep(max(0.0, origin + starts[name] - time.monotonic()))
+        while not shared.requested and time.monotonic() < origin + starts[name]:
+            time.sleep(min(0.05, max(0.0, origin + starts[name] - time.monotonic())))
+        if shared.requested:
+            return  # stopped before its start: not run
         try:
-            results[name] = prepared[name][1]()
+            results[name] = prepared[name][1](shared)
         except BaseException as exc:  # raised in the caller's thread below
             failures[name] = exc
+            shared.request()
 
     threads = [threading.Thread(target=one, args=(n,), name=f"scenario {n}") for n in prepared]
     for thread in threads:
@@ -168,8 +187,11 @@ def run_scenarios(
                 raise exc from None
             raise named from exc
         raise exc
-    ordered = {name: results[name] for name in prepared}
-    return ScenariosResult(ordered, combine(url, ordered, starts), starts)
+    ordered = {name: results[name] for name in prepared if name in results}
+    if not ordered:
+        raise NetbenchError("stopped before any scenario started: nothing was measured")
+    ran = {name: starts[name] for name in ordered}
+    return ScenariosResult(ordered, combine(url, ordered, ran), ran)
 
 
 def combine(url: str, results: Mapping[str, LoadResult], starts: Mapping[str, float]) -> LoadResult:
@@ -220,6 +242,7 @@ def combine(url: str, results: Mapping[str, LoadResult], starts: Mapping[str, fl
         by_request={name: _as_request(name, r) for name, r in results.items()},
         generator=_generator(results.values(), duration),
         checks=_checks(results.values()),
+        interrupted=any(r.interrupted for r in results.values()),
     )
 
 

@@ -50,6 +50,18 @@ class Check:
     value: str = ""
     statuses: tuple[tuple[int, int], ...] = ()
 
+    def __post_init__(self) -> None:
+        if self.subject == "header":
+            # A header's name and value travel as bytes a server writes in Latin-1.
+            for what, text in (("name", self.field), ("value", self.value)):
+                try:
+                    text.encode("latin-1")
+                except UnicodeEncodeError:
+                    raise SpecError(
+                        f"header check {self.expression!r}: a header's {what} is Latin-1"
+                        f" text, and {text!r} is not"
+                    ) from None
+
     @classmethod
     def parse(cls, text: str, name: str = "") -> Check:
         """A check from its text form (see the module doc); :class:`SpecError` saying

@@ -144,8 +144,10 @@ class CheckingResponseFramer(ResponseFramer):
     def __init__(self, on_response: OnResponse, on_error: OnError, checks: ResponseChecks) -> None:
         self._checks = checks
         self._body: list[bytes] = []
-        # Set before the parser is made: httptools looks its callbacks up once.
-        self.on_body = self._body.append
+        # Set before the parser is made: httptools looks its callbacks up once. A body no
+        # check reads is not kept (a status check of 4 MiB answers holds none of them).
+        if checks.needs_body:
+            self.on_body = self._body.append
         super().__init__(on_response, on_error)
 
     def on_message_complete(self) -> None:

@@ -52,6 +52,11 @@ def crosscheck_lines(result: CrosscheckResult) -> list[str]:
     )
     if not netbench.valid:
         lines += _wrapped("netbench's run is INVALID: " + "; ".join(netbench.invalid_reasons))
+    again = result.again
+    if again is not None and not again.valid:
+        lines += _wrapped(
+            f"netbench's run after {tool}'s is INVALID: " + "; ".join(again.invalid_reasons)
+        )
     if other.errors_total:
         kinds = ", ".join(f"{k} {n:,}" for k, n in other.errors.items() if n)
         lines += _wrapped(f"{tool}'s errors: {kinds}")

@@ -70,7 +70,20 @@ def find_listening_server(port: int) -> ListeningServer | None:
         return None
     (root,) = roots
     assert root is not None
+    if holds_this_process(root):
+        return None  # a tree this command runs in (socket activation by init, say)
     return ListeningServer(root, port)
+
+
+def holds_this_process(pid: int) -> bool:
+    """Whether the process tree rooted at ``pid`` holds this process: sampled as the
+    server, it would charge the generator's own work to the server."""
+    if pid == os.getpid():
+        return True
+    try:
+        return any(child.pid == os.getpid() for child in psutil.Process(pid).children(True))
+    except psutil.Error:
+        return False
 
 
 def _listening_root(pid: int, port: int) -> int | None:

@@ -106,7 +106,8 @@ class FusedHttpConnection(Connection):
             headers: dict[bytes, bytes] = {}
             body: list[bytes] = []
             self.on_header = headers.__setitem__
-            self.on_body = body.append
+            if checks.needs_body:  # a body no check reads is not kept
+                self.on_body = body.append
         parser = httptools.HttpResponseParser(self)
         status = parser.get_status_code
         if checks is not None:
