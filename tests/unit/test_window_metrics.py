@@ -39,3 +39,11 @@ def test_which_way_is_worse_and_which_are_counts() -> None:
 def test_a_window_metric_that_cannot_be_read(text: str) -> None:
     with pytest.raises(SpecError, match=r"write a window's figure as window\(5s\)\.p99_ms"):
         parse_slo(text)
+
+
+def test_a_window_that_fits_no_whole_rows_is_refused_before_the_load() -> None:
+    from pytest_netbench._model.windows import check_window_metrics
+
+    check_window_metrics(["p99_ms", "window(2s).p99_ms", "window(0.5s).rps"], 0.5)
+    with pytest.raises(SpecError, match="a window of 0.3 s is no whole number of timeline rows"):
+        check_window_metrics(["window(0.3s).p99_ms"], 1.0)

@@ -41,6 +41,11 @@ def run_load(args: argparse.Namespace) -> ExitCode:
 
         return show_requests(args, options)
     thresholds = read_thresholds(args, requests=mix_names(options))
+    if thresholds is not None:
+        from pytest_netbench._model.windows import check_window_metrics
+
+        resolution = options.get("timeline_resolution") or 1.0
+        check_window_metrics((t.metric for t in thresholds.terms), float(resolution))
     check_plot(args)
     with CommandLive(progress=args.progress, quiet=args.quiet) as live:
         result = _run(args, live, options)

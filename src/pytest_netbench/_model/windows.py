@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,13 +94,7 @@ class Windows:
         self.window_s = float(window_s)
         spans = [r.span_s for r in rows or timeline]
         self.span_s = spans[0] if spans else 1.0
-        size = round(self.window_s / self.span_s)
-        if size < 1 or abs(size * self.span_s - self.window_s) > 1e-6:
-            raise SpecError(
-                f"a window of {window_s:g} s is no whole number of timeline rows of"
-                f" {self.span_s:g} s: use a multiple of {self.span_s:g} s"
-            )
-        self._size = size
+        self._size = rows_per_window(self.window_s, self.span_s)
         self._rows = rows
         self._oks = [r.ok for r in rows]
         self._errors = [r.errors for r in rows]
@@ -228,6 +222,27 @@ def _latency(counts: Counter[int], figure: str) -> float:
         if seen >= rank:
             return value / 1000.0
     return max(held) / 1000.0
+
+
+def rows_per_window(window_s: float, span_s: float) -> int:
+    """How many timeline rows of ``span_s`` a window of ``window_s`` holds; SpecError
+    when not a whole number (checked before a load too, so no result is thrown away)."""
+    size = round(window_s / span_s)
+    if size < 1 or abs(size * span_s - window_s) > 1e-6:
+        raise SpecError(
+            f"a window of {window_s:g} s is no whole number of timeline rows of"
+            f" {span_s:g} s: use a multiple of {span_s:g} s"
+        )
+    return size
+
+
+def check_window_metrics(metrics: Iterable[str], span_s: float) -> None:
+    """Each ``window(W).figure`` among ``metrics`` fits rows of ``span_s`` (the load's
+    ``timeline_resolution``): asked before the load, not found wrong after it."""
+    for metric in metrics:
+        if metric.strip().startswith("window("):
+            window_s, _ = parse_window_metric(metric)
+            rows_per_window(window_s, span_s)
 
 
 def parse_window_metric(metric: str) -> tuple[float, str]:
