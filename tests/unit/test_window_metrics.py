@@ -45,5 +45,5 @@ def test_a_window_that_fits_no_whole_rows_is_refused_before_the_load() -> None:
     from pytest_netbench._model.windows import check_window_metrics
 
     check_window_metrics(["p99_ms", "window(2s).p99_ms", "window(0.5s).rps"], 0.5)
-    with pytest.raises(SpecError, match="a window of 0.3 s is no whole number of timeline rows"):
+    with pytest.raises(SpecError, match=r"a window of 0\.3 s is no whole number of timeline rows"):
         check_window_metrics(["window(0.3s).p99_ms"], 1.0)
