@@ -153,3 +153,14 @@ def test_each_kind_of_a_mix_has_its_own_phases(
     r = consistent(http_load(fast.url, loop=loop, connections=2, duration=0.3, mix=mix))
     assert r.phases.wait.count == r.ok > 0
     assert sum(r.by_request[k].phases.receive.count for k in ("a", "b")) == r.ok
+
+
+def test_each_request_that_opened_its_connection_has_its_connect_timed(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    # Open loop, a connection per request: every request opened its connection, on every
+    # loop alike (trio opens a pooled connection ahead of the request it then takes).
+    server, _ = http_server()
+    r = consistent(http_load(server.url, loop=loop, rate=200, requests=100, keepalive=False))
+    assert (r.ok, r.errors_total) == (100, 0)
+    assert r.phases.connect.count == 100

@@ -76,6 +76,7 @@ class _Slot:
 
     __slots__ = (
         "broken",
+        "connected",
         "first",
         "framer",
         "intended",
@@ -100,6 +101,10 @@ class _Slot:
         # parsed began (0: none begun).
         self.opened_ns = 0
         self.first = 0
+        # An open-loop connection opened ahead of its first request: its connect's times
+        # (started, TCP up, open), recorded as that request's (as asyncio attaches the
+        # request waiting for a connection to the connect itself).
+        self.connected: tuple[int, int, int] | None = None
         self.framer: object = None  # a streaming load's: the rules read a stream cut short
         self.ws_leftover = b""  # frames that came with a WebSocket handshake's answer
         # A WebSocket open, unbroken and with no frame half written: it may close cleanly.
@@ -298,6 +303,8 @@ class TrioRun(OpenAccounting):
             slot.opened_ns = now = monotonic_ns()
             if slot.pending and started >= self.measure_start_ns and not self.stopping:
                 record_connect(self.recorder, started, tcp_done[0], now)
+            elif not slot.pending:
+                slot.connected = (started, tcp_done[0], now)
             return stream if self.exchange.websocket is None else await self._upgrade(slot, stream)
         except CONNECT_ERRORS as exc:
             self.fail(slot, "connect", exc)
@@ -554,6 +561,11 @@ async def _open_connection(run: TrioRun, precounted: bool = False) -> None:
                 run.connecting -= 1
             if run.stopping:
                 break  # the window closed first; stop() has accounted for this request
+            if slot.connected is not None:  # its first request: the connect was for it
+                started, tcp_up, opened = slot.connected
+                slot.connected = None
+                if started >= run.measure_start_ns:
+                    record_connect(run.recorder, started, tcp_up, opened)
             if counted:
                 run.handed.remove(intended)
             else:
