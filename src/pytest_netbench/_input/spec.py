@@ -275,7 +275,10 @@ _H2_NOT_YET: tuple[tuple[str, str], ...] = (
     ),
     ("proxy", "a proxy is not available over HTTP/2: drop proxy"),
     ("probe_every", "the client-delay probe speaks HTTP/1.1 only: drop probe_every"),
-    ("checks", "checks on responses are HTTP/1.1's for now: drop checks, or protocol='h2'"),
+    (
+        "checks",
+        "checks on responses are HTTP/1.1's for now: drop checks, or protocol='http1'",
+    ),
 )
 
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_netbench._errors import SpecError
 from pytest_netbench._model.sections import (
     LatencySummary,
     percentile_of,
@@ -51,7 +52,7 @@ class Phases:
 
     def phase(self, name: str) -> LatencySummary:
         if name not in PHASE_NAMES:
-            raise ValueError(f"unknown phase {name!r}; the phases are {', '.join(PHASE_NAMES)}")
+            raise SpecError(f"unknown phase {name!r}; the phases are {', '.join(PHASE_NAMES)}")
         summary: LatencySummary = getattr(self, name)
         return summary
 

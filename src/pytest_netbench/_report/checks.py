@@ -12,7 +12,10 @@ HEADINGS = ("check", "passes", "failures", "pass rate", "expression")
 
 
 def rate_text(check: CheckStats) -> str:
-    """``90.00 %``; ``100 %`` only when every response passed (never rounded up to it)."""
+    """``90.00 %``; ``100 %`` only when every response passed (never rounded up to it);
+    ``-`` when no response was checked."""
+    if check.total == 0:
+        return "-"
     if check.failures == 0:
         return "100 %"
     return f"{min(check.rate * 100, 99.99):.2f} %"
