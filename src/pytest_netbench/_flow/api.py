@@ -109,6 +109,14 @@ def flow(
     )
 
 
+def scale_sessions(sessions: int | None, users: int, scale: float) -> int | None:
+    """A flow's budget of sessions ``scale`` times as large (``--netbench-scale``), never
+    fewer than its users: each runs one at least."""
+    if sessions is None or scale == 1.0:
+        return sessions
+    return max(users, round(sessions * scale))
+
+
 def run_flow_spec(
     flow_function: Flows,
     spec: LoadSpec,

@@ -11,6 +11,7 @@ from pytest_netbench._flow.api import (
     check_flow_options,
     flow_spec,
     run_flow_spec,
+    scale_sessions,
 )
 from pytest_netbench._flow.choice import Flows, flow_choice
 from pytest_netbench._input.spec import scale_spec
@@ -47,8 +48,7 @@ class FlowScenario:
         flow_choice(self.flow_function)  # a plain def, or no function, refused here
         spec, sessions = flow_spec(base_url, **self.options)
         spec = scale_spec(spec, scale)
-        if sessions is not None and scale != 1.0:  # as the fixture scales a flow's
-            sessions = max(spec.connections, round(sessions * scale))
+        sessions = scale_sessions(sessions, spec.connections, scale)  # as the fixture does
         flow_function, client = self.flow_function, self.client
 
         def run(stop: StopSignal) -> LoadResult:

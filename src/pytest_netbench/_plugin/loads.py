@@ -248,12 +248,12 @@ class NetbenchFixture:
             check_flow_options,
             flow_spec,
             run_flow_spec,
+            scale_sessions,
         )
 
         target, server = self._target(url, server)
         scale = self._session.settings.scale
-        if sessions is not None and scale != 1.0:
-            sessions = max(users if isinstance(users, int) else 1, round(sessions * scale))
+        sessions = scale_sessions(sessions, users if isinstance(users, int) else 1, scale)
         counted: list[int | None] = []
 
         def build() -> LoadSpec:
