@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from servers import ServerThread, StartHttp
 
-from pytest_netbench import LoadResult, http_load
+from pytest_netbench import LoadResult, Server, ToolchainMissing, catalog, http_load, sse_load
 from pytest_netbench._compare.metrics import check_metrics, metric_value
 from pytest_netbench._model import LoadResult as Model
 
@@ -164,3 +164,22 @@ def test_each_request_that_opened_its_connection_has_its_connect_timed(
     r = consistent(http_load(server.url, loop=loop, rate=200, requests=100, keepalive=False))
     assert (r.ok, r.errors_total) == (100, 0)
     assert r.phases.connect.count == 100
+
+
+def test_a_streams_wait_ends_at_its_first_byte_and_the_stream_is_received(
+    loop: str, consistent: Check
+) -> None:
+    # The Go catalog server writes its head at once, then events from 30 ms on.
+
+    try:
+        spec = catalog.get("go")
+    except ToolchainMissing as exc:
+        pytest.skip(str(exc))
+    with Server.from_spec(spec) as server:
+        url = server.url.rstrip("/") + "/sse?first_ms=30&every_ms=10&events=5"
+        r = consistent(sse_load(url, connections=2, requests=10, loop=loop))
+    assert r.ok == 10 and r.stream is not None
+    assert r.phases.wait.count == r.phases.receive.count == 10
+    # The answer's first byte (its head) is its wait's end; the events are its receive.
+    assert r.phases.wait.p50_ms < r.stream.first_event.p50_ms < r.phases.wait.p50_ms + 70
+    assert r.phases.receive.p50_ms > r.stream.first_event.p50_ms - r.phases.wait.p50_ms

@@ -242,6 +242,7 @@ class StreamFramer(StreamTimes):
         "_parser",
         "_status",
         "failed",
+        "on_first_byte",
     )
 
     def __init__(self, ledger: StreamLedger, on_response: OnResponse, on_error: OnError) -> None:
@@ -253,10 +254,14 @@ class StreamFramer(StreamTimes):
         self._head_bytes = 0
         self._delimited = False
         self.failed = False
+        # Called as each answer's first byte is parsed: the request phases' end of wait.
+        self.on_first_byte: Callable[[], None] | None = None
 
     # -- httptools callbacks --
     def on_message_begin(self) -> None:
         self.begin(self._now)
+        if self.on_first_byte is not None:
+            self.on_first_byte()
         self._delimited = self._chunked = self._chunk_data = False
 
     def on_header(self, name: bytes, value: bytes) -> None:

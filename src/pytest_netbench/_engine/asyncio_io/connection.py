@@ -45,7 +45,9 @@ class ConnectionOwner(Protocol):
 
     def take(self, now: int) -> bool: ...
 
-    def record(self, code: int, start: int, intended: int, now: int) -> None: ...
+    def record(
+        self, code: int, start: int, intended: int, now: int, first: int = -1, opened: int = 0
+    ) -> None: ...
 
     def next_request(self, intended: int) -> tuple[int, bytes]: ...
 
@@ -332,7 +334,8 @@ class StreamConnection(Connection):
         run = self.run
         start = pending.popleft()
         intended = self.intended.popleft() if run.open_loop else start
-        run.record(code, start, intended, now)
+        first, self._first = self._first, 0
+        run.record(code, start, intended, now, first, self.opened_ns)
         self.served += 1
         run.response_done(self, now, keep_alive)
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from pytest_netbench._proto.framing import Framer
 from pytest_netbench._proto.http import HeadResponseFramer, ResponseFramer
+from pytest_netbench._proto.streaming import StreamFramer
 from pytest_netbench._stats.recorder import PhaseSamples, Recorder
 
 
@@ -51,3 +52,5 @@ def watch_first_byte(framer: Framer, began: Callable[[], None]) -> None:
         framer.time_first_bytes(began)
     elif isinstance(framer, HeadResponseFramer):
         framer.on_begin = began
+    elif isinstance(framer, StreamFramer):  # a stream's wait ends at its first byte too
+        framer.on_first_byte = began
