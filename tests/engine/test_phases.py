@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import statistics
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -16,8 +18,10 @@ from pytest_netbench._model import LoadResult as Model
 
 Check = Callable[[LoadResult], LoadResult]
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
-# Within 2 ms as the issue asks; a busy 2-core machine (five of us share it) wakes the
-# server's sleeps late by a few ms at times, so the median is held to it, not the tail.
+# Within 2 ms as the issue asks, of the delays the server actually kept: a busy 2-core
+# machine (five of us share it) wakes its sleeps late by a few ms at times (it runs in a
+# thread of the test's process), so each phase's median is held to the server's own
+# median of what it did, which is never less than what it was set to.
 SLACK_MS = 2.0
 
 
@@ -28,6 +32,13 @@ class TwoPartApp:
         self.head_s = head_s
         self.body_s = body_s
         self.connections = 0
+        # What it actually did, in ms: request in to head out, head out to body out.
+        self.heads_ms: list[float] = []
+        self.bodies_ms: list[float] = []
+
+    def kept(self) -> tuple[float, float]:
+        """The medians of the head's and the body's delays as kept."""
+        return statistics.median(self.heads_ms), statistics.median(self.bodies_ms)
 
     async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -36,10 +47,14 @@ class TwoPartApp:
                 await reader.readuntil(b"\r\n\r\n")
             except (asyncio.IncompleteReadError, ConnectionError):
                 return
+            arrived = time.monotonic_ns()
             await asyncio.sleep(self.head_s)
+            head = time.monotonic_ns()
             writer.write(HEAD)
             await writer.drain()
             await asyncio.sleep(self.body_s)
+            self.heads_ms.append((head - arrived) / 1e6)
+            self.bodies_ms.append((time.monotonic_ns() - head) / 1e6)
             writer.write(b"hello")
             await writer.drain()
 
@@ -65,13 +80,16 @@ def _near(value: float, expected: float) -> bool:
 def test_wait_is_the_time_to_first_byte_and_receive_the_rest(
     loop: str, two_part: Callable[..., ServerThread], consistent: Check
 ) -> None:
-    server = two_part(TwoPartApp(0.030, 0.020))
+    app = TwoPartApp(0.030, 0.020)
+    server = two_part(app)
     r = consistent(http_load(server.url, loop=loop, connections=2, requests=40))
     assert (r.ok, r.errors_total) == (40, 0)
     wait, receive = r.phases.wait, r.phases.receive
     assert wait.count == receive.count == 40
-    assert _near(wait.p50_ms, 30.0), wait
-    assert _near(receive.p50_ms, 20.0), receive
+    head_ms, body_ms = app.kept()
+    assert head_ms >= 30.0 and body_ms >= 20.0
+    assert _near(wait.p50_ms, head_ms), (wait, head_ms)
+    assert _near(receive.p50_ms, body_ms), (receive, body_ms)
     # The parts add up to the latency, request by request (the medians to within a bucket).
     assert abs(wait.p50_ms + receive.p50_ms - r.p50_ms) <= 1.0
     # Two connections opened in the window, each for the request that waited for it.
@@ -110,14 +128,16 @@ def test_over_tls_one_handshake_per_connection(
 def test_open_loop_says_which_requests_waited_for_a_connection(
     loop: str, two_part: Callable[..., ServerThread], consistent: Check
 ) -> None:
-    server = two_part(TwoPartApp(0.040, 0.0))
+    app = TwoPartApp(0.040, 0.0)
+    server = two_part(app)
     # 100 req/s at 40 ms each on at most 2 connections: most requests wait for one.
     r = consistent(
         http_load(server.url, loop=loop, rate=100, duration=0.6, connections=2, max_connections=2)
     )
     assert r.ok > 0
     assert r.phases.waited_for_connection > 0
-    assert _near(r.phases.wait.p50_ms, 40.0)
+    # Their wait for a connection is not in their phases: wait is the server's delay.
+    assert _near(r.phases.wait.p50_ms, app.kept()[0]), (r.phases.wait, app.kept())
 
 
 def test_phases_are_metrics_and_survive_the_json_form(
@@ -140,13 +160,16 @@ def test_each_kind_of_a_mix_has_its_own_phases(
     from pytest_netbench import Request
 
     mix = [Request("GET", "/a", name="a"), Request("GET", "/b", name="b")]
-    server = two_part(TwoPartApp(0.030, 0.020))
+    app = TwoPartApp(0.030, 0.020)
+    server = two_part(app)
     r = consistent(http_load(server.url, loop=loop, connections=2, requests=20, mix=mix))
     assert r.ok == 20
+    head_ms, body_ms = app.kept()
     for kind in ("a", "b"):
         phases = r.by_request[kind].phases
         assert phases.wait.count == r.by_request[kind].ok > 0
-        assert _near(phases.wait.p50_ms, 30.0) and _near(phases.receive.p50_ms, 20.0)
+        assert _near(phases.wait.p50_ms, head_ms), (kind, phases.wait, head_ms)
+        assert _near(phases.receive.p50_ms, body_ms), (kind, phases.receive, body_ms)
     assert r.phases.wait.count == 20  # the load's: its kinds' together
     # A fast server: the fused mix path records none per answer; each kind's are derived.
     fast, _ = http_server()

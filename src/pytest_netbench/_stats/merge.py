@@ -129,9 +129,12 @@ def merge_outcomes(
         latency_histogram=encode_histogram(hist),
         by_request=by_request,
         checks=_merge_checks(spec, outcomes, status_codes, by_request),
+        # HTTP requests only: an echo's or a WebSocket message's round trip has no phases.
         phases=merge_phases(
             [o.phase_counts for o in outcomes], sum(o.waited_for_connection for o in outcomes)
-        ),
+        )
+        if spec.kind == "http"
+        else Phases(),
         stream=_stream_stats(outcomes, hist, duration_s),
     )
 
