@@ -17,6 +17,7 @@ from pytest_netbench._report.comparison import (
     render_comparison_markdown,
     render_comparison_text,
 )
+from pytest_netbench._report.html.profile import where_html
 
 
 def _sampled(rng: random.Random, weights: dict[str, float], n: int, cpu_ms: float) -> ServerProfile:
@@ -72,3 +73,14 @@ def test_only_a_profile_with_stacks_is_read() -> None:
     fine = replace(make_result(5), profile=ServerProfile(samples=1, folded={"a": 1}))
     assert profiled([make_result(5), with_problem]) is None
     assert profiled([with_problem, fine]) is fine.profile
+
+
+def test_the_html_comparison_shows_where_the_time_went() -> None:
+    rng = random.Random(3)
+    base = _sampled(rng, BASE, 400, 1.0)
+    head = _sampled(rng, {**BASE, "audit_log": 0.6}, 400, 1.6)
+    html = where_html([where_time_went("t.py::test", base, head)])
+    assert "Where the time went: <code>t.py::test</code>" in html
+    first_row = html.split("<tbody>")[1].split("</tr>")[0]
+    assert "<b>audit_log</b> *" in first_row and 'class="diff-bar"' in first_row
+    assert where_html([]) == ""

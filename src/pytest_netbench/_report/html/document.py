@@ -35,7 +35,7 @@ from pytest_netbench._report.html.pictures import (
     figures_html,
     split_pictures,
 )
-from pytest_netbench._report.html.profile import profiles_html
+from pytest_netbench._report.html.profile import profiles_html, where_html
 from pytest_netbench._report.html.requests import requests_html
 from pytest_netbench._report.html.sessions import sessions_html
 from pytest_netbench._report.html.shares import LEGEND as SHARES_LEGEND
@@ -249,6 +249,7 @@ def _comparison_section(comparison: Comparison) -> str:
             notes.append(f"{title}: {', '.join(keys)}")
     notes.append(LEGEND)  # the columns and marks, in the terminal's words
     parts.append('<ul class="notes">' + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
+    parts.append(where_html(comparison.where))
     return "".join(parts)
 
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from pytest_netbench._compare.profile_diff import WhereTimeWent
 from pytest_netbench._compare.records import Record
 from pytest_netbench._model import ServerProfile
-from pytest_netbench._report.profile import TOP, cost_words, describe
+from pytest_netbench._report.profile import TOP, WHERE_LEGEND, cost_words, describe
 from pytest_netbench._report.requests import shown_loads
 
 _MIN_SHARE = 0.005  # frames narrower than this are left out of the picture
@@ -89,3 +90,43 @@ def _level(level: dict[str, tuple[int, dict[str, object]]], parent: int, total: 
             f"{escape(name)}</div>{below}</div>"
         )
     return f'<div class="fl">{"".join(blocks)}</div>'
+
+
+def where_html(wheres: Sequence[WhereTimeWent]) -> str:
+    """Under a comparison: each profiled test's functions ranked by their change in CPU
+    per request, each with a bar of its change (red: added, blue: saved), beyond-noise
+    ones in bold."""
+    parts = []
+    for where in wheres:
+        widest = max((abs(c.change_ms) for c in where.changes), default=0.0) or 1.0
+        rows = []
+        for change in where.changes:
+            width = abs(change.change_ms) / widest * 100
+            colour = "#c0392b" if change.change_ms > 0 else "#2e6da4"
+            bar = f'<span class="diff-bar" style="width:{width:.1f}%;background:{colour}"></span>'
+            share = change.share_of_change
+            of = f"{share:.0%}" if change.beyond_noise and share == share else "-"
+            name = escape(change.name)
+            name = f"<b>{name}</b> *" if change.beyond_noise else name
+            rows.append(
+                f"<tr><td class=num>{change.base_ms:.4f}</td>"
+                f"<td class=num>{change.head_ms:.4f}</td>"
+                f"<td class=num>{change.change_ms:+.4f}</td><td class=num>{of}</td>"
+                f'<td class="diff">{bar}</td><td class=label><code>{name}</code></td></tr>'
+            )
+        head = (
+            "<tr><th class=num>base ms/req</th><th class=num>head ms/req</th>"
+            "<th class=num>change</th><th class=num>of change</th><th></th><th>function</th></tr>"
+        )
+        named = "" if where.named else "<p class=note>No function changed beyond the noise.</p>"
+        parts.append(
+            f"<h4>Where the time went: <code>{escape(where.key)}</code></h4>"
+            f'<p class="note">server CPU per request {where.base_cpu_ms:.3f} ms &rarr;'
+            f" {where.head_cpu_ms:.3f} ms; {where.base_samples:,} and {where.head_samples:,}"
+            " samples</p>"
+            f'<div class="scroll"><table><thead>{head}</thead><tbody>{"".join(rows)}</tbody>'
+            f"</table></div>{named}"
+        )
+    if parts:
+        parts.append(f'<p class="note">{escape(WHERE_LEGEND[0].upper() + WHERE_LEGEND[1:])}.</p>')
+    return "".join(parts)

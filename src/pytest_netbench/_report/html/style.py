@@ -88,6 +88,7 @@ p.note { color: var(--muted); font-size: 13.5px; }
 .phase-bar span { display: block; height: 100%; }
 .ph-connect { background: #9aa5b1; } .ph-tls { background: #c7a4d8; }
 .ph-wait { background: #24527a; } .ph-receive { background: #7fb3e0; }
+td.diff { width: 160px; } .diff-bar { display: block; height: 10px; margin-top: 4px; }
 .flame { border: 1px solid var(--line); padding: 2px; margin: 6px 0 12px; overflow: hidden; }
 .flame .fl { display: flex; width: 100%; }
 .flame .fr { min-width: 0; }
