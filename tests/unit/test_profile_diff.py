@@ -9,9 +9,10 @@ from dataclasses import replace
 
 from factories import make_result
 
-from pytest_netbench._compare.gate import Comparison
+from pytest_netbench._compare.gate import Comparison, compare_runs
 from pytest_netbench._compare.profile_diff import profiled, where_time_went
-from pytest_netbench._model import ServerProfile
+from pytest_netbench._compare.records import Record
+from pytest_netbench._model import LoadResult, ServerProfile
 from pytest_netbench._report.comparison import (
     comparison_to_dict,
     render_comparison_markdown,
@@ -84,3 +85,19 @@ def test_the_html_comparison_shows_where_the_time_went() -> None:
     first_row = html.split("<tbody>")[1].split("</tr>")[0]
     assert "<b>audit_log</b> *" in first_row and 'class="diff-bar"' in first_row
     assert where_html([]) == ""
+
+
+def test_a_stored_baseline_with_profiles_gets_where_the_time_went_too() -> None:
+    rng = random.Random(5)
+    base = replace(make_result(50, p50_ms=1.0), profile=_sampled(rng, BASE, 400, 1.0))
+    head_profile = _sampled(rng, {**BASE, "audit_log": 0.6}, 400, 1.6)
+    head = replace(make_result(50, p50_ms=1.0), profile=head_profile)
+    plain = make_result(50, p50_ms=1.0)
+
+    def records(result: LoadResult, nodeid: str = "t.py::test") -> list[Record]:
+        return [Record(nodeid=nodeid, function="test", params={}, result=result)]
+
+    comparison = compare_runs(records(head) + records(plain, "t.py::other"), records(base))
+    (where,) = comparison.where
+    assert where.key == "t.py::test" and where.named[0].name == "audit_log"
+    assert compare_runs(records(plain), records(base)).where == ()  # no profile this run
