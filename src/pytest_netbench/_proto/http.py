@@ -151,8 +151,10 @@ class ResponseFramer:
         self._parser = httptools.HttpResponseParser(self)
 
     def release(self) -> None:
-        # The parser calls back into this framer: the one cycle a framer makes itself.
+        # The parser calls back into this framer: the one cycle a framer makes itself. A
+        # connection that times first bytes is called back too (time_first_bytes).
         self._parser = None  # type: ignore[assignment]
+        self.on_message_begin = _nothing
 
     def time_first_bytes(self, began: Callable[[], None]) -> None:
         """Call ``began`` as each response's first byte is parsed (before any is fed): the
@@ -332,7 +334,8 @@ class HeadResponseFramer:
         return False
 
     def release(self) -> None:
-        """Nothing here refers back to this framer."""
+        """Drop the connection's callback (``on_begin``): nothing else refers back."""
+        self.on_begin = _nothing
 
     def _fail(self, reason: str) -> None:
         self.failed = True

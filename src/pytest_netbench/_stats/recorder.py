@@ -227,8 +227,9 @@ class WorkerOutcome:
     stream: StreamOutcome | None = None
 
 
-class Recorder:
-    """Mutable counters the engine writes into; one per worker, never shared."""
+class Recorder(PhaseSamples):
+    """Mutable counters the engine writes into; one per worker, never shared. Its own
+    phase samples are the load's (``phases`` is itself: no object more per run)."""
 
     __slots__ = (
         "_folded_errors",
@@ -249,7 +250,6 @@ class Recorder:
         "measure_start_ns",
         "open_loop",
         "outcome",
-        "phases",
         "sent",
         "status_200",
         "status_codes",
@@ -287,9 +287,9 @@ class Recorder:
         self.lags: array[int] = array("q")
         # Open loop, filled once as the run stops (see RunAccounting.stop_counting).
         self.lower_bounds: array[int] = array("q")
-        # Phases (see PhaseSamples): explicit wait/receive samples, and the connect and TLS
-        # handshake of each connection opened for a measured request.
-        self.phases = PhaseSamples()
+        # Phases (see PhaseSamples, whose samples are this recorder's own), and the connect
+        # and TLS handshake of each connection opened for a measured request.
+        PhaseSamples.__init__(self)
         self.connects: array[int] = array("q")
         self.handshakes: array[int] = array("q")
         self.waited_for_connection = 0  # open loop: measured requests that queued for one
@@ -297,6 +297,11 @@ class Recorder:
         self._folded_errors = 0
         # The run's count of its connections, read as each bucket closes (None: not kept).
         self.count_connections: Callable[[], int] | None = None
+
+    @property
+    def phases(self) -> PhaseSamples:
+        """The load's explicit phase samples (a mix keeps them per kind)."""
+        return self
 
     def error(
         self, error: str, detail: str, errno: int | None = None, request_kind: int = -1
