@@ -325,7 +325,9 @@ class StreamFramer(StreamTimes):
         return True
 
     def release(self) -> None:
+        # The parser and the connection's first-byte callback refer back: undone here.
         self._parser = None  # type: ignore[assignment]
+        self.on_first_byte = None
 
     def _fail(self, reason: str) -> None:
         if self.failed:
