@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pytest_netbench import LoadResult, TargetUnreachableError, echo_load, http_load
+from pytest_netbench import ERROR_KINDS, LoadResult, TargetUnreachableError, echo_load, http_load
 
 Check = Callable[[LoadResult], LoadResult]
 StartServer = Callable[..., Any]  # the fault_server fixture (tests/integration/conftest.py)
@@ -25,7 +25,7 @@ StartServer = Callable[..., Any]  # the fault_server fixture (tests/integration/
 
 def only(errors: LoadResult, **expected: int) -> dict[str, int]:
     """The error mapping expected: the kinds given, zero for every other kind."""
-    base = dict.fromkeys(("connect", "reset", "timeout", "protocol", "status", "verify"), 0)
+    base = dict.fromkeys(ERROR_KINDS, 0)
     base.update(expected)
     assert dict(errors.errors) == base, errors.error_samples
     return base
