@@ -10,8 +10,9 @@ from html import escape
 from pytest_netbench._compare.profile_diff import WhereTimeWent
 from pytest_netbench._compare.records import Record
 from pytest_netbench._model import ServerProfile
-from pytest_netbench._report.profile import TOP, WHERE_LEGEND, cost_words, describe
+from pytest_netbench._report.profile import TOP, cost_words, describe
 from pytest_netbench._report.requests import shown_loads
+from pytest_netbench._report.where_time_went import WHERE_LEGEND
 
 _MIN_SHARE = 0.005  # frames narrower than this are left out of the picture
 _MAX_DEPTH = 40
