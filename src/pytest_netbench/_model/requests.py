@@ -44,7 +44,7 @@ class RequestStats:
     latency: LatencySummary
     latency_histogram: str = field(default="", repr=False, compare=False)
     # This kind's phases (see ``LoadResult.phases``).
-    phases: Phases = field(default_factory=Phases)
+    phases: Phases = field(default_factory=Phases, repr=False)  # r.phases: a block of its own
 
     @property
     def errors_total(self) -> int:

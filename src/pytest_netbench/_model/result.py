@@ -86,7 +86,7 @@ class LoadResult:
     # Checks of the responses (``checks=``), by name: passes and failures of each.
     checks: Mapping[str, CheckStats] = field(default_factory=dict)
     # Each request's phases: connect, tls, wait (time to first byte), receive.
-    phases: Phases = field(default_factory=Phases)
+    phases: Phases = field(default_factory=Phases, repr=False)  # r.phases: a block of its own
     # The managed server's profile, from a run of its own after this one (``profile=True``).
     profile: ServerProfile | None = None
     # A streaming load (``stream="sse"`` or ``"chunks"``): first byte, first event, gaps,
