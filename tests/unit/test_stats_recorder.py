@@ -6,8 +6,11 @@ import errno
 import pickle
 from collections import Counter
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from pytest_netbench._model import ERROR_KINDS
-from pytest_netbench._stats.recorder import Recorder, WorkerOutcome
+from pytest_netbench._stats.recorder import Recorder, WorkerOutcome, pack_counts, unpack_counts
 
 NS = 1_000_000_000
 
@@ -144,3 +147,52 @@ def test_outcome_survives_pickling_for_worker_processes() -> None:
     back = pickle.loads(pickle.dumps(out))
     assert isinstance(back, WorkerOutcome)
     assert back == out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.integers(min_value=1, max_value=2**63 - 1),
+        st.integers(min_value=1, max_value=2**63 - 1),
+        max_size=300,
+    )
+)
+def test_a_rows_counts_unpack_as_they_were_packed(counts: dict[int, int]) -> None:
+    assert unpack_counts(pack_counts(counts)) == Counter(counts)
+
+
+def test_a_row_of_a_typical_second_packs_small() -> None:
+    # 200 requests a second, 100 µs to 2 ms: a soak keeps one such row a second.
+    counts = Counter({100 + 9 * i: 1 + i % 3 for i in range(200)})
+    assert len(pack_counts(counts)) < 400
+
+
+def test_a_run_keeps_one_timer_per_purpose() -> None:
+    import asyncio
+
+    from pytest_netbench._engine.asyncio_io.timers import RunTimers
+
+    fired: list[str] = []
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        timers = RunTimers(loop)
+        done = loop.create_future()
+
+        def again() -> None:
+            fired.append("tick")
+            if len(fired) < 50:
+                timers.after("tick", 0, again)
+            else:
+                done.set_result(None)
+
+        timers.after("tick", 0, again)
+        timers.after("deadline", 3600, lambda: fired.append("deadline"))
+        await done
+        held = len(timers)
+        timers.cancel_all()
+        await asyncio.sleep(0)
+        return held
+
+    assert asyncio.run(main()) == 2
+    assert fired == ["tick"] * 50

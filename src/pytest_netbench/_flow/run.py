@@ -19,6 +19,7 @@ from collections.abc import Callable, Coroutine
 from time import monotonic_ns
 from typing import Any
 
+from pytest_netbench._engine.asyncio_io.timers import RunTimers
 from pytest_netbench._engine.rules.clocks import NS_PER_S
 from pytest_netbench._engine.rules.connecting import make_ssl_context
 from pytest_netbench._engine.rules.ramp import ConnectionRamp, share_connection_ramp
@@ -119,14 +120,13 @@ class FlowRun:
         while (left := acct.start_at_ns - monotonic_ns()) > 0:
             await asyncio.sleep(left / NS_PER_S)
         self.done = done = loop.create_future()
-        handles = self._arm_window(loop)
+        timers = self._arm_window(loop)
         try:
             self.begin()
             await done  # stop() sets it: deadline, sessions run, a stop request, a fault
             await asyncio.gather(*self.tasks, return_exceptions=True)
         finally:
-            for handle in handles:
-                handle.cancel()
+            timers.cancel_all()
             self.stop()
             for user in self.users:
                 await user.client.aclose()
@@ -202,30 +202,29 @@ class FlowRun:
             self.accounting.fatal = fault
         self.stop()
 
-    def _arm_window(self, loop: asyncio.AbstractEventLoop) -> list[asyncio.TimerHandle]:
+    def _arm_window(self, loop: asyncio.AbstractEventLoop) -> RunTimers:
         acct = self.accounting
-        handles: list[asyncio.TimerHandle] = []
+        timers = RunTimers(loop)
 
-        def at(when_ns: int, callback: Callable[[], None]) -> None:
-            delay = max(when_ns - monotonic_ns(), 0) / NS_PER_S
-            handles.append(loop.call_later(delay, callback))
+        def at(slot: str, when_ns: int, callback: Callable[[], None]) -> None:
+            timers.after(slot, max(when_ns - monotonic_ns(), 0) / NS_PER_S, callback)
 
         def close_bucket(row_end_ns: int) -> None:
             if acct.stopping:
                 return
             acct.recorder.close_bucket()
-            at(row_end_ns + acct.recorder.bucket_ns, lambda: close_bucket(row_end_ns + bucket))
+            at("bucket", row_end_ns + bucket, lambda: close_bucket(row_end_ns + bucket))
 
         bucket = acct.recorder.bucket_ns
 
         def open_window() -> None:
             acct.open_window()
             first_end = acct.measure_start_ns + bucket
-            at(first_end, lambda: close_bucket(first_end))
+            at("bucket", first_end, lambda: close_bucket(first_end))
 
-        at(acct.measure_start_ns, open_window)
+        at("window opens", acct.measure_start_ns, open_window)
         if self.spec.duration_s is not None:
-            at(acct.deadline_ns, self.stop)
+            at("window ends", acct.deadline_ns, self.stop)
         if self.watch is not None:
             # Progress reports and stop requests, as a load's share has them (watch.py).
             watcher = Watcher(self.watch, acct)
@@ -237,10 +236,10 @@ class FlowRun:
                 if watcher.check():
                     self.stop()
                 else:
-                    handles.append(loop.call_later(every_s, check))
+                    timers.after("watch", every_s, check)
 
             check()
-        return handles
+        return timers
 
     async def _user_loop(self, user: VirtualUser) -> None:
         user_random.set(user.rng)

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from pytest_netbench._engine.asyncio_io.connect_phase import ConnectPhase, phase_limit_s
 from pytest_netbench._engine.asyncio_io.connection import Connection
 from pytest_netbench._engine.asyncio_io.engine import BaseRun, ClosedRun, OpenRun
+from pytest_netbench._engine.asyncio_io.timers import RunTimers
 from pytest_netbench._engine.asyncio_io.ws_listen import ListenRun
 from pytest_netbench._engine.rules.accounting import request_source
 from pytest_netbench._engine.rules.clocks import NS_PER_S
@@ -68,7 +69,7 @@ async def _run_share(
         run_class = ListenRun  # held WebSocket connections (see ws_listen)
     ssl_context = make_ssl_context(spec)
     run: BaseRun = run_class(loop, spec, exchange, share, start_at, ssl_context, source)
-    handles: list[asyncio.TimerHandle] = []
+    timers = RunTimers(loop)
     faults: list[BaseException] = []
     outer_handler = loop.get_exception_handler()
 
@@ -88,10 +89,10 @@ async def _run_share(
 
     loop.set_exception_handler(on_loop_exception)
     sweep_every = min(max(min(spec.timeout_s, spec.connect_timeout_s) / 10, 0.01), 0.25)
-    _arm_sweeper(loop, run, sweep_every, handles)
+    _arm_sweeper(run, sweep_every, timers)
     watcher = Watcher(watch, run) if watch is not None else None
     if watcher is not None:
-        _arm_watcher(loop, run, watcher, handles)
+        _arm_watcher(run, watcher, timers)
     phase = None
     if spec.connect_first and share.rate is None and not (watcher and watcher.check()):
         rate = _share_connect_rate(spec, share)
@@ -105,18 +106,18 @@ async def _run_share(
         run.move_window(window_start)
     measure_start = run.measure_start_ns
 
-    def at(when_ns: int, callback: Callable[[], None]) -> None:
+    def at(slot: str, when_ns: int, callback: Callable[[], None]) -> None:
         def fire() -> None:
             if monotonic_ns() < when_ns:
-                at(when_ns, callback)  # woken early (see _sleep_until)
+                at(slot, when_ns, callback)  # woken early (see _sleep_until)
             else:
                 callback()
 
-        handles.append(loop.call_later(max(when_ns - monotonic_ns(), 0) / NS_PER_S, fire))
+        timers.after(slot, max(when_ns - monotonic_ns(), 0) / NS_PER_S, fire)
 
     def open_window() -> None:
         run.open_window()
-        _arm_ticks(loop, run, handles)
+        _arm_ticks(run, timers)
 
     if run.stopping:
         pass  # stopped while the share waited for its start or opened its connections
@@ -124,17 +125,16 @@ async def _run_share(
         run.stop()  # asked to stop while the share waited for its start
     else:
         if spec.warmup_s > 0:
-            at(measure_start, open_window)
+            at("window opens", measure_start, open_window)
         else:
             open_window()
         if spec.duration_s is not None:
-            at(run.deadline_ns, run.end_window)
+            at("window ends", run.deadline_ns, run.end_window)
         run.begin()
     try:
         await run.done
     finally:
-        for handle in handles:
-            handle.cancel()
+        timers.cancel_all()
         if not run.stopping:
             run.stop()
         loop.set_exception_handler(outer_handler)
@@ -177,9 +177,7 @@ def _record_phase(outcome: WorkerOutcome, phase: ConnectPhase) -> None:
     outcome.connect_counts = count_microseconds(phase.latencies)
 
 
-def _arm_ticks(
-    loop: asyncio.AbstractEventLoop, run: BaseRun, handles: list[asyncio.TimerHandle]
-) -> None:
+def _arm_ticks(run: BaseRun, timers: RunTimers) -> None:
     """Close each second of the timeline when it ends (unless an echo exchange did)."""
 
     def tick() -> None:
@@ -187,18 +185,13 @@ def _arm_ticks(
             return
         if monotonic_ns() >= run.next_tick_ns:
             run.tick_due()
-        handles.append(loop.call_later(max(run.next_tick_ns - monotonic_ns(), 0) / NS_PER_S, tick))
+        timers.after("tick", max(run.next_tick_ns - monotonic_ns(), 0) / NS_PER_S, tick)
 
     if run.next_tick_ns < _NEVER_NS:
-        handles.append(loop.call_later(max(run.next_tick_ns - monotonic_ns(), 0) / NS_PER_S, tick))
+        timers.after("tick", max(run.next_tick_ns - monotonic_ns(), 0) / NS_PER_S, tick)
 
 
-def _arm_watcher(
-    loop: asyncio.AbstractEventLoop,
-    run: BaseRun,
-    watcher: Watcher,
-    handles: list[asyncio.TimerHandle],
-) -> None:
+def _arm_watcher(run: BaseRun, watcher: Watcher, timers: RunTimers) -> None:
     every_s = watcher.watch.every_s
 
     def check() -> None:
@@ -207,24 +200,19 @@ def _arm_watcher(
         if watcher.check():
             run.stop()  # at once: an interrupted run does not drain
             return
-        handles.append(loop.call_later(every_s, check))
+        timers.after("watch", every_s, check)
 
-    handles.append(loop.call_later(every_s, check))
+    timers.after("watch", every_s, check)
 
 
-def _arm_sweeper(
-    loop: asyncio.AbstractEventLoop,
-    run: BaseRun,
-    every_s: float,
-    handles: list[asyncio.TimerHandle],
-) -> None:
+def _arm_sweeper(run: BaseRun, every_s: float, timers: RunTimers) -> None:
     def sweep() -> None:
         if run.stopping:
             return
         run.sweep()
-        handles.append(loop.call_later(every_s, sweep))
+        timers.after("sweep", every_s, sweep)
 
-    handles.append(loop.call_later(every_s, sweep))
+    timers.after("sweep", every_s, sweep)
 
 
 def resolve_loop(name: str) -> str:
