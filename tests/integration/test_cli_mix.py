@@ -1,5 +1,5 @@
 """``netbench http URL --mix FILE`` and ``--feeder``, run as a real subprocess against a
-real loopback server that writes down every request it reads (recording_server.py): what
+real loopback server that writes down every request it reads (request_log_server.py): what
 arrives is what the file says, each kind is counted on its own, and a bad file or flag is
 a usage error naming the file, the line and what is wrong, with nothing sent."""
 
@@ -21,7 +21,7 @@ from cli_process import load_json, netbench
 
 from pytest_netbench.cli import ExitCode
 
-RECORDING_SERVER = Path(__file__).with_name("recording_server.py")
+RECORDING_SERVER = Path(__file__).with_name("request_log_server.py")
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """``netbench http URL --stage 30s:1000 ...`` as a real subprocess against a real loopback
-server that writes down every request (recording_server.py): the ramp is sent as its
+server that writes down every request (request_log_server.py): the ramp is sent as its
 stages say, the JSON holds them, and a stage that cannot work is a usage error, nothing
 sent."""
 
@@ -17,7 +17,7 @@ from cli_process import load_json, netbench
 
 from pytest_netbench.cli import ExitCode
 
-RECORDING_SERVER = Path(__file__).with_name("recording_server.py")
+RECORDING_SERVER = Path(__file__).with_name("request_log_server.py")
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """A keep-alive HTTP/1.1 server that writes down every request it reads, for the tests of
-what the ``netbench`` command sends: ``python recording_server.py LOG`` listens on
+what the ``netbench`` command sends: ``python request_log_server.py LOG`` listens on
 127.0.0.1 (a free port, printed as ``NETBENCH_LISTENING port=<n>``) and appends one JSON
 line per request to LOG: its request line, its headers (names in lower case) and its body.
 
