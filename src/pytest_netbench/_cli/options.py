@@ -263,8 +263,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     whole: a command pays for its own options only, and ``--help`` for none (issue 35)."""
     parser = argparse.ArgumentParser(
         prog="netbench",
-        description="Drive HTTP/1.1 or raw TCP load at a server on this machine and report"
-        " exact latency percentiles, errors by kind and the generator's own health.",
+        description="Drive load at a server on this machine (HTTP/1.1, HTTP/2, gRPC,"
+        " WebSocket, streams, raw TCP, user flows) and report exact latency percentiles,"
+        " errors by kind and the generator's own health.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (help_text, add_options) in _SUBCOMMANDS.items():
