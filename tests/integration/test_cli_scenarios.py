@@ -74,6 +74,9 @@ def test_two_scenarios_from_a_toml_file(server: str, tmp_path: Path) -> None:
     assert (browse["result"]["sent"], admin["result"]["sent"]) == (300, 40)
     assert admin["result"]["checks"]["no error page"]["passes"] == 40
     assert data["total"]["sent"] == data["total"]["ok"] == 340
+    # The server behind the port is sampled over all of them, as netbench http samples it.
+    assert data["total"]["server"]["pid"] > 0 and data["total"]["server"]["rss_peak_mb"] > 0
+    assert data["total"]["phases"]["wait"]["count"] == 340
 
 
 def test_a_bad_file_is_a_usage_error(server: str, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netbench import LoadResult, Server, ServerCrashed, http_load
+from pytest_netbench import LoadResult, Scenario, Server, ServerCrashed, http_load, run_scenarios
 
 Check = Callable[[LoadResult], LoadResult]
 SERVERS_SCRIPT = str(Path(__file__).parents[1] / "engine" / "servers.py")
@@ -69,3 +69,23 @@ def test_dead_server_is_reported_before_any_load(managed: Server) -> None:
         time.sleep(0.01)
     with pytest.raises(ServerCrashed, match=r"SIGKILL|signal 9"):
         http_load(managed.url, server=managed, requests=1)
+
+
+def test_scenarios_sample_the_server_they_all_load(managed: Server) -> None:
+    # It serves every scenario at once: its CPU is the total's, per request of all of them;
+    # the total's phases are every scenario's together.
+    r = run_scenarios(
+        managed.url,
+        {
+            "browse": Scenario("/items", connections=2, requests=120),
+            "admin": Scenario("/report", start=0.1, connections=1, requests=30),
+        },
+        server=managed,
+    )
+    total = r.total
+    assert (total.sent, total.ok) == (150, 150)
+    assert total.server is not None and total.server.pid == managed.pid
+    assert total.server.rss_peak_mb > 0 and total.server.cpu_ms_per_request >= 0
+    assert total.phases.wait.count == 150
+    assert total.by_request["admin"].phases.wait.count == 30
+    assert all(s.server is None for s in r.by_scenario.values())  # not split by guesswork

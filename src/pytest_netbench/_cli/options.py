@@ -461,6 +461,7 @@ def _add_scenarios(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("file", type=Path, help="the scenarios, a .toml file")
     parser.add_argument("url", nargs="?", help="the server (default: the file's url)")
+    _add_server_pid_option(parser.add_argument_group("server"))
     parser.add_argument(
         "--threshold",
         action="append",

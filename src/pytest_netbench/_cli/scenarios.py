@@ -100,10 +100,13 @@ def run_scenarios_command(args: argparse.Namespace) -> ExitCode:
     url, scenarios = read_scenarios(args.file, args.url)
     thresholds = read_thresholds(args, requests=list(scenarios))
     from pytest_netbench._cli.live import CommandLive
+    from pytest_netbench._cli.loads import sampled_server
 
+    args.url = url  # the file's, when the command line gave none
+    server = sampled_server(args)
     # Ctrl-C stops every scenario running (each marked interrupted), as it stops a load.
     with CommandLive(progress=False, quiet=args.quiet) as live:
-        result = run_scenarios(url, scenarios, stop=live.stop)
+        result = run_scenarios(url, scenarios, stop=live.stop, server=server)
     total = result.total
     verdict = thresholds.evaluate(total) if thresholds is not None else None
     if args.json is not None:

@@ -13,6 +13,7 @@ one scenario in an SLO, a threshold or the gate as a mix's request kind is named
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -21,10 +22,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, Unpack
 
-from pytest_netbench._errors import NetbenchError, SpecError
+from pytest_netbench._errors import NetbenchError, ServerError, SpecError
 from pytest_netbench._input.options import HttpOptions
 from pytest_netbench._input.spec import http_spec, scale_spec
-from pytest_netbench._load.api import run_spec
+from pytest_netbench._load.api import Monitored, run_spec
 from pytest_netbench._model import (
     ERROR_KINDS,
     CheckStats,
@@ -32,9 +33,11 @@ from pytest_netbench._model import (
     LoadResult,
     LoadSpec,
     RequestStats,
+    ServerStats,
     TimelineRow,
 )
 from pytest_netbench._model.live import StopSignal
+from pytest_netbench._model.phases import Phases
 from pytest_netbench._public import publish
 from pytest_netbench._stats.histogram import (
     counts_of_encoded,
@@ -44,7 +47,7 @@ from pytest_netbench._stats.histogram import (
     new_histogram,
     percentile_of_counts,
 )
-from pytest_netbench._stats.merge import SATURATED_CPU_SHARE, summarize
+from pytest_netbench._stats.merge import SATURATED_CPU_SHARE, merge_phases, summarize
 
 # A scenario's checked spec, and its run (given the stop signal all scenarios share).
 Prepared = tuple[LoadSpec, Callable[[StopSignal], LoadResult]]
@@ -149,13 +152,21 @@ def run_scenarios(
     *,
     scale: float = 1.0,
     stop: StopSignal | None = None,
+    server: Monitored | None = None,
 ) -> ScenariosResult:
     """Run every scenario at once against ``url`` (see the module doc). ``scale``: every
     scenario, and its start, that many times as long (the plugin's ``--netbench-scale``).
     ``stop`` (Ctrl-C in the command) ends every scenario running, each result marked
     interrupted, and starts none of those still waiting; a scenario that fails stops the
-    others at once, and its error is raised."""
+    others at once, and its error is raised. ``server``: the managed server, sampled over
+    all of them (it serves them all at once, so its CPU is the total's, per request of
+    every scenario: ``total.server``), and a crash makes the total invalid."""
     prepared = prepare_scenarios(url, scenarios, scale)
+    sampler = None
+    if server is not None:
+        server.check_alive()
+        sampler = server.monitor()
+        sampler.start()
     starts = {name: float(scenarios[name].start) * scale for name in prepared}
     results: dict[str, LoadResult] = {}
     failures: dict[str, BaseException] = {}
@@ -178,6 +189,8 @@ def run_scenarios(
         thread.start()
     for thread in threads:
         thread.join()
+    if sampler is not None and (failures or not results):
+        sampler.stop(0)  # nothing to describe: the error below says why
     for name, exc in failures.items():
         if isinstance(exc, NetbenchError):
             try:
@@ -191,7 +204,24 @@ def run_scenarios(
     if not ordered:
         raise NetbenchError("stopped before any scenario started: nothing was measured")
     ran = {name: starts[name] for name in ordered}
-    return ScenariosResult(ordered, combine(url, ordered, ran), ran)
+    total = combine(url, ordered, ran)
+    if server is not None and sampler is not None:
+        total = _with_server(total, server, sampler.stop(total.ok))
+    return ScenariosResult(ordered, total, ran)
+
+
+def _with_server(total: LoadResult, server: Monitored, stats: ServerStats) -> LoadResult:
+    total = dataclasses.replace(total, server=stats)
+    try:
+        server.check_alive()
+    except ServerError as exc:
+        return dataclasses.replace(
+            total,
+            valid=False,
+            invalid_reasons=(*total.invalid_reasons, f"server died during the load: {exc}"),
+            invalid_causes=(*total.invalid_causes, "server_died"),
+        )
+    return total
 
 
 def combine(url: str, results: Mapping[str, LoadResult], starts: Mapping[str, float]) -> LoadResult:
@@ -233,6 +263,7 @@ def combine(url: str, results: Mapping[str, LoadResult], starts: Mapping[str, fl
         bytes_read=sum(r.bytes_read for r in results.values()),
         bytes_written=sum(r.bytes_written for r in results.values()),
         latency=summarize(hist),
+        phases=_phases(results.values()),
         timeline=_timeline(results, {n: s - first for n, s in starts.items()}),
         valid=not reasons,
         invalid_reasons=tuple(reasons),
@@ -261,6 +292,16 @@ def _generator(results: Iterable[LoadResult], duration_s: float) -> GeneratorSta
         connections_opened=sum(g.connections_opened for g in gens),
         connections_peak=sum(g.connections_peak for g in gens),
     )
+
+
+def _phases(results: Iterable[LoadResult]) -> Phases:
+    """Each phase's histograms over every scenario, merged exactly."""
+    results = list(results)
+    parts = [
+        {name: counts_of_encoded(text) for name, text in r.phases.histograms.items() if text}
+        for r in results
+    ]
+    return merge_phases(parts, sum(r.phases.waited_for_connection for r in results))
 
 
 def _checks(results: Iterable[LoadResult]) -> dict[str, CheckStats]:
@@ -309,6 +350,7 @@ def _as_request(name: str, result: LoadResult) -> RequestStats:
         status_codes=dict(result.status_codes),
         latency=result.latency,
         latency_histogram=result.latency_histogram,
+        phases=result.phases,
     )
 
 

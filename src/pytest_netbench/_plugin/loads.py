@@ -121,7 +121,7 @@ class NetbenchFixture:
         def run_load(spec: LoadSpec, srv: Server | None) -> LoadResult:
             host = f"[{spec.host}]" if ":" in spec.host else spec.host
             base = f"{spec.scheme}://{host}:{spec.port}"
-            return run_scenarios(base, scenarios, scale=scale).total
+            return run_scenarios(base, scenarios, scale=scale, server=srv).total
 
         tries = self._retries(retries, allow_invalid)
         return self._run(spec, server, label, allow_invalid, tries, run_load=run_load)

@@ -56,9 +56,9 @@ def measured_phases(phases: Phases) -> list[str]:
     return [name for name in PHASE_NAMES if phases.phase(name).count]
 
 
-def _row(label: str, summary: LatencySummary) -> str:
+def _row(label: str, summary: LatencySummary, width: int = _LABEL_WIDTH) -> str:
     cells = "".join(format_ms(getattr(summary, attr)).rjust(_CELL_WIDTH) for _, attr in _COLUMNS)
-    return f"  {label}".ljust(_LABEL_WIDTH) + cells + f"{summary.count:,}".rjust(9)
+    return f"  {label}".ljust(width) + cells + f"{summary.count:,}".rjust(9)
 
 
 def phase_lines(result: LoadResult) -> list[str]:
@@ -66,14 +66,18 @@ def phase_lines(result: LoadResult) -> list[str]:
     names = measured_phases(result.phases)
     if not names:
         return []
-    heading = "".join(h.rjust(_CELL_WIDTH) for h, _ in _COLUMNS) + "count".rjust(9)
-    lines = ["", "Phases (ms)", "".ljust(_LABEL_WIDTH) + heading]
-    lines += [_row(name, result.phases.phase(name)) for name in names]
+    rows = [(name, result.phases.phase(name)) for name in names]
     for kind, stats in result.by_request.items():
-        for name in ("wait", "receive"):
-            if stats.phases.phase(name).count:
-                label = f"{name} {kind}"[: _LABEL_WIDTH - 3]
-                lines.append(_row(label, stats.phases.phase(name)))
+        rows += [
+            (f"{name} {kind}", stats.phases.phase(name))
+            for name in ("wait", "receive")
+            if stats.phases.phase(name).count
+        ]
+    # A kind's name is shown whole: the column widens past the latency table's if it must.
+    width = max(_LABEL_WIDTH, *(len(label) + 3 for label, _ in rows))
+    heading = "".join(h.rjust(_CELL_WIDTH) for h, _ in _COLUMNS) + "count".rjust(9)
+    lines = ["", "Phases (ms)", "".ljust(width) + heading]
+    lines += [_row(label, summary, width) for label, summary in rows]
     lines += [f"  {name}: {MEANING[name]}" for name in names]
     waited = result.phases.waited_for_connection
     if waited:
