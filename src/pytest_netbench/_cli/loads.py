@@ -28,6 +28,7 @@ _LOAD_OF_COMMAND: dict[str, LoadKind] = {
     "ws": "ws",
     "grpc": "http",
     "sse": "http",
+    "llm": "http",
 }
 
 
@@ -35,7 +36,19 @@ def run_load(args: argparse.Namespace) -> ExitCode:
     """Run the load the arguments ask for; print, write, and say how it ended."""
     # Read first, so a mix file, a feeder or a term that cannot be read stops us before
     # any load.
-    options = load_options(args, _LOAD_OF_COMMAND[args.command])
+    if args.command == "llm":
+        import tempfile
+
+        from pytest_netbench._cli.llm import llm_options
+
+        # The prompts' bodies are a file a feeder reads: it lives as long as the load.
+        with tempfile.TemporaryDirectory(prefix="netbench-llm-") as scratch:
+            options = llm_options(args, load_options(args, "http"), Path(scratch))
+            return _run_load(args, options)
+    return _run_load(args, load_options(args, _LOAD_OF_COMMAND[args.command]))
+
+
+def _run_load(args: argparse.Namespace, options: dict[str, Any]) -> ExitCode:
     if getattr(args, "show_requests", None) is not None:
         from pytest_netbench._cli.show_requests import show_requests
 
@@ -140,7 +153,7 @@ def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -
         load = functools.partial(echo_load, *parse_host_port(args.target))
     elif profile:
         load = functools.partial(http_load, args.url, profile=True)
-    elif args.command == "sse":
+    elif args.command in ("sse", "llm"):
         load = functools.partial(sse_load, args.url)
     else:
         load = functools.partial(ws_load if args.command == "ws" else http_load, args.url)

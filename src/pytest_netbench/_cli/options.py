@@ -359,6 +359,24 @@ def _add_sse(sse: argparse.ArgumentParser) -> None:
     add_threshold_option(sse)
 
 
+def _add_llm(llm: argparse.ArgumentParser) -> None:
+    from pytest_netbench._cli.llm import LLM_SETS, add_llm_options
+
+    add_llm_options(llm)
+    llm_run = add_load_flags(llm, "http", skip=LLM_SETS)
+    _add_run_flags(llm_run, retries_default="0")
+    _add_server_pid_option(llm_run)
+    _add_output_options(llm, "the result", "LoadResult.to_dict()", pictures=True)
+    llm.add_argument("--fail-invalid", action="store_true", help="exit 5 if result is invalid")
+    add_threshold_option(llm)
+    llm.add_argument(
+        "--show-requests",
+        type=int,
+        metavar="N",
+        help="print the first N requests the load would send and exit without sending anything",
+    )
+
+
 # The HTTP load options a gRPC call sets itself, or that no call takes (``_input.grpc``).
 GRPC_LEFT_OUT = frozenset(
     {"method", "body", "mix", "mix_order", "feeders", "pipeline", "protocol", "checks"}
@@ -740,6 +758,7 @@ _SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] =
     "echo": ("raw TCP echo load", _add_echo),
     "ws": ("WebSocket load", _add_ws),
     "sse": ("streams of server-sent events, read as they arrive", _add_sse),
+    "llm": ("token streams of an OpenAI-compatible LLM server, a prompt each", _add_llm),
     "grpc": ("gRPC unary calls over HTTP/2", _add_grpc),
     "sweep": ("open-loop load at a series of rates, one table row per rate", _add_sweep),
     "capacity": ("the highest open-loop rate that meets an SLO", _add_capacity),
