@@ -41,6 +41,10 @@ nginx
 nginx
 \t    1234 [unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)
 \t    77f3 main+0x12 (/usr/sbin/nginx)
+
+nginx
+\t    9abc [unknown] ([unknown])
+\t    77f3 main+0x12 (/usr/sbin/nginx)
 """
 
 
@@ -55,6 +59,7 @@ def test_perf_stacks_are_folded_root_first_under_the_process_name() -> None:
     assert folded == {
         "nginx;main;ngx_http_process_request_line;ngx_http_parse_request_line": 2,
         "nginx;main;[libc.so.6]": 1,
+        "nginx;main;[unknown]": 1,  # an address in no file perf knew
     }
 
 

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from time import monotonic
 
@@ -31,6 +34,8 @@ from pytest_netbench._model.profile import bounded
 RATE_HZ = 199
 PERF_RATE_HZ = 997
 _STOP_TIMEOUT_S = 30.0
+_START_TIMEOUT_S = 15.0
+_DWARF_STACK = 8192  # bytes of each sample's stack perf copies to unwind it
 _PERF_OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 
 
@@ -46,9 +51,42 @@ class RunningProfile:
         self.processes = processes
         self._folder = folder
         self._started = monotonic()
-        self._proc = subprocess.Popen(
-            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
-        )
+        self._pipes: tuple[int, ...] = ()
+        if tool != "perf":
+            self._proc = subprocess.Popen(
+                argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+            )
+            return
+        # perf takes a while to attach (reading the tree's memory maps, on a busy machine
+        # a good part of a second): it starts with its events off, and is told to turn them
+        # on through a control pipe, which it acknowledges once it samples, so that the
+        # profiled run starts only then.
+        ctl_read, ctl_write = os.pipe()
+        ack_read, ack_write = os.pipe()
+        argv = [*argv, "--delay", "-1", "--control", f"fd:{ctl_read},{ack_write}"]
+        try:
+            self._proc = subprocess.Popen(
+                argv,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                pass_fds=(ctl_read, ack_write),
+            )
+        finally:
+            os.close(ctl_read)
+            os.close(ack_write)
+        # Both kept open until perf ends: the end of its control pipe would end it early.
+        self._pipes = (ctl_write, ack_read)
+        try:
+            os.write(ctl_write, b"enable\n")
+            deadline = monotonic() + _START_TIMEOUT_S
+            while self._proc.poll() is None and monotonic() < deadline:
+                if select.select([ack_read], [], [], 0.1)[0]:
+                    os.read(ack_read, 64)  # "ack": sampling; or "" (it exited): see stop()
+                    break
+        except OSError:
+            pass  # perf exited before reading its pipe: stop() says why
+        self._started = monotonic()
 
     def stop(self) -> ServerProfile:
         duration = monotonic() - self._started
@@ -63,6 +101,9 @@ class RunningProfile:
                 return _problem(f"{self.tool} did not stop within {_STOP_TIMEOUT_S:g} s")
             folded = self._read(err.decode(errors="replace"))
         finally:
+            for fd in self._pipes:
+                os.close(fd)
+            self._pipes = ()
             shutil.rmtree(self._folder, ignore_errors=True)
         if isinstance(folded, str):
             return _problem(folded, tool=self.tool)
@@ -139,14 +180,19 @@ def _start(pid: int) -> RunningProfile | ServerProfile:
     problem = perf_problem()
     if problem:
         return _problem(problem)
-    if _stripped(exe):
+    elf = elf_symbols(exe)
+    if elf is not None and not elf.names_functions:
         return _problem(
             f"{Path(exe).name} is stripped (no symbol table): perf could name no function;"
             " profile a build with symbols"
         )
     output = folder / "perf.data"
     pids = ",".join(str(p.pid) for p in tree)
-    argv = ["perf", "record", "-e", "cpu-clock", "-F", str(PERF_RATE_HZ), "-g", "-p", pids]
+    argv = ["perf", "record", "-e", "cpu-clock", "-F", str(PERF_RATE_HZ), "-p", pids]
+    # Go keeps frame pointers, so walking them gives its whole stacks, cheaply; C built
+    # with -O2 (Debian's nginx) does not, so its stacks are unwound from a copy of each
+    # sample's stack with the binary's .eh_frame (kept when stripped), which costs more.
+    argv += ["-g"] if elf is not None and elf.go else ["--call-graph", f"dwarf,{_DWARF_STACK}"]
     argv += ["-o", str(output), "--quiet"]
     return RunningProfile("perf", argv, output, len(tree), folder)
 
@@ -175,13 +221,63 @@ def perf_problem() -> str:
     return ""
 
 
-def _stripped(exe: str) -> bool:
-    """True for an ELF file with no symbol table (.symtab), which perf cannot name."""
+@dataclass(frozen=True, slots=True)
+class ElfSymbols:
+    """What an ELF binary tells perf to name its functions with."""
+
+    symtab: bool  # a full symbol table (not stripped)
+    exported_functions: int  # functions defined in .dynsym (kept when stripped)
+    go: bool  # built by Go (which keeps frame pointers)
+
+    @property
+    def names_functions(self) -> bool:
+        """perf can name some of its functions: from its symbol table, or, stripped, from
+        the functions it exports (Debian's nginx exports its ngx_ ones for modules)."""
+        return self.symtab or self.exported_functions > 0
+
+
+def elf_symbols(exe: str) -> ElfSymbols | None:
+    """The symbols of ELF file ``exe`` (None: not an ELF file we can read)."""
     try:
         data = Path(exe).read_bytes()
     except OSError:
-        return False
-    return data[:4] == b"\x7fELF" and b".symtab" not in data
+        return None
+    if data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
+        return None
+    wide = data[4] == 2
+    order = "<" if data[5] == 1 else ">"
+    try:
+        if wide:
+            (shoff,) = struct.unpack_from(order + "Q", data, 0x28)
+            entsize, count, names_at = struct.unpack_from(order + "HHH", data, 0x3A)
+        else:
+            (shoff,) = struct.unpack_from(order + "I", data, 0x20)
+            entsize, count, names_at = struct.unpack_from(order + "HHH", data, 0x2E)
+        header = order + ("IIQQQQIIQQ" if wide else "IIIIIIIIII")
+        sections = [struct.unpack_from(header, data, shoff + i * entsize) for i in range(count)]
+        strings_at = sections[names_at][4] if names_at < count else 0
+    except struct.error:
+        return None
+
+    def name(section: tuple[int, ...]) -> bytes:
+        start = strings_at + section[0]
+        return data[start : data.find(b"\0", start)]
+
+    names = {name(s) for s in sections}
+    exported = 0
+    for section in sections:
+        if section[1] != 11:  # SHT_DYNSYM
+            continue
+        offset, size, step = section[4], section[5], section[9]
+        for at in range(offset + step, offset + size, step or size or 1):  # 0: undefined
+            # st_info and st_shndx: after st_name (and, 32-bit, st_value and st_size).
+            info, shndx = struct.unpack_from(order + "BxH", data, at + (4 if wide else 12))
+            exported += (info & 0xF) == 2 and shndx != 0  # STT_FUNC, defined here
+    return ElfSymbols(
+        symtab=b".symtab" in names,
+        exported_functions=exported,
+        go=b".go.buildinfo" in names or b".note.go.buildid" in names,
+    )
 
 
 _PY_SPY_PROCESS = re.compile(r'^process \d+:".*"$')
@@ -231,7 +327,8 @@ def _perf_frame(line: str) -> str:
     symbol, _, dso = rest.rpartition(" (")
     symbol = _PERF_OFFSET.sub("", symbol.strip())
     if not symbol or symbol == "[unknown]":
-        return f"[{Path(dso.rstrip(')')).name or 'unknown'}]"
+        where = Path(dso.rstrip(")")).name.strip("[]")
+        return f"[{where or 'unknown'}]"
     return symbol
 
 
