@@ -5,6 +5,7 @@ same server on both sides names none. Real gunicorn, real py-spy."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -35,6 +36,7 @@ def _run(pytester: pytest.Pytester, base_slow: str, head_slow: str) -> pytest.Ru
         "--netbench-compare-fail=server.cpu_ms_per_request:10%",
         f"--netbench-json={pytester.path / 'ab.json'}",
         f"--netbench-markdown={pytester.path / 'ab.md'}",
+        f"--netbench-html={pytester.path / 'ab.html'}",
     )
 
 
@@ -56,6 +58,12 @@ def test_the_gate_fails_and_names_the_function_that_took_the_added_cpu(
     records = json.loads((pytester.path / "ab.json").read_text())["records"]
     profiled = [r for r in records if r["result"]["profile"]]
     assert sorted(r["params"]["arm"] for r in profiled) == ["base", "head"]  # one run each
+    # The HTML's differential flame graph: audit_log, which HEAD alone runs, is the one
+    # frame in the deepest red (the largest change of its own CPU per request).
+    html = (pytester.path / "ab.html").read_text()
+    assert "Differential flame graph: base " in html
+    deepest = re.findall(r'background:hsl\(0,80%,58%\)" title="([^:"]+):', html)
+    assert deepest == ["audit_log (app.py)"], deepest
 
 
 def test_the_same_server_on_both_sides_names_no_function(pytester: pytest.Pytester) -> None:

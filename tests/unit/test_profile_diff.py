@@ -5,6 +5,7 @@ them is in tests/integration/test_server_profiles.py)."""
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import replace
 
 from factories import make_result
@@ -18,7 +19,7 @@ from pytest_netbench._report.comparison import (
     render_comparison_markdown,
     render_comparison_text,
 )
-from pytest_netbench._report.html.profile import where_html
+from pytest_netbench._report.html.profile import diff_flame_html, where_html
 
 
 def _sampled(rng: random.Random, weights: dict[str, float], n: int, cpu_ms: float) -> ServerProfile:
@@ -101,3 +102,67 @@ def test_a_stored_baseline_with_profiles_gets_where_the_time_went_too() -> None:
     (where,) = comparison.where
     assert where.key == "t.py::test" and where.named[0].name == "audit_log"
     assert compare_runs(records(plain), records(base)).where == ()  # no profile this run
+
+
+def test_a_function_head_no_longer_runs_is_listed_last_as_saved() -> None:
+    rng = random.Random(11)
+    many = {f"helper_{i}": 0.02 for i in range(20)}
+    base = _sampled(rng, {**BASE, **many, "audit_log": 0.6}, 600, 1.6)
+    head = _sampled(rng, {**BASE, **many}, 600, 1.0)
+    where = where_time_went("t.py::test", base, head)
+    last = where.changes[-1]
+    assert last.name == "audit_log" and last.beyond_noise and last.change_ms < -0.4
+    assert [c.name for c in where.named] == ["audit_log"]
+    assert [c.change_ms for c in where.changes] == sorted(
+        (c.change_ms for c in where.changes), reverse=True
+    )
+
+
+def _frames(html: str) -> dict[str, tuple[float, str, str]]:
+    """Each frame of a flame graph: its width (%), its colour and its tooltip."""
+    found = re.findall(
+        r'<div class="fr" style="width:([0-9.]+)%"><div class="fn" style="background:([^"]+)"'
+        r' title="([^"]*)">([^<]*)</div>',
+        html,
+    )
+    return {name: (float(width), colour, title) for width, colour, title, name in found}
+
+
+def test_the_differential_flame_graph_reddens_the_function_that_spent_the_added_cpu() -> None:
+    rng = random.Random(3)
+    base = _sampled(rng, BASE, 400, 1.0)
+    # HEAD: 1.6 ms a request, audit_log 0.6 of it; the rest as in BASE.
+    head = _sampled(
+        rng, {**{k: v / 1.6 for k, v in BASE.items()}, "audit_log": 0.6 / 1.6}, 400, 1.6
+    )
+    where = where_time_went("t.py::test", base, head)
+    html = diff_flame_html(where)
+    frames = _frames(html)
+    width, colour, title = frames["audit_log"]
+    assert colour == "hsl(0,80%,58%)"  # red, the deepest: the largest change of its own
+    assert title.startswith("audit_log: 0.0000 \u2192 ") and "beyond noise" in title
+    assert 0.25 < width / 100 < 0.5  # of main's CPU per request in head
+    # Its callers: pale red (they spent more, but not themselves); the rest unchanged.
+    assert frames["main"][1] == frames["[server process]"][1] == "hsl(0,49%,86%)"
+    assert frames["main"][0] == 100.0 and frames["[server process]"][0] == 100.0
+    assert frames["render_page"][1] == "hsl(40,8%,86%)"
+    # The whole width is head's (the costlier side): base's ends at the dashed line.
+    assert "left:62.50%" in html and "dashed" in where_html([where])
+    assert "Differential flame graph: base 1.000 &rarr; head 1.600 ms" in html
+
+
+def test_the_differential_flame_graph_of_an_improvement_is_blue_and_narrower() -> None:
+    rng = random.Random(4)
+    base = _sampled(rng, {"render_page": 0.5, "parse": 0.5}, 600, 2.0)
+    # render_page 1.0 -> 0.2 ms a request; parse 1.0 ms in both.
+    head = _sampled(rng, {"render_page": 0.2 / 1.2, "parse": 1.0 / 1.2}, 600, 1.2)
+    frames = _frames(diff_flame_html(where_time_went("t", base, head)))
+    assert frames["[server process]"][0] == 60.0  # head's 1.2 of base's 2.0 ms
+    assert frames["render_page"][1] == "hsl(212,80%,58%)"  # saved, the largest change
+    assert frames["parse"][1] == "hsl(40,8%,86%)"  # within noise
+    assert frames["main"][1] == "hsl(212,49%,86%)"  # their caller: pale blue
+
+
+def test_no_differential_flame_graph_without_both_profiles_stacks() -> None:
+    where = where_time_went("t", ServerProfile(), ServerProfile())
+    assert diff_flame_html(where) == ""

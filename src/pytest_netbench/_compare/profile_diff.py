@@ -16,8 +16,8 @@ and a function that took 1 % more of 300 samples is not called a cause.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from pytest_netbench._compare.records import Record
 from pytest_netbench._model import LoadResult, ServerProfile
@@ -48,7 +48,8 @@ class FunctionChange:
 
 @dataclass(frozen=True, slots=True)
 class WhereTimeWent:
-    """One test's functions ranked by their change (the most added CPU first)."""
+    """One test's functions with the largest changes, ranked by their change (the most
+    added CPU first, the most saved last)."""
 
     key: str
     base_cpu_ms: float
@@ -56,6 +57,9 @@ class WhereTimeWent:
     base_samples: int
     head_samples: int
     changes: tuple[FunctionChange, ...]
+    # Both sides' folded stacks, for a differential flame graph (empty: not kept).
+    base_folded: Mapping[str, int] = field(default_factory=dict, repr=False)
+    head_folded: Mapping[str, int] = field(default_factory=dict, repr=False)
 
     @property
     def named(self) -> tuple[FunctionChange, ...]:
@@ -78,6 +82,23 @@ def _error_ms(samples: int, total: int, cpu_ms: float) -> float:
     return cpu_ms * math.sqrt(max(p * (1 - p), 1 / total) / total)
 
 
+def change_noise_ms(
+    base_samples: int,
+    base_total: int,
+    base_cpu_ms: float,
+    head_samples: int,
+    head_total: int,
+    head_cpu_ms: float,
+) -> float:
+    """The noise rule: :data:`NOISE_SIGMAS` standard errors of the difference between a
+    frame's CPU per request read from ``base_samples`` of ``base_total`` and from
+    ``head_samples`` of ``head_total`` (a change within it is not told from sampling)."""
+    return NOISE_SIGMAS * math.hypot(
+        _error_ms(base_samples, base_total, base_cpu_ms),
+        _error_ms(head_samples, head_total, head_cpu_ms),
+    )
+
+
 def where_time_went(
     key: str, base: ServerProfile, head: ServerProfile, top: int = TOP
 ) -> WhereTimeWent:
@@ -91,11 +112,14 @@ def where_time_went(
         k_b, k_h = own_b.get(name, 0), own_h.get(name, 0)
         base_ms = k_b / n_b * c_b if n_b else 0.0
         head_ms = k_h / n_h * c_h if n_h else 0.0
-        noise = NOISE_SIGMAS * math.hypot(_error_ms(k_b, n_b, c_b), _error_ms(k_h, n_h, c_h))
+        noise = change_noise_ms(k_b, n_b, c_b, k_h, n_h, c_h)
         share = (head_ms - base_ms) / whole if whole and not math.isnan(whole) else math.nan
         changes.append(FunctionChange(name, base_ms, head_ms, noise, share))
-    changes.sort(key=lambda c: (-c.change_ms, c.name))
-    return WhereTimeWent(key, c_b, c_h, n_b, n_h, tuple(changes[:top]))
+    # The ``top`` largest changes either way (a head that no longer runs a function saved
+    # all of its CPU), shown the most added first and the most saved last.
+    changes.sort(key=lambda c: (-abs(c.change_ms), c.name))
+    kept = sorted(changes[:top], key=lambda c: (-c.change_ms, c.name))
+    return WhereTimeWent(key, c_b, c_h, n_b, n_h, tuple(kept), dict(base.folded), dict(head.folded))
 
 
 def profiled(results: Iterable[LoadResult]) -> ServerProfile | None:

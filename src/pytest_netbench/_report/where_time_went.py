@@ -15,7 +15,8 @@ from pytest_netbench._report.profile import TOP, cut, ms_cell
 _WHEREHEADINGS = ("base ms/req", "head ms/req", "change", "of change", "function")
 WHERE_LEGEND = (
     "each function's own server CPU per request (its share of the profile's samples times"
-    " the server's CPU per request) in base and head, the most added first; * = beyond"
+    " the server's CPU per request) in base and head, the most added first, the most saved"
+    " last; * = beyond"
     f" noise: the change exceeds {NOISE_SIGMAS:g} standard errors of the two sample shares;"
     " of change: its part of the server's whole change (beyond noise only)"
 )
