@@ -1,20 +1,34 @@
 """Each request's phases (connect, tls, wait, receive) on every loop, against servers whose
-delays are set: wait is the time to the answer's first byte, receive the rest of it."""
+delays are set: wait is the time to the answer's first byte, receive the rest of it; a
+WebSocket load's are its opening handshakes'."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl
 import statistics
+import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from servers import ServerThread, StartHttp
+from ws_servers import WsApp, WsOptions
 
-from pytest_netbench import LoadResult, Server, ToolchainMissing, catalog, http_load, sse_load
+from pytest_netbench import (
+    LoadResult,
+    Server,
+    ToolchainMissing,
+    catalog,
+    http_load,
+    sse_load,
+    ws_load,
+)
 from pytest_netbench._compare.metrics import check_metrics, metric_value
 from pytest_netbench._model import LoadResult as Model
+from pytest_netbench._report.phases import phase_lines
 
 Check = Callable[[LoadResult], LoadResult]
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
@@ -23,6 +37,8 @@ HEAD = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
 # thread of the test's process), so each phase's median is held to the server's own
 # median of what it did, which is never less than what it was set to.
 SLACK_MS = 2.0
+WS_DELAY_SERVER = Path(__file__).parent / "ws_delay_server.py"
+INTAKE_MS = 15.0
 
 
 class TwoPartApp:
@@ -206,3 +222,77 @@ def test_a_streams_wait_ends_at_its_first_byte_and_the_stream_is_received(
     # The answer's first byte (its head) is its wait's end; the events are its receive.
     assert r.phases.wait.p50_ms < r.stream.first_event.p50_ms < r.phases.wait.p50_ms + 70
     assert r.phases.receive.p50_ms > r.stream.first_event.p50_ms - r.phases.wait.p50_ms
+
+
+def test_a_websocket_handshakes_phases_are_its_upgrade_answers(
+    loop: str, consistent: Check
+) -> None:
+    # The 101's status line 30 ms after the upgrade request, the rest of its head 20 ms
+    # later, from a server in a process of its own (in a thread of this one, the load
+    # kept it from writing on time by 2-5 ms, the GIL being this process's). One message
+    # a connection, so that no connection's round trips keep the client from reading
+    # another's handshake. Three loads, the median of their medians: a load's handshakes
+    # come at once, so a hiccup of this busy machine (4 ms seen) is in all of them.
+    command = [sys.executable, str(WS_DELAY_SERVER), "0.030", "0.020"]
+    with Server(command, port_pattern=r"NETBENCH_LISTENING port=(\d+)", name="ws-delay") as server:
+        url = f"ws://127.0.0.1:{server.port}/echo"
+        loads = [consistent(ws_load(url, loop=loop, connections=3, requests=3)) for _ in range(3)]
+        kept = _kept(server, 9)
+    for r in loads:
+        assert (r.ok, r.errors_total) == (3, 0)
+        # One of each per connection (its handshake), none per message.
+        assert r.phases.connect.count == r.phases.wait.count == r.phases.receive.count == 3
+        assert r.phases.tls.count == 0
+        # Each message waited for its connection's handshake: its latency holds it.
+        assert r.latency.max_ms >= r.phases.wait.min_ms + r.phases.receive.min_ms
+    assert min(head for head, _ in kept) >= 30.0 and min(rest for _, rest in kept) >= 20.0
+    # Each load's medians against those of the delays the server kept in it (its three
+    # KEPT lines), and the median of that over the loads.
+    off_wait, off_receive = [], []
+    for n, r in enumerate(loads):
+        heads, rests = zip(*kept[3 * n : 3 * n + 3], strict=True)
+        off_wait.append(r.phases.wait.p50_ms - statistics.median(heads))
+        off_receive.append(r.phases.receive.p50_ms - statistics.median(rests))
+    # The rest of the 101 is timed by the server between two writes of its own: receive
+    # matches it. wait also holds the server's intake of a new connection before it
+    # reads the request and starts its 30 ms (on this busy machine, 3 connections at
+    # once: up to 9 ms seen), so it is at least the delay kept and at most INTAKE_MS more.
+    assert abs(statistics.median(off_receive)) <= SLACK_MS, (off_receive, kept)
+    assert -SLACK_MS <= statistics.median(off_wait) <= INTAKE_MS, (off_wait, kept)
+    r = loads[-1]
+    assert metric_value(r, "phases.wait.p50_ms") == r.phases.wait.p50_ms
+    assert Model.from_dict(r.to_dict()).phases.receive == r.phases.receive
+
+
+def _kept(server: Server, count: int) -> list[tuple[float, float]]:
+    """The delays the server kept, from its KEPT lines (waiting a little for them)."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        lines = re.findall(r"KEPT head=([0-9.]+) rest=([0-9.]+)", server.log_tail(lines=100))
+        if len(lines) >= count or time.monotonic() > deadline:
+            return [(float(head), float(rest)) for head, rest in lines]
+        time.sleep(0.02)
+
+
+def test_a_websocket_handshake_in_one_read_over_tls(
+    loop: str, tls_context: ssl.SSLContext, consistent: Check
+) -> None:
+    app = WsApp(WsOptions())
+    with ServerThread(app, ssl_context=tls_context) as server:
+        url = f"wss://127.0.0.1:{server.port}/secure"
+        r = consistent(ws_load(url, loop=loop, connections=2, requests=20, verify_tls=False))
+    assert (r.ok, r.errors_total) == (20, 0)
+    phases = r.phases
+    assert phases.connect.count == phases.tls.count == phases.wait.count == 2
+    assert phases.tls.min_ms > 0
+    assert phases.receive.max_ms < 1.0  # the 101 came whole in one read
+    # The text report says what they are.
+    assert "  wait: upgrade request written to the 101's first byte" in phase_lines(r)
+
+
+def test_a_refused_websocket_handshake_has_no_wait(loop: str) -> None:
+    app = WsApp(WsOptions(refuse=403))
+    with ServerThread(app) as server:
+        r = ws_load(f"ws://127.0.0.1:{server.port}/", loop=loop, connections=1, requests=5)
+    assert r.ok == 0 and r.errors["status"] == 5
+    assert r.phases.wait.count == r.phases.receive.count == 0

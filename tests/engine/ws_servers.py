@@ -14,6 +14,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import time
 from dataclasses import dataclass, field
 
 _RFC6455_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -39,6 +40,10 @@ class WsOptions:
     id_field: str = ""
     reverse: int = 1
     wrong_id_every: int = 0
+    # The upgrade answer in two parts: its status line head_delay_s after the request
+    # came, the rest of its head rest_delay_s later (each connection's phases).
+    head_delay_s: float = 0.0
+    rest_delay_s: float = 0.0
 
 
 @dataclass
@@ -51,6 +56,10 @@ class WsSeen:
     close_replies: list[int] = field(default_factory=list)  # codes of clients' closes
     offered: list[str] = field(default_factory=list)  # each handshake's protocol header
     masked: bool = True  # every client frame was masked
+    # With head_delay_s or rest_delay_s, the delays kept, in ms: the request in to the
+    # status line out, and that to the rest out.
+    heads_ms: list[float] = field(default_factory=list)
+    rests_ms: list[float] = field(default_factory=list)
 
 
 def _frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
@@ -73,6 +82,7 @@ class WsApp:
     async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.seen.connections += 1
         head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+        arrived = time.monotonic_ns()
         headers = {}
         for line in head.split("\r\n")[1:]:
             name, _, value = line.partition(":")
@@ -100,7 +110,18 @@ class WsApp:
         ]
         if chosen:
             answer.append(f"Sec-WebSocket-Protocol: {chosen}")
-        writer.write(("\r\n".join(answer) + "\r\n\r\n").encode())
+        whole = ("\r\n".join(answer) + "\r\n\r\n").encode()
+        if options.head_delay_s or options.rest_delay_s:
+            status, rest = whole.split(b"\r\n", 1)
+            await asyncio.sleep(options.head_delay_s)
+            sent = time.monotonic_ns()
+            writer.write(status + b"\r\n")
+            await writer.drain()
+            await asyncio.sleep(options.rest_delay_s)
+            self.seen.heads_ms.append((sent - arrived) / 1e6)
+            self.seen.rests_ms.append((time.monotonic_ns() - sent) / 1e6)
+            whole = rest
+        writer.write(whole)
         self.seen.handshakes += 1
         closing = False  # this server sent a close first
         held = _Held(writer, self)

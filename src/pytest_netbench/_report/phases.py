@@ -41,6 +41,14 @@ MEANING = {
     "wait": "request written to the answer's first byte",
     "receive": "first byte of the answer to its last",
 }
+# A WebSocket load's phases are its opening handshakes' (one a connection opened for a
+# message), not its messages'.
+WS_MEANING = {
+    "connect": "TCP connect of a connection opened for a message",
+    "tls": "its TLS handshake",
+    "wait": "upgrade request written to the 101's first byte",
+    "receive": "first byte of the 101 to its last (the handshakes', not the messages')",
+}
 # Under a matrix: (heading, phase, LatencySummary field).
 LOAD_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("wait p50", "wait", "p50_ms"),
@@ -78,7 +86,8 @@ def phase_lines(result: LoadResult) -> list[str]:
     heading = "".join(h.rjust(_CELL_WIDTH) for h, _ in _COLUMNS) + "count".rjust(9)
     lines = ["", "Phases (ms)", "".ljust(width) + heading]
     lines += [_row(label, summary, width) for label, summary in rows]
-    lines += [f"  {name}: {MEANING[name]}" for name in names]
+    meaning = WS_MEANING if result.spec is not None and result.spec.kind == "ws" else MEANING
+    lines += [f"  {name}: {meaning[name]}" for name in names]
     waited = result.phases.waited_for_connection
     if waited:
         lines.append(

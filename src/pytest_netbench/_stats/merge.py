@@ -31,7 +31,13 @@ from pytest_netbench._stats.histogram import (
     mean_and_stdev_us,
     percentile_of_counts,
 )
-from pytest_netbench._stats.recorder import PHASES, TimelineBucket, WorkerOutcome
+from pytest_netbench._stats.recorder import (
+    PHASES,
+    UPGRADE_RECEIVE,
+    UPGRADE_WAIT,
+    TimelineBucket,
+    WorkerOutcome,
+)
 from pytest_netbench._stats.streams import merged_streams
 
 # A worker runnable (running or queued for a CPU) this share of the window was the
@@ -129,11 +135,14 @@ def merge_outcomes(
         latency_histogram=encode_histogram(hist),
         by_request=by_request,
         checks=_merge_checks(spec, outcomes, status_codes, by_request),
-        # HTTP requests only: an echo's or a WebSocket message's round trip has no phases.
+        # HTTP requests, and a WebSocket load's opening handshakes (its messages' round
+        # trips have no phases, nor an echo's).
         phases=merge_phases(
             [o.phase_counts for o in outcomes], sum(o.waited_for_connection for o in outcomes)
         )
         if spec.kind == "http"
+        else merge_phases([upgrade_phases(o.phase_counts) for o in outcomes])
+        if spec.kind == "ws"
         else Phases(),
         stream=_stream_stats(outcomes, hist, duration_s),
     )
@@ -286,6 +295,17 @@ def _merge_by_request(
             phases=merge_phases([part.phase_counts for part in parts]),
         )
     return merged
+
+
+def upgrade_phases(counts: Mapping[str, Counter[int]]) -> dict[str, Counter[int]]:
+    """A WebSocket load's phases: its connections' connect and TLS, and their opening
+    handshakes' wait and receive."""
+    return {
+        "connect": counts.get("connect", Counter()),
+        "tls": counts.get("tls", Counter()),
+        "wait": counts.get(UPGRADE_WAIT, Counter()),
+        "receive": counts.get(UPGRADE_RECEIVE, Counter()),
+    }
 
 
 def merge_phases(parts: Sequence[Mapping[str, Counter[int]]], waited: int = 0) -> Phases:

@@ -25,6 +25,9 @@ from pytest_netbench._stats.streams import StreamOutcome
 GENERATOR_FAULT_ERRNOS = frozenset({24, 23, 99, 105})  # EMFILE ENFILE EADDRNOTAVAIL ENOBUFS
 ONE_SECOND_NS = 1_000_000_000
 PHASES = ("connect", "tls", "wait", "receive")
+# A WebSocket load's handshakes' wait and receive, kept apart from its messages' (which
+# are no request's phases): the load's wait and receive (``merge``).
+UPGRADE_WAIT, UPGRADE_RECEIVE = "upgrade_wait", "upgrade_receive"
 
 
 def _phase_counts() -> dict[str, Counter[int]]:
@@ -269,6 +272,8 @@ class Recorder(PhaseSamples):
         "status_200",
         "status_codes",
         "uncorrected",
+        "upgrade_receives",
+        "upgrade_waits",
         "waited_for_connection",
     )
 
@@ -307,6 +312,10 @@ class Recorder(PhaseSamples):
         PhaseSamples.__init__(self)
         self.connects: array[int] = array("q")
         self.handshakes: array[int] = array("q")
+        # A WebSocket load's opening handshakes (those connections'): the upgrade
+        # answer's wait and receive, the load's phases in place of its messages'.
+        self.upgrade_waits: array[int] = array("q")
+        self.upgrade_receives: array[int] = array("q")
         self.waited_for_connection = 0  # open loop: measured requests that queued for one
         self.outcome = WorkerOutcome()
         self._folded_errors = 0
@@ -380,6 +389,13 @@ class Recorder(PhaseSamples):
         out.phase_counts["tls"].update(count_microseconds(self.handshakes))
         del self.connects[:]
         del self.handshakes[:]
+        if self.upgrade_waits:
+            for name, samples in (
+                (UPGRADE_WAIT, self.upgrade_waits),
+                (UPGRADE_RECEIVE, self.upgrade_receives),
+            ):
+                out.phase_counts.setdefault(name, Counter()).update(count_microseconds(samples))
+                del samples[:]
         if self.open_loop:
             uncorrected = count_microseconds(self.uncorrected)
             if not mix:
@@ -403,7 +419,9 @@ class Recorder(PhaseSamples):
         ``in_flight_by_request``: a mix's ``in_flight`` split by kind of request."""
         leftover_errors = sum(self.errors.values()) != self._folded_errors
         leftover = any(kind.latencies or kind.phases.waits for kind in self.by_request)
-        leftover = leftover or bool(self.phases.waits or self.connects or self.handshakes)
+        leftover = leftover or bool(
+            self.phases.waits or self.connects or self.handshakes or self.upgrade_waits
+        )
         if self.latencies or self.uncorrected or self.lags or leftover_errors or leftover:
             self.close_bucket()
         out = self.outcome

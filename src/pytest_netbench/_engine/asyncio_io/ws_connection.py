@@ -33,6 +33,7 @@ from pytest_netbench._engine.rules.failures import (
     ws_refused,
     ws_server_closed,
 )
+from pytest_netbench._engine.rules.phases import record_connect, record_upgrade
 from pytest_netbench._engine.rules.ws_rules import (
     answer_to_front,
     close_counts,
@@ -78,6 +79,7 @@ class WsConnection(Connection):
         self.upgraded = False  # the handshake was accepted
         self._ended: asyncio.Future[None] | None = None  # a clean close under way
         self._give_up: asyncio.TimerHandle | None = None
+        self._timed = False  # opened for a measured message: its handshake is timed
 
     def _attach_framer(self) -> Callable[[bytes], object]:
         setup = self.run.exchange.websocket
@@ -110,11 +112,20 @@ class WsConnection(Connection):
         if self.run.stopping:
             transport.close()
             return
+        self.opened_ns = now = monotonic_ns()
+        # Opened for a measured message: its connect, TLS and opening handshake are timed
+        # (rules.phases), the load's phases.
+        self._timed = bool(self.pending) and self.connect_started >= self._measure
+        if self._timed:
+            record_connect(self._rec, self.connect_started, self.tcp_done, now)
         request = self._handshake.request
         self.transport.write(request)  # type: ignore[union-attr]
         self._rec.bytes_written += len(request)
 
     def _receive_handshake(self, data: bytes) -> None:
+        now = monotonic_ns()  # the arrival of these bytes
+        if not self._first:
+            self._first = now  # the upgrade answer's first byte
         try:
             accepted = self._handshake.receive(data)
         except HandshakeRefused as refused:
@@ -125,6 +136,9 @@ class WsConnection(Connection):
             return
         if accepted is None:
             return
+        if self._timed and not self.run.stopping:
+            record_upgrade(self._rec, self.opened_ns, self._first, now)
+        self._first = 0
         assert self.framer is not None
         self._feed = self.framer.feed
         self.upgraded = True

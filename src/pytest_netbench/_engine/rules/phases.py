@@ -45,6 +45,19 @@ def record_connect(recorder: Recorder, started: int, tcp_done: int, now: int) ->
         recorder.connects.append(now - started)
 
 
+def record_upgrade(recorder: Recorder, opened: int, first: int, now: int) -> None:
+    """A WebSocket connection opened for a measured message was accepted at ``now``: its
+    opening handshake's wait (the upgrade request, written as the connection was open at
+    ``opened``, to the answer's first byte at ``first``; 0: it came in the read that
+    completed it) and receive (that byte to the answer's end)."""
+    if not first or first > now:
+        first = now
+    elif first < opened:
+        first = opened
+    recorder.upgrade_waits.append(first - opened)
+    recorder.upgrade_receives.append(now - first)
+
+
 def watch_first_byte(framer: Framer, began: Callable[[], None]) -> None:
     """Have an HTTP/1.1 framer call ``began`` as each answer's first byte is parsed (other
     framers: each answer counts as come whole in the read that completed it)."""

@@ -301,11 +301,14 @@ class TrioRun(OpenAccounting):
             )
             self.contact.reached = True
             slot.opened_ns = now = monotonic_ns()
-            if slot.pending and started >= self.measure_start_ns and not self.stopping:
+            timed = bool(slot.pending) and started >= self.measure_start_ns and not self.stopping
+            if timed:
                 record_connect(self.recorder, started, tcp_done[0], now)
             elif not slot.pending:
                 slot.connected = (started, tcp_done[0], now)
-            return stream if self.exchange.websocket is None else await self._upgrade(slot, stream)
+            if self.exchange.websocket is None:
+                return stream
+            return await self._upgrade(slot, stream, now if timed else 0)
         except CONNECT_ERRORS as exc:
             self.fail(slot, "connect", exc)
             if self.contact.failed(informative_cause(exc), monotonic_ns()):
@@ -399,15 +402,20 @@ class TrioRun(OpenAccounting):
         self.recorder.bytes_written += self.exchange.size
 
     # -- WebSocket (see trio_io.ws) --
-    async def _upgrade(self, slot: _Slot, stream: trio.abc.Stream) -> trio.abc.Stream | None:
+    async def _upgrade(
+        self, slot: _Slot, stream: trio.abc.Stream, timed_from: int = 0
+    ) -> trio.abc.Stream | None:
         """A WebSocket load's opening handshake on a connected stream; None when it failed,
         counted against the message the connection was opened for (a refusal as
-        ``status``, its status in ``status_codes``)."""
+        ``status``, its status in ``status_codes``). ``timed_from``: when the connection
+        opened for a measured message was open (its handshake is timed; 0: not)."""
         assert self.exchange.websocket is not None
         oldest = slot.pending[0] if slot.pending else monotonic_ns()
         left_s = (oldest - monotonic_ns()) / NS_PER_S + self.spec.timeout_s
         try:
-            accepted = await open_websocket(stream, self.exchange.websocket, left_s, self.recorder)
+            accepted = await open_websocket(
+                stream, self.exchange.websocket, left_s, self.recorder, timed_from
+            )
             slot.ws_leftover = accepted.leftover
             slot.ws_idle = True
             return stream

@@ -6,10 +6,12 @@ at the end of a load (``close_websocket``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from time import monotonic_ns
 
 import trio
 
 from pytest_netbench._engine.rules.failures import HANDSHAKE_ENDED, ws_server_closed
+from pytest_netbench._engine.rules.phases import record_upgrade
 from pytest_netbench._proto.framing import OnError, OnResponse
 from pytest_netbench._proto.websocket import (
     CLOSE_WAIT_MAX_S,
@@ -28,22 +30,33 @@ class HandshakeEnded(Exception):
 
 
 async def open_websocket(
-    stream: trio.abc.Stream, setup: WsSetup, timeout_s: float, recorder: Recorder
+    stream: trio.abc.Stream,
+    setup: WsSetup,
+    timeout_s: float,
+    recorder: Recorder,
+    opened: int = 0,
 ) -> Accepted:
     """Write the upgrade request and read the answer, within ``timeout_s`` (its bytes
     counted in ``recorder``). Raises what ``ClientHandshake.receive`` raises,
-    :class:`HandshakeEnded`, ``trio.TooSlowError``, or the stream's own errors."""
+    :class:`HandshakeEnded`, ``trio.TooSlowError``, or the stream's own errors.
+    ``opened``: when the connection was open, for a connection opened for a measured
+    message, whose handshake is timed (``rules.phases.record_upgrade``); 0: not timed."""
     handshake = setup.handshake()
+    first = 0
     with trio.fail_after(max(timeout_s, 0)):
         await stream.send_all(handshake.request)
         recorder.bytes_written += len(handshake.request)
         while True:
             data = await stream.receive_some(_READ_SIZE)
+            now = monotonic_ns()  # the arrival of these bytes
+            first = first or now  # the upgrade answer's first byte
             if not data:
                 raise HandshakeEnded(HANDSHAKE_ENDED)
             recorder.bytes_read += len(data)
             accepted = handshake.receive(data)
             if accepted is not None:
+                if opened:
+                    record_upgrade(recorder, opened, first, now)
                 return accepted
 
 
