@@ -8,12 +8,16 @@ CPU per ok response of both: their ratio is what sampling cost the server
 - **py-spy**: gunicorn with two sync workers serving ``tests/integration/profiled/
   hot_wsgi.py`` (a request spends most of its CPU in ``render_page``), 4 connections;
 - **perf**: ``tests/integration/profiled/hot_httpd.c`` built with symbols (a request spends
-  its CPU in ``checksum_body``), one connection (the server serves one at a time).
+  its CPU in ``checksum_body``), one connection (the server serves one at a time); the
+  catalog's Go server (its stacks walked by frame pointers) and Debian's nginx (stripped,
+  unwound with DWARF), 4 connections each: servers that spend little CPU per request,
+  where sampling costs the most.
 
 The order of the two runs is always measured first, so a warming server would flatter
 the profiled run, not the measured one.
 
-    python benchmarks/bench_profile_cost.py [--trials 5] [--duration 2] [--only py-spy|perf]
+    python benchmarks/bench_profile_cost.py [--trials 5] [--duration 2]
+        [--only py-spy|perf|go|nginx]
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "servers"))
 
 from figures import header, row
 
-from pytest_netbench import Server, http_load
+from pytest_netbench import Server, catalog, http_load
 
 PROFILED = Path(__file__).resolve().parents[1] / "tests" / "integration" / "profiled"
 
@@ -62,7 +66,7 @@ def measure(name: str, server: Server, connections: int, args: argparse.Namespac
             assert profile is not None
             if profile.problem:
                 sys.exit(f"{name}: no profile: {profile.problem}")
-            top = profile.hottest(1)[0]
+            top = profile.hottest(1)[0]  # (an idle-ish server's: finish_task_switch)
             print(
                 f"  {name} trial {trial + 1}: server CPU/request measured"
                 f" {profile.measured_cpu_ms_per_request:.3f} ms, profiled"
@@ -79,7 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--duration", type=float, default=2.0, help="seconds per load")
-    parser.add_argument("--only", choices=("py-spy", "perf"))
+    parser.add_argument("--only", choices=("py-spy", "perf", "go", "nginx"))
     args = parser.parse_args()
     print(
         header(
@@ -92,6 +96,9 @@ def main() -> None:
     if args.only in (None, "perf"):
         with tempfile.TemporaryDirectory() as folder:
             measure("perf (C server)", native(Path(folder)), 1, args)
+    for name in ("go", "nginx"):
+        if args.only in (None, name):
+            measure(f"perf ({name})", Server.from_spec(catalog.get(name)), 4, args)
 
 
 if __name__ == "__main__":
