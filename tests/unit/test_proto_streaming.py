@@ -7,7 +7,7 @@ from itertools import count
 
 import pytest
 
-from pytest_netbench._proto.streaming import StreamCheck, StreamFramer, StreamLedger
+from pytest_netbench._proto.streaming import StreamCheck, StreamFramer, StreamLedger, StreamTimes
 
 
 def _chunked(*pieces: bytes) -> bytes:
@@ -175,3 +175,48 @@ def test_openai_chunks_that_are_not_json() -> None:
     assert run.done[0][7] == "malformed event: data is not JSON: 'not json'"
     run = Run("openai", StreamCheck(end_marker="[DONE]")).feed(_sse_body(b"[1, 2]", b"[DONE]"))
     assert run.done[0][7] == "malformed event: not a JSON object: '[1, 2]'"
+
+
+# -- gRPC server streaming: each message of an HTTP/2 stream's DATA frames an event --
+
+
+def _grpc_messages(*messages: bytes) -> bytes:
+    return b"".join(b"\x00" + len(m).to_bytes(4, "big") + m for m in messages)
+
+
+def _grpc_times(body: bytes, cuts: list[int]) -> StreamTimes:
+    ledger = StreamLedger("grpc", StreamCheck(), lambda: 0)
+    times = StreamTimes(ledger)
+    times.begin(1)
+    times.status = 200
+    times.head_done()
+    start = 0
+    for tick, cut in enumerate([*cuts, len(body)], start=2):
+        times.take_body(body[start:cut], tick * 1000)
+        start = cut
+    times.finish_problem()
+    return times
+
+
+def test_grpc_messages_are_events_however_the_frames_cut_them() -> None:
+    body = _grpc_messages(b"one", b"", b"three" * 50)
+    whole = _grpc_times(body, [])
+    assert (whole.events, list(whole.gaps), whole.problem) == (3, [0, 0], "")
+    for cut in range(1, len(body)):
+        times = _grpc_times(body, [cut])
+        assert (times.events, times.problem) == (3, ""), cut
+        # An event is timed at the piece that completed it: the first message at the first
+        # piece only when the cut fell after it (3 bytes + 5 of prefix, and the empty one).
+        first = 2000 if cut >= 8 else 3000
+        assert times.first_event_ns == first, cut
+    one_byte_each = _grpc_times(body, list(range(1, len(body))))
+    assert one_byte_each.events == 3 and one_byte_each.first_event_ns == 9 * 1000
+
+
+def test_a_grpc_call_that_ends_inside_a_message_is_malformed() -> None:
+    body = _grpc_messages(b"one", b"two")
+    times = _grpc_times(body[:-1], [])
+    assert times.events == 1
+    assert times.problem == "malformed gRPC stream: the call ended inside a message (1 whole)"
+    flagged = _grpc_times(b"\x07" + body[1:], [])
+    assert flagged.problem == "malformed gRPC message: a prefix flag of 7, not 0 or 1"

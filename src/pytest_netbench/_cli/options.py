@@ -387,7 +387,9 @@ def _add_grpc(grpc: argparse.ArgumentParser) -> None:
     grpc.description = (
         "gRPC unary calls to --method at URL, over HTTP/2 (h2c on http://,"
         " TLS with ALPN h2 on https://); --streams calls in flight per connection."
-        " status codes are grpc-status codes (0: OK)."
+        " status codes are grpc-status codes (0: OK). --stream grpc reads a"
+        " server-streaming method's messages as they arrive (first message, gaps, messages"
+        " a call; --stream-events N checks the count)."
     )
     grpc.add_argument("url", help="http:// or https:// URL of the server, on loopback")
     call = grpc.add_argument_group("call")

@@ -6,6 +6,10 @@ A call is an HTTP/2 request (``POST`` to the method's path, the message behind g
 ``streams``, ``rate``, ``duration``, ``workers``, ...). What is gRPC's own is checked
 here: the method's name, the message, the deadline, and the HTTP options a call fixes
 itself (its method, path and body), which are refused rather than ignored.
+
+A server-streaming method is loaded with ``stream="grpc"``: each call's messages are read
+as they arrive, each an *event* of the stream figures (``LoadResult.stream``: first event,
+gaps, events a call), and ``stream_events=N`` makes a call whole with N messages exactly.
 """
 
 from __future__ import annotations
@@ -82,10 +86,45 @@ def grpc_spec(
         encode_unary_block("http", "localhost", method)
     except ValueError as exc:
         raise SpecError(str(exc)) from None
+    stream, events = _checked_grpc_stream(options)
     http_options: HttpOptions = {**options, "protocol": "h2", "method": "POST"}
     http_options["body"] = bytes(message)
     spec = http_spec(url, **http_options)
-    return dataclasses.replace(spec, target=method, grpc_method=method, grpc_deadline_s=deadline)
+    return dataclasses.replace(
+        spec,
+        target=method,
+        grpc_method=method,
+        grpc_deadline_s=deadline,
+        stream=stream,
+        stream_events=events,
+    )
+
+
+def _checked_grpc_stream(options: HttpOptions) -> tuple[str | None, int | None]:
+    """A server-streaming load's ``stream`` and ``stream_events``, taken out of ``options``
+    (None, None for a unary load); a SpecError says what is wrong."""
+    stream = options.pop("stream", None)
+    events = options.pop("stream_events", None)
+    end = options.pop("stream_end", None)
+    if end is not None:
+        raise SpecError(
+            "a gRPC stream ends with its trailers, not an end marker: drop stream_end"
+            " (stream_events=N checks the messages)"
+        )
+    if stream is None:
+        if events is not None:
+            raise SpecError("stream_events counts a server stream's messages: pass stream='grpc'")
+        return None, None
+    if stream != "grpc":
+        raise SpecError(
+            f"a gRPC load's stream is 'grpc' (each message of a server-streaming call an"
+            f" event), got {stream!r}"
+        )
+    if events is not None and (
+        isinstance(events, bool) or not isinstance(events, int) or events < 0
+    ):
+        raise SpecError(f"stream_events must be a whole number >= 0, got {events!r}")
+    return "grpc", events
 
 
 publish(globals())

@@ -234,9 +234,10 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "choice",
         "read each response as it arrives: sse (server-sent events), chunks (each chunk of"
         " the body an event) or openai (an OpenAI-compatible token stream: TTFT, ITL, TPOT);"
+        " a gRPC load's grpc (each message of a server-streaming call an event);"
         " figures in result.stream",
         loads=_HTTP,
-        choices=("sse", "chunks", "openai"),
+        choices=("sse", "chunks", "openai", "grpc"),
     ),
     LoadOption(
         "stream_events",

@@ -20,6 +20,12 @@ def checked_stream(
                 " events) or stream='chunks' too (CLI: netbench sse URL)"
             )
         return {}
+    if stream == "grpc":
+        raise SpecError(
+            "stream='grpc' reads a gRPC server-streaming call: grpc_load(url,"
+            " '/package.Service/Method', message, stream='grpc') (CLI: netbench grpc URL"
+            " --method M --stream grpc)"
+        )
     if stream not in STREAM_MODES:
         raise SpecError(
             "stream must be 'sse' (server-sent events), 'chunks' (each chunk of the body) or"

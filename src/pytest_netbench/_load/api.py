@@ -371,7 +371,10 @@ def grpc_load(
     another grpc-status is a ``status`` error, ``deadline`` (seconds, sent as
     ``grpc-timeout``) one the server ends as DEADLINE_EXCEEDED (4). The other options, and
     ``server``, ``progress``, ``stop``, ``cluster``, ``retries``, as for :func:`http_load`
-    (``streams``: calls in flight per connection)."""
+    (``streams``: calls in flight per connection). ``stream="grpc"`` calls a
+    server-streaming method and times each call's messages as they arrive
+    (``result.stream``: first event, gaps, events a call; ``stream_events`` checks the
+    count)."""
     spec = grpc_spec(url, method, message, deadline=deadline, **options)
     return _run_with_retries(spec, server, progress, stop, cluster, retries)
 

@@ -6,10 +6,10 @@ commit 01184130): TTFT is the first event (the first chunk carrying text), ITL t
 between such chunks, TPOT per stream (latency at ``data: [DONE]`` - TTFT) / (output tokens
 - 1).
 
-One vocabulary for every kind of stream (server-sent events, raw chunks; later WebSocket
-pushes and gRPC server streams): a stream's *events*, its *first event* (from the request's
-send, or in open loop from when it was due), the *gap* between one event and the next,
-and the *first byte*. The whole stream's time is the load's latency (``r.p99_ms``) and
+One vocabulary for every kind of stream (server-sent events, raw chunks, the messages of
+gRPC server streams; later WebSocket pushes): a stream's *events*, its *first event* (from
+the request's send, or in open loop from when it was due), the *gap* between one event and
+the next, and the *first byte*. The whole stream's time is the load's latency (``r.p99_ms``) and
 :attr:`StreamStats.whole`.
 """
 
@@ -49,7 +49,7 @@ class StreamStats:
     short: their events are kept); ``events`` their events, ``events_per_second`` those
     per second of the window."""
 
-    mode: str  # "sse" (server-sent events) or "chunks" (each read of the body)
+    mode: str  # "sse" (server-sent events), "chunks" (each read of the body), "openai", "grpc"
     streams: int
     events: int
     events_per_second: float

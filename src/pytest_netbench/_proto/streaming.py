@@ -4,7 +4,9 @@ A :class:`StreamFramer` is a response framer (``framing.Framer``) that also look
 body as it comes: for a server-sent events stream (``mode="sse"``) each event the
 :class:`~pytest_netbench._proto.sse.SseParser` completes, for any other body
 (``mode="chunks"``) each chunk of a chunked body (each read of a body of another framing)
-is an *event*, stamped with the
+is an *event*; over HTTP/2, for a gRPC server-streaming call (``mode="grpc"``), each
+message its DATA frames complete (its 5-byte prefix and the length it says). Each is
+stamped with the
 clock's time of the read that completed it. Per response it keeps the time of its first
 byte, of its first event and of its last, the gaps between events, their count, whether an
 end marker came (``[DONE]``: an event whose data is the marker, not counted as an event)
@@ -38,8 +40,12 @@ from pytest_netbench._proto.sse import SseParser
 
 # "openai": an OpenAI-compatible completion or chat stream (server-sent events of JSON
 # chunks ending in ``data: [DONE]``), whose events are the chunks that carry a token.
-StreamMode = Literal["sse", "chunks", "openai"]
+# "grpc": a gRPC server-streaming call (``grpc_load``), whose events are its messages.
+StreamMode = Literal["sse", "chunks", "openai", "grpc"]
+# The modes of an HTTP load's ``stream=`` ("grpc" is a gRPC load's own).
 STREAM_MODES: tuple[StreamMode, ...] = ("sse", "chunks", "openai")
+# A gRPC message's prefix: a compressed flag and a 32-bit length (gRPC's PROTOCOL-HTTP2.md).
+_GRPC_PREFIX = 5
 # The start of an error answer's body kept for its error's words.
 ERROR_BODY_BYTES = 200
 
@@ -87,6 +93,8 @@ class StreamTimes:
     __slots__ = (
         "_chunk_data",
         "_chunked",
+        "_grpc_need",
+        "_grpc_prefix",
         "_ledger",
         "_now",
         "_sse",
@@ -123,9 +131,12 @@ class StreamTimes:
         self.end_seen = False
         self.problem = ""
         self.error_body = b""
-        self._sse = SseParser() if self._ledger.mode != "chunks" else None
+        self._sse = SseParser() if self._ledger.mode in ("sse", "openai") else None
         self.usage_tokens = -1  # openai: usage.completion_tokens, when the server sent it
         self.done_ns = 0  # openai: when data: [DONE] came
+        # grpc: the bytes of the message being read still to come, and its prefix so far
+        self._grpc_need = 0
+        self._grpc_prefix = b""
 
     def in_stream(self) -> bool:
         """Whether a response has begun to arrive and not ended (a stream cut short)."""
@@ -157,7 +168,9 @@ class StreamTimes:
                 self.error_body += body[: ERROR_BODY_BYTES - len(self.error_body)]
             return
         if self._sse is None:
-            if self.each_piece:
+            if self._ledger.mode == "grpc":
+                self._grpc_messages(body)
+            elif self.each_piece:
                 self._event(False)
             elif self._chunked:
                 self._chunk_data = True  # the event is the chunk: on_chunk_complete
@@ -206,6 +219,32 @@ class StreamTimes:
         if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
             self.usage_tokens = usage["completion_tokens"]
 
+    def _grpc_messages(self, body: bytes) -> None:
+        """A piece of a gRPC call's body: each message it completes (its 5-byte prefix and
+        the length it says) an event, timed at this piece."""
+        pos = 0
+        size = len(body)
+        while pos < size:
+            need = self._grpc_need
+            if need:
+                taken = min(need, size - pos)
+                pos += taken
+                self._grpc_need = need - taken
+                if taken == need:
+                    self._event(False)
+                continue
+            prefix = self._grpc_prefix + body[pos : pos + _GRPC_PREFIX - len(self._grpc_prefix)]
+            pos += len(prefix) - len(self._grpc_prefix)
+            if len(prefix) < _GRPC_PREFIX:
+                self._grpc_prefix = prefix
+                return
+            self._grpc_prefix = b""
+            if prefix[0] > 1 and not self.problem:
+                self.problem = f"malformed gRPC message: a prefix flag of {prefix[0]}, not 0 or 1"
+            self._grpc_need = int.from_bytes(prefix[1:], "big")
+            if not self._grpc_need:
+                self._event(False)  # an empty message
+
     def tokens(self) -> int:
         """The output tokens of an OpenAI-compatible stream: what its usage said, else its
         token chunks counted."""
@@ -215,6 +254,10 @@ class StreamTimes:
         """The stream ended: a plain answer's words carry the start of its body."""
         if self.problem.startswith("not an event stream") and self.error_body:
             self.problem += f"; the body begins {self.error_body[:80]!r}"
+        elif (self._grpc_need or self._grpc_prefix) and not self.problem:
+            self.problem = (
+                f"malformed gRPC stream: the call ended inside a message ({self.events} whole)"
+            )
 
     def _event(self, is_end: bool) -> None:
         now = self._now

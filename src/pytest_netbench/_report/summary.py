@@ -333,6 +333,7 @@ _STREAM_WORDS = {
     "sse": "server-sent events",
     "chunks": "chunks of the body",
     "openai": "OpenAI-compatible token streams",
+    "grpc": "gRPC server streaming, each message an event",
 }
 
 
