@@ -109,6 +109,15 @@ def test_a_stream_past_the_timeout_is_a_timeout_with_its_messages_kept(
     assert s is not None and s.streams == 2 and 2 * 5 <= s.events <= 2 * 40
 
 
+def test_goodput_counts_the_calls_whose_first_message_met_the_slo(grpc_url: str, loop: str) -> None:
+    # First message at 40 ms: every call meets a TTFT bound of 200 ms, none one of 10 ms.
+    met = _stream(grpc_url, loop, b"3,40,5", requests=4, goodput="ttft:200 e2el:1000")
+    missed = _stream(grpc_url, loop, b"3,40,5", requests=4, goodput={"ttft": 10})
+    assert met.stream is not None and met.stream.good_streams == 4
+    assert missed.stream is not None and missed.stream.good_streams == 0
+    assert missed.stream.goodput == 0.0 and met.stream.goodput > 0
+
+
 def test_unary_calls_read_as_a_stream_of_one(grpc_url: str, loop: str) -> None:
     r = grpc_load(
         grpc_url, "/netbench.Echo/Say", b"hi", stream="grpc", stream_events=1, requests=6,

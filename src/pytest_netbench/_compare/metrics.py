@@ -57,6 +57,8 @@ _HIGHER_IS_BETTER = frozenset(
         "stream.events",
         "stream.events_per_second",
         "stream.streams",
+        "stream.good_streams",
+        "stream.goodput",
     }
 )
 

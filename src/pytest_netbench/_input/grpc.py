@@ -21,6 +21,7 @@ from typing import Protocol, Unpack
 from pytest_netbench._errors import SpecError
 from pytest_netbench._input.options import HttpOptions
 from pytest_netbench._input.spec import http_spec
+from pytest_netbench._input.streams import checked_goodput
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.grpc import encode_unary_block, format_timeout
 from pytest_netbench._public import publish
@@ -86,6 +87,7 @@ def grpc_spec(
         encode_unary_block("http", "localhost", method)
     except ValueError as exc:
         raise SpecError(str(exc)) from None
+    goodput = checked_goodput(options.pop("goodput", None), options.get("stream"))
     stream, events = _checked_grpc_stream(options)
     http_options: HttpOptions = {**options, "protocol": "h2", "method": "POST"}
     http_options["body"] = bytes(message)
@@ -97,6 +99,7 @@ def grpc_spec(
         grpc_deadline_s=deadline,
         stream=stream,
         stream_events=events,
+        goodput=goodput,
     )
 
 

@@ -255,6 +255,15 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         metavar="DATA",
     ),
     LoadOption(
+        "goodput",
+        None,
+        "text",
+        "count the streams that meet an SLO in ms, as vLLM's --goodput: ttft:200 tpot:50"
+        " (metrics ttft, tpot, e2el); result.stream.goodput is those a second",
+        loads=_HTTP,
+        metavar="SLO",
+    ),
+    LoadOption(
         "mix",
         None,
         "mix_file",
@@ -431,6 +440,7 @@ class HttpOptions(CommonOptions, total=False):
     stream: str | None
     stream_events: int | None
     stream_end: str | None
+    goodput: str | Mapping[str, float] | None
     mix: Sequence[Request] | None
     mix_order: str
     checks: Sequence[Check | str] | Mapping[str, str] | None

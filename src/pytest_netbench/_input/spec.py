@@ -25,7 +25,7 @@ from pytest_netbench._input.options import (
     with_defaults,
 )
 from pytest_netbench._input.stages import check_ramp, checked_stages, ramp_start
-from pytest_netbench._input.streams import checked_stream
+from pytest_netbench._input.streams import checked_goodput, checked_stream
 from pytest_netbench._input.target import guard_target, parse_http_url
 from pytest_netbench._input.websocket import (
     check_handshake,
@@ -107,6 +107,7 @@ def http_spec(url: str, **options: Unpack[HttpOptions]) -> LoadSpec:
         protocol=_checked_protocol(o["protocol"], target.scheme),
         streams=_checked_streams(o["streams"], o["protocol"]),
         keepalive=_checked_keepalive(o["keepalive"], o["pipeline"], o["requests_per_connection"]),
+        goodput=checked_goodput(o["goodput"], o["stream"]),
         **checked_stream(
             o["stream"],
             o["stream_events"],

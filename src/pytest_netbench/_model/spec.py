@@ -142,6 +142,9 @@ class LoadSpec:
     stream: str | None = None
     stream_events: int | None = None
     stream_end: str | None = None
+    # Goodput (vLLM's): the streams that met every SLO of these (metric, ms) pairs, metrics
+    # "ttft", "tpot" and "e2el"; () for none.
+    goodput: tuple[tuple[str, float], ...] = ()
     # raw TCP; a WebSocket load's message is ``payload`` too
     payload: bytes = b""
     chunk: int = 0
@@ -248,6 +251,7 @@ _HTTP_ONLY = frozenset(
         "stream",
         "stream_events",
         "stream_end",
+        "goodput",
     }
 )
 _ECHO_ONLY = frozenset({"payload", "chunk", "framing"})

@@ -65,6 +65,10 @@ class StreamStats:
     tpot: LatencySummary = field(default_factory=LatencySummary)
     output_tokens: int = 0
     output_tokens_per_second: float = 0.0
+    # Goodput (vLLM's, with ``goodput=``'s SLO): the ok streams that met every bound of
+    # the SLO, and those per second of the window (nan: no SLO given).
+    good_streams: int = 0
+    goodput: float = math.nan
     # Encoded HdrHistograms behind the summaries, for percentile() and merging.
     first_byte_histogram: str = field(default="", repr=False, compare=False)
     first_event_histogram: str = field(default="", repr=False, compare=False)
@@ -112,6 +116,8 @@ class StreamStats:
             "output_tokens": self.output_tokens,
             "output_tokens_per_second": self.output_tokens_per_second,
             "tpot_histogram": self.tpot_histogram,
+            "good_streams": self.good_streams,
+            "goodput": json_float(self.goodput),
         }
 
     @classmethod
@@ -141,6 +147,8 @@ class StreamStats:
             output_tokens=int(data.get("output_tokens", 0)),
             output_tokens_per_second=float(data.get("output_tokens_per_second", 0.0)),
             tpot_histogram=str(data.get("tpot_histogram", "")),
+            good_streams=int(data.get("good_streams", 0)),
+            goodput=math.nan if data.get("goodput") is None else float(data["goodput"]),
         )
 
 

@@ -72,13 +72,16 @@ class StreamLedger:
     """Where a framer leaves the stream that just completed (one per worker: a run is one
     thread), for the run rules to read inside ``on_response``."""
 
-    __slots__ = ("check", "clock", "last", "mode")
+    __slots__ = ("check", "clock", "goodput", "last", "mode")
 
     def __init__(self, mode: StreamMode, check: StreamCheck, clock: Callable[[], int]) -> None:
         self.mode = mode
         self.check = check
         self.clock = clock
         self.last: StreamTimes | None = None
+        # Goodput's SLO (vLLM's): the most TTFT, TPOT and E2EL a good stream has, in ns
+        # (-1: that metric not in the SLO); None: no goodput counted.
+        self.goodput: tuple[int, int, int] | None = None
 
     def framer(self, on_response: OnResponse, on_error: OnError) -> StreamFramer:
         return StreamFramer(self, on_response, on_error)

@@ -367,6 +367,13 @@ def _streams(result: LoadResult) -> list[str]:
             f"  output tokens: {stream.output_tokens:,},"
             f" {stream.output_tokens_per_second:,.1f} tokens/sec"
         )
+    if not math.isnan(stream.goodput):
+        slo = result.spec.goodput if result.spec is not None else ()
+        bounds = ", ".join(f"{name} <= {ms:g} ms" for name, ms in slo) or "its SLO"
+        lines.append(
+            f"  goodput: {stream.goodput:,.1f} streams/sec met {bounds}"
+            f" ({stream.good_streams:,} of {result.ok:,} ok streams)"
+        )
     counts = stream.events_per_stream
     if counts.streams:
         lines.append(

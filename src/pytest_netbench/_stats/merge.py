@@ -192,6 +192,10 @@ def _stream_stats(
         output_tokens=merged.tokens,
         output_tokens_per_second=merged.tokens / duration_s if duration_s > 0 else 0.0,
         tpot_histogram=encode_histogram(hists["tpot"]) if merged.tpot_counts else "",
+        good_streams=max(merged.good, 0),
+        goodput=(merged.good / duration_s if duration_s > 0 else 0.0)
+        if merged.good >= 0
+        else math.nan,
     )
 
 

@@ -31,15 +31,18 @@ class StreamOutcome:
     # OpenAI-compatible streams: time per output token after the first, output tokens.
     tpot_counts: Counter[int] = field(default_factory=Counter)
     tokens: int = 0
+    # Goodput: the ok streams that met its SLO (-1: no SLO given).
+    good: int = -1
 
 
 class StreamSamples:
     """What the run rules append per stream (one per worker, never shared)."""
 
-    __slots__ = ("events", "first_byte", "first_event", "gaps", "mode", "tokens", "tpot")
+    __slots__ = ("events", "first_byte", "first_event", "gaps", "good", "mode", "tokens", "tpot")
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
+        self.good = -1  # goodput: ok streams that met its SLO (-1: no SLO given)
         self.first_byte: array[int] = array("q")
         self.first_event: array[int] = array("q")
         self.gaps: array[int] = array("q")
@@ -73,6 +76,7 @@ class StreamSamples:
             events_counts=Counter(self.events),
             tpot_counts=count_microseconds(self.tpot),
             tokens=self.tokens,
+            good=self.good,
         )
 
 
@@ -91,4 +95,6 @@ def merged_streams(parts: Iterable[StreamOutcome | None]) -> StreamOutcome | Non
         total.events_counts.update(part.events_counts)
         total.tpot_counts.update(part.tpot_counts)
         total.tokens += part.tokens
+        if part.good >= 0:
+            total.good = max(total.good, 0) + part.good
     return total

@@ -248,7 +248,8 @@ class RunAccounting:
             rec.status_codes[code] = rec.status_codes.get(code, 0) + 1
             problem = ""
             if self.streams is not None:
-                problem = self.streams.finished(code, intended if intended < start else start)
+                base = intended if intended < start else start
+                problem = self.streams.finished(code, base, now)
             if code >= 400:
                 rec.error("status", problem or f"HTTP {code}")
                 self.completed += 1

@@ -79,6 +79,12 @@ def build_exchange(spec: LoadSpec) -> Exchange:
             # Each response read as it arrives: its framer times the events (no fast path).
             check = StreamCheck(spec.stream_events, spec.stream_end)
             ledger = StreamLedger(spec.stream, check, monotonic_ns)  # type: ignore[arg-type]
+            if spec.goodput:
+                slo = dict(spec.goodput)
+                ledger.goodput = tuple(  # type: ignore[assignment]
+                    round(slo[name] * 1e6) if name in slo else -1
+                    for name in ("ttft", "tpot", "e2el")
+                )
             exchange = replace(
                 exchange, make_framer=ledger.framer, parser_framed=False, stream=ledger
             )

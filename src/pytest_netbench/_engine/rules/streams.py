@@ -32,6 +32,8 @@ class StreamRules:
         self.ledger = ledger
         self.recorder = recorder
         self.samples = StreamSamples(ledger.mode)
+        if ledger.goodput is not None:
+            self.samples.good = 0
 
     def _sample(self, framer: StreamTimes, base: int) -> None:
         if not framer.first_byte_ns or framer.status >= 400:
@@ -49,10 +51,10 @@ class StreamRules:
                 tpot = (end - framer.first_event_ns) // (tokens - 1)
             self.samples.add_tokens(tokens, tpot)
 
-    def finished(self, code: int, base: int) -> str:
-        """The stream that just completed (``ledger.last``), from ``base``: its samples
-        recorded; the words of its error ("" when it is whole). Called for a measured
-        stream only."""
+    def finished(self, code: int, base: int, now: int = 0) -> str:
+        """The stream that just completed (``ledger.last``) at ``now``, from ``base``: its
+        samples recorded, and with a goodput SLO whether it met it; the words of its error
+        ("" when it is whole). Called for a measured stream only."""
         framer = self.ledger.last
         if framer is None:
             return ""
@@ -60,7 +62,26 @@ class StreamRules:
         if code >= 400:
             body = framer.error_body.decode("utf-8", "replace").strip()
             return f"HTTP {code}: {' '.join(body.split())[:150]}" if body else f"HTTP {code}"
-        return framer.problem or self.ledger.check.problem(framer.events, framer.end_seen)
+        problem = framer.problem or self.ledger.check.problem(framer.events, framer.end_seen)
+        slo = self.ledger.goodput
+        if slo is not None and not problem:
+            self.samples.good += self._met(slo, framer, base, now)
+        return problem
+
+    def _met(self, slo: tuple[int, int, int], framer: StreamTimes, base: int, now: int) -> bool:
+        """Whether an ok stream met every metric of the goodput SLO, as vLLM's benchmark
+        counts it: TTFT, TPOT (0 for a stream of one token or none) and E2EL each at most
+        its bound. A stream with no token has no TTFT, so it fails a TTFT bound."""
+        ttft_max, tpot_max, e2el_max = slo
+        if ttft_max >= 0 and (not framer.events or framer.first_event_ns - base > ttft_max):
+            return False
+        if tpot_max >= 0:
+            tokens = framer.tokens()
+            if tokens > 1 and framer.events:
+                end = framer.done_ns or framer.last_event_ns
+                if (end - framer.first_event_ns) / (tokens - 1) > tpot_max:
+                    return False
+        return e2el_max < 0 or now - base <= e2el_max
 
     def cut(self, framer: object, base: int, error: str) -> tuple[str, str]:
         """A stream in progress on a connection lost as ``error``: its samples recorded and

@@ -63,6 +63,8 @@ def streams_html(records: Sequence[Record], function: str) -> list[str]:
             f" {stream.events_per_second:,.1f} events/s; events a stream: min {counts.min:,},"
             f" p50 {counts.p50:,}, max {counts.max:,}"
         )
+        if stream.goodput == stream.goodput:  # not nan: a goodput SLO was given
+            words += f"; goodput {stream.goodput:,.1f}/s ({stream.good_streams:,} good streams)"
         title = f"{caption}: {words}" if caption else words
         rows = [_row(label, getattr(stream, name)) for label, name in _FIGURES]
         rows.append(_row("whole", stream.whole))
