@@ -74,7 +74,7 @@ def _no_success_anywhere(last: LoadResult, steps: int) -> str:
 
 
 def run_capacity(args: argparse.Namespace) -> ExitCode:
-    from pytest_netbench._experiment.capacity import CapacityStep, capacity
+    from pytest_netbench._experiment.capacity import CAPACITY_UNITS, CapacityStep, capacity
     from pytest_netbench._experiment.slo import SloTerm, parse_slo
     from pytest_netbench._input.spec import http_spec
     from pytest_netbench._report.experiments import (
@@ -90,13 +90,13 @@ def run_capacity(args: argparse.Namespace) -> ExitCode:
     if args.max_error_rate is not None:
         shown = goal.with_term(SloTerm("error_rate", "<=", args.max_error_rate))
     with CommandLive(progress=args.progress, quiet=args.quiet) as live:
-        live.say(*capacity_heading(spec, shown.text, args.precision))
+        live.say(*capacity_heading(spec, shown.text, args.precision, args.over))
         numbered = 0
 
         def print_step(step: CapacityStep) -> None:
             nonlocal numbered
             numbered += 1
-            live.say(*capacity_step_lines(numbered, step))
+            live.say(*capacity_step_lines(numbered, step, CAPACITY_UNITS[args.over]))
 
         result = capacity(
             spec,
@@ -107,6 +107,7 @@ def run_capacity(args: argparse.Namespace) -> ExitCode:
             progress=live.progress,
             stop=live.stop,
             on_step=print_step,
+            over=args.over,
             **given(
                 start_rate=args.start_rate,
                 min_rate=args.min_rate,

@@ -622,6 +622,14 @@ def _add_capacity(capacity: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--max-steps", type=int, metavar="N", help=f"a budget of steps [{default['max_steps']}]"
     )
+    group.add_argument(
+        "--over",
+        choices=("rate", "connections"),
+        default=default["over"],
+        help="what the search varies: the open-loop rate, or the connections held at once"
+        " in closed loop (with --stream, concurrent streams); --start-rate, --min-rate and"
+        " --max-rate then count connections [%(default)s]",
+    )
     load = add_load_flags(capacity, "http", per="step", skip=_SWEEP_SKIP)
     _add_run_flags(load, retries_default="2")
     _add_output_options(capacity, "the search", "CapacityResult.to_dict()", pictures=True)

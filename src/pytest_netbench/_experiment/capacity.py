@@ -1,4 +1,6 @@
-"""Capacity: the highest open-loop rate at which a server still meets an SLO.
+"""Capacity: the highest open-loop rate at which a server still meets an SLO; or, with
+``over="connections"``, the most connections held at once in closed loop (each a stream
+at a time: "how many concurrent streams before the first event's p99 passes 500 ms").
 
 The search brackets, then bisects. It starts from a rate (by default three quarters of what
 one short closed-loop run achieved) and multiplies it by ``growth`` until a step fails (or
@@ -6,6 +8,10 @@ divides it until one passes); then it tries the geometric middle of the highest 
 the lowest failure until they are within ``precision`` of each other; and it runs the
 answer once more to confirm it. A step whose figures land near a bound (within ``margin``)
 is run again before its verdict counts: two runs that agree decide, else a third does.
+
+Over connections the steps are whole numbers: the search starts at ``connections`` (or
+``start_rate``), with no closed-loop estimate, and ends when no whole number lies between
+the highest pass and the lowest failure, or they are within ``precision``.
 
 A step is judged on the server alone. One invalid only because the generator fell short
 (its CPU, schedule or file descriptors) is rerun; if it stays invalid the search stops and
@@ -42,6 +48,9 @@ from pytest_netbench._public import publish
 
 Phase = Literal["estimate", "bracket", "bisect", "repeat", "confirm"]
 Verdict = Literal["pass", "fail", "unusable", "estimate"]
+# What the search varies: the open-loop rate (req/s), or the closed-loop connections.
+Over = Literal["rate", "connections"]
+CAPACITY_UNITS: dict[str, str] = {"rate": "req/s", "connections": "connections"}
 
 # The first step, as a share of the closed-loop estimate: below it, so the usual first
 # step passes and the bracket grows from a known-good rate.
@@ -117,6 +126,14 @@ class CapacityResult:
     failed_above: tuple[TermCheck, ...] = ()
     interrupted: bool = False
     estimate: CapacityStep | None = None
+    # "connections": ``rate``, ``at_least``, ``failed_above_rate`` and each step's ``rate``
+    # count connections held at once in closed loop, not req/s.
+    over: str = "rate"
+
+    @property
+    def unit(self) -> str:
+        """What ``rate`` counts: ``req/s``, or ``connections``."""
+        return CAPACITY_UNITS[self.over]
 
     @property
     def known(self) -> bool:
@@ -148,6 +165,7 @@ class CapacityResult:
             "loads": self.loads,
             "estimate": self.estimate.to_dict() if self.estimate is not None else None,
             "steps": [p.to_dict() for p in self.steps],
+            "over": self.over,
         }
 
     @classmethod
@@ -167,6 +185,7 @@ class CapacityResult:
             failed_above=tuple(TermCheck.from_dict(c) for c in data.get("failed_above", ())),
             interrupted=bool(data.get("interrupted", False)),
             estimate=CapacityStep.from_dict(data["estimate"]) if data.get("estimate") else None,
+            over=str(data.get("over", "rate")),
         )
 
 
@@ -182,6 +201,7 @@ class CapacitySearch(TypedDict, total=False):
     max_rate: float | None
     margin: float
     max_steps: int
+    over: Over
 
 
 class CapacityOptions(CapacitySearch, HttpOptions, total=False):
@@ -201,6 +221,7 @@ def capacity(
     max_rate: float | None = None,
     margin: float = 0.2,
     max_steps: int = 30,
+    over: Over = "rate",
     retries: int = DEFAULT_RETRIES,
     runner: Runner | None = None,
     server: Monitored | None = None,
@@ -223,6 +244,12 @@ def capacity(
     :class:`StopSignal` that ends the search early, its capacity unknown; ``on_step``:
     called with each step (the estimate too) once its verdict is in (to print the search as
     it goes).
+
+    ``over="connections"``: the most connections held at once in closed loop that meet
+    ``slo`` (each step a closed-loop load with that many connections; ``start_rate``,
+    ``min_rate`` and ``max_rate`` then count connections, the start by default being
+    ``connections``); the answer's ``rate`` is that count. With ``stream=``, each
+    connection is one stream at a time (HTTP/2: ``streams`` a connection).
     """
     goal = parse_slo(slo)
     if max_error_rate is not None:
@@ -232,12 +259,32 @@ def capacity(
     _check_search(precision, start_rate, growth, min_rate, max_rate, margin, max_steps)
     check_retries(retries)
     spec = base_spec(url, options, also=_OWN)
-    open_loop_spec(spec, min_rate)  # a spec that cannot take a rate fails before any load
+    if over == "connections":
+        spec = _closed_loop_base(spec)
+    elif over == "rate":
+        open_loop_spec(spec, min_rate)  # a spec that cannot take a rate fails before any load
+    else:
+        raise SpecError(f"over must be 'rate' or 'connections', got {over!r}")
     check_slo_requests(goal, (r.label for r in spec.mix))  # by_request.NAME: a kind it sends
     live = ExperimentLive(progress, stop, None)
     runner = live.runner(runner, server, cluster)
     search = _Search(spec, goal, runner, retries, margin, max_steps, precision, live, on_step)
+    search.over = over
+    if over == "connections" and start_rate is None:
+        start_rate = max(float(spec.connections), min_rate)
     return search.run(start_rate, growth, min_rate, max_rate)
+
+
+def _closed_loop_base(spec: LoadSpec) -> LoadSpec:
+    """The spec a search over connections varies: closed loop, checked before any load."""
+    if spec.rate is not None:
+        raise SpecError(
+            "over='connections' searches closed-loop loads: drop rate (over='rate' searches"
+            " the rate)"
+        )
+    if spec.stages:
+        raise SpecError("each step holds its connections, and stages move them: drop stages")
+    return spec
 
 
 class _Stop(Exception):
@@ -263,6 +310,16 @@ class _Search:
     decided: dict[float, CapacityStep] = dataclasses.field(default_factory=dict)
     interrupted: bool = False
     unusable: CapacityStep | None = None  # the last step the generator could not produce
+    over: Over = "rate"
+
+    def _q(self, value: float) -> str:
+        """A step's value with its unit: ``1,357 req/s`` or ``64 connections``."""
+        return f"{value:,.6g} {CAPACITY_UNITS[self.over]}"
+
+    def _round(self, value: float) -> float:
+        """A step's value as tried: five significant digits of a rate, a whole number of
+        connections."""
+        return float(max(round(value), 1)) if self.over == "connections" else _rounded(value)
 
     def run(
         self,
@@ -279,32 +336,35 @@ class _Search:
         ceiling: float | None = None
         confirmed = False
         try:
-            rate = _rounded(start_rate) if start_rate is not None else self._estimate(min_rate)
+            rate = self._round(start_rate) if start_rate is not None else self._estimate(min_rate)
             if max_rate is not None:
                 rate = min(rate, max_rate)
             while True:
                 phase: Phase = "bracket"
                 top = min((b for b in (hi, ceiling) if b is not None), default=None)
                 if lo is not None and top is not None:
-                    if top <= lo * (1 + precision):
+                    whole = self.over == "connections" and top - lo <= 1
+                    if whole or top <= lo * (1 + precision):
                         if top != hi:
                             raise _Stop(self._reason_ceiling())
                         if confirmed:
                             break
                         rate, phase = lo, "confirm"
                     else:
-                        rate, phase = _rounded(math.sqrt(lo * top)), "bisect"
+                        rate, phase = self._round(math.sqrt(lo * top)), "bisect"
+                        if self.over == "connections":  # a whole number strictly between
+                            rate = min(max(rate, lo + 1), top - 1)
                 elif lo is not None:
                     if max_rate is not None and lo >= max_rate:
-                        return self._result(None, _reason_all_passed(lo), lo)
-                    rate = _rounded(lo * growth)
+                        return self._result(None, self._reason_all_passed(lo), lo)
+                    rate = self._round(lo * growth)
                     rate = min(rate, max_rate) if max_rate is not None else rate
                 elif top is not None:
                     if top <= min_rate:
                         if top != hi:
                             raise _Stop(self._reason_ceiling())
                         return self._result(None, self._reason_none_passed(top), None, top)
-                    rate = max(_rounded(top / growth), min_rate)
+                    rate = max(self._round(top / growth), min_rate)
                 try:
                     decision = self._judge(rate, phase)
                 except _GeneratorLimited:
@@ -320,10 +380,12 @@ class _Search:
         except _Stop as stop:
             return self._result(None, str(stop), lo, hi)
         assert lo is not None and hi is not None
+        within = f"the capacity is within {precision:.0%} above {self._q(lo)}"
+        if self.over == "connections" and hi - lo <= 1:
+            within = f"the capacity is {self._q(lo)}"
         reason = (
-            f"{lo:,.6g} req/s met {self.goal.text!r} (confirmed by a second run) and"
-            f" {hi:,.6g} req/s did not ({self.decided[hi].why}): the capacity is within"
-            f" {precision:.0%} above {lo:,.6g} req/s"
+            f"{self._q(lo)} met {self.goal.text!r} (confirmed by a second run) and"
+            f" {self._q(hi)} did not ({self.decided[hi].why}): {within}"
         )
         return self._result(lo, reason, lo, hi, confirmed=True)
 
@@ -366,14 +428,19 @@ class _Search:
 
     def _step(self, rate: float, phase: Phase) -> CapacityStep:
         self._budget()
-        self._begin(f"{rate:,.6g} req/s")
-        attempts = run_with_retries(open_loop_spec(self.spec, rate), self.runner, self.retries)
+        self._begin(self._q(rate))
+        if self.over == "connections":
+            spec = dataclasses.replace(self.spec, connections=int(rate))
+        else:
+            spec = open_loop_spec(self.spec, rate)
+        attempts = run_with_retries(spec, self.runner, self.retries)
         result = attempts.kept
         if result.interrupted:
             self._stop_interrupted(CapacityStep(rate, phase, "unusable", "", attempts))
         verdict = self.goal.evaluate(result)
         if attempts.generator_limited:
-            step = CapacityStep(rate, phase, "unusable", _unusable(rate, attempts), attempts)
+            why = _unusable(self._q(rate), attempts)
+            step = CapacityStep(rate, phase, "unusable", why, attempts)
             self._emit(step)
             self.unusable = step
             raise _GeneratorLimited
@@ -396,7 +463,7 @@ class _Search:
     def _stop_interrupted(self, cut_short: CapacityStep) -> None:
         """The load just run was cut short: keep it, unjudged, and end the search."""
         seconds = cut_short.result.duration_s
-        at = f"at {cut_short.rate:,.6g} req/s" if cut_short.rate else "during the estimate"
+        at = f"at {self._q(cut_short.rate)}" if cut_short.rate else "during the estimate"
         why = f"interrupted {at} after {seconds:.1f} s: not judged"
         self.interrupted = True
         self._emit(dataclasses.replace(cut_short, why=why))
@@ -441,6 +508,7 @@ class _Search:
             failed_above=tuple(c for c in failed.checks if not c.passed) if failed else (),
             interrupted=self.interrupted,
             estimate=next((p for p in self.ran if p.phase == "estimate"), None),
+            over=self.over,
         )
 
     def _reason_ceiling(self) -> str:
@@ -454,27 +522,28 @@ class _Search:
     def _reason_unknown_after(self, why: str) -> str:
         verified = [r for r, p in self.decided.items() if _passed(p)]
         known = (
-            f"; the server met the SLO up to {max(verified):,.6g} req/s"
+            f"; the server met the SLO up to {self._q(max(verified))}"
             if verified
             else "; no rate was verified"
         )
         return f"unknown: {why}{known}"
 
+    def _reason_all_passed(self, top: float) -> str:
+        steps = "rate" if self.over == "rate" else "count of connections"
+        return f"unknown: every {steps} up to max_rate ({self._q(top)}) met the SLO"
+
     def _reason_none_passed(self, lowest: float) -> str:
         return (
-            f"no rate met {self.goal.text!r}: even {lowest:,.6g} req/s failed"
+            f"no {'rate' if self.over == 'rate' else 'count of connections'} met"
+            f" {self.goal.text!r}: even {self._q(lowest)} failed"
             f" ({self.decided[lowest].why})"
         )
 
 
-def _reason_all_passed(top: float) -> str:
-    return f"unknown: every rate up to max_rate ({top:,.6g} req/s) met the SLO"
-
-
-def _unusable(rate: float, attempts: Attempts) -> str:
+def _unusable(rate: str, attempts: Attempts) -> str:
     reasons = "; ".join(attempts.kept.invalid_reasons)
     return (
-        f"the generator could not produce {rate:,.6g} req/s in {attempts.runs} attempt(s)"
+        f"the generator could not produce {rate} in {attempts.runs} attempt(s)"
         f" ({reasons}), so the server was not measured there"
     )
 

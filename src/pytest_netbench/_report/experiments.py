@@ -157,22 +157,35 @@ def _discarded_note(discarded: tuple[LoadResult, ...]) -> str:
 
 # -- capacity ------------------------------------------------------------------------------
 _CAPACITY_HEAD = f"{'#':>3}  {'phase':<9}{'rate/s':>9}  {'verdict':<9}why"
+# A search over connections (``over="connections"``): its steps' column.
+_CONNECTIONS_HEAD = f"{'#':>3}  {'phase':<9}{'conns':>9}  {'verdict':<9}why"
 
 
-def capacity_heading(spec: LoadSpec, slo: str, precision: float) -> list[str]:
+def capacity_heading(spec: LoadSpec, slo: str, precision: float, over: str = "rate") -> list[str]:
     lines = _heading(f"Capacity of {describe_target(spec)}")
+    if over == "connections":
+        lines += _wrap(
+            f"the most connections at once (closed loop) meeting {slo!r}, to within"
+            f" {precision:.0%} or one connection",
+            "  ",
+        )
+        length = f"{spec.duration_s:g} s" if spec.duration_s is not None else "a run"
+        each = f" of {spec.streams} streams" if spec.protocol == "h2" and spec.streams > 1 else ""
+        lines += _wrap(f"{length} per step, closed loop, a step's connections{each} at once", "  ")
+        return [*lines, "", _CONNECTIONS_HEAD]
     lines += _wrap(f"the highest rate meeting {slo!r}, to within {precision:.0%}", "  ")
     lines += _wrap(load_description(spec, "step"), "  ")
     return [*lines, "", _CAPACITY_HEAD]
 
 
-def capacity_step_lines(number: int, step: CapacityStep) -> list[str]:
-    """One step: number, phase, rate, verdict, and why (wrapped under it)."""
+def capacity_step_lines(number: int, step: CapacityStep, unit: str = "req/s") -> list[str]:
+    """One step: number, phase, rate (or connections: ``unit``), verdict, and why (wrapped
+    under it)."""
     rate = "-" if step.phase == "estimate" else _exact_rate(step.rate)
     verdict = "-" if step.verdict == "estimate" else step.verdict
     why = _checks_text(step) if step.verdict in ("pass", "fail") else step.why
     if step.decision is not None and step.phase == "repeat":
-        why = f"{why} => {_exact_rate(step.rate)} req/s counts as {step.decision}"
+        why = f"{why} => {_exact_rate(step.rate)} {unit} counts as {step.decision}"
     head = f"{number:>3}  {step.phase:<9}{rate:>9}  {verdict:<9}"
     first, *rest = textwrap.wrap(why, _WIDTH - len(head), break_on_hyphens=False) or [""]
     indent = " " * len(head)
@@ -202,13 +215,13 @@ def _checks_text(step: CapacityStep) -> str:
 def capacity_answer(result: CapacityResult) -> list[str]:
     """The answer, or "unknown" and why."""
     if result.rate is not None:
-        head = f"Capacity: {_exact_rate(result.rate)} req/s"
+        head = f"Capacity: {_exact_rate(result.rate)} {result.unit}"
         detail = result.reason
     else:
         head = "Capacity: unknown" if not result.interrupted else "Capacity: unknown (interrupted)"
         detail = result.reason.removeprefix("unknown: ")
         if result.at_least is not None:
-            head += f" (at least {_exact_rate(result.at_least)} req/s)"
+            head += f" (at least {_exact_rate(result.at_least)} {result.unit})"
     return ["", head, *_wrap(detail, "  "), *_answer_requests(result)]
 
 
@@ -231,7 +244,7 @@ def _answer_requests(result: CapacityResult) -> list[str]:
         f" ms, {_count(kind.errors_total)} errors"
         for name, kind in step.result.by_request.items()
     )
-    return _wrap(f"Per request at {_exact_rate(step.rate)} req/s: {kinds}", "  ")
+    return _wrap(f"Per request at {_exact_rate(step.rate)} {result.unit}: {kinds}", "  ")
 
 
 def format_capacity(result: CapacityResult) -> str:
@@ -239,11 +252,11 @@ def format_capacity(result: CapacityResult) -> str:
     lines: list[str] = []
     spec = result.all_steps[0].result.spec if result.all_steps else None
     if spec is not None:
-        lines += capacity_heading(spec, result.slo, result.precision)
+        lines += capacity_heading(spec, result.slo, result.precision, result.over)
     else:
-        lines.append(_CAPACITY_HEAD)
+        lines.append(_CAPACITY_HEAD if result.over == "rate" else _CONNECTIONS_HEAD)
     for number, step in enumerate(result.all_steps, 1):
-        lines += capacity_step_lines(number, step)
+        lines += capacity_step_lines(number, step, result.unit)
     lines += capacity_answer(result)
     return "\n".join(lines) + "\n"
 

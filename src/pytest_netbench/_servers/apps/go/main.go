@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -158,7 +159,9 @@ func main() {
 // that long after the request), every_ms (then one every that long), events (how many),
 // end (the data of a last event, e.g. [DONE]), cut=K (close the connection mid-stream
 // after K events), hold=1 (never end the stream after the events), malformed=1 (a line
-// with no known field before the first event), status=N (answer N with a JSON error).
+// with no known field before the first event), status=N (answer N with a JSON error),
+// per_stream_ms=P (the first event P ms later for each stream open at once, this one
+// included: a server whose first event slows as streams pile up).
 func stream(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	q := r.URL.Query()
@@ -188,6 +191,9 @@ func stream(w http.ResponseWriter, r *http.Request) {
 	} else {
 		h["Content-Type"] = []string{"text/plain"}
 	}
+	open := openStreams.Add(1)
+	defer openStreams.Add(-1)
+	first += number("per_stream_ms", 0) * int(open)
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	flusher.Flush()
@@ -199,7 +205,15 @@ func stream(w http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler) // the server drops the connection mid-stream
 		}
 		due := start.Add(time.Duration(first+i*every) * time.Millisecond)
-		time.Sleep(time.Until(due))
+		if wait := time.Until(due); wait > 0 {
+			timer := time.NewTimer(wait)
+			select {
+			case <-timer.C:
+			case <-r.Context().Done(): // the client left: the stream ends here
+				timer.Stop()
+				return
+			}
+		}
 		if sse {
 			fmt.Fprintf(w, "id: %d\ndata: {\"n\": %d}\n\n", i+1, i+1)
 		} else {
@@ -215,6 +229,9 @@ func stream(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 	}
 }
+
+// openStreams counts the /sse and /chunks streams being served (per_stream_ms).
+var openStreams atomic.Int64
 
 // openai serves an OpenAI-compatible completion (/v1/completions) or chat completion
 // (/v1/chat/completions) with set timings, as an LLM server streams its tokens: the body's

@@ -8,7 +8,8 @@ long after the request), ``every_ms`` (then one every that long), ``events`` (ho
 default 10), ``end`` (the data of a last event, e.g. ``[DONE]``), ``cut=K`` (the connection
 dropped mid-stream after K events), ``hold=1`` (the stream never ends after its events),
 ``malformed=1`` (a line with no known field before the first event), ``status=N`` (answer
-N with a JSON error). Each event is sent at its due time from the request's arrival (no
+N with a JSON error), ``per_stream_ms=P`` (the first event P ms later for each stream open
+at once, this one included). Each event is sent at its due time from the request's arrival (no
 drift: the sleeps aim at absolute instants), as one body chunk of a StreamingResponse.
 """
 
@@ -22,6 +23,9 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
+
+
+_open_streams = 0  # the /sse and /chunks streams being served (per_stream_ms)
 
 
 class _Cut(Exception):
@@ -49,8 +53,18 @@ async def stream(request: Request) -> Response:
     end = request.query_params.get("end", "")
     hold = request.query_params.get("hold") == "1"
     malformed = request.query_params.get("malformed") == "1"
+    per_stream = _number(request, "per_stream_ms", 0)
 
     async def body():
+        global _open_streams
+        _open_streams += 1
+        try:
+            async for piece in events_of(first + per_stream * _open_streams):
+                yield piece
+        finally:
+            _open_streams -= 1
+
+    async def events_of(first):
         if sse and malformed:
             yield b"bogus line\n\n"
         for i in range(events):
