@@ -13,7 +13,11 @@ worst case (max) is left free.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -146,3 +150,36 @@ def test_an_http_load_refuses_the_grpc_mode() -> None:
 
     with pytest.raises(SpecError, match="reads a gRPC server-streaming call"):
         http_load("http://127.0.0.1:1/", stream="grpc")
+
+
+PROTO = Path(__file__).parent / "grpc_greeter" / "greeter.proto"
+
+
+def test_a_server_streaming_methods_json_message_is_typed_by_its_proto() -> None:
+    pytest.importorskip("grpc_tools.protoc")
+    from pytest_netbench import grpc_message_from_json
+
+    data = '{"name": "netbench", "times": 3}'
+    unary = grpc_message_from_json("/greet.Greeter/SayHello", data, proto=PROTO)
+    streaming = grpc_message_from_json(
+        "/greet.Greeter/Watch", data, proto=PROTO, server_streaming=True
+    )
+    assert streaming == unary  # the same HelloRequest
+    with pytest.raises(SpecError, match="load it with stream='grpc'"):
+        grpc_message_from_json("/greet.Greeter/Watch", data, proto=PROTO)
+
+
+def test_netbench_grpc_stream_takes_a_json_message(grpc_url: str, tmp_path: Path) -> None:
+    pytest.importorskip("grpc_tools.protoc")
+    # The catalog's server has no greet.Greeter: each call is UNIMPLEMENTED (12), which
+    # proves the command typed the message, sent the calls and read their status.
+    out = tmp_path / "r.json"
+    command = [
+        sys.executable, "-m", "pytest_netbench.cli", "grpc", grpc_url, "--method",
+        "/greet.Greeter/Watch", "--proto", str(PROTO), "--data", '{"name": "x"}',
+        "--stream", "grpc", "-n", "4", "-c", "1", "--json", str(out),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=90, check=False)
+    assert out.exists(), done.stderr
+    result = json.loads(out.read_text())
+    assert result["status_codes"] == {"12": 4} and result["stream"]["mode"] == "grpc"

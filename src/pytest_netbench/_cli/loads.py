@@ -256,4 +256,5 @@ def grpc_message(args: argparse.Namespace) -> bytes:
         import_paths=args.import_paths,
         url=args.url,
         allow_remote=bool(getattr(args, "allow_remote", False)),
+        server_streaming=getattr(args, "stream", None) == "grpc",
     )

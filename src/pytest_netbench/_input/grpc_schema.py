@@ -54,10 +54,13 @@ def grpc_message_from_json(
     import_paths: Sequence[str | Path] = (),
     url: str | None = None,
     allow_remote: bool = False,
+    server_streaming: bool = False,
 ) -> bytes:
     """The serialized request message of ``method`` (``/package.Service/Method``) from
     ``data`` (a JSON object, or a dict), typed by ``proto`` (``.proto`` files, compiled with
     ``import_paths``) or, without one, by the reflection service of the server at ``url``.
+    ``server_streaming``: ``method`` may be a server-streaming one (for a load with
+    ``stream="grpc"``); else it must be unary.
     """
     if isinstance(data, dict):
         try:
@@ -77,7 +80,7 @@ def grpc_message_from_json(
             " server's reflection (url=)"
         )
     try:
-        return encode_json(schema, method, data)
+        return encode_json(schema, method, data, server_streaming=server_streaming)
     finally:
         if schema.channel is not None:
             schema.channel.close()  # reflection's: asked lazily, so open until here
@@ -156,11 +159,12 @@ def schema_from_reflection(url: str, *, allow_remote: bool = False) -> Schema:
     return Schema(pool, services, f"the reflection of {url}", channel)
 
 
-def encode_json(schema: Schema, method: str, data: str) -> bytes:
-    """``data`` parsed as ``method``'s request message and serialized."""
+def encode_json(schema: Schema, method: str, data: str, *, server_streaming: bool = False) -> bytes:
+    """``data`` parsed as ``method``'s request message and serialized (``server_streaming``:
+    ``method`` may stream its answers)."""
     json_format = _require("google.protobuf.json_format", "a JSON message")
     message_factory = _require("google.protobuf.message_factory", "a JSON message")
-    descriptor = find_method(schema, method)
+    descriptor = find_method(schema, method, server_streaming=server_streaming)
     message = message_factory.GetMessageClass(descriptor.input_type)()
     try:
         json_format.Parse(data, message)
@@ -176,8 +180,9 @@ def encode_json(schema: Schema, method: str, data: str) -> bytes:
     return encoded
 
 
-def find_method(schema: Schema, method: str) -> MethodDescriptor:
-    """``/package.Service/Method`` (or ``package.Service/Method``) in the schema."""
+def find_method(schema: Schema, method: str, *, server_streaming: bool = False) -> MethodDescriptor:
+    """``/package.Service/Method`` (or ``package.Service/Method``) in the schema: unary,
+    or with ``server_streaming`` unary or server streaming."""
     service_name, _, name = method.strip("/").rpartition("/")
     if not service_name or not name:
         raise SpecError(f"a gRPC method is /package.Service/Method, got {method!r}")
@@ -189,7 +194,12 @@ def find_method(schema: Schema, method: str) -> MethodDescriptor:
     if found is None:
         names = ", ".join(sorted(service.methods_by_name)) or "none"
         raise SpecError(f"{service_name} has no method {name} (its methods: {names})")
-    if found.client_streaming or found.server_streaming:
+    if found.server_streaming and not found.client_streaming and not server_streaming:
+        raise SpecError(
+            f"{service_name}/{name} streams, and netbench grpc makes unary calls unless asked"
+            " for a server stream: load it with stream='grpc' (CLI --stream grpc)"
+        )
+    if found.client_streaming:
         raise SpecError(
             f"{service_name}/{name} streams, and netbench grpc makes unary calls: pick a"
             " unary method"
