@@ -76,7 +76,8 @@ def _experiment_line(title: str, record: ExperimentRecord) -> str:
         return f"{title}: sweep of {len(steps)} step(s), {valid} valid{stopped}"
     if record.kind == "capacity":
         rate = data.get("rate")
-        answer = "unknown" if rate is None else f"{float(rate):,.6g} req/s"
+        unit = "connections" if data.get("over") == "connections" else "req/s"
+        answer = "unknown" if rate is None else f"{float(rate):,.6g} {unit}"
         return f"{title}: capacity {answer} ({data.get('slo')}), {data.get('loads')} loads"
     if record.kind == "cold_start":
         ratio, settle = data.get("first_second_ratio"), data.get("settle_s")

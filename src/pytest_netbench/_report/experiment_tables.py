@@ -194,7 +194,12 @@ def _capacity_request_note(data: Mapping[str, Any]) -> list[str]:
         f" {int(f.get('errors_total', 0)):,} errors"
         for name, f in kinds.items()
     ]
-    return [f"per request at {_rate(float(rate))} req/s: " + "; ".join(parts)]
+    return [f"per request at {_rate(float(rate))} {_unit(data)}: " + "; ".join(parts)]
+
+
+def _unit(data: Mapping[str, Any]) -> str:
+    """What a capacity's rate counts: req/s, or (``over="connections"``) connections."""
+    return "connections" if data.get("over") == "connections" else "req/s"
 
 
 def _capacity_cells(data: Mapping[str, Any]) -> tuple[str, ...]:
@@ -203,7 +208,7 @@ def _capacity_cells(data: Mapping[str, Any]) -> tuple[str, ...]:
         at_least = data.get("at_least")
         answer = "unknown" + (f" (>= {_rate(float(at_least))})" if at_least is not None else "")
     else:
-        answer = f"{_rate(float(rate))} req/s"
+        answer = f"{_rate(float(rate))} {_unit(data)}"
     return (
         answer,
         str(data.get("slo", "")),

@@ -38,21 +38,28 @@ def capacity_figure(result: CapacityResult, *, title: str) -> Figure:
                 xytext=(4, 4), fontsize="x-small",
             )  # fmt: skip
         axes.axhline(term.bound, color="grey", linestyle="--", label=f"bound: {term.text}")
-        style_axes(axes, xlabel="step rate (req/s)", ylabel=_axis_label(term.metric))
+        xlabel = "step rate (req/s)" if result.over == "rate" else "step connections"
+        style_axes(axes, xlabel=xlabel, ylabel=_axis_label(term.metric))
         axes.set_ylim(bottom=0.0)
         axes.set_xlim(left=0.0)
     for axes in panels:
         if answer is not None:
             label = "capacity" if result.rate is not None else "at least"
             axes.axvline(
-                answer, color="black", linestyle=":", label=f"{label} {number(answer)} req/s"
+                answer,
+                color="black",
+                linestyle=":",
+                label=f"{label} {number(answer)} {result.unit}",
             )
         if axes.get_legend_handles_labels()[0]:
             axes.scatter([], [], color=PASSED, label="met")
             axes.scatter([], [], color=FAILED, label="failed")
             axes.legend(fontsize="small", loc="upper left")
     heading = f"{title}\nSLO {result.slo}: "
-    heading += f"capacity {number(result.rate)} req/s" if result.rate is not None else "unknown"
+    if result.rate is not None:
+        heading += f"capacity {number(result.rate)} {result.unit}"
+    else:
+        heading += "unknown"
     figure.suptitle(heading)
     if not terms:
         panels[0].text(0.5, 0.5, "no step ran", transform=panels[0].transAxes, ha="center")
