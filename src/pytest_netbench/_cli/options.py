@@ -579,7 +579,8 @@ def _add_sweep(sweep: argparse.ArgumentParser) -> None:
 def _add_capacity(capacity: argparse.ArgumentParser) -> None:
     capacity.description = (
         "Search for the highest open-loop rate at which the server meets the SLO"
-        " (bracketing, then bisecting), printing each step as it goes."
+        " (bracketing, then bisecting), printing each step as it goes; with --over"
+        " connections, the most connections at once in closed loop (concurrent streams)."
     )
     capacity.add_argument("url", help="http:// or https:// URL on loopback")
     group = capacity.add_argument_group("search")
