@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from pytest_netbench._load.api import grpc_load as grpc_load
     from pytest_netbench._load.api import http_load as http_load
     from pytest_netbench._load.api import http_load_async as http_load_async
+    from pytest_netbench._load.api import llm_load as llm_load
     from pytest_netbench._load.api import run_spec as run_spec
     from pytest_netbench._load.api import sse_load as sse_load
     from pytest_netbench._load.api import ws_load as ws_load

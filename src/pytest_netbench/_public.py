@@ -28,6 +28,7 @@ PUBLIC: dict[str, str] = {
     "http_load_async": "pytest_netbench._load.api",
     "grpc_load": "pytest_netbench._load.api",
     "sse_load": "pytest_netbench._load.api",
+    "llm_load": "pytest_netbench._load.api",
     "echo_load": "pytest_netbench._load.api",
     "echo_load_async": "pytest_netbench._load.api",
     "ws_load": "pytest_netbench._load.api",

@@ -57,7 +57,7 @@ def test_a_stream_check_without_a_stream_is_refused_in_one_line() -> None:
 
 PROMPTS = (
     '"Hello there"\n'
-    '{"prompt": "Say \\"hi\\"\\nplease", "max_tokens": 4, "id": 2}\n'
+    '{"prompt": "Say \\"hi\\"\\nplease", "max_tokens": 4}\n'
     "\n"
     '{"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "é?"}]}\n'
 )
@@ -100,12 +100,13 @@ def test_llm_sends_each_prompt_in_turn_and_times_its_tokens(go: Server, tmp_path
     ("line", "args", "says"),
     [
         ("{not json", (), "line 1: not JSON"),
-        ('{"text": "hi"}', (), 'line 1: write one JSON value a line: a string, or {"prompt"'),
-        ('{"prompt": 3}', (), '"prompt" is text, got int'),
+        ('{"text": "hi"}', (), "no field 'text'"),
+        ('{"prompt": 3}', (), "the prompt is text, got 3"),
         ('{"messages": [{"role": "user", "content": "x"}]}', ("--api", "completions"),
-         'a prompt given as "messages" needs the chat API'),
+         "messages are a chat's, and the URL is a completions endpoint"),
         ('"hi"', ("--extra", "[1]"), "--extra: a JSON object"),
-        ('"hi"', ("--max-tokens", "0"), "--max-tokens takes how many tokens to ask for"),
+        ('"hi"', ("--extra", '{"stream": false}'), "extra= may not set 'stream'"),
+        ('"hi"', ("--max-tokens", "0"), "max_tokens= is a whole number of tokens >= 1"),
     ],
 )  # fmt: skip
 def test_llm_refuses_bad_prompts_in_one_line(

@@ -24,7 +24,7 @@ EXPECTED = {
     "load_mix", "Stage", "Check", "CheckStats",
     "run_scenarios", "Scenario", "ScenariosResult", "FlowScenario",
     "ws_load", "ws_load_async", "ws_spec", "WsOptions",
-    "grpc_load", "grpc_spec", "grpc_message_from_json", "sse_load",
+    "grpc_load", "grpc_spec", "grpc_message_from_json", "sse_load", "llm_load",
     "LoadResult",
     "LatencySummary", "GeneratorStats", "Phases", "ServerProfile", "FunctionCost",
     "ServerStats", "TimelineRow", "ERROR_KINDS", "metric_value",

@@ -36,19 +36,7 @@ def run_load(args: argparse.Namespace) -> ExitCode:
     """Run the load the arguments ask for; print, write, and say how it ended."""
     # Read first, so a mix file, a feeder or a term that cannot be read stops us before
     # any load.
-    if args.command == "llm":
-        import tempfile
-
-        from pytest_netbench._cli.llm import llm_options
-
-        # The prompts' bodies are a file a feeder reads: it lives as long as the load.
-        with tempfile.TemporaryDirectory(prefix="netbench-llm-") as scratch:
-            options = llm_options(args, load_options(args, "http"), Path(scratch))
-            return _run_load(args, options)
-    return _run_load(args, load_options(args, _LOAD_OF_COMMAND[args.command]))
-
-
-def _run_load(args: argparse.Namespace, options: dict[str, Any]) -> ExitCode:
+    options = load_options(args, _LOAD_OF_COMMAND[args.command])
     if getattr(args, "show_requests", None) is not None:
         from pytest_netbench._cli.show_requests import show_requests
 
@@ -137,7 +125,14 @@ def check_plot(args: argparse.Namespace) -> None:
 def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -> LoadResult:
     """The command's load at its target, with the live line, the cluster and the retries;
     the server behind the target's port sampled (and with ``--profile``, profiled)."""
-    from pytest_netbench._load.api import echo_load, grpc_load, http_load, sse_load, ws_load
+    from pytest_netbench._load.api import (
+        echo_load,
+        grpc_load,
+        http_load,
+        llm_load,
+        sse_load,
+        ws_load,
+    )
 
     profile = bool(getattr(args, "profile", False))
     server = _profiled(args) if profile else sampled_server(args)
@@ -153,8 +148,12 @@ def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -
         load = functools.partial(echo_load, *parse_host_port(args.target))
     elif profile:
         load = functools.partial(http_load, args.url, profile=True)
-    elif args.command in ("sse", "llm"):
+    elif args.command == "sse":
         load = functools.partial(sse_load, args.url)
+    elif args.command == "llm":
+        from pytest_netbench._cli.llm import llm_arguments
+
+        load = functools.partial(llm_load, args.url, **llm_arguments(args))
     else:
         load = functools.partial(ws_load if args.command == "ws" else http_load, args.url)
     return load(

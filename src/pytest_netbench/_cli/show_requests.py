@@ -19,8 +19,16 @@ def show_requests(args: argparse.Namespace, options: dict[str, Any]) -> ExitCode
     asked = args.show_requests
     if asked < 1:
         raise SpecError(f"--show-requests takes how many requests to show (>= 1), got {asked}")
-    spec = http_spec(args.url, **options)  # every check of the load, before rendering
-    shown = preview(spec, asked)
+    if args.command == "llm":
+        from pytest_netbench._cli.llm import llm_arguments
+        from pytest_netbench._load.api import llm_spec
+
+        # The bodies' file lives as long as the spec: render inside the with.
+        with llm_spec(args.url, **llm_arguments(args), **options) as spec:
+            shown = preview(spec, asked)
+    else:
+        spec = http_spec(args.url, **options)  # every check of the load, before rendering
+        shown = preview(spec, asked)
     print(format_requests(shown, asked=asked, workers=spec.workers), end="")
     print(closing_line(len(shown), asked=asked), file=sys.stderr)
     return ExitCode.OK

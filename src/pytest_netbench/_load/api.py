@@ -14,9 +14,11 @@ timer for them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+from collections.abc import Iterator, Mapping
 from time import monotonic_ns
-from typing import TYPE_CHECKING, Protocol, Unpack
+from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 from pytest_netbench._engine.asyncio_io.negotiation import negotiated_spec, negotiated_spec_async
 from pytest_netbench._engine.rules.connecting import unreachable_message
@@ -28,6 +30,7 @@ from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableErr
 from pytest_netbench._host.kernel import tcp_ext_counter
 from pytest_netbench._host.preflight import plan_load
 from pytest_netbench._input.grpc import SupportsSerialize, grpc_spec
+from pytest_netbench._input.llm import PromptsArg
 from pytest_netbench._input.options import EchoOptions, HttpOptions, WsOptions
 from pytest_netbench._input.spec import echo_spec, http_spec, ws_spec
 from pytest_netbench._load.attempts import run_with_retries
@@ -348,6 +351,91 @@ def sse_load(
     options.setdefault("stream", "sse")
     spec = http_spec(url, **options)
     return _run_with_retries(spec, server, progress, stop, cluster, retries)
+
+
+# The HTTP options an LLM load sets itself, and what to pass instead.
+_FIXED_BY_LLM = {
+    "method": "an LLM load POSTs each request",
+    "body": "the bodies are made from model=, prompts= and max_tokens=",
+    "stream": "an LLM load reads OpenAI-compatible token streams (stream='openai')",
+    "stream_end": "a token stream ends with data: [DONE]",
+    "mix": "one endpoint per LLM load",
+    "feeders": "the prompts are its feeder: prompts=",
+}
+
+
+def llm_load(
+    url: str,
+    *,
+    model: str,
+    prompts: PromptsArg = None,
+    max_tokens: int = 128,
+    api: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+    server: Monitored | None = None,
+    progress: ProgressCallback | None = None,
+    stop: StopSignal | None = None,
+    cluster: object | None = None,
+    retries: int = 0,
+    **options: Unpack[HttpOptions],
+) -> LoadResult:
+    """Streams of tokens from an OpenAI-compatible server at ``url`` (its
+    ``/v1/completions`` or ``/v1/chat/completions``), as vLLM's ``vllm bench serve`` sends
+    them: :func:`sse_load` with ``stream="openai"``, each request a ``POST`` of ``model``,
+    the next of ``prompts`` (a JSON-lines file's path, or a list: a string, or an object
+    with ``prompt`` or ``messages`` and its own ``max_tokens`` if it likes; cycled) and
+    ``max_tokens``, with ``"stream": true`` and usage asked for (``api``: ``"chat"`` or
+    ``"completions"``, else from the URL's path; ``extra``: fields every body carries,
+    such as ``{"temperature": 0}``). The figures are
+    ``result.stream`` (TTFT, ITL, TPOT, output tokens; ``goodput=`` for goodput). The other
+    options as for :func:`http_load` (``connections``, ``rate``, ``duration``, ``headers``
+    such as an ``Authorization``...)."""
+    if cluster is not None:
+        raise SpecError("an LLM load's requests are a file on this machine: cluster= is not yet")
+    with llm_spec(
+        url, model=model, prompts=prompts, max_tokens=max_tokens, api=api, extra=extra, **options
+    ) as spec:
+        return _run_with_retries(spec, server, progress, stop, None, retries)
+
+
+@contextlib.contextmanager
+def llm_spec(
+    url: str,
+    *,
+    model: str,
+    prompts: PromptsArg = None,
+    max_tokens: int = 128,
+    api: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+    **options: Unpack[HttpOptions],
+) -> Iterator[LoadSpec]:
+    """The checked :class:`LoadSpec` of :func:`llm_load`, valid inside the ``with``: its
+    request bodies are a JSON-lines file that lives as long (its feeder reads it)."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from pytest_netbench._input.llm import api_is_chat, llm_bodies
+    from pytest_netbench._model import feeders
+
+    for name, why in _FIXED_BY_LLM.items():
+        if name in options:
+            raise SpecError(f"an LLM load takes no {name}=: {why}")
+    chat = api_is_chat(api, url.split("://", 1)[-1])
+    bodies = llm_bodies(model, prompts, max_tokens, chat=chat, extra=extra)
+    given = options.pop("headers", None) or ()
+    pairs = list(given.items() if isinstance(given, Mapping) else given)
+    if not any(str(name).lower() == "content-type" for name, _ in pairs):
+        pairs.append(("Content-Type", "application/json"))
+    with tempfile.TemporaryDirectory(prefix="netbench-llm-") as folder:
+        requests = Path(folder) / "requests.jsonl"
+        requests.write_text("".join(json.dumps(body) + "\n" for body in bodies))
+        options["headers"] = pairs
+        options["method"] = "POST"
+        options["body"] = "${request}"
+        options["stream"] = "openai"
+        options["feeders"] = {"request": feeders.jsonl(requests)}
+        yield http_spec(url, **options)
 
 
 def grpc_load(
