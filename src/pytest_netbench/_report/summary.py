@@ -28,6 +28,7 @@ from pytest_netbench._report.profile import profile_lines
 from pytest_netbench._report.requests import request_lines
 from pytest_netbench._report.sessions import flow_model, flow_target
 from pytest_netbench._report.shares import share_lines
+from pytest_netbench._report.stream_figures import stream_legend, stream_rows
 from pytest_netbench._report.targets import describe_target
 
 if TYPE_CHECKING:
@@ -352,16 +353,7 @@ def _streams(result: LoadResult) -> list[str]:
         "".ljust(_LABEL_WIDTH) + heading,
     ]
     openai = stream.mode == "openai"
-    rows = (
-        ("first byte", stream.first_byte),
-        ("TTFT" if openai else "first event", stream.first_event),
-        ("ITL" if openai else "gap", stream.gap),
-        *((("TPOT", stream.tpot),) if openai else ()),
-        ("E2EL" if openai else "whole", stream.whole),
-    )
-    for label, summary in rows:
-        if summary.count:
-            lines.append(_latency_row(label, summary))
+    lines += [_latency_row(label, summary) for label, summary in stream_rows(stream)]
     if openai:
         lines.append(
             f"  output tokens: {stream.output_tokens:,},"
@@ -380,14 +372,9 @@ def _streams(result: LoadResult) -> list[str]:
             f"  events a stream: min {counts.min:,}, p50 {counts.p50:,},"
             f" mean {counts.mean:,.1f}, max {counts.max:,}"
         )
-    origin = "its intended send" if result.mode == "open" else "the request's send"
-    if openai:
-        lines += [
-            f"  (TTFT, E2EL: from {origin}; ITL: between token chunks;",
-            "   TPOT: (E2EL - TTFT) / (tokens - 1) a stream; vLLM's benchmark definitions)",
-        ]
-    else:
-        lines.append(f"  (first byte, first event, whole: from {origin}; gap: between events)")
+    legend = stream_legend(stream, open_loop=result.mode == "open")
+    lines += [f"  {'(' if i == 0 else ' '}{line}" for i, line in enumerate(legend)]
+    lines[-1] += ")"
     return lines
 
 

@@ -1,6 +1,7 @@
 """A streaming load's figures in the HTML report: under a test's loads, one table with a
-row per figure (first byte, first event, gap, whole stream) for each streaming load (per
-parametrisation, its median trial), and its events: count, per stream, per second."""
+row per figure (first byte, first event, gap, whole stream; TTFT, ITL, TPOT and E2EL for
+token streams) for each streaming load (per parametrisation, its median trial), and its
+events: count, per stream, per second."""
 
 from __future__ import annotations
 
@@ -12,13 +13,9 @@ from pytest_netbench._experiment.trials import median_trial
 from pytest_netbench._model import LatencySummary, LoadResult
 from pytest_netbench._report.cells import format_ms
 from pytest_netbench._report.matrix import effective_params
+from pytest_netbench._report.stream_figures import stream_legend, stream_rows
 
-_FIGURES = (("first byte", "first_byte"), ("first event", "first_event"), ("gap", "gap"))
 _COLUMNS = ("p50_ms", "p90_ms", "p99_ms", "max_ms", "mean_ms")
-_LEGEND = (
-    "First byte, first event and whole stream from the request's send (open loop: from"
-    " when it was due); gap: between one event and the next of a stream. Milliseconds."
-)
 
 
 def stream_loads(records: Sequence[Record], function: str) -> list[tuple[str, LoadResult]]:
@@ -50,7 +47,7 @@ def streams_html(records: Sequence[Record], function: str) -> list[str]:
     loads = stream_loads(records, function)
     if not loads:
         return []
-    parts = ["<h4>Streams</h4>", f'<p class="note">{escape(_LEGEND)}</p>']
+    parts = ["<h4>Streams</h4>"]
     head = "<th>figure</th>" + "".join(
         f"<th class=num>{c.removesuffix('_ms')}</th>" for c in _COLUMNS
     )
@@ -65,12 +62,17 @@ def streams_html(records: Sequence[Record], function: str) -> list[str]:
         )
         if stream.goodput == stream.goodput:  # not nan: a goodput SLO was given
             words += f"; goodput {stream.goodput:,.1f}/s ({stream.good_streams:,} good streams)"
+        if stream.mode == "openai":
+            words += (
+                f"; output tokens {stream.output_tokens:,},"
+                f" {stream.output_tokens_per_second:,.1f} tokens/s"
+            )
         title = f"{caption}: {words}" if caption else words
-        rows = [_row(label, getattr(stream, name)) for label, name in _FIGURES]
-        rows.append(_row("whole", stream.whole))
-        body = "\n".join(rows)
+        body = "\n".join(_row(label, summary) for label, summary in stream_rows(stream))
+        legend = " ".join(stream_legend(stream, open_loop=result.mode == "open"))
         parts.append(
             f"<p><b>{escape(title)}</b></p>"  # wider than the table: not its caption
+            f'<p class="note">{escape(legend)}. Milliseconds.</p>'
             f'<div class="scroll"><table class="streams">'
             f"<thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table></div>"
         )
