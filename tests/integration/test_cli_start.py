@@ -47,6 +47,18 @@ NOT_FOR_A_LOAD = (
     "pytest_netbench._experiment",
     "pytest_netbench._compare",
     "pytest_netbench._host.environment",
+    # Nor what only other loads need: worker processes (workers > 1), file locks on ports
+    # (a server the tool starts), HTTP/2 and HPACK, WebSocket connections, gRPC.
+    "multiprocessing",
+    "filelock",
+    "hpack",
+    "pytest_netbench._proto.h2_headers",
+    "pytest_netbench._proto.h2_client",
+    "pytest_netbench._engine.asyncio_io.h2_connection",
+    "pytest_netbench._engine.asyncio_io.ws_connection",
+    "pytest_netbench._engine.asyncio_io.ws_listen",
+    "pytest_netbench._input.grpc",
+    "pytest_netbench._proto.grpc",
 )
 # ``--help`` lists the commands: it needs none of a load's parts either.
 NOT_FOR_HELP = (

@@ -48,7 +48,6 @@ from pytest_netbench._model import (
 from pytest_netbench._model.checks import Check, check_slots, checks_from
 from pytest_netbench._proto import http as http_proto
 from pytest_netbench._proto import tcp as tcp_proto
-from pytest_netbench._proto.h2_headers import encode_spec_request
 from pytest_netbench._proto.templates import has_placeholder, request_problem
 from pytest_netbench._public import publish
 
@@ -298,6 +297,8 @@ def _check_h2(spec: LoadSpec) -> None:
     for name, why in _H2_NOT_YET:
         if given[name]:
             raise SpecError(f"protocol='h2': {why}")
+    from pytest_netbench._proto.h2_headers import encode_spec_request  # HPACK: h2's only
+
     for request in spec.mix or (None,):
         try:
             encode_spec_request(spec, request)

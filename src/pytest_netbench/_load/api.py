@@ -29,8 +29,6 @@ from pytest_netbench._engine.shares.workers import WorkerTransport, default_tran
 from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableError
 from pytest_netbench._host.kernel import tcp_ext_counter
 from pytest_netbench._host.preflight import plan_load
-from pytest_netbench._input.grpc import SupportsSerialize, grpc_spec
-from pytest_netbench._input.llm import PromptsArg
 from pytest_netbench._input.options import EchoOptions, HttpOptions, WsOptions
 from pytest_netbench._input.spec import echo_spec, http_spec, ws_spec
 from pytest_netbench._load.attempts import run_with_retries
@@ -46,6 +44,8 @@ from pytest_netbench._stats.recorder import WorkerOutcome
 # probes only (issue 35).
 if TYPE_CHECKING:
     from pytest_netbench._engine.shares.probe import ProbeProcess
+    from pytest_netbench._input.grpc import SupportsSerialize
+    from pytest_netbench._input.llm import PromptsArg
 
 
 class Sampler(Protocol):
@@ -463,6 +463,8 @@ def grpc_load(
     server-streaming method and times each call's messages as they arrive
     (``result.stream``: first event, gaps, events a call; ``stream_events`` checks the
     count)."""
+    from pytest_netbench._input.grpc import grpc_spec  # gRPC's protobuf and framing
+
     spec = grpc_spec(url, method, message, deadline=deadline, **options)
     return _run_with_retries(spec, server, progress, stop, cluster, retries)
 

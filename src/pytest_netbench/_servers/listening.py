@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING
 import psutil
 
 from pytest_netbench._errors import ServerCrashed
-from pytest_netbench._servers.ports import describe_process, listener_pids
+from pytest_netbench._servers.ports import describe_process, listener_pids, listening_inodes
 from pytest_netbench._servers.sampling import ProcessTreeSampler
+from pytest_netbench._servers.sock_diag import socket_holders
 
 if TYPE_CHECKING:
     from pytest_netbench._servers.profiling import NoProfile, RunningProfile
@@ -64,7 +65,9 @@ def find_listening_server(port: int) -> ListeningServer | None:
     """The server listening on ``port`` on this machine, or None when none can be told
     (nothing this user can see listens there, it is this process, or several unrelated
     process trees share the port)."""
-    roots = {_listening_root(pid, port) for pid in listener_pids(port) - {os.getpid()}}
+    inodes = listening_inodes(port)
+    pids = listener_pids(port) if inodes is None else socket_holders(inodes)
+    roots = {_listening_root(pid, port, inodes) for pid in pids - {os.getpid()}}
     roots.discard(None)
     if len(roots) != 1:
         return None
@@ -86,21 +89,25 @@ def holds_this_process(pid: int) -> bool:
         return False
 
 
-def _listening_root(pid: int, port: int) -> int | None:
+def _listening_root(pid: int, port: int, inodes: set[int] | None) -> int | None:
     """The eldest ancestor of ``pid`` (itself included) in an unbroken line of processes
     listening on ``port``. The system-wide socket table names one holder of a shared
     socket (a gunicorn worker, say), not each, so the line is walked up process by
     process."""
     try:
         proc = psutil.Process(pid)
-        while (parent := proc.parent()) is not None and _listens(parent, port):
+        while (parent := proc.parent()) is not None and _listens(parent, port, inodes):
             proc = parent
     except psutil.Error:
         return None
     return proc.pid
 
 
-def _listens(proc: psutil.Process, port: int) -> bool:
+def _listens(proc: psutil.Process, port: int, inodes: set[int] | None) -> bool:
+    """Whether ``proc`` holds a socket listening on ``port`` (one of ``inodes``, the
+    kernel's listeners there, when it could say)."""
+    if inodes is not None:
+        return bool(socket_holders(inodes, [proc.pid]))
     with contextlib.suppress(psutil.Error):
         for conn in proc.net_connections(kind="tcp"):
             if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port:

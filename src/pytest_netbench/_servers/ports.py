@@ -15,13 +15,19 @@ import errno
 import os
 import random
 import socket
+import struct
+import sys
 import tempfile
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import filelock
 import psutil
 
 from pytest_netbench._errors import PortInUseError, SpecError
+from pytest_netbench._servers.sock_diag import TCP_LISTEN, port_sockets, socket_holders
+
+if TYPE_CHECKING:  # filelock is a managed server's, imported as a port is reserved (issue 35)
+    import filelock
 
 _EPHEMERAL_RANGE_FILE = "/proc/sys/net/ipv4/ip_local_port_range"
 _DEFAULT_EPHEMERAL = (32768, 60999)
@@ -74,6 +80,8 @@ def _lock_dir() -> str:
 
 
 def _try_lock(port: int) -> filelock.BaseFileLock | None:
+    import filelock
+
     # thread_local=False: a server may be started in one thread and stopped in another.
     lock = filelock.FileLock(os.path.join(_lock_dir(), f"{port}.lock"), thread_local=False)
     try:
@@ -153,8 +161,21 @@ def _can_bind(host: str, port: int) -> bool:
     return True
 
 
+def listening_inodes(port: int) -> set[int] | None:
+    """The inodes of the TCP sockets listening on ``port`` (any address), asked of the
+    kernel (``sock_diag``); None where it cannot answer (not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    with contextlib.suppress(OSError, ValueError, struct.error):
+        return {inode for _, inode in port_sockets(port, frozenset((TCP_LISTEN,)))}
+    return None
+
+
 def listener_pids(port: int) -> set[int]:
     """Pids of processes with a TCP socket listening on ``port`` (any address)."""
+    inodes = listening_inodes(port)
+    if inodes is not None:
+        return socket_holders(inodes) if inodes else set()
     pids: set[int] = set()
     with contextlib.suppress(psutil.Error, OSError):
         for conn in psutil.net_connections(kind="tcp"):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import socket
 import struct
 import sys
 import threading
@@ -32,6 +31,7 @@ from pytest_netbench._host.kernel import tcp_socket_counts
 from pytest_netbench._model import ServerStats
 from pytest_netbench._public import publish
 from pytest_netbench._servers.host_cpu import HostCpuSampler
+from pytest_netbench._servers.sock_diag import TCP_ESTABLISHED, TCP_TIME_WAIT, port_sockets
 
 _MIB = 1024 * 1024
 _TREE_REFRESH_EVERY = 5
@@ -368,7 +368,9 @@ def count_sockets(port: int) -> tuple[int, int]:
     """
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, ValueError, struct.error):
-            return _count_by_sock_diag(port)
+            states = port_sockets(port, frozenset((TCP_ESTABLISHED, TCP_TIME_WAIT)))
+            established = sum(1 for state, _ in states if state == TCP_ESTABLISHED)
+            return established, len(states) - established
     established = time_wait = 0
     with contextlib.suppress(psutil.Error, OSError):
         for conn in psutil.net_connections(kind="tcp"):
@@ -379,72 +381,6 @@ def count_sockets(port: int) -> tuple[int, int]:
             elif conn.status == psutil.CONN_TIME_WAIT:
                 time_wait += 1
     return established, time_wait
-
-
-# Netlink sock_diag constants (linux/netlink.h, linux/sock_diag.h, linux/inet_diag.h).
-_NETLINK_SOCK_DIAG = 4
-_SOCK_DIAG_BY_FAMILY = 20
-_NLM_F_REQUEST_DUMP = 0x1 | 0x300
-_NLMSG_ERROR = 2
-_NLMSG_DONE = 3
-_INET_DIAG_REQ_BYTECODE = 1
-_BC_S_GE = 2
-_BC_S_LE = 3
-_TCP_ESTABLISHED = 1
-_TCP_TIME_WAIT = 6
-_NLMSG_HEADER = struct.Struct("=IHHII")
-_DIAG_REQUEST = struct.Struct("=BBBBI48x")  # inet_diag_req_v2 with a zeroed sockid
-_BC_OP = struct.Struct("=BBH")
-
-
-def _port_filter(port: int) -> bytes:
-    """Bytecode accepting sockets whose source port is ``port`` (sport >= p and <= p).
-
-    A "no" jump past the end of the program rejects; running off the exact end accepts.
-    """
-    return b"".join(
-        (
-            _BC_OP.pack(_BC_S_GE, 8, 20),
-            _BC_OP.pack(0, 0, port),
-            _BC_OP.pack(_BC_S_LE, 8, 12),
-            _BC_OP.pack(0, 0, port),
-        )
-    )
-
-
-def _count_by_sock_diag(port: int) -> tuple[int, int]:
-    states = (1 << _TCP_ESTABLISHED) | (1 << _TCP_TIME_WAIT)
-    program = _port_filter(port)
-    attribute = struct.pack("=HH", 4 + len(program), _INET_DIAG_REQ_BYTECODE) + program
-    counts = {_TCP_ESTABLISHED: 0, _TCP_TIME_WAIT: 0}
-    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, _NETLINK_SOCK_DIAG) as nl:
-        for family in (socket.AF_INET, socket.AF_INET6):
-            body = _DIAG_REQUEST.pack(family, socket.IPPROTO_TCP, 0, 0, states) + attribute
-            header = _NLMSG_HEADER.pack(
-                _NLMSG_HEADER.size + len(body), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST_DUMP, 1, 0
-            )
-            nl.sendall(header + body)
-            _read_dump(nl, counts)
-    return counts[_TCP_ESTABLISHED], counts[_TCP_TIME_WAIT]
-
-
-def _read_dump(nl: socket.socket, counts: dict[int, int]) -> None:
-    while True:
-        data = nl.recv(65536)
-        offset = 0
-        while offset + _NLMSG_HEADER.size <= len(data):
-            length, kind, _, _, _ = _NLMSG_HEADER.unpack_from(data, offset)
-            if kind == _NLMSG_DONE:
-                return
-            if kind == _NLMSG_ERROR:
-                (errno_neg,) = struct.unpack_from("=i", data, offset + _NLMSG_HEADER.size)
-                raise OSError(-errno_neg, "sock_diag request refused")
-            state = data[offset + _NLMSG_HEADER.size + 1]  # inet_diag_msg.idiag_state
-            if state in counts:
-                counts[state] += 1
-            offset += (length + 3) & ~3
-            if length == 0:
-                return
 
 
 publish(globals())

@@ -7,7 +7,9 @@ Python: a second of traffic usually has far fewer distinct microsecond values th
 
 from __future__ import annotations
 
+import ctypes
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from itertools import repeat
@@ -19,6 +21,7 @@ LOWEST_US = 1
 HIGHEST_US = 3_600_000_000  # one hour
 SIGNIFICANT_DIGITS = 3
 _NS_PER_US = 1000
+_NONZERO = re.compile(rb"[^\x00]")
 
 
 def new_histogram() -> HdrHistogram:
@@ -99,12 +102,18 @@ def mean_and_stdev_us(hist: HdrHistogram) -> tuple[float, float]:
     ``get_stddev`` give them (each value at the middle of its bucket), in one pass over the
     buckets that hold values. hdrh's own walk every bucket up to the maximum through a
     Python iterator, three times between them: about 0.1 s of CPU for every load summarized,
-    however few its samples."""
+    however few its samples. The buckets that hold values are found in the counts' bytes
+    by a regular expression (in C): a Python loop over the 50,000 counts of a histogram up
+    to an hour costs 9 ms a call, four calls a summary (issue 35)."""
     total = hist.get_total_count()
     if not total:
         return 0.0, 0.0
     middles: list[tuple[int, int]] = []
-    for index, count in enumerate(hist.counts):
+    counts = hist.counts
+    width = ctypes.sizeof(counts) // len(counts)
+    filled = dict.fromkeys(at.start() // width for at in _NONZERO.finditer(bytes(counts)))
+    for index in filled:
+        count = counts[index]
         if count:
             value = hist.get_value_from_index(index)
             low = hist.get_lowest_equivalent_value(value)

@@ -12,7 +12,7 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 from time import monotonic_ns
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from pytest_netbench._engine.rules.exchange import Exchange
 from pytest_netbench._engine.rules.phases import record_connect, record_phases, watch_first_byte
@@ -84,6 +84,10 @@ class Connection(asyncio.BaseProtocol):
     takes a protocol for a buffered one only if it is not an ``asyncio.Protocol``, and
     :class:`~pytest_netbench._engine.asyncio_io.echo_connection.EchoConnection` must be.
     """
+
+    # A timed-out request fails alone, the connection kept (HTTP/2's streams), not the
+    # connection with every request on it.
+    streams_time_out_alone: ClassVar[bool] = False
 
     def __init__(self, run: ConnectionOwner) -> None:
         self.run = run

@@ -18,7 +18,7 @@ import ssl
 from collections import deque
 from collections.abc import Callable, Coroutine
 from time import monotonic_ns
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pytest_netbench._engine.asyncio_io.connect import connect
 from pytest_netbench._engine.asyncio_io.connect_phase import ConnectPhase
@@ -37,7 +37,6 @@ from pytest_netbench._engine.asyncio_io.fused_http import (
     FusedVariedConnection,
     fits_fused_path,
 )
-from pytest_netbench._engine.asyncio_io.h2_connection import H2Connection
 from pytest_netbench._engine.asyncio_io.precise_timer import create_precise_timer
 from pytest_netbench._engine.asyncio_io.raw_connection import (
     RawHttpConnection,
@@ -45,7 +44,6 @@ from pytest_netbench._engine.asyncio_io.raw_connection import (
     can_use_raw_sockets,
     numeric_address,
 )
-from pytest_netbench._engine.asyncio_io.ws_connection import WsConnection
 from pytest_netbench._engine.rules.accounting import RunAccounting
 from pytest_netbench._engine.rules.clocks import NS_PER_S
 from pytest_netbench._engine.rules.connecting import (
@@ -68,6 +66,9 @@ from pytest_netbench._engine.rules.share import WorkerShare
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.source import RequestSource
 from pytest_netbench._stats.recorder import ONE_SECOND_NS
+
+if TYPE_CHECKING:
+    from pytest_netbench._engine.asyncio_io.h2_connection import H2Connection
 
 _MIN_TIMER_S = 0.001
 _NEVER_NS = 2**63 - 1
@@ -99,6 +100,9 @@ class BaseRun(RunAccounting):
         fused = fits_fused_path(exchange.parser_framed, self.closes_after, writes)
         self.connection_class: type[Connection] = Connection
         if exchange.h2 is not None:
+            # (imported here: HTTP/2's framing and HPACK are no HTTP/1.1 load's, issue 35)
+            from pytest_netbench._engine.asyncio_io.h2_connection import H2Connection
+
             self.connection_class = H2Connection  # a mix's kinds too
         elif exchange.stream is not None:
             self.connection_class = StreamVariedConnection if varies else StreamConnection
@@ -113,6 +117,8 @@ class BaseRun(RunAccounting):
         elif exchange.verified_echo:
             self.connection_class = EchoConnection
         elif exchange.websocket is not None:
+            from pytest_netbench._engine.asyncio_io.ws_connection import WsConnection
+
             self.connection_class = WsConnection
         # Connections opened and closed often go on raw sockets (see raw_connection).
         self.raw: RawSockets | None = None
@@ -322,8 +328,10 @@ class BaseRun(RunAccounting):
                 if now - conn.connect_started > self.connect_timeout_ns:
                     conn.connect_task.cancel()
             elif conn.pending and now - conn.pending[0] > self.timeout_ns:
-                if isinstance(conn, H2Connection):  # a stream times out alone
-                    conn.time_out(now - self.timeout_ns, stream_timeout(self.spec.timeout_s).detail)
+                if conn.streams_time_out_alone:  # HTTP/2: a stream times out alone
+                    cast("H2Connection", conn).time_out(
+                        now - self.timeout_ns, stream_timeout(self.spec.timeout_s).detail
+                    )
                     continue
                 self.fail_outstanding(conn, *response_timeout(self.spec.timeout_s))
                 if conn.transport is not None:

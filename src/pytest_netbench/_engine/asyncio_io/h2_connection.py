@@ -59,6 +59,7 @@ class _OpenH2Owner(_H2Owner, Protocol):
 class H2Connection(Connection):
     """One HTTP/2 client connection (see the module's docstring)."""
 
+    streams_time_out_alone = True
     streams: H2Streams
 
     def __init__(self, run: ConnectionOwner) -> None:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import errno as errno_mod
 import ssl
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from pytest_netbench._model import ErrorKind
-from pytest_netbench._proto.websocket import HandshakeRefused, describe_close
+
+if TYPE_CHECKING:
+    from pytest_netbench._proto.websocket import HandshakeRefused
 
 
 class Failure(NamedTuple):
@@ -124,6 +126,8 @@ def ws_handshake_invalid(problem: object) -> Failure:
 def ws_server_closed(code: int, reason: str) -> Failure:
     """The server closed the WebSocket (a close frame) with messages outstanding, or a
     held connection."""
+    from pytest_netbench._proto.websocket import describe_close  # a WebSocket load's
+
     return Failure("reset", f"the server closed the WebSocket: {describe_close(code, reason)}")
 
 

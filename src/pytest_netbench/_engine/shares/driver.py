@@ -15,7 +15,6 @@ from pytest_netbench._engine.asyncio_io.connect_phase import ConnectPhase, phase
 from pytest_netbench._engine.asyncio_io.connection import Connection
 from pytest_netbench._engine.asyncio_io.engine import BaseRun, ClosedRun, OpenRun
 from pytest_netbench._engine.asyncio_io.timers import RunTimers
-from pytest_netbench._engine.asyncio_io.ws_listen import ListenRun
 from pytest_netbench._engine.rules.accounting import request_source
 from pytest_netbench._engine.rules.clocks import NS_PER_S
 from pytest_netbench._engine.rules.connecting import make_ssl_context
@@ -66,6 +65,8 @@ async def _run_share(
     await _sleep_until(start_at)
     run_class: type[BaseRun] = ClosedRun if share.rate is None else OpenRun
     if spec.listen:
+        from pytest_netbench._engine.asyncio_io.ws_listen import ListenRun
+
         run_class = ListenRun  # held WebSocket connections (see ws_listen)
     ssl_context = make_ssl_context(spec)
     run: BaseRun = run_class(loop, spec, exchange, share, start_at, ssl_context, source)

@@ -22,19 +22,14 @@ that is found before any worker is spawned, and said with what to do
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
-import multiprocessing.process
 import os
 import signal
 import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from multiprocessing.connection import Connection, wait
-from multiprocessing.context import SpawnContext
-from multiprocessing.process import BaseProcess
 from time import monotonic_ns
-from typing import Protocol, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from pytest_netbench._engine.asyncio_io.connect_phase import phase_limit_s
 from pytest_netbench._engine.rules.clocks import NS_PER_S
@@ -50,6 +45,12 @@ from pytest_netbench._errors import (
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._model.live import ShareSnapshot
 from pytest_netbench._stats.recorder import WorkerOutcome
+
+if TYPE_CHECKING:  # multiprocessing is imported when workers are spawned (a one-worker
+    # load, the CLI's common case, runs in this thread and needs none of it: issue 35)
+    from multiprocessing.connection import Connection
+    from multiprocessing.context import SpawnContext
+    from multiprocessing.process import BaseProcess
 
 # How long after its last possible end a load with a duration may take to bring its
 # outcomes back (a busy machine, a slow share's last writes) before its shares are lost.
@@ -141,6 +142,8 @@ class LocalProcesses:
         unrunnable = unrunnable_main_script(spec)
         if unrunnable:
             raise WorkerFailed(unrunnable)  # before any worker dies of it
+        import multiprocessing
+
         released = monotonic_ns()
         context = multiprocessing.get_context("spawn")
         reports = watch is not None and watch.report is not None
@@ -251,6 +254,8 @@ def _collect(
     """Read every worker's messages until each has sent its outcome, exited or run out of
     time (``limit_s``; None: no limit, see :func:`outcome_limit_s`); pass snapshots on and a
     stop request down as they come."""
+    from multiprocessing.connection import Connection, wait
+
     outcomes: dict[int, WorkerOutcome] = {}
     failures: list[str | FlowError] = []
     waiting = {pipe: (i, proc) for i, (proc, pipe) in enumerate(procs)}
@@ -304,6 +309,9 @@ def refuse_while_importing_main() -> None:
     ``_inheriting`` is multiprocessing's own mark of that phase (its
     ``spawn._check_not_importing_main`` reads it); the name says whose worker it is.
     """
+    multiprocessing = sys.modules.get("multiprocessing")
+    if multiprocessing is None:
+        return  # a spawned worker has it imported before it re-runs the main script
     process = multiprocessing.current_process()
     if getattr(process, "_inheriting", False) and process.name.startswith(_WORKER_NAME):
         raise SystemExit(_IMPORTING_MAIN_EXIT)
@@ -339,6 +347,8 @@ def unrunnable_main_script(spec: LoadSpec) -> str | None:
     if not isinstance(given, str):
         return None
     path = given
+    import multiprocessing.process
+
     original_dir = getattr(multiprocessing.process, "ORIGINAL_DIR", None)
     if not os.path.isabs(path) and original_dir is not None:
         path = os.path.join(original_dir, path)
