@@ -1,6 +1,6 @@
 """Build and run the benchmark's own servers, pinned to one core.
 
-The C server (``httpd.c``, every mode) and the Go net/http one (``hello_go/``, hello only)
+The C server (``httpd.c``, every mode) and the Go net/http one (``hello_go/``, hello and vary)
 are built once into a cache directory outside the work tree (``$NETBENCH_BENCH_BUILD`` or
 ``/tmp/netbench-bench-build``) and rebuilt only when their source changes.
 :class:`PinnedServer` starts one under ``taskset``, reads the port it prints, and always
@@ -114,10 +114,11 @@ class PinnedServer:
     """A benchmark server in one mode, pinned to ``cpu``; use as a context manager.
 
     ``server="c"`` is ``httpd.c`` (hello, delay, stall); ``server="go"`` is net/http with
-    GOMAXPROCS=1 (hello only); ``server="go-echo"`` is the catalog's Go echo (read/write
-    per connection, GOMAXPROCS=1); ``server="go-h2c"`` the catalog's Go HTTP/2 server over
-    h2c (hello's "/", GOMAXPROCS=1); ``server="go-catalog"`` the catalog's Go hello app
-    (its ``/sse`` streams with set timings, GOMAXPROCS=1).
+    GOMAXPROCS=1 (hello, or vary: every response a different id and length);
+    ``server="go-echo"`` is the catalog's Go echo (read/write per connection, GOMAXPROCS=1);
+    ``server="go-h2c"`` the catalog's Go HTTP/2 server over h2c (hello's "/", GOMAXPROCS=1);
+    ``server="go-catalog"`` the catalog's Go hello app (its ``/sse`` streams with set
+    timings, GOMAXPROCS=1).
     """
 
     def __init__(
@@ -129,8 +130,10 @@ class PinnedServer:
             self.command = [str(build_go_echo()), "hello", "127.0.0.1", "0"]
         elif server == "go-h2c":
             self.command = [str(build_go_h2()), "h2c", "127.0.0.1", "0"]
-        elif server not in ("c", "go") or (server == "go" and mode != "hello"):
-            sys.exit(f"no {server!r} server in mode {mode!r}: use server c, or go with hello")
+        elif server not in ("c", "go") or (server == "go" and mode not in ("hello", "vary")):
+            sys.exit(
+                f"no {server!r} server in mode {mode!r}: use server c, or go with hello or vary"
+            )
         else:
             binary = build_httpd() if server == "c" else build_go_hello()
             self.command = [str(binary), "--mode", mode, "--host", "127.0.0.1", "--port", "0"]

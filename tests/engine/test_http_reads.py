@@ -176,6 +176,50 @@ def test_identical_reads_of_two_responses_count_both(loop: str, consistent: Chec
     assert r.errors_total == r.errors["status"] == codes[404]
 
 
+class EveryAnswerDiffers:
+    """Answers every request with bytes unlike any before: an id in a header and in the
+    body, and a body whose length cycles through 0..199 bytes of padding (as
+    benchmarks/servers/hello_go's vary mode). The first ``varying`` answers of a
+    connection differ, the rest repeat one answer."""
+
+    def __init__(self, varying: int) -> None:
+        self.varying = varying
+        self.answered = 0
+
+    async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        on_connection = 0
+        while True:
+            try:
+                await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            self.answered += 1
+            on_connection += 1
+            n = min(on_connection, self.varying)
+            body = b'{"id":%d,"pad":"%s"}' % (n, b"x" * (n % 200))
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nX-Request-Id: %d\r\nContent-Length: %d\r\n\r\n%s"
+                % (n, len(body), body)
+            )
+            await writer.drain()
+
+
+@pytest.mark.parametrize("varying", [10**9, 150], ids=["always", "then-the-same"])
+def test_answers_that_never_repeat_are_each_counted(
+    loop: str, consistent: Check, varying: int
+) -> None:
+    # On the fused path a connection looks for a read that repeats the one before, and
+    # gives up after a run of reads that differ (more than 64 here); every answer is
+    # still parsed and counted, those that start to repeat after it gave up too.
+    app = EveryAnswerDiffers(varying)
+    with ServerThread(app) as server:
+        r = consistent(http_load(server.url, loop=loop, connections=2, duration=0.8))
+    assert r.errors_total == 0
+    assert r.status_codes == {200: r.ok}
+    assert 0 < r.ok <= app.answered
+    assert r.ok > 2 * 64  # past the look-out's budget on at least one connection
+
+
 OK_CLOSE = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"
 OK_OPEN = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 

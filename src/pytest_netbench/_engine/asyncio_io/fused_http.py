@@ -80,6 +80,12 @@ def checked_status(
     return status
 
 
+# No read: what _same and _candidate hold when they hold none (every read has a byte).
+_NO_READ = b""
+# Reads unlike the one before, in a row, after which a connection stops looking for a
+# read that repeats (FusedHttpConnection._probes).
+_PROBES = 64
+
 # What a connection's first answer reads as status when it belongs to a request that
 # waited for the connection (opened_for_request): no status, so not the steady state.
 _FRESH = -1
@@ -131,8 +137,13 @@ class FusedHttpConnection(Connection):
         self._others = 0
         # A read that held exactly one steady 200 (plain connections only), and one the
         # parser found so twice: the latter is answered without it (see data_received).
-        self._candidate: bytes | None = None
-        self._same: bytes | None = None
+        # Empty when there is none: no read is empty, and bytes compare with bytes at once.
+        self._candidate = self._same = _NO_READ
+        # How many more reads unlike the one before may be kept as candidates: a server
+        # whose every answer differs (an id, a length) stops the look-out for good, and
+        # its reads cost the parser alone (issue 35). A repeat found refills it, so a
+        # Date header that changes once a second never stops it.
+        self._probes = _PROBES
         return parser.feed_data
 
     def data_received(self, data: bytes) -> None:
@@ -166,20 +177,23 @@ class FusedHttpConnection(Connection):
             return
         if self._inside:
             self._hand_over(data)
-        elif self._streak == streak + 1 and self._others == others and self._plain:
+        elif self._probes and self._streak == streak + 1 and self._others == others:
             # Exactly one response, the plain steady state's. Kept for the shortcut once
             # the parser has found the same bytes so twice: the first response of a
             # connection is parsed from the parser's initial state, not from between two.
             if data == self._candidate:
                 self._same = data
+                self._probes = _PROBES
             else:
                 self._candidate = data
+                self._probes -= 1
 
     def _hand_over(self, data: bytes) -> None:
         """This read ended inside a response; every earlier one ended between two, so
         ``data`` begins at a boundary and the framer can take the stream from its start."""
         self._inside = False
-        self._same = None  # the framer has the stream from now on
+        self._same = _NO_READ  # the framer has the stream from now on
+        self._probes = 0
         framer = self.run.exchange.make_framer(self.on_response, self.on_protocol_error)
         assert isinstance(framer, ResponseFramer)  # parser-framed: see fits_fused_path
         watch_first_byte(framer, self._began)
@@ -261,7 +275,7 @@ class FusedHttpConnection(Connection):
         and the run closes it once what it has outstanding is answered."""
         super().close_after_response()
         self._keep_alive = _last_response
-        self._same = self._candidate = None
+        self._same = self._candidate = _NO_READ
 
     def settle_counts(self) -> None:
         """Move the steady-state streak into the run's counters. Only a duration run has a
@@ -293,7 +307,7 @@ class FusedHttpConnection(Connection):
         if not keep_alive:
             # The parser now refuses whatever follows ("data after Connection: close"), a
             # pipelined response included: no read is known from here on.
-            self._same = self._candidate = None
+            self._same = self._candidate = _NO_READ
         self.on_response(code, keep_alive)
 
 
@@ -306,6 +320,7 @@ class FusedVariedConnection(FusedHttpConnection, VariedConnection):
     def __init__(self, run: ConnectionOwner) -> None:
         super().__init__(run)
         self._plain = False
+        self._probes = 0
         self._varied = True
 
 
@@ -325,6 +340,7 @@ class FusedMixConnection(FusedHttpConnection, MixConnection):
         self._answered = [0] * len(counters)
         self._written = [0] * len(counters)
         self._plain = False
+        self._probes = 0
 
     def _steady_response(self, now: int) -> None:
         # Inlined copies of RunAccounting.record_kind, .take (with .claim) and
@@ -378,6 +394,7 @@ class FusedOpenConnection(FusedHttpConnection):
         self._uncorrected = run.recorder.uncorrected.append
         self._due = self.intended
         self._plain = False
+        self._probes = 0
 
     def _steady_response(self, now: int) -> None:
         # Inlined copies of RunAccounting.record (open loop) and of OpenRun._free;
