@@ -20,8 +20,14 @@ fi
 "$python" "$here/bench_vs_wrk.py" "${vs_wrk[@]}"
 if command -v go >/dev/null; then
     "$python" "$here/bench_vs_wrk.py" --trials "${vs_wrk[1]}" --duration "${vs_wrk[3]}" --server go
+    # Marginal CPU per request, every response different and the same bytes, vs wrk.
+    if [[ "${1:-}" == "--quick" ]]; then
+        "$python" "$here/bench_marginal_cpu.py" --rounds 1 --short 1 --long 3 --rows vary,hello
+    else
+        "$python" "$here/bench_marginal_cpu.py" --rounds 5 --rows vary,hello
+    fi
 else
-    echo "(go not found: skipping bench_vs_wrk.py --server go)"
+    echo "(go not found: skipping bench_vs_wrk.py --server go and bench_marginal_cpu.py)"
 fi
 "$python" "$here/bench_latency.py" "${latency[@]}"
 "$python" "$here/bench_open_loop.py" "${open_loop[@]}"
