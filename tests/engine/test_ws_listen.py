@@ -68,6 +68,15 @@ def test_held_connections_and_a_count_of_stamped_pushes(
     assert r.bytes_read > 0
     # Each held connection closed cleanly at the end, pushes still arriving.
     assert closes_once_settled(app, HELD) == [1000] * HELD
+    # In the streams' vocabulary: each held connection a stream, each push an event; the
+    # server pushes 0.3 s after the last connection opened, then every 10 ms.
+    s = r.stream
+    assert s is not None and s.mode == "ws"
+    assert (s.streams, s.events, s.events_per_stream.streams) == (HELD, 120, HELD)
+    assert s.first_event.count == HELD and s.gap.count == 120 - HELD
+    assert s.first_event.p50_ms >= 250, s.first_event
+    assert 5 < s.gap.p50_ms < 60, s.gap
+    assert s.first_byte.count == 0  # a push has no request to answer
 
 
 def test_binary_stamps_and_pushes_without_one(

@@ -49,7 +49,9 @@ class StreamStats:
     short: their events are kept); ``events`` their events, ``events_per_second`` those
     per second of the window."""
 
-    mode: str  # "sse" (server-sent events), "chunks" (each read of the body), "openai", "grpc"
+    # "sse" (server-sent events), "chunks" (each read of the body), "openai", "grpc", "ws" (a
+    # listen load's pushes: each held connection a stream, each push an event)
+    mode: str
     streams: int
     events: int
     events_per_second: float

@@ -335,6 +335,7 @@ _STREAM_WORDS = {
     "chunks": "chunks of the body",
     "openai": "OpenAI-compatible token streams",
     "grpc": "gRPC server streaming, each message an event",
+    "ws": "WebSocket pushes, each held connection a stream",
 }
 
 

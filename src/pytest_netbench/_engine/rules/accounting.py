@@ -38,6 +38,7 @@ from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.checks import CHECK_BASE, split_code
 from pytest_netbench._proto.source import RequestSource
 from pytest_netbench._stats.recorder import Recorder, WorkerOutcome
+from pytest_netbench._stats.streams import StreamSamples
 
 _NEVER_NS = 2**63 - 1
 # Requests that vary are rendered this many at a time: few at first, so a short load
@@ -134,6 +135,8 @@ class RunAccounting:
         self.streams: StreamRules | None = None
         if exchange.stream is not None:
             self.streams = StreamRules(exchange.stream, self.recorder)
+        # A listen load's held connections as streams of pushes (see rules/listen_rules).
+        self.push_streams: StreamSamples | None = None
 
     def window_deadline(self) -> int:
         """When a duration run's window ends; for a request count, never."""
@@ -480,6 +483,8 @@ class RunAccounting:
         outcome.feeders_ran_out = self.source_ran_out
         if self.streams is not None:
             outcome.stream = self.streams.samples.fold()
+        elif self.push_streams is not None:
+            outcome.stream = self.push_streams.fold()
         return outcome
 
 

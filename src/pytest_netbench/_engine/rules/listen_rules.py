@@ -18,6 +18,11 @@ as for any load:
 - a push that has begun to arrive when the load ends is ``in_flight``.
 
 Pushes that arrive before the window (during warm-up) are neither counted nor timed.
+
+Each held connection is also a stream in the vocabulary of server-sent events and gRPC
+streams (``result.stream``, mode ``"ws"``): its first push (from when it began listening,
+or the window's start if later), the gaps between its pushes inside the window, and its
+count of pushes; a connection that heard nothing is a stream of no events.
 """
 
 from __future__ import annotations
@@ -27,16 +32,20 @@ from time import monotonic_ns
 from pytest_netbench._engine.rules.accounting import RunAccounting
 from pytest_netbench._engine.rules.clocks import NS_PER_S
 from pytest_netbench._proto.ws_push import StampReader, ping_frame, ping_sent_ns
+from pytest_netbench._stats.streams import StreamSamples
 
 
 class Held:
     """One held connection's part of the rules: when its last push came, the send time of
-    its client ping awaiting a pong (0: none), and whether its loss has been counted."""
+    its client ping awaiting a pong (0: none), whether its loss has been counted, and (as a
+    stream) when it began listening and its pushes in the window."""
 
-    __slots__ = ("last_ns", "lost", "ping_ns", "pongs")
+    __slots__ = ("events", "last_ns", "listening_ns", "lost", "ping_ns", "pongs")
 
     def __init__(self) -> None:
         self.last_ns = 0
+        self.listening_ns = 0
+        self.events = 0
         self.ping_ns = 0
         self.pongs = 0
         self.lost = False
@@ -45,7 +54,7 @@ class Held:
 class ListenRules:
     """A listen load's counting (see the module's docstring), on the run's recorder."""
 
-    __slots__ = ("_timeout_ns", "ping_every_s", "pings", "pongs", "run", "stamps")
+    __slots__ = ("_held", "_timeout_ns", "ping_every_s", "pings", "pongs", "run", "stamps")
 
     def __init__(self, run: RunAccounting) -> None:
         spec = run.spec
@@ -57,10 +66,13 @@ class ListenRules:
         self._timeout_ns = int(spec.timeout_s * NS_PER_S)
         self.pings = 0  # client pings sent, and the pongs that answered them
         self.pongs = 0
+        self._held: list[Held] = []  # every connection that listened: a stream each
+        run.push_streams = StreamSamples("ws")
 
     def hold(self, held: Held, now: int) -> None:
         """The connection is open and listening from ``now``."""
-        held.last_ns = now
+        held.last_ns = held.listening_ns = now
+        self._held.append(held)
 
     def push(self, held: Held, stamp_ns: int, problem: str, now: int, wall_ns: int) -> None:
         """A whole push arrived at ``now`` (``wall_ns`` on the wall clock)."""
@@ -73,6 +85,13 @@ class ListenRules:
         rec = run.recorder
         rec.sent += 1
         run.completed += 1
+        streams = run.push_streams
+        if streams is not None:
+            if held.events == 0:
+                streams.first_event.append(now - max(held.listening_ns, measure))
+            elif last >= measure:
+                streams.gaps.append(now - last)
+            held.events += 1
         if problem:
             rec.error("verify", problem)
         elif stamp_ns:
@@ -106,6 +125,8 @@ class ListenRules:
         run = self.run
         if run.stopping:
             return
+        if run.push_streams is not None:  # each connection that listened is a stream
+            run.push_streams.events.extend(held.events for held in self._held)
         if run.budget is not None:
             partial = min(partial, max(run.budget, 0))
         run.recorder.sent += partial
