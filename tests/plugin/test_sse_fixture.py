@@ -34,8 +34,20 @@ def test_an_sse_load_is_recorded(pytester: pytest.Pytester) -> None:
     if importlib.util.find_spec("starlette") is None:
         pytest.skip("starlette is not installed")
     pytester.makepyfile(SSE_TESTS)
-    result = pytester.runpytest_subprocess("--netbench", "--netbench-json=out.json")
+    result = pytester.runpytest_subprocess(
+        "--netbench", "--netbench-json=out.json", "--netbench-markdown=out.md"
+    )
     result.stdout.fnmatch_lines(["*stream must be 'sse' (server-sent events), 'chunks'*"])
+    # Under the test's matrix, its stream figures (terminal and Markdown).
+    result.stdout.fnmatch_lines(
+        [
+            "  streams (ms): each load's stream figures*",
+            "  load * streams * events/s * first event p50 * first event p99 * gap p50 * gap p99",
+            "  (one load) * 6 *",
+        ]
+    )
+    markdown = (pytester.path / "out.md").read_text()
+    assert "#### Streams" in markdown and "| first event p50 |" in markdown
     result.assert_outcomes(passed=1, failed=1)
     records = json.loads((pytester.path / "out.json").read_text())
     [record] = [r for r in records["records"] if r["function"].endswith("test_tokens")]

@@ -73,6 +73,7 @@ def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
         from pytest_netbench._report.phases import phase_tables_text
         from pytest_netbench._report.profile_tables import profile_tables_text
         from pytest_netbench._report.requests import request_tables_text
+        from pytest_netbench._report.stream_tables import stream_tables_text
 
         matrices = build_matrices(
             nb.records, metrics=settings.columns, baseline=settings.baseline_column
@@ -84,6 +85,7 @@ def conclude(config: pytest.Config, nb: NetbenchSession) -> None:
                 + request_tables_text(nb.records, m.function, width=width)
                 + check_tables_text(nb.records, m.function)
                 + phase_tables_text(nb.records, m.function)
+                + stream_tables_text(nb.records, m.function)
                 + profile_tables_text(nb.records, m.function, width=width)
                 for m in matrices
             )

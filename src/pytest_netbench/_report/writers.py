@@ -49,6 +49,7 @@ from pytest_netbench._report.phases import phase_tables_markdown
 from pytest_netbench._report.profile_tables import profile_tables_markdown
 from pytest_netbench._report.requests import request_tables_markdown
 from pytest_netbench._report.sessions import sessions_markdown
+from pytest_netbench._report.stream_tables import stream_tables_markdown
 
 if TYPE_CHECKING:
     from pytest_netbench._experiment.capacity import CapacityResult
@@ -228,6 +229,7 @@ class MarkdownWriter:
                         request_tables_markdown(outputs.records, m.function),
                         check_tables_markdown(outputs.records, m.function),
                         phase_tables_markdown(outputs.records, m.function),
+                        stream_tables_markdown(outputs.records, m.function),
                         profile_tables_markdown(outputs.records, m.function),
                         sessions_markdown(outputs.records, m.function),
                         endings_markdown(outputs.records, m.function),
