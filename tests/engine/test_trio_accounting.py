@@ -15,7 +15,8 @@ import trio
 
 from pytest_netbench._engine.rules.exchange import build_exchange
 from pytest_netbench._engine.rules.share import split_load
-from pytest_netbench._engine.trio_io.engine import TrioRun, _Slot
+from pytest_netbench._engine.trio_io.run import TrioRun
+from pytest_netbench._engine.trio_io.slot import Slot
 from pytest_netbench._model import LoadSpec
 
 
@@ -28,7 +29,7 @@ def test_a_failure_after_stop_is_not_counted_twice(rate: float | None) -> None:
         run = TrioRun(spec, share, build_exchange(spec), monotonic_ns())
         now = monotonic_ns()
         assert run.take(now)
-        slot = _Slot()
+        slot = Slot()
         slot.pending.append(now)
         slot.intended.append(now)
         run.slots.add(slot)

@@ -360,7 +360,7 @@ class RunAccounting:
     def _outstanding_kinds(self, requests: Outstanding) -> list[int]:
         """The kind of each outstanding request of a mix connection, oldest first; one
         still waiting for its connection takes its request now, never to be written."""
-        # A mix run's connections keep kinds (asyncio's MixConnection, trio's _Slot).
+        # A mix run's connections keep kinds (asyncio's MixConnection, trio's Slot).
         kinds = cast(MixOutstanding, requests).kinds
         times = requests.intended if self.open_loop else requests.pending
         unwritten = []

@@ -34,13 +34,14 @@ import trio
 from pytest_netbench._engine.rules.clocks import NS_PER_S
 from pytest_netbench._engine.rules.failures import lost_connection, stream_timeout
 from pytest_netbench._engine.rules.h2_streams import H2Streams, alpn_refusal
-from pytest_netbench._engine.trio_io.engine import TrioRun, _Slot
+from pytest_netbench._engine.trio_io.run import TrioRun
+from pytest_netbench._engine.trio_io.slot import Slot
 
 _READ_SIZE = 256 * 1024
 _STREAM_ERRORS = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
 
-class H2Slot(_Slot):
+class H2Slot(Slot):
     """One HTTP/2 connection of a trio run: its requests (``pending``, ``intended``,
     ``kinds``) as streams (``streams``), and the tasks that move its bytes."""
 
@@ -54,7 +55,6 @@ class H2Slot(_Slot):
         "_takers",
         "_timeout_ns",
         "_wake",
-        "arriving",
         "run",
         "shed",
         "streams",
@@ -71,7 +71,6 @@ class H2Slot(_Slot):
         sweep_s = min(max(min(spec.timeout_s, spec.connect_timeout_s) / 10, 0.01), 0.25)
         self._expiry_ns = self._timeout_ns + int(sweep_s * NS_PER_S)
         self.shed = False  # closed loop: a ramp shed it; it sends nothing more
-        self.arriving = False  # open loop: counted in run.connecting until it takes one
         self._wake = trio.Event()  # the writer has something to write
         self._closing = False  # the writer writes what is queued, then stops
         self._gone = False  # the connection was lost (counted once)
@@ -206,26 +205,18 @@ class H2Slot(_Slot):
             await self._freed.acquire()
 
     def _accept(self, item: tuple[int, bool, bool]) -> int | None:
-        """A due request the work channel gave this connection (see trio_io.engine's
-        ``_hand_out``): its due time, counted as sent; None if it cannot go here."""
+        """A due request the work channel gave this connection (see ``TrioRun.hand_out``):
+        its due time, counted as sent; None if it cannot go here."""
         run = self.run
-        intended, counted, late = item
-        if self.arriving:
-            self.arriving = False
-            run.connecting -= 1
-        if run.stopping:
-            return None  # stop() has accounted for it
-        if self._gone or self.broken or not self.streams.may_continue:
+        if not run.stopping and (self._gone or self.broken or not self.streams.may_continue):
             # A GOAWAY (or the end) came after it was handed here: it goes to another.
+            if self.arriving:
+                self.arriving = False
+                run.connecting -= 1
             run.work_send.send_nowait(item)
             run.ensure_takers()
             return None
-        if counted:
-            run.handed.remove(intended)
-        else:
-            run.queued.remove(intended)
-            run.leave_waiting(intended, late=late)
-        return intended
+        return run.take_handed(self, item)  # None once stopping: stop() accounted for it
 
     # -- what a read (or a timeout, or the end) leads to --
     def _deadline(self) -> float:

@@ -1,5 +1,5 @@
 """The trio engine's WebSocket parts: the opening handshake on a connected stream, the
-frame-reading hooks one connection's loop calls (``trio_io.engine`` maps what they report
+frame-reading hooks one connection's loop calls (``trio_io.h1`` maps what they report
 to the run rules' error kinds, as it does for every other failure), and the clean close
 at the end of a load (``close_websocket``)."""
 
