@@ -345,21 +345,21 @@ class FlowConnection(UserConnection):
         self._fail_waiter("timeout", f"no complete response within {timeout_s}s")
 
     # -- failing --
-    def _fail_waiter(self, kind: str, detail: str) -> None:
+    def _fail_waiter(self, error: str, detail: str) -> None:
         """Record the outstanding request as failed, drop the link, wake the flow (where
         it waits for the head, or reads the body)."""
-        self.accounting.fail_outstanding(self, kind, detail)
+        self.accounting.fail_outstanding(self, error, detail)
         self._drop()
-        failure = RequestFailed(kind, detail)
+        failure = RequestFailed(error, detail)
         if self.head is not None and not self.head.done():
             self.head.set_exception(failure)
         elif self.parts is not None:
             self.parts.put_nowait(failure)
 
-    def _fail(self, kind: str, detail: str, err_no: int | None = None) -> None:
+    def _fail(self, error: str, detail: str, err_no: int | None = None) -> None:
         """A failed connect: recorded, and raised into the flow."""
-        self.accounting.fail_outstanding(self, kind, detail, err_no)
-        raise RequestFailed(kind, detail)
+        self.accounting.fail_outstanding(self, error, detail, err_no)
+        raise RequestFailed(error, detail)
 
     def _drop(self) -> None:
         link, self.link = self.link, None

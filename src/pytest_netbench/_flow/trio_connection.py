@@ -181,11 +181,11 @@ class TrioFlowConnection(UserConnection):
         self._broken = reason
 
     # -- failing and closing --
-    async def _failed(self, kind: str, detail: str, err_no: int | None = None) -> None:
+    async def _failed(self, error: str, detail: str, err_no: int | None = None) -> None:
         """Record the outstanding request as failed, drop the stream, raise into the flow."""
-        self.accounting.fail_outstanding(self, kind, detail, err_no)
+        self.accounting.fail_outstanding(self, error, detail, err_no)
         await self._drop()
-        raise RequestFailed(kind, detail)
+        raise RequestFailed(error, detail)
 
     async def _drop(self) -> None:
         stream, self.stream = self.stream, None

@@ -20,14 +20,14 @@ class SharedFlag:
     metavar: str
     help: str
     # "path": a file or folder; "count": a whole number; "number": any number; "text": as typed.
-    kind: Literal["path", "count", "number", "text"] = "path"
+    takes: Literal["path", "count", "number", "text"] = "path"
     # The value when the flag is not given, where both faces have the same one.
     default: str | None = None
 
     @property
     def value_type(self) -> type[int] | type[float] | type[str]:
         """What argparse and pytest turn the flag's text into."""
-        return {"count": int, "number": float}.get(self.kind, str)
+        return {"count": int, "number": float}.get(self.takes, str)
 
     @property
     def cli_flag(self) -> str:
@@ -48,14 +48,14 @@ SHARED_FLAGS: tuple[SharedFlag, ...] = (
         "metrics",
         "LIST",
         "metrics shown {what}, e.g. rps,p99_ms,errors_total (default {default})",
-        kind="text",
+        takes="text",
     ),
     SharedFlag(
         "alpha",
         "A",
         "false-alarm rate of the gate per test, all its gated metrics together (default"
         " {default}; a lower one needs more trials, see docs/gating.md)",
-        kind="number",
+        takes="number",
     ),
     SharedFlag(
         "storage",
@@ -79,14 +79,14 @@ SHARED_FLAGS: tuple[SharedFlag, ...] = (
         "ADDRESS",
         "run each load's worker shares on this Dask scheduler's workers, one share per"
         " worker (tcp://host:8786; needs pytest-netbench[distributed]; docs/distributed.md)",
-        kind="text",
+        takes="text",
     ),
     SharedFlag(
         "retries",
         "N",
         "run a load again, up to N times, while only the generator made it invalid (its"
         " CPU, schedule or fds) [{default}]",
-        kind="count",
+        takes="count",
     ),
 )
 SHARED_BY_NAME: dict[str, SharedFlag] = {flag.name: flag for flag in SHARED_FLAGS}

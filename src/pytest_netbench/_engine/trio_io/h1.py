@@ -169,9 +169,9 @@ class H1TrioRun(TrioRun):
         if self.source is not None:
             # Requests that vary: the next ready one (rendered here, in this thread, when
             # none is: take claimed it). The run counts their bytes from its batches.
-            kind, data = self.next_request(intended)
+            request_kind, data = self.next_request(intended)
             if self.mix:
-                slot.kinds.append(kind)
+                slot.kinds.append(request_kind)
             await stream.send_all(data)
             return
         websocket = self.exchange.websocket

@@ -15,7 +15,7 @@ from pytest_netbench._proto.ws_ids import IdMatcher
 
 class Slot:
     """One connection's outstanding requests: start times, (open loop) intended times and
-    (a mix) the kind of each one written."""
+    (a mix) the request kind of each one written (``kinds``: indexes into the mix)."""
 
     __slots__ = (
         "arriving",

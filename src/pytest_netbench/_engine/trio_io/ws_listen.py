@@ -95,8 +95,8 @@ class TrioListenRun(RunAccounting):
         self.stop_counting(())
         self.cancel_scope.cancel()
 
-    def lose(self, conn: _Listener, kind: str, detail: str, code: int = 0) -> None:
-        self.rules.lose(conn.held, kind, detail, code)
+    def lose(self, conn: _Listener, error: str, detail: str, code: int = 0) -> None:
+        self.rules.lose(conn.held, error, detail, code)
         conn.scope.cancel()
 
     def _gone(self, conn: _Listener) -> None:
