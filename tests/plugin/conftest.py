@@ -9,17 +9,13 @@ real subprocess.
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from hello_files import HELLO_APP, PORT_PATTERN, hello_conftest
 
-HELLO_APP = Path(__file__).with_name("hello_app.py")
 PACED_SERVER = Path(__file__).parent.parent / "experiment" / "paced_server.py"
 WARMING_SERVER = PACED_SERVER.with_name("warming_server.py")
-# Used inside the generated test files: the command netbench_server starts.
-HELLO_COMMAND = f"[{sys.executable!r}, 'hello_app.py', '--host', '{{host}}', '--port', '{{port}}']"
-PORT_PATTERN = r"NETBENCH_LISTENING port=(\d+)"
 
 
 @pytest.fixture
@@ -27,20 +23,7 @@ def hello_app(pytester: pytest.Pytester) -> Path:
     """Copy hello_app.py and write a conftest with a `hello` factory into the pytester dir."""
     path = pytester.path / "hello_app.py"
     shutil.copyfile(HELLO_APP, path)
-    pytester.makeconftest(
-        f"""
-import pytest
-
-HELLO = {HELLO_COMMAND}
-
-
-@pytest.fixture
-def hello(netbench_server):
-    def start(*extra):
-        return netbench_server(HELLO + list(extra), port_pattern={PORT_PATTERN!r})
-    return start
-"""
-    )
+    pytester.makeconftest(hello_conftest())
     return path
 
 

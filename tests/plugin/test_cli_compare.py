@@ -4,11 +4,14 @@ against a real server, judged in a real subprocess; its output and exit status."
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hello_files import HELLO_APP, hello_conftest
 
 DELAYED_TEST = """
 import os
@@ -29,19 +32,28 @@ def _netbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture
-def sessions(
-    pytester: pytest.Pytester, hello_app: object, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Path, Path]:
-    """base.json (a fast server) and head.json (each request 5 ms slower), 6 trials each."""
-    pytester.makepyfile(DELAYED_TEST)
-    trials = "--netbench-trials=6"
-    base = pytester.runpytest_subprocess("--netbench", trials, "--netbench-json=base.json")
-    base.assert_outcomes(passed=1)
-    monkeypatch.setenv("HELLO_DELAY_MS", "5")
-    head = pytester.runpytest_subprocess("--netbench", trials, "--netbench-json=head.json")
-    head.assert_outcomes(passed=1)
-    return pytester.path / "base.json", pytester.path / "head.json"
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """base.json (a fast server) and head.json (each request 5 ms slower), 6 trials each:
+    two real pytest runs, made once for this module's tests, which only read them."""
+    folder = tmp_path_factory.mktemp("sessions")
+    shutil.copyfile(HELLO_APP, folder / "hello_app.py")
+    (folder / "conftest.py").write_text(hello_conftest())
+    (folder / "test_delayed.py").write_text(DELAYED_TEST)
+    # As pytester's runs: HOME is the run's folder, so nothing of the user's is read.
+    env = {**os.environ, "HOME": str(folder)}
+    pytest_run = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--netbench"]
+    for name, delay_ms in (("base", "0"), ("head", "5")):
+        done = subprocess.run(
+            [*pytest_run, "--netbench-trials=6", f"--netbench-json={name}.json", "test_delayed.py"],
+            cwd=folder,
+            env={**env, "HELLO_DELAY_MS": delay_ms},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
+    return folder / "base.json", folder / "head.json"
 
 
 def test_compare_finds_the_slowdown_and_exits_1(sessions: tuple[Path, Path]) -> None:
@@ -78,10 +90,10 @@ def test_compare_of_a_run_with_itself_passes(sessions: tuple[Path, Path]) -> Non
 
 
 def test_compare_with_too_few_trials_is_unclear_and_exits_7(
-    pytester: pytest.Pytester, sessions: tuple[Path, Path]
+    tmp_path: Path, sessions: tuple[Path, Path]
 ) -> None:
     base, head = sessions
-    few = pytester.path / "few.json"
+    few = tmp_path / "few.json"
     data = json.loads(head.read_text())
     data["records"] = data["records"][:3]  # three trials cannot reach the level
     few.write_text(json.dumps(data))
