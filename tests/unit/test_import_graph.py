@@ -8,6 +8,7 @@ docs/architecture.md only hold if no module leans on one above it.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,11 +29,17 @@ def module_files() -> Iterator[tuple[str, Path]]:
         yield ".".join(parts), path
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once for all the tests here (none changes one)."""
+    return ast.parse(path.read_text(), str(path))
+
+
 def imported_modules(name: str, path: Path, known: set[str]) -> set[str]:
     """The package modules ``name`` imports (a ``from pkg import mod`` names the module)."""
     is_package = path.name == "__init__.py"
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -49,9 +56,15 @@ def imported_modules(name: str, path: Path, known: set[str]) -> set[str]:
 
 
 def import_graph() -> dict[str, set[str]]:
+    """Each package module's imports of package modules (a copy the caller may change)."""
+    return {name: set(imports) for name, imports in _graph().items()}
+
+
+@functools.cache
+def _graph() -> dict[str, frozenset[str]]:
     files = dict(module_files())
     known = set(files)
-    return {name: imported_modules(name, path, known) for name, path in files.items()}
+    return {name: frozenset(imported_modules(name, path, known)) for name, path in files.items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -243,7 +256,7 @@ def test_the_engine_rules_import_neither_loop() -> None:
     for name, path in module_files():
         if engine_part(name) != "rules":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names = [node.module]
@@ -267,7 +280,7 @@ def test_only_the_plugin_imports_pytest() -> None:
     for name, path in module_files():
         if layer_of(name) in ("plugin", "_plugin"):
             continue
-        tree = ast.parse(path.read_text())
+        tree = parsed(path)
         for node in ast.walk(tree):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom) and node.module:
@@ -282,7 +295,7 @@ def test_only_the_dask_transport_imports_dask() -> None:
     # without it loses the cluster and nothing else.
     importers = set()
     for name, path in module_files():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names = [node.module]
