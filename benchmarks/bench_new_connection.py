@@ -56,9 +56,10 @@ class ToolRun:
 def run_ab(url: str, cpu: int, duration_s: float) -> ToolRun:
     ab = need_tool("ab", "apt-get install apache2-utils")
     taskset = need_tool("taskset", "apt-get install util-linux")
-    # -t alone stops at 50,000 requests: -n lifts that cap, -t still ends the run.
-    argv = [taskset, "-c", str(cpu), ab, "-q", "-c", str(CONNECTIONS), "-n", "100000000"]
-    done = run_measured([*argv, "-t", f"{duration_s:g}", url], timeout_s=duration_s + 60)
+    # -t sets the request count to 50,000 as it is read: a -n after it lifts that cap
+    # (before it, ab stopped at 50,000 requests whatever -t said), -t still ends the run.
+    argv = [taskset, "-c", str(cpu), ab, "-q", "-c", str(CONNECTIONS), "-t", f"{duration_s:g}"]
+    done = run_measured([*argv, "-n", "100000000", url], timeout_s=duration_s + 60)
     completed, taken = _AB_DONE.search(done.stdout), _AB_TIME.search(done.stdout)
     if done.returncode != 0 or completed is None or taken is None:
         sys.exit(f"ab failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}")
