@@ -95,6 +95,8 @@ class BaseRun(RunAccounting):
         self.done: asyncio.Future[None] = loop.create_future()
         self.timeout_ns = int(spec.timeout_s * NS_PER_S)
         self.connect_timeout_ns = int(spec.connect_timeout_s * NS_PER_S)
+        # Read once: a property of the spec, asked on every connect (closed loop)
+        self.per_connection = spec.outstanding_per_connection
         varies = self.source is not None
         writes = 1 if varies else len(exchange.chunks)  # each request that varies: one write
         fused = fits_fused_path(exchange.parser_framed, self.closes_after, writes)
@@ -383,9 +385,7 @@ class ClosedRun(BaseRun):
         if first:
             conn.pending.popleft()
             conn.send(first, first)
-        more = (
-            0 if conn in self.closing else self.spec.outstanding_per_connection - len(conn.pending)
-        )
+        more = 0 if conn in self.closing else self.per_connection - len(conn.pending)
         for _ in range(more):
             now = monotonic_ns()
             if not self.take(now):

@@ -28,12 +28,15 @@ import os
 import select
 import socket
 from _socket import socket as bare_socket  # without socket.socket's Python __init__ and close
+from collections import deque
 from collections.abc import Callable
+from time import monotonic_ns
 from typing import Any
 
 from pytest_netbench._engine.asyncio_io.connection import Connection, ConnectionOwner
 from pytest_netbench._engine.rules.connecting import FirstContact
 from pytest_netbench._engine.rules.exchange import Exchange
+from pytest_netbench._engine.rules.phases import record_connect
 from pytest_netbench._proto.http import only_final_response
 
 _IN = select.EPOLLIN
@@ -83,6 +86,8 @@ class RawSockets:
         self.known_answer = (0, False)
         self.seen_once: bytes | None = None
         self.not_whole: bytes | None = None
+        # What a new connection of the run starts with (see RawHttpConnection.__init__).
+        self.template: dict[str, Any] | None = None
         loop.add_reader(self.epoll.fileno(), self.ready)
 
     def ready(self) -> None:
@@ -94,7 +99,11 @@ class RawSockets:
             for fd, events in self.epoll.poll(0, _MAX_EVENTS):
                 conn = by_fd.get(fd)
                 if conn is not None:
-                    self._serve(conn, conn.on_events, events)
+                    # (the try inline, not a call per event: a connection is a few events)
+                    try:
+                        conn.on_events(events)
+                    except Exception as exc:
+                        self._failed(conn, exc)
             self._settle()
         finally:
             self.serving = False
@@ -105,19 +114,23 @@ class RawSockets:
             if closed:
                 self.closed = []
                 for conn, error in closed:
-                    self._serve(conn, conn.connection_lost, error)
+                    try:
+                        conn.connection_lost(error)
+                    except Exception as exc:
+                        self._failed(conn, exc)
             if established:
                 self.established = []
                 for conn in established:
-                    self._serve(conn, conn.on_events, 0)
+                    try:
+                        conn._connected(0)
+                    except Exception as exc:
+                        self._failed(conn, exc)
             closed, established = self.closed, self.established
 
-    def _serve(self, conn: RawHttpConnection, handler: Callable[[Any], None], arg: Any) -> None:
-        try:
-            handler(arg)
-        except Exception as exc:  # the engine's own bug: the driver stops the run
-            context = {"message": "raw connection failed", "exception": exc, "protocol": conn}
-            self.loop.call_exception_handler(context)
+    def _failed(self, conn: RawHttpConnection, exc: Exception) -> None:
+        """The engine's own bug, out of ``conn``'s handler: the driver stops the run."""
+        context = {"message": "raw connection failed", "exception": exc, "protocol": conn}
+        self.loop.call_exception_handler(context)
 
     def _later(self) -> None:
         """What was closed or connected outside :meth:`ready` (the run's timers, its
@@ -184,15 +197,36 @@ class RawHttpConnection(Connection):
     """A connection on a bare socket, its own transport (see the module doc)."""
 
     def __init__(self, run: ConnectionOwner) -> None:
+        owner: RawOwner = run  # type: ignore[assignment]
+        raw = owner.raw
+        template = raw.template
+        if template is None:
+            self._first_init(run)
+            return
+        # Every attribute a new connection starts with that is not its own (the run's
+        # counters bound, the request, zeros) copied from the run's first connection in
+        # one C call: a connection per request spent a tenth of its Python setting them
+        # one by one (issue 35). Its own: the deques, and the window's start, which moves.
+        self.__dict__.update(template)
+        self.pending = deque()
+        self.intended = deque()
+        self._measure = owner.measure_start_ns
+
+    def _first_init(self, run: ConnectionOwner) -> None:
         super().__init__(run)
         owner: RawOwner = run  # type: ignore[assignment]
         self._owner = owner
-        self._raw = owner.raw
+        self._raw = raw = owner.raw
         self._sock: bare_socket | None = None
         self._fd = -1
         self._connecting = False
         self._unsent = b""  # what the kernel did not take yet
         self._close_when_sent = False
+        if self.framer is None and "_feed" in self.__dict__:
+            # No framer made (see _attach_framer): the next connection starts as this one,
+            # its first read going to the class's _first_read.
+            del self._feed
+            raw.template = dict(self.__dict__)
 
     def _attach_framer(self) -> Callable[[bytes], object]:
         run = self.run
@@ -217,6 +251,10 @@ class RawHttpConnection(Connection):
         if not self.broken:
             exchange = self.run.exchange
             raw.first_read_parsed(data, exchange if exchange.checks is not None else None)
+
+    # A connection made from the run's template (see __init__) has no ``_feed`` of its own
+    # until its first read: that read is _first_read's.
+    _feed: Callable[[bytes], object] = _first_read  # type: ignore[assignment]
 
     def _framed(self, data: bytes) -> None:
         """Hand the stream, from ``data`` on, to a framer of its own."""
@@ -279,8 +317,19 @@ class RawHttpConnection(Connection):
         self.connect_task = None
         if events:  # 0: connected at once, and registered for reading then
             self._raw.epoll.modify(self._fd, _IN)
-        self._owner.contact.reached = True
-        self.connection_made(self)  # type: ignore[arg-type]  # its own transport
+        run = self._owner
+        run.contact.reached = True
+        # Connection.connection_made, this connection its own transport, inlined (a call
+        # fewer on a path taken once a request here).
+        self.transport = self  # type: ignore[assignment]
+        self._write = self.write
+        if run.stopping:
+            self.close()
+            return
+        self.opened_ns = now = monotonic_ns()
+        if self.pending and self.connect_started >= self._measure:
+            record_connect(self._rec, self.connect_started, self.tcp_done, now)
+        run.connected(self)
 
     # -- events --
     def on_events(self, events: int) -> None:
@@ -307,7 +356,8 @@ class RawHttpConnection(Connection):
             self._raw.gone(self, exc)
             return
         if size:
-            self.data_received(bytes(buffer[:size]))
+            self._rec.bytes_read += size  # data_received, inlined
+            self._feed(bytes(buffer[:size]))
             return
         self.eof_received()
         if self._sock is not None:
@@ -353,6 +403,24 @@ class RawHttpConnection(Connection):
                 self.abort()
                 return
             self._raw.epoll.modify(self._fd, _IN)
+
+    def retire(self) -> None:
+        """Done with (the run's ``_retire``): :meth:`close` with its calls inlined, the way
+        every connection of a load without keep-alive ends."""
+        sock = self._sock
+        if self.transport is None or sock is None:
+            return
+        if self._unsent:
+            self._close_when_sent = True
+            return
+        if self._connecting:
+            self.cancel()
+            return
+        self._sock = None
+        raw = self._raw
+        raw.by_fd.pop(self._fd, None)
+        sock.close()
+        raw.gone(self, None)
 
     def close(self) -> None:
         """Close once what was written has gone out (as ``transport.close``)."""
