@@ -33,7 +33,11 @@ from collections.abc import Callable
 from time import monotonic_ns
 from typing import Any
 
-from pytest_netbench._engine.asyncio_io.connection import Connection, ConnectionOwner
+from pytest_netbench._engine.asyncio_io.connection import (
+    Connection,
+    ConnectionOwner,
+    _closed_feed,
+)
 from pytest_netbench._engine.rules.connecting import FirstContact
 from pytest_netbench._engine.rules.exchange import Exchange
 from pytest_netbench._engine.rules.phases import record_connect
@@ -222,6 +226,8 @@ class RawHttpConnection(Connection):
         self._connecting = False
         self._unsent = b""  # what the kernel did not take yet
         self._close_when_sent = False
+        self._one_write = len(run.exchange.chunks) == 1
+        self._open_loop = run.open_loop
         if self.framer is None and "_feed" in self.__dict__:
             # No framer made (see _attach_framer): the next connection starts as this one,
             # its first read going to the class's _first_read.
@@ -278,7 +284,10 @@ class RawHttpConnection(Connection):
                 raw.epoll.register(fd, _OUT)
                 return
             raw.epoll.register(fd, _IN)
-            raw.connected_at_once(self)
+            # raw.connected_at_once(self), inlined
+            if not raw.serving and not (raw.closed or raw.established):
+                raw.loop.call_soon(raw._later)
+            raw.established.append(self)
             return
         self._close_socket()
         raw.loop.call_soon(self._connect_failed, OSError(err, os.strerror(err)))
@@ -420,7 +429,32 @@ class RawHttpConnection(Connection):
         raw = self._raw
         raw.by_fd.pop(self._fd, None)
         sock.close()
-        raw.gone(self, None)
+        # raw.gone(self, None), inlined
+        if not raw.serving and not (raw.closed or raw.established):
+            raw.loop.call_soon(raw._later)
+        raw.closed.append((self, None))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """As Connection's, its ``_release`` inlined: no framer to let go of unless the
+        first read needed one."""
+        self._owner.lost(self, exc)
+        self.transport = None
+        self._write = None
+        if self.framer is not None:
+            self.framer.release()
+            self.framer = None
+        self._feed = _closed_feed
+
+    def send(self, start: int, intended: int) -> None:
+        """As Connection's, the one request's bytes taken from the connection."""
+        if self._one_write:
+            self.write(self._request)
+        else:
+            self.writelines(self.run.exchange.chunks)
+        self._rec.bytes_written += self._size
+        self.pending.append(start)
+        if self._open_loop:
+            self.intended.append(intended)
 
     def close(self) -> None:
         """Close once what was written has gone out (as ``transport.close``)."""
