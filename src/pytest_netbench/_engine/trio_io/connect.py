@@ -29,7 +29,9 @@ async def open_stream(
 ) -> trio.abc.Stream:
     """A connected stream (over TLS with a context); raises one of :data:`CONNECT_ERRORS`."""
     address = numeric_address(host, port)
-    with trio.fail_after(timeout_s):
+    # trio.fail_after, without the generator its context manager runs (issue 35): the
+    # body returns or raises, so past the scope only its deadline can have ended it.
+    with trio.move_on_after(timeout_s):
         if address is None:
             stream: trio.SocketStream = await trio.open_tcp_stream(host, port)
         else:
@@ -46,6 +48,20 @@ async def open_stream(
                 await trio.aclose_forcefully(stream)
             raise
         return tls
+    raise trio.TooSlowError
+
+
+async def close_stream(stream: trio.abc.Stream) -> None:
+    """Close ``stream`` now, whatever cancels the caller (a shielded
+    ``trio.aclose_forcefully``). A plain TCP stream's ``aclose`` is its socket's ``close``
+    and a checkpoint that the forceful close cancels anyway: done directly, without the
+    two cancel scopes around it, a third of what closing cost a trio load that opens a
+    connection per request (issue 35)."""
+    if type(stream) is trio.SocketStream:
+        stream.socket.close()
+        return
+    with trio.CancelScope(shield=True):
+        await trio.aclose_forcefully(stream)
 
 
 async def _connect_to(address: tuple[Any, ...]) -> trio.SocketStream:
