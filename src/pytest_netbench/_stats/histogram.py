@@ -60,9 +60,15 @@ def at_histogram_resolution(counts: Mapping[int, int]) -> Counter[int]:
     """``counts`` with values in one histogram bucket counted together. The keys of a long
     run's counters stay bounded (about 12,000 up to a second) where whole microseconds
     grow with every new value: a ten-minute soak's timeline held 18 MiB of them."""
+    # histogram_floor inlined and Counter's __missing__ not asked (issue 35): a third of
+    # the time, once a bucket for each phase of a load whose answers take over 2 ms.
     out: Counter[int] = Counter()
+    seen = out.get
     for value_us, count in counts.items():
-        out[histogram_floor(value_us)] += count
+        if value_us >= _EXACT_BELOW_US:
+            shift = value_us.bit_length() - _SUB_BUCKET_BITS
+            value_us = value_us >> shift << shift
+        out[value_us] = seen(value_us, 0) + count
     return out
 
 
