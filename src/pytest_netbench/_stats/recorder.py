@@ -158,7 +158,10 @@ def fold_phases(
     every ok response's ``now - start`` in the bucket (None: every response recorded its
     phases explicitly); those without explicit samples came whole in one read."""
     split = count_microseconds(samples.basis)
-    if basis is not None:
+    # Every response of the bucket recorded its phases (a connection per request, say):
+    # nothing came whole in one read, and the subtraction below, a Python loop over every
+    # distinct value, would leave nothing (dict's own comparison: neither holds a zero).
+    if basis is not None and not dict.__eq__(basis, split):
         whole = Counter(basis)
         whole.subtract(split)
         whole = +whole  # keeps the positive counts
