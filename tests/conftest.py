@@ -3,6 +3,7 @@ LoadResult, and a guard that turns a hung load into a failing test."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import tempfile
@@ -123,3 +124,94 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
             raise
         _hung.remove(item.nodeid)
         raise TimeoutError(f"still running after {HANG_LIMIT_S:.0f} s: the load hung") from None
+
+
+# Under pytest-xdist (the README's ``-n 2``), a test marked ``alone`` runs with no other test
+# of the suite beside it: one that asserts timing arithmetic or watches CPU use would
+# otherwise share the two cores with whatever load the other worker runs. Two locks shared
+# by the workers: every test holds the room (shared; ``alone``: exclusive) while it runs,
+# and enters through a gate held only while taking the room, except by an ``alone`` test,
+# which keeps it until done, so that a waiting ``alone`` test is not starved by the other
+# worker's next tests. Without xdist the locks are not taken.
+ALONE = pytest.mark.alone
+# Whole modules (or folders) of tests that measure: timing against set delays, a rate the
+# generator must keep, CPU a server or the machine spends, a search for capacity. A test
+# elsewhere that needs it says so with ``@pytest.mark.alone``.
+ALONE_PATHS = (
+    "experiment/",  # capacity searches, sweeps, cold starts, crosschecks: rates kept
+    "distributed/test_netns_cluster.py",  # a generator saturated on purpose, and only it
+    "servers/test_host_contention.py",  # what else runs on the machine
+    "servers/test_sampling.py",
+    "servers/test_cpu_sets.py",
+    "plugin/test_profile_ab.py",  # a gate on CPU per request
+    "plugin/test_sequential_gate.py",
+    "plugin/test_experiments.py",
+    "plugin/test_plugin_crosscheck.py",
+    "plugin/test_xdist.py",  # its own two workers, their load windows timed apart
+    "integration/test_cli_experiments.py",
+    "integration/test_server_profiles.py",  # perf and py-spy sample a busy server
+    "engine/test_windows.py",  # timing arithmetic against set delays and stalls
+    "engine/test_phases.py",
+    "engine/test_timeline_resolution.py",
+    "engine/test_precise_timer.py",
+    "engine/test_open_loop_stalls.py",
+    "engine/test_start_instant.py",
+    "engine/test_pool_growth_loops.py",
+    "engine/test_ramps.py",
+    "engine/test_crosscheck_warmup.py",
+)
+_TESTS = Path(__file__).parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "alone: under pytest-xdist, no other test runs beside this one"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        try:
+            where = item.path.relative_to(_TESTS).as_posix()
+        except ValueError:
+            continue  # a pytester run's own tests
+        if where.startswith(ALONE_PATHS):
+            item.add_marker(ALONE)
+
+
+class _Turnstile:
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.gate = open(folder / "gate", "a")  # noqa: SIM115  # held for the session
+        self.room = open(folder / "room", "a")  # noqa: SIM115
+
+    def enter(self, alone: bool) -> None:
+        fcntl.flock(self.gate, fcntl.LOCK_EX)
+        fcntl.flock(self.room, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
+
+    def leave(self, alone: bool) -> None:
+        fcntl.flock(self.room, fcntl.LOCK_UN)
+        if alone:
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
+
+
+_turnstile: list[_Turnstile] = []
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    workerinput = getattr(item.config, "workerinput", None)
+    if not isinstance(workerinput, dict):
+        return (yield)
+    if not _turnstile:
+        run = workerinput["testrunuid"]
+        _turnstile.append(_Turnstile(Path(tempfile.gettempdir()) / f"netbench-suite-{run}"))
+    turnstile = _turnstile[0]
+    alone = item.get_closest_marker("alone") is not None
+    turnstile.enter(alone)
+    try:
+        return (yield)
+    finally:
+        turnstile.leave(alone)

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))  # the engine's te
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[distributed.Client]:
     local = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0"
     )
     client = distributed.Client(local)
     try:

@@ -646,6 +646,7 @@ def test_what_cannot_be_done_is_refused_before_any_socket(
     assert words in str(caught.value)
 
 
+@pytest.mark.alone  # timing arithmetic within 2 ms: nothing else of the suite beside it
 def test_phases_split_an_answer_at_its_headers(go_h2: str, loop: str) -> None:
     """HEADERS 30 ms after the request, the body 20 ms later: wait ~30, receive ~20 (the
     first byte of an HTTP/2 answer is taken as its HEADERS frame's arrival)."""
