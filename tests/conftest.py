@@ -126,7 +126,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         raise TimeoutError(f"still running after {HANG_LIMIT_S:.0f} s: the load hung") from None
 
 
-# Under pytest-xdist (the README's ``-n 2``), a test marked ``alone`` runs with no other test
+# Under pytest-xdist (``-n 2``), a test marked ``alone`` runs with no other test
 # of the suite beside it: one that asserts timing arithmetic or watches CPU use would
 # otherwise share the two cores with whatever load the other worker runs. Two locks shared
 # by the workers: every test holds the room (shared; ``alone``: exclusive) while it runs,
