@@ -78,6 +78,8 @@ def test_netbench_llm_reads_a_prompts_file(go_url: str, tmp_path: Path) -> None:
         ("/v1/completions", {"method": "GET"}, "an LLM load takes no method="),
         ("/v1/completions", {"prompts": []}, "no prompt in it"),
         ("/v1/completions", {"api": "rest"}, "api= is 'chat' or 'completions'"),
+        ("/v1/completions", {"prompt": "x"}, "takes no prompt=: did you mean prompts="),
+        ("/v1/completions", {"max_token": 3}, "did you mean max_tokens="),
         ("/v1/completions", {"extra": {"model": "x"}}, "extra= may not set 'model'"),
         ("/v1/completions", {"extra": {"seed": object()}}, "extra= must be JSON values"),
     ],

@@ -421,6 +421,7 @@ def llm_spec(
     for name, why in _FIXED_BY_LLM.items():
         if name in options:
             raise SpecError(f"an LLM load takes no {name}=: {why}")
+    _check_llm_names(options)
     chat = api_is_chat(api, url.split("://", 1)[-1])
     bodies = llm_bodies(model, prompts, max_tokens, chat=chat, extra=extra)
     given = options.pop("headers", None) or ()
@@ -436,6 +437,21 @@ def llm_spec(
         options["stream"] = "openai"
         options["feeders"] = {"request": feeders.jsonl(requests)}
         yield http_spec(url, **options)
+
+
+def _check_llm_names(options: Mapping[str, object]) -> None:
+    """A misspelt LLM parameter (``prompt=``, ``max_token=``) is named with the right one,
+    before the HTTP options' own check calls it unknown."""
+    import difflib
+
+    from pytest_netbench._input.options import BY_NAME
+
+    own = ("model", "prompts", "max_tokens", "api", "extra")
+    for name in options:
+        if name not in BY_NAME:
+            close = difflib.get_close_matches(name, own, n=1, cutoff=0.6)
+            if close:
+                raise SpecError(f"an LLM load takes no {name}=: did you mean {close[0]}=?")
 
 
 def grpc_load(
