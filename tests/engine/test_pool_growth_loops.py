@@ -55,13 +55,28 @@ def grown(url: str, loop: str, keepalive: bool) -> LoadResult:
     return r
 
 
+def _alike(peaks: dict[str, int], late: dict[str, int]) -> bool:
+    # Far below the bound of 64: each loop grew by the rate's need, not to the bound; the
+    # requests that waited for a busy connection count as late on every loop.
+    return (
+        max(peaks.values()) <= 1.5 * min(peaks.values()) + 3
+        and min(late.values()) > 0
+        and max(late.values()) <= 3 * min(late.values()) + 10
+    )
+
+
 def test_a_keepalive_pool_grows_alike_on_every_loop(slow_server: str) -> None:
-    found = {loop: grown(slow_server, loop, keepalive=True).generator for loop in LOOPS}
-    peaks = {loop: g.connections_peak for loop, g in found.items()}
-    late = {loop: g.late_sends for loop, g in found.items()}
-    # Far below the bound of 64: each loop grew by the rate's need, not to the bound.
+    # The loops run one after another: a neighbour's burst during one of them slows the
+    # server's answers there, and a slower server rightly needs more connections (trio
+    # peaked at 24-39 against asyncio's 12 once on a busy machine). Three tries, as the
+    # other timing tests have; a loop whose rule differs fails all three.
+    for _attempt in range(3):
+        found = {loop: grown(slow_server, loop, keepalive=True).generator for loop in LOOPS}
+        peaks = {loop: g.connections_peak for loop, g in found.items()}
+        late = {loop: g.late_sends for loop, g in found.items()}
+        if _alike(peaks, late):
+            break
     assert max(peaks.values()) <= 1.5 * min(peaks.values()) + 3, peaks
-    # The requests that waited for a busy connection count as late on every loop.
     assert min(late.values()) > 0, late
     assert max(late.values()) <= 3 * min(late.values()) + 10, late
 
