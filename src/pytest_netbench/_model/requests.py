@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_netbench._model.kinds import ERROR_KINDS, PERCENTILE_FIELDS
+from pytest_netbench._model.latency_figures import LatencyFigures
 from pytest_netbench._model.no_latency import NoLatency, no_success_reason
 from pytest_netbench._model.phases import Phases
 from pytest_netbench._model.sections import (
@@ -28,7 +29,7 @@ REQUEST_LATENCY_FIELDS: tuple[str, ...] = (
 
 
 @dataclass(frozen=True, slots=True)
-class RequestStats:
+class RequestStats(LatencyFigures):
     """The figures of one kind of request in a mix (``LoadResult.by_request[name]``):
     ``sent == ok + errors_total + in_flight`` holds per kind as it does for the load."""
 
@@ -49,46 +50,6 @@ class RequestStats:
     @property
     def errors_total(self) -> int:
         return sum(self.errors.values())
-
-    @property
-    def rps(self) -> float:
-        return self.ok / self.duration_s if self.duration_s > 0 else 0.0
-
-    @property
-    def p50_ms(self) -> float:
-        return self._latency_figure(self.latency.p50_ms)
-
-    @property
-    def p75_ms(self) -> float:
-        return self._latency_figure(self.latency.p75_ms)
-
-    @property
-    def p90_ms(self) -> float:
-        return self._latency_figure(self.latency.p90_ms)
-
-    @property
-    def p95_ms(self) -> float:
-        return self._latency_figure(self.latency.p95_ms)
-
-    @property
-    def p99_ms(self) -> float:
-        return self._latency_figure(self.latency.p99_ms)
-
-    @property
-    def p999_ms(self) -> float:
-        return self._latency_figure(self.latency.p999_ms)
-
-    @property
-    def max_ms(self) -> float:
-        return self._latency_figure(self.latency.max_ms)
-
-    @property
-    def mean_ms(self) -> float:
-        return self._latency_figure(self.latency.mean_ms)
-
-    @property
-    def stdev_ms(self) -> float:
-        return self._latency_figure(self.latency.stdev_ms)
 
     def percentile(self, q: float) -> float:
         """Any latency percentile (0 < q <= 100) of this kind's ok responses, in ms."""

@@ -17,6 +17,7 @@ from pytest_netbench._model.kinds import (
     Mode,
     cause_of_reason,
 )
+from pytest_netbench._model.latency_figures import LatencyFigures
 from pytest_netbench._model.no_latency import NoLatency, no_success_reason
 from pytest_netbench._model.phases import Phases
 from pytest_netbench._model.profile import ServerProfile
@@ -46,7 +47,7 @@ _ROW_END_SLACK_S = 0.005
 
 
 @dataclass(frozen=True, slots=True)
-class LoadResult:
+class LoadResult(LatencyFigures):
     """The outcome of one load. ``sent == ok + errors_total + in_flight`` always."""
 
     mode: Mode
@@ -107,46 +108,6 @@ class LoadResult:
     def mib_written_per_s(self) -> float:
         """Bytes written per second of the window, in MiB."""
         return self.bytes_written / 2**20 / self.duration_s if self.duration_s > 0 else 0.0
-
-    @property
-    def rps(self) -> float:
-        return self.ok / self.duration_s if self.duration_s > 0 else 0.0
-
-    @property
-    def p50_ms(self) -> float:
-        return self._latency_figure(self.latency.p50_ms)
-
-    @property
-    def p75_ms(self) -> float:
-        return self._latency_figure(self.latency.p75_ms)
-
-    @property
-    def p90_ms(self) -> float:
-        return self._latency_figure(self.latency.p90_ms)
-
-    @property
-    def p95_ms(self) -> float:
-        return self._latency_figure(self.latency.p95_ms)
-
-    @property
-    def p99_ms(self) -> float:
-        return self._latency_figure(self.latency.p99_ms)
-
-    @property
-    def p999_ms(self) -> float:
-        return self._latency_figure(self.latency.p999_ms)
-
-    @property
-    def max_ms(self) -> float:
-        return self._latency_figure(self.latency.max_ms)
-
-    @property
-    def mean_ms(self) -> float:
-        return self._latency_figure(self.latency.mean_ms)
-
-    @property
-    def stdev_ms(self) -> float:
-        return self._latency_figure(self.latency.stdev_ms)
 
     @property
     def invalid_by_generator_only(self) -> bool:
