@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from pytest_netbench._input.mix_file import load_mix as load_mix
     from pytest_netbench._input.options import EchoOptions as EchoOptions
     from pytest_netbench._input.options import HttpOptions as HttpOptions
+    from pytest_netbench._input.options import LlmOptions as LlmOptions
     from pytest_netbench._input.options import WsOptions as WsOptions
     from pytest_netbench._input.spec import echo_spec as echo_spec
     from pytest_netbench._input.spec import http_spec as http_spec

@@ -45,6 +45,7 @@ PUBLIC: dict[str, str] = {
     "HttpOptions": "pytest_netbench._input.options",
     "EchoOptions": "pytest_netbench._input.options",
     "WsOptions": "pytest_netbench._input.options",
+    "LlmOptions": "pytest_netbench._input.options",
     "LoadSpec": "pytest_netbench._model.spec",
     "Request": "pytest_netbench._model.spec",
     "Check": "pytest_netbench._model.checks",

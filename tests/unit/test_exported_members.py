@@ -25,6 +25,7 @@ EXPECTED = {
     "run_scenarios", "Scenario", "ScenariosResult", "FlowScenario",
     "ws_load", "ws_load_async", "ws_spec", "WsOptions",
     "grpc_load", "grpc_spec", "grpc_message_from_json", "sse_load", "llm_load",
+    "LlmOptions",
     "LoadResult",
     "LatencySummary", "GeneratorStats", "Phases", "ServerProfile", "FunctionCost",
     "ServerStats", "TimelineRow", "ERROR_KINDS", "metric_value",

@@ -1,5 +1,6 @@
-"""Every load option is declared once (``_input.options.LOAD_OPTIONS``): the library's signatures,
-the fixture's, the CLI's flags and the plugin's session flags are held to it here."""
+"""Every load option is declared once (``_input.options.LOAD_OPTIONS``, and an LLM load's own in
+``LLM_OPTIONS``): the library's signatures, the fixture's, the CLI's flags, the plugin's
+session flags and the docs' listing are held to it here."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 import pytest_netbench
 from pytest_netbench import SpecError
+from pytest_netbench._cli.llm import LLM_SETS
 from pytest_netbench._cli.options import _CROSSCHECK_ONLY, build_parser
 from pytest_netbench._experiment.capacity import CapacityOptions, CapacitySearch
 from pytest_netbench._experiment.cold_start import ColdStartOptions, Settling
@@ -19,10 +21,13 @@ from pytest_netbench._experiment.crosscheck import CrosscheckOptions, SecondTool
 from pytest_netbench._experiment.sweep import SweepBounds, SweepOptions
 from pytest_netbench._input.flags import SHARED_FLAGS, SharedFlag
 from pytest_netbench._input.options import (
+    LLM_OPTIONS,
     LOAD_OPTIONS,
     EchoOptions,
     HttpOptions,
+    LlmOptions,
     LoadKind,
+    LoadOption,
     WsOptions,
     options_of,
 )
@@ -43,6 +48,9 @@ def test_the_typed_dicts_are_the_table() -> None:
     assert set(get_type_hints(EchoOptions)) == names_of("echo")
     assert set(get_type_hints(WsOptions)) == names_of("ws")
     assert len({option.name for option in LOAD_OPTIONS}) == len(LOAD_OPTIONS)
+    llm = {option.name for option in LLM_OPTIONS}
+    assert set(get_type_hints(LlmOptions)) == names_of("http") | llm
+    assert len(llm) == len(LLM_OPTIONS) and not llm & names_of("http")
 
 
 def load_entry_points() -> list[tuple[str, Callable[..., Any], str]]:
@@ -50,6 +58,7 @@ def load_entry_points() -> list[tuple[str, Callable[..., Any], str]]:
     http = "Unpack[HttpOptions]"
     echo = "Unpack[EchoOptions]"
     ws = "Unpack[WsOptions]"
+    llm = "Unpack[LlmOptions]"
     return [
         ("http_spec", nb.http_spec, http),
         ("echo_spec", nb.echo_spec, echo),
@@ -60,6 +69,7 @@ def load_entry_points() -> list[tuple[str, Callable[..., Any], str]]:
         ("ws_spec", nb.ws_spec, ws),
         ("ws_load", nb.ws_load, ws),
         ("ws_load_async", nb.ws_load_async, ws),
+        ("llm_load", nb.llm_load, llm),
         ("sweep", nb.sweep, http),
         ("capacity", nb.capacity, http),
         ("cold_start", nb.cold_start, http),
@@ -67,6 +77,7 @@ def load_entry_points() -> list[tuple[str, Callable[..., Any], str]]:
         ("fixture.http", NetbenchFixture.http, http),
         ("fixture.echo", NetbenchFixture.echo, echo),
         ("fixture.ws", NetbenchFixture.ws, ws),
+        ("fixture.llm", NetbenchFixture.llm, llm),
         ("fixture.sweep", NetbenchFixture.sweep, "Unpack[SweepOptions]"),
         ("fixture.capacity", NetbenchFixture.capacity, "Unpack[CapacityOptions]"),
         ("fixture.cold_start", NetbenchFixture.cold_start, "Unpack[ColdStartOptions]"),
@@ -83,7 +94,7 @@ def test_every_entry_point_takes_the_load_options_from_the_table(
     assert [str(p.annotation) for p in variadic] == [annotation], name
     # None of its own keywords shadows a load option (it would take the option's place).
     own = {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
-    assert not own & {o.name for o in LOAD_OPTIONS}, name
+    assert not own & {o.name for o in (*LOAD_OPTIONS, *LLM_OPTIONS)}, name
 
 
 EXPERIMENT_OPTIONS = {
@@ -139,6 +150,8 @@ LEFT_OUT: dict[str, tuple[LoadKind, set[str]]] = {
             "stages",
         },
     ),
+    # What an LLM load sets itself (_cli/llm.py's LLM_SETS).
+    "llm": ("http", set(LLM_SETS)),
     # What wrk and ab can both be told (the CLI module's list: checked here to be rows).
     "crosscheck": ("http", names_of("http") - _CROSSCHECK_ONLY),
 }
@@ -162,8 +175,19 @@ def test_every_cli_load_flag_is_a_row_of_the_table(command: str) -> None:
             assert action.default is None, option.name  # the library's default applies
 
 
+def test_the_llm_commands_own_flags_are_the_llm_rows() -> None:
+    parser = subcommands()["llm"]
+    flags = {a.dest: a for a in parser._actions if a.dest in {o.name for o in LLM_OPTIONS}}
+    assert set(flags) == {o.name for o in LLM_OPTIONS}
+    for option in LLM_OPTIONS:
+        action = flags[option.name]
+        assert action.option_strings == [option.cli_flag], option.name
+        assert action.default is None, option.name  # the library's default applies
+        assert action.required == option.required, option.name
+
+
 def test_a_flag_is_the_option_name_with_dashes() -> None:
-    for option in LOAD_OPTIONS:
+    for option in (*LOAD_OPTIONS, *LLM_OPTIONS):
         dashed = option.name.replace("_", "-")
         if option.name == "headers":
             assert option.cli_flag == "--header"  # one header a flag, as curl's
@@ -274,25 +298,47 @@ def test_a_switch_that_defaults_to_on_says_what_turning_it_off_does() -> None:
         assert (option.default is True) == bool(option.off_help), option.name
 
 
-def test_the_docs_list_every_option_with_its_flag() -> None:
+def docs_table(heading: str, columns: int) -> dict[str, list[str]]:
+    """docs/options.md's table of ``columns`` under ``heading``: its rows by the option's
+    name."""
     from pathlib import Path
 
     page = Path(__file__).parents[2] / "docs" / "options.md"
-    rows = {}
+    rows: dict[str, list[str]] = {}
+    inside = False
     for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            inside = line.lstrip("#").strip() == heading
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 6 and cells[0].startswith("`"):
+        if inside and len(cells) == columns and cells[0].startswith("`"):
             rows[cells[0].strip("`")] = cells
+    return rows
+
+
+def check_row(option: LoadOption, cells: list[str]) -> None:
+    if option.on_cli:
+        assert f"`{option.cli_flag}`" in cells[1], option.name
+    else:
+        assert cells[1] == "(Python only)", option.name
+    assert cells[-1] == option.help, option.name
+    assert cells[3] == (option.unit or "—"), option.name
+
+
+def test_the_docs_list_every_option_with_its_flag() -> None:
+    rows = docs_table("Every load option", 6)
     assert set(rows) == {o.name for o in LOAD_OPTIONS}
     for option in LOAD_OPTIONS:
-        flags = rows[option.name][1]
-        if option.on_cli:
-            assert f"`{option.cli_flag}`" in flags, option.name
-        else:
-            assert flags == "(Python only)", option.name
+        check_row(option, rows[option.name])
         kinds = [k for k in ("http", "echo", "ws") if k in option.loads]
         assert rows[option.name][4] == " and ".join(
             [", ".join(kinds[:-1]), kinds[-1]] if len(kinds) > 1 else kinds
         )
-        assert rows[option.name][5] == option.help, option.name
-        assert rows[option.name][3] == (option.unit or "—"), option.name
+
+
+def test_the_docs_list_the_llm_loads_own_options() -> None:
+    rows = docs_table("An LLM load's own options", 5)
+    assert set(rows) == {o.name for o in LLM_OPTIONS}
+    for option in LLM_OPTIONS:
+        check_row(option, rows[option.name])
+        default = "(required)" if option.required else option.default
+        assert rows[option.name][2] == ("—" if default is None else str(default)), option.name

@@ -163,9 +163,20 @@ def add_load_flags(
         if not option.on_cli or option.name in skip or (only and option.name not in only):
             continue
         target = stop_after if option.name in ("duration", "requests") else group
-        names = [n for n in (option.short, option.cli_flag) if n]
-        target.add_argument(*names, dest=option.name, default=None, **_flag_kwargs(option, per))
+        add_option_flag(target, option, per)
     return group
+
+
+def add_option_flag(
+    group: argparse._ActionsContainer, option: LoadOption, per: str = "run"
+) -> None:
+    """The flag of one row of an option table; its default is None, so an option left out
+    takes the library's default (the help shows it)."""
+    names = [n for n in (option.short, option.cli_flag) if n]
+    kwargs = _flag_kwargs(option, per)
+    if option.required:
+        kwargs["required"] = True
+    group.add_argument(*names, dest=option.name, default=None, **kwargs)
 
 
 def _flag_kwargs(option: LoadOption, per: str) -> dict[str, Any]:
@@ -361,8 +372,12 @@ def _add_sse(sse: argparse.ArgumentParser) -> None:
 
 def _add_llm(llm: argparse.ArgumentParser) -> None:
     from pytest_netbench._cli.llm import LLM_SETS, add_llm_options
+    from pytest_netbench._input.options import LLM_OPTIONS
 
     add_llm_options(llm)
+    own = llm.add_argument_group("LLM")
+    for option in LLM_OPTIONS:
+        add_option_flag(own, option)
     llm_run = add_load_flags(llm, "http", skip=LLM_SETS)
     _add_run_flags(llm_run, retries_default="0")
     _add_server_pid_option(llm_run)

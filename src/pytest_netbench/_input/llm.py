@@ -25,6 +25,8 @@ from pytest_netbench._public import publish
 PromptsArg = str | os.PathLike[str] | Sequence[str | dict[str, Any]] | None
 # The prompt of a load given none.
 DEFAULT_PROMPT = "Hello"
+# The request shapes ``api=`` names.
+LLM_APIS = ("chat", "completions")
 
 
 def is_chat_path(path: str) -> bool:
@@ -37,7 +39,7 @@ def api_is_chat(api: object, url_path: str) -> bool:
     (``None``) from the endpoint's path."""
     if api is None:
         return is_chat_path(url_path)
-    if api not in ("chat", "completions"):
+    if api not in LLM_APIS:
         raise SpecError(f"api= is 'chat' or 'completions' (None: from the URL), got {api!r}")
     return api == "chat"
 

@@ -4,7 +4,9 @@ The library's signatures (``**options: Unpack[HttpOptions]``), the checks of
 :mod:`pytest_netbench._input.spec`, the ``netbench`` command's flags and the docs' option table
 are all read from :data:`LOAD_OPTIONS`; a test holds the ``TypedDict`` classes below, every
 public entry point's signature and every subcommand's flags to it, so a new option is one
-row here and one line in the ``TypedDict``, never a fourth copy.
+row here and one line in the ``TypedDict``, never a fourth copy. An LLM load's own options
+(``model``, ``prompts``, ``max_tokens``...) are the rows of :data:`LLM_OPTIONS`, read the
+same way (``LlmOptions``, ``netbench llm``'s flags, :func:`split_llm_options`).
 
 Naming rules (docs/architecture.md): an option's CLI flag is its name with dashes
 (``requests_per_connection`` -> ``--requests-per-connection``); a boolean that defaults to
@@ -17,9 +19,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, Required, TypedDict
 
 from pytest_netbench._errors import SpecError
+from pytest_netbench._input.llm import LLM_APIS, PromptsArg
 from pytest_netbench._model import (
     ARRIVALS,
     HTTP_PROTOCOLS,
@@ -81,6 +84,8 @@ class LoadOption:
     # What ``--no-NAME`` does, for a switch that defaults to on.
     off_help: str = ""
     metavar: str = ""
+    # A keyword the load cannot do without (its flag is required; no default).
+    required: bool = False
 
     @property
     def unit(self) -> str:
@@ -398,6 +403,49 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
 
 BY_NAME: dict[str, LoadOption] = {option.name: option for option in LOAD_OPTIONS}
 
+# An LLM load's own options (``llm_load``, ``netbench.llm``, ``netbench llm``): what its
+# request bodies are made of (``_input.llm``). The load takes the HTTP options besides, less
+# those it sets itself; ``loads`` says it is an HTTP load.
+LLM_OPTIONS: tuple[LoadOption, ...] = (
+    LoadOption(
+        "model", None, "text", "the served model's name each request asks for", _HTTP, required=True
+    ),
+    LoadOption(
+        "prompts",
+        None,
+        "text",
+        "JSON lines (Python: or a list), a request each, sent in turn (then again from the"
+        ' first): a string (the prompt), or an object with "prompt" (text) or "messages" (a'
+        ' chat list), and "max_tokens" if its own; default: one prompt',
+        _HTTP,
+        metavar="FILE",
+    ),
+    LoadOption(
+        "max_tokens",
+        128,
+        "count",
+        "output tokens each request asks for, where its prompt gives none",
+        _HTTP,
+    ),
+    LoadOption(
+        "api",
+        None,
+        "choice",
+        "the request's shape: chat (messages) or completions (prompt); default: from the"
+        " URL's path (chat for .../chat/completions)",
+        _HTTP,
+        choices=LLM_APIS,
+    ),
+    LoadOption(
+        "extra",
+        None,
+        "text",
+        'a JSON object merged into every body, e.g. {"temperature": 0, "ignore_eos": true}',
+        _HTTP,
+        metavar="JSON",
+    ),
+)
+
 
 class CommonOptions(TypedDict, total=False):
     """The options HTTP and echo loads share (see :data:`LOAD_OPTIONS` for each's meaning)."""
@@ -478,6 +526,17 @@ class EchoOptions(CommonOptions, total=False):
     framing: str
 
 
+class LlmOptions(HttpOptions, total=False):
+    """The options of an LLM load: ``llm_load(url, **options)``, ``netbench.llm`` and
+    ``netbench llm``: :data:`LLM_OPTIONS` and the HTTP options (less those it sets)."""
+
+    model: Required[str]
+    prompts: PromptsArg
+    max_tokens: int
+    api: str | None
+    extra: Mapping[str, Any] | None
+
+
 def options_of(load: LoadKind) -> tuple[LoadOption, ...]:
     return tuple(option for option in LOAD_OPTIONS if load in option.loads)
 
@@ -499,6 +558,21 @@ def check_names(load: LoadKind, given: Collection[str], *, also: Collection[str]
     for name in given:
         if name not in known:
             raise SpecError(unknown_option_message(name, load, [*known, *also]))
+
+
+def split_llm_options(given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An LLM load's own options (:data:`LLM_OPTIONS`, the given over the defaults) and
+    the rest, its HTTP options. A name that is neither, close to an LLM option's
+    (``prompt=``, ``max_token=``), is a :class:`SpecError` naming it, before the HTTP
+    options' check would call it unknown."""
+    names = [option.name for option in LLM_OPTIONS]
+    for name in given:
+        if name not in names and name not in BY_NAME:
+            close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+            if close:
+                raise SpecError(f"an LLM load takes no {name}=: did you mean {close[0]}=?")
+    own = {option.name: given.get(option.name, option.default) for option in LLM_OPTIONS}
+    return own, {name: value for name, value in given.items() if name not in own}
 
 
 _KIND_WORDS: dict[LoadKind, str] = {"http": "HTTP", "echo": "echo (raw TCP)", "ws": "WebSocket"}

@@ -18,7 +18,7 @@ import contextlib
 import dataclasses
 from collections.abc import Iterator, Mapping
 from time import monotonic_ns
-from typing import TYPE_CHECKING, Any, Protocol, Unpack
+from typing import TYPE_CHECKING, Protocol, Unpack
 
 from pytest_netbench._engine.asyncio_io.negotiation import negotiated_spec, negotiated_spec_async
 from pytest_netbench._engine.rules.connecting import unreachable_message
@@ -29,7 +29,7 @@ from pytest_netbench._engine.shares.workers import WorkerTransport, default_tran
 from pytest_netbench._errors import ServerError, SpecError, TargetUnreachableError
 from pytest_netbench._host.kernel import tcp_ext_counter
 from pytest_netbench._host.preflight import plan_load
-from pytest_netbench._input.options import EchoOptions, HttpOptions, WsOptions
+from pytest_netbench._input.options import EchoOptions, HttpOptions, LlmOptions, WsOptions
 from pytest_netbench._input.spec import echo_spec, http_spec, ws_spec
 from pytest_netbench._load.attempts import run_with_retries
 from pytest_netbench._load.profiled import with_profile
@@ -45,7 +45,6 @@ from pytest_netbench._stats.recorder import WorkerOutcome
 if TYPE_CHECKING:
     from pytest_netbench._engine.shares.probe import ProbeProcess
     from pytest_netbench._input.grpc import SupportsSerialize
-    from pytest_netbench._input.llm import PromptsArg
 
 
 class Sampler(Protocol):
@@ -367,17 +366,12 @@ _FIXED_BY_LLM = {
 def llm_load(
     url: str,
     *,
-    model: str,
-    prompts: PromptsArg = None,
-    max_tokens: int = 128,
-    api: str | None = None,
-    extra: Mapping[str, Any] | None = None,
     server: Monitored | None = None,
     progress: ProgressCallback | None = None,
     stop: StopSignal | None = None,
     cluster: object | None = None,
     retries: int = 0,
-    **options: Unpack[HttpOptions],
+    **options: Unpack[LlmOptions],
 ) -> LoadResult:
     """Streams of tokens from an OpenAI-compatible server at ``url`` (its
     ``/v1/completions`` or ``/v1/chat/completions``), as vLLM's ``vllm bench serve`` sends
@@ -392,23 +386,12 @@ def llm_load(
     such as an ``Authorization``...)."""
     if cluster is not None:
         raise SpecError("an LLM load's requests are a file on this machine: cluster= is not yet")
-    with llm_spec(
-        url, model=model, prompts=prompts, max_tokens=max_tokens, api=api, extra=extra, **options
-    ) as spec:
+    with llm_spec(url, **options) as spec:
         return _run_with_retries(spec, server, progress, stop, None, retries)
 
 
 @contextlib.contextmanager
-def llm_spec(
-    url: str,
-    *,
-    model: str,
-    prompts: PromptsArg = None,
-    max_tokens: int = 128,
-    api: str | None = None,
-    extra: Mapping[str, Any] | None = None,
-    **options: Unpack[HttpOptions],
-) -> Iterator[LoadSpec]:
+def llm_spec(url: str, **options: Unpack[LlmOptions]) -> Iterator[LoadSpec]:
     """The checked :class:`LoadSpec` of :func:`llm_load`, valid inside the ``with``: its
     request bodies are a JSON-lines file that lives as long (its feeder reads it)."""
     import json
@@ -416,42 +399,30 @@ def llm_spec(
     from pathlib import Path
 
     from pytest_netbench._input.llm import api_is_chat, llm_bodies
+    from pytest_netbench._input.options import split_llm_options
     from pytest_netbench._model import feeders
 
+    own, http_options = split_llm_options(options)
     for name, why in _FIXED_BY_LLM.items():
-        if name in options:
+        if name in http_options:
             raise SpecError(f"an LLM load takes no {name}=: {why}")
-    _check_llm_names(options)
-    chat = api_is_chat(api, url.split("://", 1)[-1])
-    bodies = llm_bodies(model, prompts, max_tokens, chat=chat, extra=extra)
-    given = options.pop("headers", None) or ()
+    chat = api_is_chat(own["api"], url.split("://", 1)[-1])
+    bodies = llm_bodies(
+        own["model"], own["prompts"], own["max_tokens"], chat=chat, extra=own["extra"]
+    )
+    given = http_options.pop("headers", None) or ()
     pairs = list(given.items() if isinstance(given, Mapping) else given)
     if not any(str(name).lower() == "content-type" for name, _ in pairs):
         pairs.append(("Content-Type", "application/json"))
     with tempfile.TemporaryDirectory(prefix="netbench-llm-") as folder:
         requests = Path(folder) / "requests.jsonl"
         requests.write_text("".join(json.dumps(body) + "\n" for body in bodies))
-        options["headers"] = pairs
-        options["method"] = "POST"
-        options["body"] = "${request}"
-        options["stream"] = "openai"
-        options["feeders"] = {"request": feeders.jsonl(requests)}
-        yield http_spec(url, **options)
-
-
-def _check_llm_names(options: Mapping[str, object]) -> None:
-    """A misspelt LLM parameter (``prompt=``, ``max_token=``) is named with the right one,
-    before the HTTP options' own check calls it unknown."""
-    import difflib
-
-    from pytest_netbench._input.options import BY_NAME
-
-    own = ("model", "prompts", "max_tokens", "api", "extra")
-    for name in options:
-        if name not in BY_NAME:
-            close = difflib.get_close_matches(name, own, n=1, cutoff=0.6)
-            if close:
-                raise SpecError(f"an LLM load takes no {name}=: did you mean {close[0]}=?")
+        http_options["headers"] = pairs
+        http_options["method"] = "POST"
+        http_options["body"] = "${request}"
+        http_options["stream"] = "openai"
+        http_options["feeders"] = {"request": feeders.jsonl(requests)}
+        yield http_spec(url, **http_options)
 
 
 def grpc_load(

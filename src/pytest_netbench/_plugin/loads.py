@@ -40,8 +40,7 @@ if TYPE_CHECKING:
     from pytest_netbench._experiment.sweep import SweepOptions, SweepResult
     from pytest_netbench._experiment.trials import AbResult, TrialsResult
     from pytest_netbench._input.grpc import SupportsSerialize
-    from pytest_netbench._input.llm import PromptsArg
-    from pytest_netbench._input.options import EchoOptions, HttpOptions, WsOptions
+    from pytest_netbench._input.options import EchoOptions, HttpOptions, LlmOptions, WsOptions
     from pytest_netbench._load.attempts import Attempts, Runner
     from pytest_netbench._load.scenarios import Scenario
     from pytest_netbench._model import LoadResult, LoadSpec
@@ -154,16 +153,11 @@ class NetbenchFixture:
         self,
         url: str | Server,
         *,
-        model: str,
-        prompts: PromptsArg = None,
-        max_tokens: int = 128,
-        api: str | None = None,
-        extra: Mapping[str, Any] | None = None,
         server: Server | None = None,
         label: str = "",
         allow_invalid: bool = False,
         retries: int | None = None,
-        **options: Unpack[HttpOptions],
+        **options: Unpack[LlmOptions],
     ) -> LoadResult:
         """Token streams from an OpenAI-compatible server at ``url`` (the endpoint's URL;
         ``server=`` the managed server behind it), the options as ``llm_load``'s, recorded
@@ -174,19 +168,7 @@ class NetbenchFixture:
 
         target, server = self._target(url, server)
         with ExitStack() as stack:
-            spec = self._checked(
-                lambda: stack.enter_context(
-                    llm_spec(
-                        target,
-                        model=model,
-                        prompts=prompts,
-                        max_tokens=max_tokens,
-                        api=api,
-                        extra=extra,
-                        **options,
-                    )
-                )
-            )
+            spec = self._checked(lambda: stack.enter_context(llm_spec(target, **options)))
             return self._run(
                 spec, server, label, allow_invalid, self._retries(retries, allow_invalid), None
             )
