@@ -183,31 +183,31 @@ def _flag_kwargs(option: LoadOption, per: str) -> dict[str, Any]:
     help_text = option.help
     if per != "run" and option.name in _PER_STEP:
         help_text += f" (each {per})"
-    if option.default not in (None, "", b"") and option.kind != "switch":
-        shown = f"{option.default:g}s" if option.kind == "seconds" else str(option.default)
+    if option.default not in (None, "", b"") and option.takes != "switch":
+        shown = f"{option.default:g}s" if option.takes == "seconds" else str(option.default)
         help_text += f" [{shown}]"
     help_text = help_text.replace("%", "%%")
-    if option.kind == "switch":
+    if option.takes == "switch":
         if option.default is None:
             return {"action": argparse.BooleanOptionalAction, "help": help_text}
         if option.default is True:
             return {"action": "store_false", "help": option.off_help.replace("%", "%%")}
         return {"action": "store_true", "help": help_text}
     kwargs: dict[str, Any] = {"help": help_text}
-    if option.kind == "choice":
+    if option.takes == "choice":
         kwargs["choices"] = option.choices
     else:
-        kwargs["type"] = _PARSERS.get(option.kind, str)
-        kwargs["metavar"] = option.metavar or _METAVARS.get(option.kind, option.name.upper())
-    if option.kind in _REPEATED:
+        kwargs["type"] = _PARSERS.get(option.takes, str)
+        kwargs["metavar"] = option.metavar or _METAVARS.get(option.takes, option.name.upper())
+    if option.takes in _REPEATED:
         kwargs["action"] = "append"
-    if option.kind == "headers":
+    if option.takes == "headers":
         kwargs["metavar"] = "'NAME: VALUE'"
-    if option.kind == "feeder":
+    if option.takes == "feeder":
         from pytest_netbench._input.feeder_text import FEEDER_FLAG_HELP
 
         kwargs["help"] = FEEDER_FLAG_HELP
-    if option.kind == "mix_file":
+    if option.takes == "mix_file":
         kwargs["help"] = _MIX_FLAG_HELP
     return kwargs
 

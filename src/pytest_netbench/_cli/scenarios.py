@@ -85,7 +85,7 @@ def _flow_scenario(file: Path, name: str, options: dict[str, Any], start: float)
 
 def _value(file: Path, name: str, key: str, value: Any) -> Any:
     """A TOML value as the option takes it: durations in seconds, stages as Stage."""
-    seconds = key == "start" or (key in BY_NAME and BY_NAME[key].kind == "seconds")
+    seconds = key == "start" or (key in BY_NAME and BY_NAME[key].takes == "seconds")
     try:
         if seconds and isinstance(value, str):
             return parse_duration(value)

@@ -37,8 +37,9 @@ from pytest_netbench._model.stages import Stage
 from pytest_netbench._public import publish
 
 LoadKind = Literal["http", "echo", "ws"]
-# How a value is written on the command line (and what its unit is in the docs).
-ValueKind = Literal[
+# What an option takes: how its value is written on the command line (and its unit in
+# the docs).
+ValueForm = Literal[
     "count",
     "seconds",
     "per_second",
@@ -72,7 +73,7 @@ class LoadOption:
 
     name: str
     default: object
-    kind: ValueKind
+    takes: ValueForm
     help: str
     loads: frozenset[LoadKind] = _EVERY
     choices: tuple[str, ...] = ()
@@ -89,7 +90,7 @@ class LoadOption:
 
     @property
     def unit(self) -> str:
-        return {"seconds": "s", "per_second": "/s", "size": "bytes"}.get(self.kind, "")
+        return {"seconds": "s", "per_second": "/s", "size": "bytes"}.get(self.takes, "")
 
     @property
     def cli_flag(self) -> str:

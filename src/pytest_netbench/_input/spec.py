@@ -361,7 +361,7 @@ def _check_number(name: str, value: object, *, allow_zero: bool) -> None:
         return
     # bool is an int to Python, but connections=True is a mistake, not 1.
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        unit = " of seconds" if BY_NAME[name].kind == "seconds" else ""
+        unit = " of seconds" if BY_NAME[name].takes == "seconds" else ""
         raise SpecError(f"{name} must be a number{unit}, got {value!r}")
     if value < 0 or (value == 0 and not allow_zero):
         raise SpecError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
@@ -396,7 +396,7 @@ def _checked_common(
     # A ramp may start from nothing (k6's startRate and startVUs may be 0).
     may_be_zero = _MAY_BE_ZERO | ({"rate", "connections"} if stages else set())
     for name, value in numbers.items():
-        if BY_NAME[name].kind in ("count", "seconds", "per_second") and name not in _CHECKED_APART:
+        if BY_NAME[name].takes in ("count", "seconds", "per_second") and name not in _CHECKED_APART:
             _check_number(name, value, allow_zero=name in may_be_zero)
     rate, requests, workers, loop = o["rate"], o["requests"], o["workers"], o["loop"]
     check_timeline_resolution(o["timeline_resolution"], loop)
