@@ -90,7 +90,7 @@ class _Snapshot:
     def __init__(self, requests: Outstanding) -> None:
         self.pending = deque(requests.pending)
         self.intended = deque(requests.intended)
-        self.kinds: deque[int] = deque(getattr(requests, "kinds", ()))
+        self.request_kinds: deque[int] = deque(getattr(requests, "request_kinds", ()))
 
 
 class Shadow(OpenAccounting):
@@ -199,7 +199,7 @@ class Harness:
             # opened for a request (FusedHttpConnection.opened_for_request), not to be spent.
             status, broken = conn._status_code(), conn.broken
             pending, intended = list(conn.pending), list(conn.intended)
-            kinds = list(getattr(conn, "kinds", ()))
+            kinds = list(getattr(conn, "request_kinds", ()))
             records = self.records
             self.fused_active, self.fused_now = True, 0
             try:
@@ -216,7 +216,7 @@ class Harness:
                 self.shadow_take(now, "the fused steady state")
                 if self.shadow.source is not None:
                     kind = self.shadow.next_request(now)[0]
-                    written = getattr(conn, "kinds", [kind])
+                    written = getattr(conn, "request_kinds", [kind])
                     if written[-1] != kind:
                         self.mismatches.append(
                             f"the fused mix wrote kind {written[-1]}, not {kind}"

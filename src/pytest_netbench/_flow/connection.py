@@ -9,7 +9,8 @@ when its body ends. :meth:`UserConnection.exchange` reads it whole. A failure is
 under its kind (connect, reset, timeout, protocol) by the inherited rules and raised as
 :class:`RequestFailed`, which the transport turns into the httpx exception a user expects.
 The connection keeps its outstanding request as the engine's connections do (``pending``,
-``intended``, ``kinds``), so stopping the run counts it in flight by the same rule.
+``intended``, ``request_kinds``: here each request's step), so stopping the run counts it
+in flight by the same rule.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ class UserConnection:
         self.ssl_context = ssl_context
         self.pending: deque[int] = deque()
         self.intended: deque[int] = deque()
-        self.kinds: deque[int] = deque()
+        self.request_kinds: deque[int] = deque()
         # How late the session began (open model): its requests are due this much earlier
         # than they start, so their corrected latency carries the delay.
         self.lag_ns = 0
@@ -137,7 +138,7 @@ class UserConnection:
             raise LoadStopped
         self.pending.append(now)
         self.intended.append(intended)
-        self.kinds.append(step)
+        self.request_kinds.append(step)
 
     def settle(self, response: WholeResponse) -> bool:
         """Record the outstanding request's response; False if none was outstanding."""
@@ -146,7 +147,7 @@ class UserConnection:
             return False
         start = self.pending.popleft()
         intended = self.intended.popleft()
-        step = self.kinds.popleft()
+        step = self.request_kinds.popleft()
         self.accounting.record_kind(response.status, start, intended, now, step)
         return True
 

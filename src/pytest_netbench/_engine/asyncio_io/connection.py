@@ -291,7 +291,7 @@ class MixConnection(Connection):
 
     def __init__(self, run: ConnectionOwner) -> None:
         super().__init__(run)
-        self.kinds: deque[int] = deque()  # the kind of each written request in `pending`
+        self.request_kinds: deque[int] = deque()  # the kind of each written request in `pending`
         self._fast = not run.open_loop and not run.closes_after  # every kind is one write
 
     def on_response(self, code: int, keep_alive: bool) -> None:
@@ -304,7 +304,9 @@ class MixConnection(Connection):
         start = pending.popleft()
         intended = self.intended.popleft() if run.open_loop else start
         first, self._first = self._first, 0
-        run.record_kind(code, start, intended, now, self.kinds.popleft(), first, self.opened_ns)
+        run.record_kind(
+            code, start, intended, now, self.request_kinds.popleft(), first, self.opened_ns
+        )
         # Closed loop keep-alive: the next request goes out at once (see Connection). A
         # take refused here (the requests ran out just now, which spent the budget) goes on
         # to the general path, which retires the connection and asks if the run is done.
@@ -319,7 +321,7 @@ class MixConnection(Connection):
         kind, data = self.run.next_request(intended)
         self.transport.write(data)  # its bytes: the run counts them from its batches
         self.pending.append(start)
-        self.kinds.append(kind)
+        self.request_kinds.append(kind)
         if self.run.open_loop:
             self.intended.append(intended)
 

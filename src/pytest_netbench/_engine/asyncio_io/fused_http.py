@@ -326,7 +326,7 @@ class FusedVariedConnection(FusedHttpConnection, VariedConnection):
 
 class FusedMixConnection(FusedHttpConnection, MixConnection):
     """The fused path for a request mix: the same steady state, with the kind of each
-    request kept beside it (``MixConnection``'s ``kinds``), its latency recorded under that
+    request kept beside it (``MixConnection``'s ``request_kinds``), its latency recorded under that
     kind, and the next request the next ready one, of the kind it was rendered for.
     Everything else goes through ``MixConnection.on_response`` and ``send``, as on the
     general path."""
@@ -353,14 +353,14 @@ class FusedMixConnection(FusedHttpConnection, MixConnection):
             return
         run.spare = spare - 1
         pending = self.pending
-        kind = self.kinds.popleft()
+        kind = self.request_kinds.popleft()
         self._kind_records[kind](now - pending.popleft())
         self._answered[kind] += 1
         following = self._next_kind()
         self._write(self._next_ready())  # type: ignore[misc]
         self._written[following] += 1
         pending.append(now)
-        self.kinds.append(following)
+        self.request_kinds.append(following)
 
     def settle_counts(self) -> None:
         """Move the per-kind streaks into the run's counters (see FusedHttpConnection)."""

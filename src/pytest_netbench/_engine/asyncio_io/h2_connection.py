@@ -63,7 +63,7 @@ class H2Connection(Connection):
     streams: H2Streams
 
     def __init__(self, run: ConnectionOwner) -> None:
-        self.kinds: deque[int] = deque()  # a mix: the kind of each request in `pending`
+        self.request_kinds: deque[int] = deque()  # a mix: the kind of each request in `pending`
         self._feeding = False  # requests taken now open their streams in the read's write
         super().__init__(run)
         self._fast = False

@@ -68,10 +68,10 @@ class Outstanding(Protocol):
 class MixOutstanding(Outstanding, Protocol):
     """A mix connection's outstanding requests, with the kind of each one written.
 
-    ``kinds`` may be shorter than ``pending``: a request waiting for its connection to
+    ``request_kinds`` may be shorter than ``pending``: a request waiting for its connection to
     open has no kind yet (it is the oldest), and takes one if it fails or is cut off."""
 
-    kinds: deque[int]
+    request_kinds: deque[int]
 
 
 class RunAccounting:
@@ -361,7 +361,7 @@ class RunAccounting:
         """The kind of each outstanding request of a mix connection, oldest first; one
         still waiting for its connection takes its request now, never to be written."""
         # A mix run's connections keep kinds (asyncio's MixConnection, trio's Slot).
-        kinds = cast(MixOutstanding, requests).kinds
+        kinds = cast(MixOutstanding, requests).request_kinds
         times = requests.intended if self.open_loop else requests.pending
         unwritten = []
         for t in list(times)[: len(times) - len(kinds)]:
@@ -395,7 +395,7 @@ class RunAccounting:
         requests.pending.clear()
         requests.intended.clear()
         if self.mix:
-            cast(MixOutstanding, requests).kinds.clear()
+            cast(MixOutstanding, requests).request_kinds.clear()
         if not self.stopping:
             self.check_finished()
 

@@ -2,7 +2,7 @@
 
 A connection of the asyncio engine (``h2_connection``) or of the trio engine (``trio_io.h2``)
 keeps its requests as every connection does, oldest first in ``pending`` (the start of
-each), ``intended`` (open loop: when each was due) and ``kinds`` (a mix: the kind of each);
+each), ``intended`` (open loop: when each was due) and ``request_kinds`` (a mix: the kind of each);
 :class:`H2Streams` is what HTTP/2 adds to them, written once for both loops:
 
 - each stream's id beside its request (``_ids``, in the order the streams opened, the same
@@ -108,7 +108,7 @@ class H2Streams:
         if self._per_stream:
             kind, data = self._rules.next_request(intended)
             if self._mix:
-                requests.kinds.append(kind)
+                requests.request_kinds.append(kind)
             if self._varied:
                 self._unsent_requests.append(
                     H2Request(*encode_rendered_request(data, self._scheme))
@@ -202,7 +202,7 @@ class H2Streams:
         while pending and pending[0] < started_before:
             start = pending.popleft()
             intended = requests.intended.popleft() if self._open_loop else start
-            kind = requests.kinds.popleft() if self._mix else -1
+            kind = requests.request_kinds.popleft() if self._mix else -1
             words = detail
             if self._ids:
                 stream_id = self._ids.popleft()
@@ -226,7 +226,7 @@ class H2Streams:
         if ids[0] == stream_id:
             ids.popleft()
             start = pending.popleft()
-            kind = requests.kinds.popleft() if self._mix else -1
+            kind = requests.request_kinds.popleft() if self._mix else -1
             return start, requests.intended.popleft() if self._open_loop else start, kind
         index = ids.index(stream_id)
         del ids[index]
@@ -234,8 +234,8 @@ class H2Streams:
         del pending[index]
         kind = -1
         if self._mix:
-            kind = requests.kinds[index]
-            del requests.kinds[index]
+            kind = requests.request_kinds[index]
+            del requests.request_kinds[index]
         if not self._open_loop:
             return start, start, kind
         intended = requests.intended[index]

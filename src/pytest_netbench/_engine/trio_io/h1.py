@@ -171,7 +171,7 @@ class H1TrioRun(TrioRun):
             # none is: take claimed it). The run counts their bytes from its batches.
             request_kind, data = self.next_request(intended)
             if self.mix:
-                slot.kinds.append(request_kind)
+                slot.request_kinds.append(request_kind)
             await stream.send_all(data)
             return
         websocket = self.exchange.websocket

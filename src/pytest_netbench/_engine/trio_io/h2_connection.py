@@ -43,7 +43,7 @@ _STREAM_ERRORS = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
 class H2Slot(Slot):
     """One HTTP/2 connection of a trio run: its requests (``pending``, ``intended``,
-    ``kinds``) as streams (``streams``), and the tasks that move its bytes."""
+    ``request_kinds``) as streams (``streams``), and the tasks that move its bytes."""
 
     __slots__ = (
         "_closing",

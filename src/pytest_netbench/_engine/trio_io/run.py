@@ -386,7 +386,7 @@ class TrioRun(OpenAccounting):
         slot.keep_alive = keep_alive
         first, slot.first = slot.first, 0
         if self.mix:
-            request_kind = slot.kinds.popleft()
+            request_kind = slot.request_kinds.popleft()
             self.record_kind(code, start, intended, now, request_kind, first, slot.opened_ns)
         else:
             self.record(code, start, intended, now, first, slot.opened_ns)

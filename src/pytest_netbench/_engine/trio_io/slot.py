@@ -2,8 +2,8 @@
 
 A :class:`Slot` is what ``rules.accounting`` fails, counts and records against: the start
 times of the requests written and not yet answered, their intended times (open loop) and
-their mix kinds; an HTTP/2 connection's (``trio_io.h2_connection.H2Slot``) adds its
-streams.
+their request kinds in a mix (``request_kinds``); an HTTP/2 connection's
+(``trio_io.h2_connection.H2Slot``) adds its streams.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pytest_netbench._proto.ws_ids import IdMatcher
 
 class Slot:
     """One connection's outstanding requests: start times, (open loop) intended times and
-    (a mix) the request kind of each one written (``kinds``: indexes into the mix)."""
+    (a mix) the request kind of each one written (``request_kinds``: indexes into the mix)."""
 
     __slots__ = (
         "arriving",
@@ -25,9 +25,9 @@ class Slot:
         "framer",
         "intended",
         "keep_alive",
-        "kinds",
         "opened_ns",
         "pending",
+        "request_kinds",
         "served",
         "ws_idle",
         "ws_ids",
@@ -37,7 +37,7 @@ class Slot:
     def __init__(self) -> None:
         self.pending: deque[int] = deque()
         self.intended: deque[int] = deque()
-        self.kinds: deque[int] = deque()
+        self.request_kinds: deque[int] = deque()
         self.served = 0
         self.keep_alive = True
         self.broken = ""
