@@ -30,7 +30,7 @@ from pytest_netbench._model.feeders import (
     JsonLines,
     RandInt,
     Uuid4,
-    kind_of,
+    maker_name,
 )
 from pytest_netbench._proto import feeding
 from pytest_netbench._proto import rows as rows_proto
@@ -77,7 +77,7 @@ def checked_seed(seed: object) -> int:
 
 
 def _checked(name: str, feeder: Feeder) -> Feeder:
-    what = f"feeder {name!r} ({kind_of(feeder)})"
+    what = f"feeder {name!r} ({maker_name(feeder)})"
     if isinstance(feeder, Count):
         _whole(what, start=feeder.start, step=feeder.step)
         if feeder.step == 0:
@@ -231,7 +231,7 @@ def _check_slot(slot: Slot, feeders: Mapping[str, Feeder], kind: str) -> None:
         )
     if slot.field is not None and not isinstance(feeder, CsvRows | JsonLines | Call):
         raise SpecError(
-            f"{slot.text} in {kind!r}: feeder {slot.feeder!r} ({kind_of(feeder)}) gives one"
+            f"{slot.text} in {kind!r}: feeder {slot.feeder!r} ({maker_name(feeder)}) gives one"
             f" value, not rows with fields: write ${{{slot.feeder}}}"
         )
 

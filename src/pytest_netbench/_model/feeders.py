@@ -34,7 +34,7 @@ class Feeder:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description (what a stored result records of its load)."""
-        return {"kind": _KINDS[type(self)], **_fields(self)}
+        return {"kind": _MAKER_NAMES[type(self)], **_fields(self)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +200,7 @@ def function_name(function: str | Callable[..., Any]) -> str:
     return f"{module}:{getattr(function, '__qualname__', repr(function))}"
 
 
-_KINDS: dict[type[Feeder], str] = {
+_MAKER_NAMES: dict[type[Feeder], str] = {
     Count: "count",
     RandInt: "randint",
     Choice: "choice",
@@ -211,9 +211,9 @@ _KINDS: dict[type[Feeder], str] = {
 }
 
 
-def kind_of(feeder: Feeder) -> str:
-    """The feeder's name as its function is called: ``"csv"``, ``"count"``, ..."""
-    return _KINDS[type(feeder)]
+def maker_name(feeder: Feeder) -> str:
+    """The name of the function that makes the feeder: ``"csv"``, ``"count"``, ..."""
+    return _MAKER_NAMES[type(feeder)]
 
 
 def _fields(feeder: Feeder) -> dict[str, Any]:
