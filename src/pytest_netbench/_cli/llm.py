@@ -13,12 +13,11 @@ import json
 from typing import Any
 
 from pytest_netbench._errors import SpecError
+from pytest_netbench._input.llm import SET_BY_LLM_LOAD
 from pytest_netbench._input.options import LLM_OPTIONS
 
 # The HTTP load options this command sets itself (the rest are netbench http's).
-LLM_SETS = frozenset(
-    {"method", "body", "mix", "mix_order", "stream", "stream_end", "feeders", "pipeline"}
-)
+LLM_SETS = frozenset(SET_BY_LLM_LOAD)
 
 
 def add_llm_options(parser: argparse.ArgumentParser) -> None:

@@ -44,6 +44,19 @@ def api_is_chat(api: object, url_path: str) -> bool:
     return api == "chat"
 
 
+# The HTTP options an LLM load sets itself, and why: the library refuses them by name and
+# `netbench llm` has no flag for them.
+SET_BY_LLM_LOAD: dict[str, str] = {
+    "method": "an LLM load POSTs each request",
+    "body": "the bodies are made from model=, prompts= and max_tokens=",
+    "stream": "an LLM load reads OpenAI-compatible token streams (stream='openai')",
+    "stream_end": "a token stream ends with data: [DONE]",
+    "mix": "one endpoint per LLM load",
+    "mix_order": "one endpoint per LLM load",
+    "feeders": "the prompts are its feeder: prompts=",
+    "pipeline": "a token stream is read whole before its connection's next request",
+}
+
 # What a body's own fields are: ``extra=`` may not replace them.
 _SET_BY_THE_LOAD = ("model", "prompt", "messages", "max_tokens", "stream", "stream_options")
 

@@ -352,17 +352,6 @@ def sse_load(
     return _run_with_retries(spec, server, progress, stop, cluster, retries)
 
 
-# The HTTP options an LLM load sets itself, and what to pass instead.
-_FIXED_BY_LLM = {
-    "method": "an LLM load POSTs each request",
-    "body": "the bodies are made from model=, prompts= and max_tokens=",
-    "stream": "an LLM load reads OpenAI-compatible token streams (stream='openai')",
-    "stream_end": "a token stream ends with data: [DONE]",
-    "mix": "one endpoint per LLM load",
-    "feeders": "the prompts are its feeder: prompts=",
-}
-
-
 def llm_load(
     url: str,
     *,
@@ -398,12 +387,12 @@ def llm_spec(url: str, **options: Unpack[LlmOptions]) -> Iterator[LoadSpec]:
     import tempfile
     from pathlib import Path
 
-    from pytest_netbench._input.llm import api_is_chat, llm_bodies
+    from pytest_netbench._input.llm import SET_BY_LLM_LOAD, api_is_chat, llm_bodies
     from pytest_netbench._input.options import split_llm_options
     from pytest_netbench._model import feeders
 
     own, http_options = split_llm_options(options)
-    for name, why in _FIXED_BY_LLM.items():
+    for name, why in SET_BY_LLM_LOAD.items():
         if name in http_options:
             raise SpecError(f"an LLM load takes no {name}=: {why}")
     chat = api_is_chat(own["api"], url.split("://", 1)[-1])
