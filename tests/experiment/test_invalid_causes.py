@@ -4,18 +4,20 @@ can say whether only the generator is to blame (what decides a retry)."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import signal
 import sys
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
 from pytest_netbench import Server
 from pytest_netbench._experiment.running import default_runner
 from pytest_netbench._input.spec import http_spec
-from pytest_netbench._load.attempts import run_with_retries
+from pytest_netbench._load.attempts import FIRST_RETRY_PAUSE_S, run_with_retries
 from pytest_netbench._model import GENERATOR_CAUSES, INVALID_CAUSES, LoadResult, LoadSpec
 from pytest_netbench._stats.merge import merge_outcomes
 from pytest_netbench._stats.recorder import WorkerOutcome
@@ -161,3 +163,20 @@ def test_connections_missing_at_the_window_make_the_result_invalid_naming_them()
     assert not result.invalid_by_generator_only
     whole = merge_outcomes(spec, [outcome(connect_first=True, connections_ready=100)])
     assert whole.valid
+
+
+def test_a_generator_spoiled_run_is_rerun_after_a_growing_pause() -> None:
+    """A burst that spoiled one run usually still runs the instant after it: the reruns
+    wait 1 s, then 2 s; the valid run that ends them is kept with the spoiled ones."""
+    saturated = merge_outcomes(CLOSED, [outcome(cpu_s=0.7, busy_s=0.95)])
+    valid = merge_outcomes(CLOSED, [outcome(cpu_s=0.3, busy_s=0.4)])
+    started: list[float] = []
+
+    def runner(spec: LoadSpec) -> LoadResult:
+        started.append(time.monotonic())
+        return valid if len(started) == 3 else saturated
+
+    attempts = run_with_retries(CLOSED, runner, retries=2)
+    assert attempts.kept is valid and attempts.discarded == (saturated, saturated)
+    gaps = [b - a for a, b in itertools.pairwise(started)]
+    assert gaps[0] >= FIRST_RETRY_PAUSE_S and gaps[1] >= 2 * FIRST_RETRY_PAUSE_S, gaps

@@ -71,9 +71,10 @@ def test_a_trial_spoiled_by_the_generator_is_run_again_and_counted_as_discarded(
     assert first.discarded[0].invalid_reasons == (LAG,)
     assert result.discarded_causes["schedule_lag"] >= 1
     assert len(calls) == sum(t.runs for t in result.trials)
-    # (A busy machine may spoil a real run too: that one is rerun as well, not kept.)
-    assert result.valid
-    assert all(r.valid and r.ok > 0 for r in result.results)
+    # Each trial keeps a real run, not the one this runner spoiled. (A busy machine may
+    # spoil real runs too, each rerun as well; on a machine busy enough it spoils all
+    # three, so the kept run's validity is the machine's, not asserted.)
+    assert all(t.kept.invalid_reasons != (LAG,) and t.kept.ok > 0 for t in result.trials)
 
 
 def test_only_a_trial_invalid_on_every_attempt_makes_the_outcome_invalid(

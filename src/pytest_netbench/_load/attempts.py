@@ -9,6 +9,7 @@ experiment use it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,10 @@ Runner = Callable[[LoadSpec], LoadResult]
 
 # A trial invalid for generator-side causes only is run again this many times by default.
 DEFAULT_RETRIES = 2
+# The pause before the first rerun, doubled before each next one: a burst of other work
+# that spoiled a run (a neighbour's test starting a JVM, a compiler) usually still runs
+# the instant after it. A load no one spoiled is never rerun, so never pays it.
+FIRST_RETRY_PAUSE_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +61,15 @@ class Attempts:
 
 def run_with_retries(spec: LoadSpec, runner: Runner, retries: int = DEFAULT_RETRIES) -> Attempts:
     """Run ``spec``; while the result is invalid only because of the generator, run it
-    again, at most ``retries`` more times. A result invalid for any server-side cause
-    (the server died, the pool filled up while it held requests) is kept at once: running
-    it again would only repeat what the server did. An interrupted load (Ctrl-C) is never
-    run again."""
+    again, at most ``retries`` more times, after a pause (1 s, then 2 s, 4 s, ...). A
+    result invalid for any server-side cause (the server died, the pool filled up while it
+    held requests) is kept at once: running it again would only repeat what the server did.
+    An interrupted load (Ctrl-C) is never run again."""
     check_retries(retries)
     discarded: list[LoadResult] = []
     result = runner(spec)
     while result.invalid_by_generator_only and not result.interrupted and len(discarded) < retries:
+        time.sleep(FIRST_RETRY_PAUSE_S * 2 ** len(discarded))
         discarded.append(result)
         result = runner(spec)
     return Attempts(result, tuple(discarded))
