@@ -17,7 +17,12 @@ from pathlib import Path
 from pytest_netbench import Server
 from pytest_netbench._experiment.running import default_runner
 from pytest_netbench._input.spec import http_spec
-from pytest_netbench._load.attempts import FIRST_RETRY_PAUSE_S, run_with_retries
+from pytest_netbench._load.attempts import (
+    FIRST_RETRY_PAUSE_S,
+    LONGEST_RETRY_PAUSE_S,
+    pause_before_rerun,
+    run_with_retries,
+)
 from pytest_netbench._model import GENERATOR_CAUSES, INVALID_CAUSES, LoadResult, LoadSpec
 from pytest_netbench._stats.merge import merge_outcomes
 from pytest_netbench._stats.recorder import WorkerOutcome
@@ -165,18 +170,24 @@ def test_connections_missing_at_the_window_make_the_result_invalid_naming_them()
     assert whole.valid
 
 
-def test_a_generator_spoiled_run_is_rerun_after_a_growing_pause() -> None:
-    """A burst that spoiled one run usually still runs the instant after it: the reruns
-    wait 1 s, then 2 s; the valid run that ends them is kept with the spoiled ones."""
-    saturated = merge_outcomes(CLOSED, [outcome(cpu_s=0.7, busy_s=0.95)])
+def test_a_run_the_host_spoiled_is_rerun_after_a_growing_pause() -> None:
+    """A burst that spoiled one run usually still runs the instant after it: a run whose
+    generator waited for a CPU far more than it ran is rerun after 1 s, then 2 s; one the
+    generator itself saturated at once. The valid run that ends them is kept."""
+    waited = merge_outcomes(CLOSED, [outcome(cpu_s=0.1, busy_s=0.95)])
+    saturated = merge_outcomes(CLOSED, [outcome(cpu_s=0.9, busy_s=0.95)])
     valid = merge_outcomes(CLOSED, [outcome(cpu_s=0.3, busy_s=0.4)])
+    assert waited.invalid_by_generator_only and saturated.invalid_by_generator_only
+    runs = [waited, waited, saturated, valid]
     started: list[float] = []
 
     def runner(spec: LoadSpec) -> LoadResult:
         started.append(time.monotonic())
-        return valid if len(started) == 3 else saturated
+        return runs[len(started) - 1]
 
-    attempts = run_with_retries(CLOSED, runner, retries=2)
-    assert attempts.kept is valid and attempts.discarded == (saturated, saturated)
+    attempts = run_with_retries(CLOSED, runner, retries=3)
+    assert attempts.kept is valid and attempts.discarded == tuple(runs[:3])
     gaps = [b - a for a, b in itertools.pairwise(started)]
     assert gaps[0] >= FIRST_RETRY_PAUSE_S and gaps[1] >= 2 * FIRST_RETRY_PAUSE_S, gaps
+    assert gaps[2] < FIRST_RETRY_PAUSE_S / 2, gaps
+    assert pause_before_rerun(waited, 10) == LONGEST_RETRY_PAUSE_S

@@ -21,10 +21,17 @@ Runner = Callable[[LoadSpec], LoadResult]
 
 # A trial invalid for generator-side causes only is run again this many times by default.
 DEFAULT_RETRIES = 2
-# The pause before the first rerun, doubled before each next one: a burst of other work
-# that spoiled a run (a neighbour's test starting a JVM, a compiler) usually still runs
-# the instant after it. A load no one spoiled is never rerun, so never pays it.
+# The pause before the first rerun, doubled before each next one up to the last: a burst
+# of other work that spoiled a run (a neighbour's test starting a JVM, a compiler)
+# usually still runs the instant after it. A load no one spoiled is never rerun, so never
+# pays it.
 FIRST_RETRY_PAUSE_S = 1.0
+LONGEST_RETRY_PAUSE_S = 4.0
+# ... but only when the generator's busiest worker ran on a CPU less than this share of
+# the run: its schedule slipped waiting for a CPU that other work held. One that ran
+# most of the time was spoiled by the load itself (a rate past what it can send, as a
+# capacity search meets), which no pause changes.
+HOST_BLAMED_BELOW_CPU_PERCENT = 50.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +68,7 @@ class Attempts:
 
 def run_with_retries(spec: LoadSpec, runner: Runner, retries: int = DEFAULT_RETRIES) -> Attempts:
     """Run ``spec``; while the result is invalid only because of the generator, run it
-    again, at most ``retries`` more times, after a pause (1 s, then 2 s, 4 s, ...). A
+    again, at most ``retries`` more times (after a pause, when the host was to blame). A
     result invalid for any server-side cause (the server died, the pool filled up while it
     held requests) is kept at once: running it again would only repeat what the server did.
     An interrupted load (Ctrl-C) is never run again."""
@@ -69,10 +76,17 @@ def run_with_retries(spec: LoadSpec, runner: Runner, retries: int = DEFAULT_RETR
     discarded: list[LoadResult] = []
     result = runner(spec)
     while result.invalid_by_generator_only and not result.interrupted and len(discarded) < retries:
-        time.sleep(FIRST_RETRY_PAUSE_S * 2 ** len(discarded))
+        time.sleep(pause_before_rerun(result, len(discarded)))
         discarded.append(result)
         result = runner(spec)
     return Attempts(result, tuple(discarded))
+
+
+def pause_before_rerun(spoiled: LoadResult, reruns_so_far: int) -> float:
+    """How long to wait before running again a load that ``spoiled`` was a run of."""
+    if spoiled.generator.cpu_percent >= HOST_BLAMED_BELOW_CPU_PERCENT:
+        return 0.0
+    return min(FIRST_RETRY_PAUSE_S * 2.0**reruns_so_far, LONGEST_RETRY_PAUSE_S)
 
 
 def check_retries(retries: int) -> None:
