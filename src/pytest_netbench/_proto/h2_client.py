@@ -92,7 +92,9 @@ class H2ClientConnection:
         "_first_frame_seen",
         "_grpc",
         "_headers_head",
+        "_heads",
         "_initial_send_window",
+        "_known",
         "_max_send_frame",
         "_max_streams",
         "_next_id",
@@ -137,9 +139,12 @@ class H2ClientConnection:
                 raise ValueError(f"{name}_window must be in 65535..2^31-1, got {window}")
         self._request = request
         self._grpc = request.grpc
-        # Called with a stream's id as its final response HEADERS arrive, before its body
-        # (the engine times the answer's first byte by it: phases); None: not called.
+        # Called with a stream's id once the read that brought its final response HEADERS
+        # is handled, if the stream is still open (the engine times the answer's first byte
+        # by it: phases); a response that ended in that read came whole in it, as HTTP/1.1
+        # counts one, and is not reported. None: not called.
         self.on_head: Callable[[int], None] | None = None
+        self._heads: list[int] = []  # streams whose final HEADERS came in this read
         self._on_response = on_response
         self._on_stream_error = on_stream_error
         self._on_stream_data = on_data
@@ -147,6 +152,7 @@ class H2ClientConnection:
         self._stream_window = stream_window
         self._connection_window = connection_window
         self._decoder = ResponseHeaderDecoder()
+        self._known = self._decoder.known  # blocks decoded before: their status
         # Open streams: id -> final status once its HEADERS came, else 0.
         self._streams: dict[int, int] = {}
         self._next_id = 1
@@ -290,9 +296,22 @@ class H2ClientConnection:
                 self._check_server_preface(buffer)
             used = self._read_frames(buffer)
         except f.ConnectionViolation as exc:
+            self._heads.clear()
             self._fail_connection(exc.code, exc.reason)
             return
         self._recv_buffer = buffer[used:]
+        if self._heads:
+            self._report_heads()
+
+    def _report_heads(self) -> None:
+        """The read is handled: ``on_head`` for each stream whose final HEADERS came in it
+        and that is still open (its body to come in a later read)."""
+        heads, on_head, streams = self._heads, self.on_head, self._streams
+        if on_head is not None:
+            for stream_id in heads:
+                if streams.get(stream_id):
+                    on_head(stream_id)
+        heads.clear()
 
     def feed_eof(self) -> None:
         """The server closed the connection: every open stream ends as ``closed``."""
@@ -331,43 +350,74 @@ class H2ClientConnection:
         size = len(buffer)
         pos = 0
         unpack = f.FRAME_HEAD.unpack_from
+        most, stream_mask = f.DEFAULT_MAX_FRAME_SIZE, f.MAX_STREAM_ID
+        data_kind, headers_kind, end_stream_flag = f.DATA, f.HEADERS, f.END_STREAM
         streams = self._streams
+        on_response = self._on_response
+        on_stream_data = self._on_stream_data
         http = not self._grpc  # a gRPC call ends with its trailers, never on DATA
+        # A response's HEADERS in one frame, whose block was decoded before, may take the
+        # hot path below (not a gRPC call's, nor a streaming load's, which looks inside).
+        plain = http and on_stream_data is None
+        end_headers_only = f.END_HEADERS
+        known = self._known
+        heads = self._heads
         while size - pos >= 9:
             length_kind, flags, stream_id = unpack(buffer, pos)
             length = length_kind >> 8
-            if length > f.DEFAULT_MAX_FRAME_SIZE:
+            if length > most:
                 raise f.ConnectionViolation(
                     f.FRAME_SIZE_ERROR,
                     f"a frame of {length} bytes, above the client's SETTINGS_MAX_FRAME_SIZE "
-                    f"of {f.DEFAULT_MAX_FRAME_SIZE}: {buffer[pos : pos + 9]!r}",
+                    f"of {most}: {buffer[pos : pos + 9]!r}",
                 )
             end = pos + 9 + length
             if end > size:
                 break
             kind = length_kind & 0xFF
-            stream_id &= f.MAX_STREAM_ID
+            stream_id &= stream_mask
+            if kind == data_kind and self._continuing is None:
+                status = streams.get(stream_id)
+                if status and on_stream_data is not None:
+                    body = f.strip_padding("DATA", flags, buffer[pos + 9 : end])
+                    on_stream_data(stream_id, status, body)
+                pos = end
+                if status and flags & end_stream_flag and http:
+                    # The hot path: the last DATA frame of a response whose HEADERS came.
+                    del streams[stream_id]
+                    if heads and heads[-1] == stream_id:
+                        heads.pop()  # came whole in this read: no on_head
+                    # _consume, written out (padding included: it counts too).
+                    consumed = self._recv_consumed + length
+                    if consumed >= self._recv_update_at:
+                        self._outbound.append(f.window_update(0, consumed))
+                        consumed = 0
+                    self._recv_consumed = consumed
+                    if self._stream_received:
+                        self._stream_received.pop(stream_id, None)
+                    on_response(stream_id, status)
+                    if self._pending_bodies:
+                        self._cancel_body(stream_id)
+                    continue
+                self._on_data(flags, stream_id, length, status)
+                if self.failed:
+                    break
+                continue
             payload = buffer[pos + 9 : end]
             pos = end
             if self._continuing is not None:
                 self._on_continuation(kind, flags, stream_id, payload)
-            elif kind == f.DATA:
-                status = streams.get(stream_id)
-                if status and self._on_stream_data is not None:
-                    body = f.strip_padding("DATA", flags, payload)
-                    self._on_stream_data(stream_id, status, body)
-                if status and flags & f.END_STREAM and http:
-                    # The hot path: the last DATA frame of a response whose HEADERS came.
-                    del streams[stream_id]
-                    self._consume(length)
-                    if self._stream_received:
-                        self._stream_received.pop(stream_id, None)
-                    self._on_response(stream_id, status)
-                    if self._pending_bodies:
-                        self._cancel_body(stream_id)
-                else:
-                    self._on_data(flags, stream_id, length, status)
-            elif kind == f.HEADERS:
+            elif kind == headers_kind:
+                if flags == end_headers_only and plain:
+                    # The hot path: a final response's HEADERS, no padding, priority or
+                    # END_STREAM, whose block (decoded before, the table unchanged since)
+                    # says a status of 200 or more, on an open stream still waiting for it:
+                    # what _on_headers and _header_block would do, without their calls.
+                    status = known.get(payload)
+                    if status is not None and status >= 200 and streams.get(stream_id) == 0:
+                        streams[stream_id] = status
+                        heads.append(stream_id)
+                        continue
                 self._on_headers(flags, stream_id, payload)
             else:
                 self._on_control(kind, flags, stream_id, payload)
@@ -473,8 +523,7 @@ class H2ClientConnection:
             self._cancel_body(stream_id)
         else:
             self._streams[stream_id] = status
-            if self.on_head is not None:
-                self.on_head(stream_id)
+            self._heads.append(stream_id)  # on_head, once the read is handled
 
     def _end_call(self, stream_id: int, status: int, trailers: tuple[int, str] | None) -> None:
         """A gRPC call's end: ok only with HTTP 200 and grpc-status 0 (``trailers``: the

@@ -177,6 +177,7 @@ class ResponseHeaderDecoder:
         "_pending",
         "_stateless",
         "_table",
+        "known",
     )
 
     def __init__(self) -> None:
@@ -184,6 +185,10 @@ class ResponseHeaderDecoder:
         self._table = self._decoder.header_table
         # Blocks that read the table but leave it as it is: valid until it changes.
         self._cache: dict[bytes, int] = {}
+        # The same dict, for a caller's hot path: a block found here has the status it maps
+        # to, exactly as status_of would say it (which looks here first), with nothing to
+        # do to the table. Cleared in place, never replaced.
+        self.known = self._cache
         self._grpc_cache: dict[bytes, tuple[int, int, str]] = {}
         # Blocks whose fields the table cannot change, with the entries each adds.
         self._stateless: dict[bytes, tuple[int, tuple[Field, ...]]] = {}

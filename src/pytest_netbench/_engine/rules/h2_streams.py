@@ -41,6 +41,7 @@ class H2Streams:
         "_mix",
         "_open_loop",
         "_per_stream",
+        "_plain",
         "_requests",
         "_rules",
         "_scheme",
@@ -89,9 +90,15 @@ class H2Streams:
             on_data=on_data,
         )
         # Phases: when each open stream's response HEADERS came (its first byte, near
-        # enough); a stream whose HEADERS ended it came whole.
+        # enough: once the read that brought them is handled); a stream whose response
+        # ended in the read that brought its HEADERS came whole in it, as HTTP/1.1 counts
+        # one (its wait is its latency, its receive nothing: recorder.fold_phases).
         self.firsts: dict[int, int] = {}
         self.client.on_head = self._on_head
+        # One fixed request, closed loop, nothing streamed, not gRPC: a response that ends
+        # its oldest stream takes _on_response's short path.
+        self._plain = not (self._mix or self._open_loop or self._grpc or self._varied)
+        self._plain = self._plain and self._times is None
 
     def release(self) -> None:
         """Forget the client: its callbacks are this object's bound methods (a cycle)."""
@@ -273,6 +280,18 @@ class H2Streams:
 
     def _on_response(self, stream_id: int, status: int) -> None:
         now = monotonic_ns()
+        ids = self._ids
+        if self._plain and ids[0] == stream_id:
+            # The common case: what the general path below does for it, without its calls.
+            ids.popleft()
+            start = self._requests.pending.popleft()
+            first = self.firsts.pop(stream_id, 0) if self.firsts else 0
+            opened = getattr(self._requests, "opened_ns", 0)
+            if not first and opened <= start:
+                first = -1  # came whole in one read, sent on an open connection: folded
+            self._rules.record(status, start, start, now, first, opened)
+            self.ended += 1
+            return
         start, intended, kind = self._pop_stream(stream_id)
         if self._times is not None:
             times = self._times.pop(stream_id, None)
@@ -285,6 +304,8 @@ class H2Streams:
         first = self.firsts.pop(stream_id, 0)
         opened = getattr(self._requests, "opened_ns", 0)
         if kind < 0:
+            if not first and opened <= start:
+                first = -1  # as above (a mix's kinds record their phases one by one)
             self._rules.record(status, start, intended, now, first, opened)
         else:
             self._rules.record_kind(status, start, intended, now, kind, first, opened)
