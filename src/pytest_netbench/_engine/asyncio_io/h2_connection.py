@@ -50,6 +50,12 @@ class _H2Owner(ConnectionOwner, Protocol):
     def check_finished(self) -> None: ...
 
 
+class _ClosedH2Owner(_H2Owner, Protocol):
+    """A closed-loop run: streams that ended in one read each take the next request."""
+
+    def streams_done(self, conn: H2Connection, now: int, count: int) -> None: ...
+
+
 class _OpenH2Owner(_H2Owner, Protocol):
     """An open-loop run: its pool of free streams (a connection is there once for each)."""
 
@@ -177,20 +183,26 @@ class H2Connection(Connection):
         now = monotonic_ns()
         self._feeding = True
         try:
-            for _ in range(ended):
-                self._after_stream(now)
+            self._after_streams(now, ended)
         finally:
             self._feeding = False
 
-    def _after_stream(self, now: int) -> None:
-        """A stream ended: the run may start the next request here. A connection where no
+    def _after_streams(self, now: int, ended: int) -> None:
+        """``ended`` streams ended: the run may start the next request here for each (in
+        closed loop, taken at once: ``ClosedRun.streams_done``). A connection where no
         stream may open again (a GOAWAY) is, in closed loop, retired by the run once its
-        last stream ended; in open loop it leaves the pool of free streams."""
+        last stream ended; in open loop it leaves the pool of free streams. (Nothing the
+        run does here changes whether streams may open: asked once.)"""
         run = self.run
         if self.streams.may_continue:
-            run.response_done(self, now, True)
+            if run.open_loop:
+                for _ in range(ended):
+                    run.response_done(self, now, True)
+            else:
+                cast(_ClosedH2Owner, run).streams_done(self, now, ended)
         elif not run.open_loop:
-            run.response_done(self, now, False)
+            for _ in range(ended):
+                run.response_done(self, now, False)
         else:
             self._leave_pool()
             self._owner.check_finished()
@@ -199,6 +211,12 @@ class H2Connection(Connection):
     def send(self, start: int, intended: int) -> None:
         """A request taken: its stream opens with the next write (see ``_flush``)."""
         self.streams.queue(start, intended)
+        if not self._feeding:
+            self._flush()
+
+    def send_many(self, start: int, count: int) -> None:
+        """Closed loop: ``count`` requests taken at once, as ``count`` calls of ``send``."""
+        self.streams.queue_many(start, start, count)
         if not self._feeding:
             self._flush()
 

@@ -180,6 +180,24 @@ class RunAccounting:
             return self.claim()
         return True
 
+    def take_many(self, now: int, count: int) -> int:
+        """:meth:`take` up to ``count`` times at ``now`` (HTTP/2: the streams that ended in
+        one read each free a request): how many it allowed, stopping at the first refusal."""
+        if self.stopping or count <= 0:
+            return 0
+        if self.source is not None:  # each claims its own rendered request
+            taken = 0
+            while taken < count and self.take(now):
+                taken += 1
+            return taken
+        if now >= self.measure_start_ns:
+            budget = self.budget
+            if budget is not None:
+                count = min(count, max(budget, 0))
+                self.budget = budget - count
+            self.recorder.sent += count
+        return count
+
     # -- requests that vary --
     def claim(self) -> bool:
         """Set one rendered request aside for a request that starts now (rendering the

@@ -24,6 +24,7 @@ each), ``intended`` (open loop: when each was due) and ``request_kinds`` (a mix:
 from __future__ import annotations
 
 from collections import deque
+from itertools import repeat
 from time import monotonic_ns
 
 from pytest_netbench._engine.rules.accounting import MixOutstanding, RunAccounting
@@ -123,6 +124,18 @@ class H2Streams:
             else:  # a mix of fixed requests (the rendered bytes only said which kind)
                 self._unsent_requests.append(self._mix[kind])
         self.unopened += 1
+
+    def queue_many(self, start: int, intended: int, count: int) -> None:
+        """:meth:`queue` ``count`` requests taken at once (the streams ended in one read)."""
+        if self._per_stream:
+            for _ in range(count):
+                self.queue(start, intended)
+            return
+        requests = self._requests
+        requests.pending.extend(repeat(start, count))
+        if self._open_loop:
+            requests.intended.extend(repeat(intended, count))
+        self.unopened += count
 
     def data_to_send(self) -> bytes:
         """Open the streams of the requests waiting for one (as many as the server allows),
