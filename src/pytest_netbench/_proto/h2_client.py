@@ -415,6 +415,32 @@ class H2ClientConnection:
                     # what _on_headers and _header_block would do, without their calls.
                     status = known.get(payload)
                     if status is not None and status >= 200 and streams.get(stream_id) == 0:
+                        # Its body's last DATA frame next, whole in this read: the response
+                        # ends here, as the DATA hot path above would end it.
+                        after = end + 9
+                        if after <= size:
+                            next_kind, next_flags, next_id = unpack(buffer, end)
+                            body_end = after + (next_kind >> 8)
+                            if (
+                                (next_kind & 0xFF) == data_kind
+                                and next_flags & end_stream_flag
+                                and (next_id & stream_mask) == stream_id
+                                and body_end <= size
+                                and (next_kind >> 8) <= most
+                            ):
+                                pos = body_end
+                                del streams[stream_id]
+                                consumed = self._recv_consumed + (next_kind >> 8)
+                                if consumed >= self._recv_update_at:
+                                    self._outbound.append(f.window_update(0, consumed))
+                                    consumed = 0
+                                self._recv_consumed = consumed
+                                if self._stream_received:
+                                    self._stream_received.pop(stream_id, None)
+                                on_response(stream_id, status)
+                                if self._pending_bodies:
+                                    self._cancel_body(stream_id)
+                                continue
                         streams[stream_id] = status
                         heads.append(stream_id)
                         continue
