@@ -16,10 +16,12 @@ from pytest_netbench._engine.rules.clocks import NS_PER_S
 from pytest_netbench._engine.rules.watch import ShareWatch, Watcher
 
 
-async def tick_timeline(run: RunAccounting) -> None:
-    """Open the window when the warm-up ends, then close a timeline row every second."""
-    await trio.sleep(max(run.measure_start_ns - monotonic_ns(), 0) / NS_PER_S)
-    run.open_window()
+async def tick_timeline(run: RunAccounting, window_open: bool = False) -> None:
+    """Open the window when the warm-up ends (unless ``window_open``), then close a
+    timeline row every second."""
+    if not window_open:
+        await trio.sleep(max(run.measure_start_ns - monotonic_ns(), 0) / NS_PER_S)
+        run.open_window()
     next_tick = run.measure_start_ns + NS_PER_S
     while True:
         await trio.sleep(max(next_tick - monotonic_ns(), 0) / NS_PER_S)
@@ -47,7 +49,16 @@ def share_watcher(run: RunAccounting, watch: ShareWatch | None) -> Watcher | Non
 
 
 def start_timers(nursery: trio.Nursery, run: RunAccounting, watcher: Watcher | None) -> None:
-    """The timeline's tick, and the watch when there is one, in the run's nursery."""
+    """The timeline's tick, and the watch when there is one, in the run's nursery (call
+    before the connections start).
+
+    Without a warm-up the window opens here and now, as the asyncio driver opens it: left
+    to the tick's task, it would open only once that task first ran, and a connection
+    task that ran before it (a connect to loopback can complete without a checkpoint)
+    would have taken a measured request whose bytes the window's opening then forgot."""
     if watcher is not None:
         nursery.start_soon(watch_share, run, watcher)
-    nursery.start_soon(tick_timeline, run)
+    window_open = monotonic_ns() >= run.measure_start_ns
+    if window_open:
+        run.open_window()
+    nursery.start_soon(tick_timeline, run, window_open)
