@@ -42,13 +42,13 @@ from pytest_netbench._engine.asyncio_io.raw_connection import (
     RawHttpConnection,
     RawSockets,
     can_use_raw_sockets,
-    numeric_address,
 )
 from pytest_netbench._engine.rules.accounting import RunAccounting
 from pytest_netbench._engine.rules.clocks import NS_PER_S
 from pytest_netbench._engine.rules.connecting import (
     RETRY_UNREACHED_S,
     FirstContact,
+    numeric_address,
 )
 from pytest_netbench._engine.rules.exchange import Exchange
 from pytest_netbench._engine.rules.failures import (

@@ -488,18 +488,6 @@ class RawHttpConnection(Connection):
         return default
 
 
-def numeric_address(host: str, port: int) -> tuple[Any, ...] | None:
-    """``(host, port)`` as a socket address when ``host`` is an IP address, else None (a
-    name may resolve to several addresses, which the loop's connect tries in turn)."""
-    for family in (socket.AF_INET, socket.AF_INET6):
-        try:
-            socket.inet_pton(family, host)
-        except OSError:
-            continue
-        return (host, port) if family == socket.AF_INET else (host, port, 0, 0)
-    return None
-
-
 def can_use_raw_sockets() -> bool:
     """This platform has what the raw path needs (Linux's epoll)."""
     return hasattr(select, "epoll")

@@ -6,7 +6,9 @@ loop, with the words of ``failures``). The asyncio connect itself is
 from __future__ import annotations
 
 import errno as errno_mod
+import socket
 import ssl
+from typing import Any
 
 from pytest_netbench._engine.rules.clocks import NS_PER_S
 from pytest_netbench._engine.rules.failures import NOT_TLS, describe_connect_error
@@ -104,3 +106,15 @@ def _unreachable_hint(spec: LoadSpec, sample: str) -> str:
     if "CERTIFICATE" in sample.upper() and spec.verify_tls:
         return "for a self-signed test server pass verify_tls=False (CLI: --no-verify-tls)"
     return "the server and this client agree on no TLS settings: check the server's TLS setup"
+
+
+def numeric_address(host: str, port: int) -> tuple[Any, ...] | None:
+    """``(host, port)`` as a socket address when ``host`` is an IP address, else None (a
+    name may resolve to several addresses, which the loop's connect tries in turn)."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+        except OSError:
+            continue
+        return (host, port) if family == socket.AF_INET else (host, port, 0, 0)
+    return None

@@ -41,6 +41,7 @@ from pytest_netbench._engine.rules.phases import record_connect
 from pytest_netbench._engine.rules.ramp import share_connection_ramp
 from pytest_netbench._engine.rules.share import WorkerShare
 from pytest_netbench._engine.trio_io.connect import CONNECT_ERRORS, failure_of, open_stream
+from pytest_netbench._engine.trio_io.connect import close_stream as close_now
 from pytest_netbench._engine.trio_io.slot import Slot
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.source import RequestSource
@@ -138,8 +139,7 @@ class TrioRun(OpenAccounting):
             finally:
                 self.release(slot)
                 self.slots.discard(slot)
-                with trio.CancelScope(shield=True):
-                    await trio.aclose_forcefully(stream)
+                await close_now(stream)
             if shed:
                 return
 
@@ -172,8 +172,7 @@ class TrioRun(OpenAccounting):
                 self.replace_lost()
             if stream is not None:
                 await self.close_stream(slot, stream)
-                with trio.CancelScope(shield=True):
-                    await trio.aclose_forcefully(stream)
+                await close_now(stream)
 
     def take_handed(self, slot: Slot, item: tuple[int, bool, bool]) -> int | None:
         """A due request the work channel gave ``slot`` (see :meth:`hand_out`): its due
@@ -219,8 +218,7 @@ class TrioRun(OpenAccounting):
                 return await self.upgrade(slot, stream, now if timed else 0)
             except BaseException:
                 # Cancelled mid-handshake (the run stopped): no task holds the stream yet.
-                with trio.CancelScope(shield=True):
-                    await trio.aclose_forcefully(stream)
+                await close_now(stream)
                 raise
         except CONNECT_ERRORS as exc:
             self.fail(slot, "connect", exc)
