@@ -162,10 +162,17 @@ class BaseRun(RunAccounting):
         )
 
     # -- connection lifecycle --
-    def open_connection(self, start: int, intended: int) -> Connection:
+    def open_connection(
+        self, start: int, intended: int, spent: Connection | None = None
+    ) -> Connection:
         """Start connecting; ``start``/``intended`` belong to the request that needed it
-        (0 for a pool connection opened ahead of demand)."""
-        conn = self.connection_class(self)
+        (0 for a pool connection opened ahead of demand). ``spent``: a raw connection that
+        is closed and told to the run, renewed as this one (``RawHttpConnection.renew``)."""
+        if spent is None:
+            conn = self.connection_class(self)
+        else:
+            conn = spent
+            conn.renew()  # type: ignore[attr-defined]  # a RawHttpConnection (see _reopen)
         conn.connect_started = monotonic_ns()
         if start:
             conn.pending.append(start)
@@ -361,6 +368,9 @@ class ClosedRun(BaseRun):
         self.wanted = self.share.connections  # the connections this share holds now
         self.closing: set[Connection] = set()  # shed: closing once answered
         self.ramp_timer: asyncio.TimerHandle | None = None
+        if self.raw is not None and self.ramp is None and self.per_connection == 1:
+            # Its connections renew themselves in place (RawHttpConnection.connection_lost).
+            self.raw.renews = self.closes_after == 1
 
     def begin(self) -> None:
         missing = self.share.connections
@@ -466,7 +476,8 @@ class ClosedRun(BaseRun):
             if self._held() >= self.wanted:
                 self.check_finished()
                 return
-        self._reopen()
+        # A raw connection is renewed as its slot's next one (see RawHttpConnection.renew).
+        self._reopen(conn if self.raw is not None else None)
 
     # -- a ramp of connections --
     def _held(self) -> int:
@@ -516,12 +527,12 @@ class ClosedRun(BaseRun):
             self.ramp_timer.cancel()
         super().stop()
 
-    def _reopen(self) -> None:
+    def _reopen(self, spent: Connection | None = None) -> None:
         if self.stopping:
             return
         now = monotonic_ns()
         if self.take(now):
-            self.open_connection(now, now)
+            self.open_connection(now, now, spent)
         else:
             self.check_finished()
 

@@ -28,7 +28,6 @@ import os
 import select
 import socket
 from _socket import socket as bare_socket  # without socket.socket's Python __init__ and close
-from collections import deque
 from collections.abc import Callable
 from time import monotonic_ns
 from typing import Any
@@ -51,6 +50,7 @@ _BROKEN = select.EPOLLERR | select.EPOLLHUP
 # cost an mmap, an mremap and a munmap per read (strace: 3 of 10 syscalls a request).
 _READ_SIZE = 256 * 1024
 _MAX_EVENTS = 1024
+_STREAM = socket.SOCK_STREAM | socket.SOCK_NONBLOCK
 
 
 class RawOwner(ConnectionOwner):
@@ -60,7 +60,14 @@ class RawOwner(ConnectionOwner):
     raw: RawSockets
     contact: FirstContact
 
+    # What renewing a spent connection in place reads (see RawHttpConnection.connection_lost).
+    connections: set[Connection]
+    phase: object | None
+    opened: int
+
     def connect_failed(self, conn: Connection, exc: OSError | None) -> None: ...
+
+    def check_finished(self) -> None: ...
 
 
 class RawSockets:
@@ -79,6 +86,10 @@ class RawSockets:
         # told to the run as the closed are, with no event of their own.
         self.established: list[RawHttpConnection] = []
         self.serving = False
+        # Set by a closed-loop run whose connections carry one request each: a connection
+        # whose request was answered is renewed in place as its slot's next one (see
+        # RawHttpConnection.connection_lost).
+        self.renews = False
         # A connection's first read, seen twice and found to be one whole final response
         # (only_final_response), and what a framer delivers for it: a connection that
         # carries one request and reads those bytes again needs no framer (see
@@ -90,8 +101,6 @@ class RawSockets:
         self.known_answer = (0, False)
         self.seen_once: bytes | None = None
         self.not_whole: bytes | None = None
-        # What a new connection of the run starts with (see RawHttpConnection.__init__).
-        self.template: dict[str, Any] | None = None
         loop.add_reader(self.epoll.fileno(), self.ready)
 
     def ready(self) -> None:
@@ -201,26 +210,10 @@ class RawHttpConnection(Connection):
     """A connection on a bare socket, its own transport (see the module doc)."""
 
     def __init__(self, run: ConnectionOwner) -> None:
-        owner: RawOwner = run  # type: ignore[assignment]
-        raw = owner.raw
-        template = raw.template
-        if template is None:
-            self._first_init(run)
-            return
-        # Every attribute a new connection starts with that is not its own (the run's
-        # counters bound, the request, zeros) copied from the run's first connection in
-        # one C call: a connection per request spent a tenth of its Python setting them
-        # one by one (issue 35). Its own: the deques, and the window's start, which moves.
-        self.__dict__.update(template)
-        self.pending = deque()
-        self.intended = deque()
-        self._measure = owner.measure_start_ns
-
-    def _first_init(self, run: ConnectionOwner) -> None:
         super().__init__(run)
         owner: RawOwner = run  # type: ignore[assignment]
         self._owner = owner
-        self._raw = raw = owner.raw
+        self._raw = owner.raw
         self._sock: bare_socket | None = None
         self._fd = -1
         self._connecting = False
@@ -228,11 +221,22 @@ class RawHttpConnection(Connection):
         self._close_when_sent = False
         self._one_write = len(run.exchange.chunks) == 1
         self._open_loop = run.open_loop
-        if self.framer is None and "_feed" in self.__dict__:
-            # No framer made (see _attach_framer): the next connection starts as this one,
-            # its first read going to the class's _first_read.
-            del self._feed
-            raw.template = dict(self.__dict__)
+
+    def renew(self) -> None:
+        """This connection, closed and told to the run (``connection_lost``), becomes its
+        slot's next connection: every attribute back to what a new one starts with, in
+        place. A closed-loop run without keep-alive reopens each slot this way
+        (``ClosedRun._reopen``) instead of making a new connection per request, whose
+        object, deques and attributes were a fifth of the Python a request cost (issue
+        35); the object, made by ``__init__`` once, keeps its attributes inline."""
+        self.served = 0
+        self.opened_ns = 0
+        self._first = 0
+        self.broken = ""
+        self._measure = self._owner.measure_start_ns
+        self._unsent = b""
+        self._close_when_sent = False
+        self._feed = self._attach_framer()
 
     def _attach_framer(self) -> Callable[[bytes], object]:
         run = self.run
@@ -258,19 +262,18 @@ class RawHttpConnection(Connection):
             exchange = self.run.exchange
             raw.first_read_parsed(data, exchange if exchange.checks is not None else None)
 
-    # A connection made from the run's template (see __init__) has no ``_feed`` of its own
-    # until its first read: that read is _first_read's.
-    _feed: Callable[[bytes], object] = _first_read  # type: ignore[assignment]
-
     def _framed(self, data: bytes) -> None:
         """Hand the stream, from ``data`` on, to a framer of its own."""
         self._feed = super()._attach_framer()
         self._feed(data)
 
-    def open(self) -> None:
-        """Start connecting (a failure comes back through ``connect_failed``)."""
+    def open(self, renewed: bool = False) -> None:
+        """Start connecting (a failure comes back through ``connect_failed``).
+
+        ``renewed``: a connection renewed in place while the run's news is told
+        (``connection_lost``), which sends its one request at once if connected at once."""
         raw = self._raw
-        sock = bare_socket(raw.family, socket.SOCK_STREAM | socket.SOCK_NONBLOCK)
+        sock = bare_socket(raw.family, _STREAM)
         self._sock = sock
         self._fd = fd = sock.fileno()
         self._connecting = True
@@ -284,6 +287,22 @@ class RawHttpConnection(Connection):
                 raw.epoll.register(fd, _OUT)
                 return
             raw.epoll.register(fd, _IN)
+            if renewed:
+                # _connected(0) and ClosedRun.connected inlined for the renewed connection
+                # of a run that is not stopping (connection_lost checked), past its first
+                # contact, outside its connect phase, one request a connection: its
+                # connect's phase recorded if measured, and its request written. Its
+                # ``_write`` stays None: only Connection's keep-alive fast path uses it.
+                self._connecting = False
+                self.connect_task = None
+                self.transport = self  # type: ignore[assignment]
+                self.opened_ns = now = monotonic_ns()
+                started = self.connect_started
+                if started >= self._measure:
+                    self._rec.connects.append(now - started)  # record_connect, without TLS
+                start = self.pending.popleft()
+                self.send(start, start)
+                return
             # raw.connected_at_once(self), inlined
             if not raw.serving and not (raw.closed or raw.established):
                 raw.loop.call_soon(raw._later)
@@ -435,15 +454,39 @@ class RawHttpConnection(Connection):
         raw.closed.append((self, None))
 
     def connection_lost(self, exc: Exception | None) -> None:
-        """As Connection's, its ``_release`` inlined: no framer to let go of unless the
-        first read needed one."""
-        self._owner.lost(self, exc)
+        """As Connection's, its ``_release`` inlined and done first: the run, told next,
+        may renew this connection as its slot's next one (:meth:`renew`). No framer to
+        let go of unless the first read needed one."""
         self.transport = None
         self._write = None
         if self.framer is not None:
             self.framer.release()
             self.framer = None
+        run = self._owner
+        renews = self._raw.renews and exc is None and not self.pending
+        if renews and not run.stopping and run.phase is None:
+            self._renew_now(run)
+            return
         self._feed = _closed_feed
+        run.lost(self, exc)
+
+    def _renew_now(self, run: RawOwner) -> None:
+        """``ClosedRun.lost``, ``after_lost``, ``_reopen`` and ``open_connection`` inlined
+        for a connection whose one request was answered, closed and nothing outstanding:
+        the next request's permit taken, and this connection renewed as the one that
+        carries it (:meth:`renew`), without leaving the run's connections (the count of
+        live ones unchanged, so is its peak: ``count_opened``)."""
+        now = monotonic_ns()
+        if not run.take(now):
+            run.connections.discard(self)
+            self._feed = _closed_feed
+            run.check_finished()
+            return
+        run.opened += 1
+        self.renew()
+        self.connect_started = monotonic_ns()
+        self.pending.append(now)
+        self.open(True)
 
     def send(self, start: int, intended: int) -> None:
         """As Connection's, the one request's bytes taken from the connection."""
