@@ -209,18 +209,23 @@ class RawSockets:
 class RawHttpConnection(Connection):
     """A connection on a bare socket, its own transport (see the module doc)."""
 
+    # Its run, as a raw connection sees it (set by Connection.__init__).
+    run: RawOwner
+
+    # At most 29 attributes (Connection's and these): CPython 3.11 keeps an object's
+    # attributes inline, and specializes reading them and its methods, only up to that;
+    # past it every ``self.x`` was a dict lookup (issue 35). So no attribute repeats what
+    # another says: a connect is under way while ``connect_task`` is set (to this).
     def __init__(self, run: ConnectionOwner) -> None:
         super().__init__(run)
-        owner: RawOwner = run  # type: ignore[assignment]
-        self._owner = owner
-        self._raw = owner.raw
+        self._raw = self.run.raw
         self._sock: bare_socket | None = None
         self._fd = -1
-        self._connecting = False
         self._unsent = b""  # what the kernel did not take yet
         self._close_when_sent = False
-        self._one_write = len(run.exchange.chunks) == 1
         self._open_loop = run.open_loop
+        # Its request in one write (writelines would join the chunks on every send).
+        self._request = b"".join(run.exchange.chunks)
 
     def renew(self) -> None:
         """This connection, closed and told to the run (``connection_lost``), becomes its
@@ -233,7 +238,7 @@ class RawHttpConnection(Connection):
         self.opened_ns = 0
         self._first = 0
         self.broken = ""
-        self._measure = self._owner.measure_start_ns
+        self._measure = self.run.measure_start_ns
         self._unsent = b""
         self._close_when_sent = False
         self._feed = self._attach_framer()
@@ -276,7 +281,6 @@ class RawHttpConnection(Connection):
         sock = bare_socket(raw.family, _STREAM)
         self._sock = sock
         self._fd = fd = sock.fileno()
-        self._connecting = True
         self.connect_task = self  # type: ignore[assignment]  # see done() and cancel()
         err = sock.connect_ex(raw.address)
         if err == errno_mod.EINPROGRESS or err == 0:
@@ -293,7 +297,6 @@ class RawHttpConnection(Connection):
                 # contact, outside its connect phase, one request a connection: its
                 # connect's phase recorded if measured, and its request written. Its
                 # ``_write`` stays None: only Connection's keep-alive fast path uses it.
-                self._connecting = False
                 self.connect_task = None
                 self.transport = self  # type: ignore[assignment]
                 self.opened_ns = now = monotonic_ns()
@@ -313,7 +316,7 @@ class RawHttpConnection(Connection):
 
     # -- the connect, as the run's connect task --
     def done(self) -> bool:
-        return not self._connecting
+        return self.connect_task is None
 
     def cancel(self) -> None:
         """Give up the connect (a timeout, the run stopping): a timed-out connect.
@@ -323,14 +326,13 @@ class RawHttpConnection(Connection):
         phase, or the stop, in one turn) finds the socket already closed and does nothing,
         so the run hears of one failed connect and reopens its slot once. The same holds
         for a connect that failed at once and waits to be told (see :meth:`open`)."""
-        if self._connecting and self._sock is not None:
+        if self.connect_task is not None and self._sock is not None:
             self._close_socket()
             self._raw.loop.call_soon(self._connect_failed, None)
 
     def _connect_failed(self, exc: OSError | None) -> None:
-        self._connecting = False
         self.connect_task = None
-        self._owner.connect_failed(self, exc)
+        self.run.connect_failed(self, exc)
 
     def _connected(self, events: int) -> None:
         sock = self._sock
@@ -341,11 +343,10 @@ class RawHttpConnection(Connection):
             self._close_socket()
             self._connect_failed(OSError(err, os.strerror(err)))
             return
-        self._connecting = False
         self.connect_task = None
         if events:  # 0: connected at once, and registered for reading then
             self._raw.epoll.modify(self._fd, _IN)
-        run = self._owner
+        run = self.run
         run.contact.reached = True
         # Connection.connection_made, this connection its own transport, inlined (a call
         # fewer on a path taken once a request here).
@@ -361,7 +362,7 @@ class RawHttpConnection(Connection):
 
     # -- events --
     def on_events(self, events: int) -> None:
-        if self._connecting:
+        if self.connect_task is not None:
             self._connected(events)
             return
         if events & _OUT and self._unsent:
@@ -441,7 +442,7 @@ class RawHttpConnection(Connection):
         if self._unsent:
             self._close_when_sent = True
             return
-        if self._connecting:
+        if self.connect_task is not None:
             self.cancel()
             return
         self._sock = None
@@ -462,7 +463,7 @@ class RawHttpConnection(Connection):
         if self.framer is not None:
             self.framer.release()
             self.framer = None
-        run = self._owner
+        run = self.run
         renews = self._raw.renews and exc is None and not self.pending
         if renews and not run.stopping and run.phase is None:
             self._renew_now(run)
@@ -490,10 +491,7 @@ class RawHttpConnection(Connection):
 
     def send(self, start: int, intended: int) -> None:
         """As Connection's, the one request's bytes taken from the connection."""
-        if self._one_write:
-            self.write(self._request)
-        else:
-            self.writelines(self.run.exchange.chunks)
+        self.write(self._request)
         self._rec.bytes_written += self._size
         self.pending.append(start)
         if self._open_loop:
@@ -510,7 +508,7 @@ class RawHttpConnection(Connection):
         """Close now (as ``transport.abort``); the run hears of it as a lost connection."""
         if self._sock is None:
             return
-        if self._connecting:
+        if self.connect_task is not None:
             self.cancel()
             return
         self._close_socket()
