@@ -285,27 +285,14 @@ class RawHttpConnection(Connection):
         err = sock.connect_ex(raw.address)
         if err == errno_mod.EINPROGRESS or err == 0:
             raw.by_fd[fd] = self
+            if renewed and self._sent_at_once(sock, fd):
+                return
             try:
                 sock.getpeername()  # connected already (loopback): no event to wait for
             except OSError:
                 raw.epoll.register(fd, _OUT)
                 return
             raw.epoll.register(fd, _IN)
-            if renewed:
-                # _connected(0) and ClosedRun.connected inlined for the renewed connection
-                # of a run that is not stopping (connection_lost checked), past its first
-                # contact, outside its connect phase, one request a connection: its
-                # connect's phase recorded if measured, and its request written. Its
-                # ``_write`` stays None: only Connection's keep-alive fast path uses it.
-                self.connect_task = None
-                self.transport = self  # type: ignore[assignment]
-                self.opened_ns = now = monotonic_ns()
-                started = self.connect_started
-                if started >= self._measure:
-                    self._rec.connects.append(now - started)  # record_connect, without TLS
-                start = self.pending.popleft()
-                self.send(start, start)
-                return
             # raw.connected_at_once(self), inlined
             if not raw.serving and not (raw.closed or raw.established):
                 raw.loop.call_soon(raw._later)
@@ -313,6 +300,46 @@ class RawHttpConnection(Connection):
             return
         self._close_socket()
         raw.loop.call_soon(self._connect_failed, OSError(err, os.strerror(err)))
+
+    def _sent_at_once(self, sock: bare_socket, fd: int) -> bool:
+        """The renewed connection's request, written as its connect returns: a socket still
+        connecting refuses it (EAGAIN), one connected at once (loopback) takes it, so the
+        send tells which without a getpeername (a system call a request). Sent:
+        ``_connected(0)``, ``ClosedRun.connected`` and ``send`` inlined for a run that is
+        not stopping (``connection_lost`` checked), past its first contact, outside its
+        connect phase, one request a connection: the connect's phase recorded if
+        measured, the bytes counted; its ``_write`` stays None (only Connection's
+        keep-alive fast path uses it). A connect that failed is told as any is. False:
+        the caller goes on as for any connection (still connecting, or connected and
+        broken at once, which the write finds and names)."""
+        now = monotonic_ns()
+        request = self._request
+        try:
+            sent = sock.send(request)
+        except BlockingIOError:
+            return False  # still connecting
+        except OSError as exc:
+            try:
+                sock.getpeername()
+            except OSError:
+                # The connect failed: named by the error the send took (it took SO_ERROR).
+                self._close_socket()
+                self._raw.loop.call_soon(self._connect_failed, exc)
+                return True
+            return False  # connected, then broken: the write finds and names it
+        self.connect_task = None
+        self.transport = self  # type: ignore[assignment]
+        self.opened_ns = now  # open before the send that found it so
+        started = self.connect_started
+        if started >= self._measure:
+            self._rec.connects.append(now - started)  # record_connect, without TLS
+        self._rec.bytes_written += self._size  # the request's start stays in pending
+        if sent < len(request):
+            self._unsent = request[sent:]
+            self._raw.epoll.register(fd, _IN | _OUT)
+        else:
+            self._raw.epoll.register(fd, _IN)
+        return True
 
     # -- the connect, as the run's connect task --
     def done(self) -> bool:
