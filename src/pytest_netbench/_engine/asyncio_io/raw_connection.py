@@ -15,6 +15,9 @@ drives it as any other: ``connected``, ``response_done``, ``lost``, the sweeper'
 the connect phase. A connection closed while the epoll's events are served reaches the
 run (``connection_lost``) once they all are, as a transport's would on a later turn of the
 loop; so no socket is opened while an event list naming closed descriptors is being read.
+In a closed-loop run whose connections carry one request each, a connection closed that
+way with nothing outstanding is renewed in place there as its slot's next connection
+(:meth:`RawHttpConnection.connection_lost`), its request written as its connect returns.
 
 Used for HTTP/1.1 over plain TCP to an IP address (no TLS, no source addresses, one fixed
 request), on Linux (``epoll``); ``asyncio_io.engine.BaseRun`` decides.
