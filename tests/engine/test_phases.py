@@ -205,6 +205,22 @@ def test_each_request_that_opened_its_connection_has_its_connect_timed(
     assert r.phases.connect.count == 100
 
 
+def test_a_closed_loop_without_keep_alive_times_every_connect_and_wait(
+    loop: str, http_server: StartHttp, consistent: Check
+) -> None:
+    # Closed loop, a connection per request: on asyncio's bare sockets each slot's
+    # connection is renewed in place and writes its request as its connect returns; every
+    # request still opened its connection, was timed from it, and waited after it.
+    server, _ = http_server(delay_ms=2)
+    r = consistent(http_load(server.url, loop=loop, connections=3, requests=60, keepalive=False))
+    assert (r.ok, r.errors_total) == (60, 0)
+    assert r.generator.connections_opened == 60
+    assert r.generator.connections_peak <= 3
+    assert r.phases.connect.count == r.phases.wait.count == r.phases.receive.count == 60
+    assert r.phases.wait.min_ms >= 1.9  # the server's delay comes after the connect
+    assert r.phases.wait.max_ms <= r.max_ms
+
+
 def test_a_streams_wait_ends_at_its_first_byte_and_the_stream_is_received(
     loop: str, consistent: Check
 ) -> None:
