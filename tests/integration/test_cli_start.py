@@ -59,6 +59,18 @@ NOT_FOR_A_LOAD = (
     "pytest_netbench._engine.asyncio_io.ws_listen",
     "pytest_netbench._input.grpc",
     "pytest_netbench._proto.grpc",
+    # Nor a WebSocket load's frames and checks, a stream's (SSE, chunks) framers and rules,
+    # an open loop's timerfd, the client-delay probe's figures, or sliding windows.
+    "pytest_netbench._input.websocket",
+    "pytest_netbench._proto.websocket",
+    "pytest_netbench._proto.ws_template",
+    "pytest_netbench._proto.streaming",
+    "pytest_netbench._proto.sse",
+    "pytest_netbench._engine.rules.streams",
+    "pytest_netbench._engine.rules.timerfd",
+    "pytest_netbench._engine.asyncio_io.precise_timer",
+    "pytest_netbench._stats.probe",
+    "pytest_netbench._model.windows",
 )
 # ``--help`` lists the commands: it needs none of a load's parts either.
 NOT_FOR_HELP = (

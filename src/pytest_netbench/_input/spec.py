@@ -27,15 +27,6 @@ from pytest_netbench._input.options import (
 from pytest_netbench._input.stages import check_ramp, checked_stages, ramp_start
 from pytest_netbench._input.streams import checked_goodput, checked_stream
 from pytest_netbench._input.target import guard_target, parse_http_url
-from pytest_netbench._input.websocket import (
-    check_handshake,
-    check_handshake_headers,
-    checked_answer,
-    checked_listen,
-    checked_message,
-    checked_subprotocols,
-    parse_ws_url,
-)
 from pytest_netbench._model import (
     ARRIVALS,
     HTTP_PROTOCOLS,
@@ -190,6 +181,17 @@ def ws_spec(url: str, **options: Unpack[WsOptions]) -> LoadSpec:
     ``listen=True`` the connections are held and the server's pushes counted instead
     (``ping_every``, ``stamp_field``, ``stamp_binary``; see ``_engine/rules/listen_rules``).
     """
+    # WebSocket's checks (and its frames) are imported by a WebSocket load only (issue 35).
+    from pytest_netbench._input.websocket import (
+        check_handshake,
+        check_handshake_headers,
+        checked_answer,
+        checked_listen,
+        checked_message,
+        checked_subprotocols,
+        parse_ws_url,
+    )
+
     o = with_defaults("ws", options)
     target = parse_ws_url(url)
     guard_target(target.host, allow_remote=bool(o["allow_remote"]))

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_netbench._errors import SpecError
-from pytest_netbench._proto.streaming import STREAM_MODES
 
 
 def checked_stream(
@@ -29,6 +28,8 @@ def checked_stream(
             " '/package.Service/Method', message, stream='grpc') (CLI: netbench grpc URL"
             " --method M --stream grpc)"
         )
+    from pytest_netbench._proto.streaming import STREAM_MODES  # a streaming load's only
+
     if stream not in STREAM_MODES:
         raise SpecError(
             "stream must be 'sse' (server-sent events), 'chunks' (each chunk of the body) or"

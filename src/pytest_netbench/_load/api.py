@@ -37,7 +37,6 @@ from pytest_netbench._model import LoadResult, LoadSpec, ServerStats
 from pytest_netbench._model.live import ProgressCallback, ProgressTracker, StopSignal
 from pytest_netbench._public import publish
 from pytest_netbench._stats.merge import merge_outcomes
-from pytest_netbench._stats.probe import ProbeSample, summarize_probe
 from pytest_netbench._stats.recorder import WorkerOutcome
 
 # The probe's process (multiprocessing) is started, and imported, by a load that asks for
@@ -45,6 +44,7 @@ from pytest_netbench._stats.recorder import WorkerOutcome
 if TYPE_CHECKING:
     from pytest_netbench._engine.shares.probe import ProbeProcess
     from pytest_netbench._input.grpc import SupportsSerialize
+    from pytest_netbench._stats.probe import ProbeSample
 
 
 class Sampler(Protocol):
@@ -168,6 +168,8 @@ def _with_probe(
     """The probes that started inside the measured window, as the result's ``probe``."""
     if spec.probe_every_s is None or not outcomes:
         return result
+    from pytest_netbench._stats.probe import summarize_probe
+
     start = min(o.window_start_ns for o in outcomes)
     end = max(o.window_end_ns for o in outcomes)
     stats = summarize_probe(samples, spec.probe_every_s, start, end)

@@ -38,8 +38,10 @@ from pytest_netbench._model.sections import (
 from pytest_netbench._model.sessions import SessionStats
 from pytest_netbench._model.spec import LoadSpec
 from pytest_netbench._model.streams import StreamStats
-from pytest_netbench._model.windows import Windows
 from pytest_netbench._public import publish
+
+if TYPE_CHECKING:  # r.window(...)'s, imported when first asked for (issue 35)
+    from pytest_netbench._model.windows import Windows
 
 # A timeline row ends "inside" the window if it ends at most this much after it (the tick
 # and the deadline fire at the same instant, a little apart).
@@ -137,6 +139,8 @@ class LoadResult(LatencyFigures):
         ``r.window(5).p99_ms`` is the p99 of the worst 5-second window, and
         ``r.window(5).worst("p99_ms")`` says when it was (``window(5s).p99_ms`` in
         thresholds and the gate)."""
+        from pytest_netbench._model.windows import Windows
+
         return Windows(self.timeline, self.duration_s, seconds)
 
     def percentile(self, q: float) -> float:

@@ -19,7 +19,6 @@ from pytest_netbench._model import (
     ServerStats,
     why_no_latency,
 )
-from pytest_netbench._model.windows import parse_window_metric
 from pytest_netbench._report.cells import format_bytes, format_count, format_ms
 from pytest_netbench._report.checks import check_lines
 from pytest_netbench._report.endings import ending_text
@@ -112,6 +111,8 @@ def _threshold_value(check: TermCheck, result: LoadResult) -> str:
     if math.isnan(check.value) and result.ok == 0:
         return "n/a (no ok response)"
     if check.term.metric.startswith("window("):  # which window: ``(worst 2 s window: 3-5 s)``
+        from pytest_netbench._model.windows import parse_window_metric
+
         seconds, figure = parse_window_metric(check.term.metric)
         return f"{check.value_text} ({result.window(seconds).worst(figure).describe()})"
     return check.value_text

@@ -37,7 +37,6 @@ from pytest_netbench._engine.asyncio_io.fused_http import (
     FusedVariedConnection,
     fits_fused_path,
 )
-from pytest_netbench._engine.asyncio_io.precise_timer import create_precise_timer
 from pytest_netbench._engine.asyncio_io.raw_connection import (
     RawHttpConnection,
     RawSockets,
@@ -550,6 +549,9 @@ class OpenRun(BaseRun, OpenAccounting):
         self.queued_at: deque[int] = deque()  # when each of them began to wait
         self.grow_timer: asyncio.TimerHandle | None = None
         self.timer: asyncio.TimerHandle | None = None
+        # The timerfd is an open loop's only: a closed-loop command starts without it (issue 35).
+        from pytest_netbench._engine.asyncio_io.precise_timer import create_precise_timer
+
         self.precise = create_precise_timer(self.loop, self._tick)
         self.drain_guard: asyncio.TimerHandle | None = None
 

@@ -26,19 +26,21 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from time import monotonic_ns
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from pytest_netbench._engine.rules.clocks import NS_PER_S, ThreadCost
 from pytest_netbench._engine.rules.exchange import Exchange
 from pytest_netbench._engine.rules.phases import record_phases
 from pytest_netbench._engine.rules.share import WorkerShare
-from pytest_netbench._engine.rules.streams import StreamRules
 from pytest_netbench._errors import NetbenchError
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._proto.checks import CHECK_BASE, split_code
 from pytest_netbench._proto.source import RequestSource
 from pytest_netbench._stats.recorder import Recorder, WorkerOutcome
 from pytest_netbench._stats.streams import StreamSamples
+
+if TYPE_CHECKING:  # a streaming load's rules, imported by a streaming load only (issue 35)
+    from pytest_netbench._engine.rules.streams import StreamRules
 
 _NEVER_NS = 2**63 - 1
 # Requests that vary are rendered this many at a time: few at first, so a short load
@@ -134,6 +136,8 @@ class RunAccounting:
         # A streaming load (``stream=``): each stream's events recorded (see rules/streams).
         self.streams: StreamRules | None = None
         if exchange.stream is not None:
+            from pytest_netbench._engine.rules.streams import StreamRules
+
             self.streams = StreamRules(exchange.stream, self.recorder)
         # A listen load's held connections as streams of pushes (see rules/listen_rules).
         self.push_streams: StreamSamples | None = None

@@ -15,17 +15,15 @@ from typing import TYPE_CHECKING
 from pytest_netbench._model import LoadSpec
 from pytest_netbench._model.checks import check_slots
 from pytest_netbench._proto import http as http_proto
-from pytest_netbench._proto import tcp as tcp_proto
-from pytest_netbench._proto import websocket as ws_proto
 from pytest_netbench._proto.checks import ResponseChecks, checking_framer
 from pytest_netbench._proto.framing import Framer, OnError, OnResponse
-from pytest_netbench._proto.streaming import StreamCheck, StreamLedger
-from pytest_netbench._proto.ws_template import IdTemplate
 
-# HTTP/2's parts (HPACK, frames, gRPC) are imported by an HTTP/2 load only: an HTTP/1.1
-# command starts without them (issue 35).
+# HTTP/2's parts (HPACK, frames, gRPC), WebSocket's, a stream's and raw TCP's are imported
+# by the load that uses them only: an HTTP/1.1 command starts without them (issue 35).
 if TYPE_CHECKING:
+    from pytest_netbench._proto import websocket as ws_proto
     from pytest_netbench._proto.h2_client import H2Request
+    from pytest_netbench._proto.streaming import StreamLedger
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +75,8 @@ def build_exchange(spec: LoadSpec) -> Exchange:
         exchange = _http_exchange(spec)
         if spec.stream is not None:
             # Each response read as it arrives: its framer times the events (no fast path).
+            from pytest_netbench._proto.streaming import StreamCheck, StreamLedger
+
             check = StreamCheck(spec.stream_events, spec.stream_end)
             ledger = StreamLedger(spec.stream, check, monotonic_ns)  # type: ignore[arg-type]
             if spec.goodput:
@@ -156,6 +156,8 @@ def _h2_exchange(spec: LoadSpec) -> Exchange:
 
 
 def _tcp_exchange(spec: LoadSpec) -> Exchange:
+    from pytest_netbench._proto import tcp as tcp_proto
+
     payload = spec.payload
     chunks = tuple(tcp_proto.chunked(payload, spec.chunk))
     options = tcp_proto.parse_framing(spec.framing)
@@ -180,6 +182,9 @@ def _tcp_exchange(spec: LoadSpec) -> Exchange:
 
 def _ws_exchange(spec: LoadSpec) -> Exchange:
     """A message round trip: no fixed chunks (each message gets its own masking key)."""
+    from pytest_netbench._proto import websocket as ws_proto
+    from pytest_netbench._proto.ws_template import IdTemplate
+
     host = f"[{spec.host}]" if ":" in spec.host else spec.host
     frames = ws_proto.MessageFrames(spec.payload, text=not spec.binary)
     expected = spec.payload if spec.answer == "echo" else None  # None: any message answers

@@ -13,11 +13,11 @@ derives from the latency it already keeps (``recorder.fold_phases``).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 from pytest_netbench._proto.framing import Framer
 from pytest_netbench._proto.http import HeadResponseFramer, ResponseFramer
-from pytest_netbench._proto.streaming import StreamFramer
 from pytest_netbench._stats.recorder import PhaseSamples, Recorder
 
 
@@ -65,5 +65,12 @@ def watch_first_byte(framer: Framer, began: Callable[[], None]) -> None:
         framer.time_first_bytes(began)
     elif isinstance(framer, HeadResponseFramer):
         framer.on_begin = began
-    elif isinstance(framer, StreamFramer):  # a stream's wait ends at its first byte too
-        framer.on_first_byte = began
+    elif _is_stream_framer(framer):  # a stream's wait ends at its first byte too
+        framer.on_first_byte = began  # type: ignore[attr-defined]
+
+
+def _is_stream_framer(framer: Framer) -> bool:
+    """A stream's framer: none exists before ``_proto.streaming`` is imported, which only a
+    streaming load does (an HTTP/1.1 command starts without it, issue 35)."""
+    streaming = sys.modules.get("pytest_netbench._proto.streaming")
+    return streaming is not None and isinstance(framer, streaming.StreamFramer)
