@@ -71,6 +71,16 @@ NOT_FOR_A_LOAD = (
     "pytest_netbench._engine.asyncio_io.precise_timer",
     "pytest_netbench._stats.probe",
     "pytest_netbench._model.windows",
+    # Nor a load with feeders' kinds, checks, values and file readers, nor the suggestion
+    # for a misspelt name.
+    "pytest_netbench._model.feeders",
+    "pytest_netbench._input.feeder_checks",
+    "pytest_netbench._input.feeder_text",
+    "pytest_netbench._proto.feeding",
+    "pytest_netbench._proto.rows",
+    "csv",
+    "pickle",
+    "difflib",
 )
 # ``--help`` lists the commands: it needs none of a load's parts either.
 NOT_FOR_HELP = (

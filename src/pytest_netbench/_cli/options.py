@@ -140,6 +140,14 @@ _MIX_FLAG_HELP = (
     " @body-file), or .toml/.json with names, weights and feeders (docs/traffic.md); the"
     " URL names the server only"
 )
+# --feeder's (the flag's text, parsed by _input/feeder_text, imported when one is given).
+FEEDER_FLAG_HELP = (
+    "NAME=KIND[:ARG...]: a feeder for the ${NAME} placeholders, repeatable; KIND is count,"
+    " randint, choice, uuid4, csv, jsonl or call, its ARGs the function's in order or"
+    " as key=value (id=count:1, qty=randint:1:5, plan=choice:free,pro:3,1, rid=uuid4,"
+    " user=csv:users.csv:shuffle, row=jsonl:rows.jsonl:on_end=stop,"
+    " u=call:myapp.data:signups)"
+)
 # Options given once a flag, repeated (as curl's -H), collected into a list.
 _REPEATED = frozenset({"headers", "feeder", "stages", "checks"})
 _PER_STEP = frozenset({"duration", "requests", "warmup"})
@@ -204,8 +212,6 @@ def _flag_kwargs(option: LoadOption, per: str) -> dict[str, Any]:
     if option.takes == "headers":
         kwargs["metavar"] = "'NAME: VALUE'"
     if option.takes == "feeder":
-        from pytest_netbench._input.feeder_text import FEEDER_FLAG_HELP
-
         kwargs["help"] = FEEDER_FLAG_HELP
     if option.takes == "mix_file":
         kwargs["help"] = _MIX_FLAG_HELP

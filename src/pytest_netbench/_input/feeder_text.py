@@ -37,14 +37,6 @@ _WHOLE = frozenset({"start", "step", "low", "high", "batch"})
 _TEXT_LISTS = frozenset({"values", "columns"})
 _NUMBER_LISTS = frozenset({"weights"})
 
-FEEDER_FLAG_HELP = (
-    "NAME=KIND[:ARG...]: a feeder for the ${NAME} placeholders, repeatable; KIND is count,"
-    " randint, choice, uuid4, csv, jsonl or call, its ARGs the function's in order or"
-    " as key=value (id=count:1, qty=randint:1:5, plan=choice:free,pro:3,1, rid=uuid4,"
-    " user=csv:users.csv:shuffle, row=jsonl:rows.jsonl:on_end=stop,"
-    " u=call:myapp.data:signups)"
-)
-
 
 def feeder_from_flag(text: str) -> tuple[str, Feeder]:
     """``"user=csv:users.csv:shuffle"`` -> ``("user", feeders.csv("users.csv",

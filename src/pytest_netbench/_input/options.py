@@ -16,7 +16,6 @@ on is turned off with ``--no-NAME``; an argument in seconds carries no unit suff
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Required, TypedDict
@@ -32,7 +31,7 @@ from pytest_netbench._model import (
     Check,
     Request,
 )
-from pytest_netbench._model.feeders import Feeder
+from pytest_netbench._model.feeder_base import Feeder
 from pytest_netbench._model.stages import Stage
 from pytest_netbench._public import publish
 
@@ -569,6 +568,8 @@ def split_llm_options(given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
     names = [option.name for option in LLM_OPTIONS]
     for name in given:
         if name not in names and name not in BY_NAME:
+            import difflib  # a misspelling's only (issue 35)
+
             close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
             if close:
                 raise SpecError(f"an LLM load takes no {name}=: did you mean {close[0]}=?")
@@ -590,6 +591,8 @@ def unknown_option_message(name: str, load: LoadKind, known: Collection[str]) ->
     if option is not None and load not in option.loads:
         other = " and ".join(sorted(_KIND_WORDS[kind] for kind in option.loads))
         return f"{name!r} is an option of {other} loads, not of {what}"
+    import difflib  # a misspelling's only (issue 35)
+
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}?" if close else "see docs/api.md for every option"
     return f"unknown option {name!r} for {what}: {hint}"

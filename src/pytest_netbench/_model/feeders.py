@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pytest_netbench._model.feeder_base import Feeder as Feeder
+
 # The order a file's rows go out in, and what happens when a share has sent them all.
 RowOrder = Literal["sequential", "shuffle", "random"]
 ROW_ORDERS: tuple[RowOrder, ...] = ("sequential", "shuffle", "random")
@@ -26,15 +28,6 @@ ON_ENDS: tuple[OnEnd, ...] = ("wrap", "stop", "error")
 
 # What a callable feeder may return for one value: a scalar, or a row of named fields.
 Scalar = str | bytes | int | float
-
-
-@dataclass(frozen=True, slots=True)
-class Feeder:
-    """The base of every feeder: where the values of one ``${name}`` come from."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready description (what a stored result records of its load)."""
-        return {"kind": _MAKER_NAMES[type(self)], **_fields(self)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +202,11 @@ _MAKER_NAMES: dict[type[Feeder], str] = {
     JsonLines: "jsonl",
     Call: "call",
 }
+
+
+def describe(feeder: Feeder) -> dict[str, Any]:
+    """``feeder.to_dict()``: its kind and its arguments, JSON-ready."""
+    return {"kind": _MAKER_NAMES[type(feeder)], **_fields(feeder)}
 
 
 def maker_name(feeder: Feeder) -> str:

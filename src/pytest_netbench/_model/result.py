@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -304,6 +303,8 @@ def _no_such_attribute(cls: type, name: str) -> str:
     names = [n for n in dir(cls) if not n.startswith("_")]
     if f"{name}_ms" in names:  # p99 -> p99_ms, max -> max_ms
         return f"{text}; did you mean {name + '_ms'!r}?"
+    import difflib  # a misspelling's only (issue 35)
+
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     return f"{text}; did you mean {close[0]!r}?" if close else text
 

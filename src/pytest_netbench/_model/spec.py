@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_netbench._model.checks import Check, checks_from
-from pytest_netbench._model.feeders import Feeder
+from pytest_netbench._model.feeder_base import Feeder
 from pytest_netbench._model.kinds import (
     Arrival,
     HttpProtocol,

@@ -17,14 +17,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from itertools import compress, cycle, islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_netbench._errors import SpecError
 from pytest_netbench._model import LoadSpec, Request
 from pytest_netbench._proto import http as http_proto
-from pytest_netbench._proto.feeding import Columns, Values, int_valued, values_for
 from pytest_netbench._proto.templates import RequestTemplate, TemplateError, request_template
 from pytest_netbench._public import publish
+
+# The feeders' values (and the file readers behind them) are a load with feeders' only: a
+# load without imports neither (issue 35).
+if TYPE_CHECKING:
+    from pytest_netbench._proto.feeding import Columns, Values
 
 
 def mix_sequence(spec: LoadSpec) -> tuple[int, ...]:
@@ -59,7 +63,11 @@ def kind_names(spec: LoadSpec) -> tuple[str, ...]:
 
 def request_templates(spec: LoadSpec) -> tuple[RequestTemplate, ...]:
     """Each kind's template (:class:`TemplateError` or ``ValueError`` says what is wrong)."""
-    ints = {name for name, feeder in spec.feeders if int_valued(feeder)}
+    ints: set[str] = set()
+    if spec.feeders:
+        from pytest_netbench._proto.feeding import int_valued
+
+        ints = {name for name, feeder in spec.feeders if int_valued(feeder)}
     return tuple(request_template(spec, request, ints) for request in request_kinds(spec))
 
 
@@ -104,6 +112,8 @@ class RequestSource:
             for name in fields
         }
         self._shared = {name for name, users in self._users.items() if users == every}
+        from pytest_netbench._proto.feeding import values_for
+
         try:
             for name, feeder in spec.feeders:
                 self._values[name] = values_for(
