@@ -137,3 +137,38 @@ def test_a_one_request_load_imports_no_report_file_plot_dask_or_plugin(
     assert "pytest_netbench._load.api" in modules
     assert "pytest_netbench._report.summary" in modules  # its text report was printed
     assert among(modules, NOT_FOR_A_LOAD) == []
+
+
+def test_the_console_script_exits_with_mains_status_and_collects_during_the_load(
+    fault_server: StartServer,
+) -> None:
+    # command() holds the garbage collector off while the command starts up and at exit:
+    # the load itself runs with it on, and the process ends with main's status.
+    server = fault_server("http")
+    code = (
+        "import gc, sys\n"
+        "import pytest_netbench._cli.loads as loads\n"
+        "run_load = loads.run_load\n"
+        "def seen(args):\n"
+        "    print('collecting:', gc.isenabled(), file=sys.stderr)\n"
+        "    return run_load(args)\n"
+        "loads.run_load = seen\n"
+        "from pytest_netbench.cli import command\n"
+        "command()\n"
+    )
+    for args, status in (
+        (["http", server.url + "/", "-n", "1"], 0),
+        (["http", "--no-such-flag", server.url + "/"], 2),
+        (["--help"], 0),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == status, (args, done.stderr)
+        if args[0] == "http" and status == 0:
+            assert "collecting: True" in done.stderr
+            assert "Requests/sec" in done.stdout

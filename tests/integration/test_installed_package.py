@@ -176,7 +176,7 @@ def test_the_sdist_and_the_wheel_hold_the_catalog_sources_and_py_typed(dists: Di
         entry_points = whl.read(f"{dist_info}/entry_points.txt").decode()
     assert "Requires-Dist: pytest>=8" in metadata.splitlines()
     assert "netbench = pytest_netbench.plugin" in entry_points
-    assert "netbench = pytest_netbench.cli:main" in entry_points
+    assert "netbench = pytest_netbench.cli:command" in entry_points
 
 
 def test_the_installed_package_is_imported_with_its_dependencies(installed: Installed) -> None:
