@@ -14,14 +14,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
+from pytest_netbench._cli import collector
 from pytest_netbench._cli.exit_codes import ExitCode, exit_status_help
 from pytest_netbench._cli.options import build_parser, command_named
 from pytest_netbench._errors import NetbenchError, SpecError, TargetUnreachableError
 
 __all__ = ["ExitCode", "command", "main"]
-
-# Set by command(): the garbage collector is off while the command starts up (issue 35).
-_gc_held = False
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -35,19 +33,12 @@ class _HelpFormatter(argparse.HelpFormatter):
 
 def command() -> NoReturn:
     """``netbench`` as a process of its own (the console script): :func:`main`, with the
-    garbage collector kept out of the start-up and the exit (issue 35).
-
-    Starting up allocates only what lives until the process ends (modules, classes, the
-    parser), yet the collector walks it again and again as it grows, and once more, all of
-    it, at exit: about 20 ms of a one-request load's CPU. So it is off until the command's
-    own module is imported, then what exists is frozen (moved where no collection looks:
-    the load's collections are the cheaper for it) and it runs as ever; at exit everything
-    is frozen again, and the interpreter ends without walking it. Objects in reference
-    cycles left at exit are not finalized, as a process killed at that point would not.
+    garbage collector kept out of the start-up and the exit (:mod:`._cli.collector`;
+    about 25 ms of a one-request load's CPU, issue 35). At exit everything is frozen, and
+    the interpreter ends without walking it: objects in reference cycles left then are not
+    finalized, as a process killed at that point would not.
     """
-    global _gc_held
-    gc.disable()
-    _gc_held = True
+    collector.hold()
     try:
         status = main()
     finally:  # --help and a usage error end in SystemExit: theirs too
@@ -67,7 +58,8 @@ def main(argv: Sequence[str] | None = None) -> ExitCode:
         print(listing(app=args.app))
         return ExitCode.OK
     run = _run_of(args.command)
-    _release_gc()
+    if run is not _load_run():
+        collector.release()  # a load releases it as its load begins (_cli/loads.py)
     try:
         return run(args)
     except SpecError as exc:
@@ -84,13 +76,10 @@ def main(argv: Sequence[str] | None = None) -> ExitCode:
         return ExitCode.INTERRUPTED
 
 
-def _release_gc() -> None:
-    """The command's module is imported: freeze what start-up made, collect as usual."""
-    global _gc_held
-    if _gc_held:
-        _gc_held = False
-        gc.freeze()
-        gc.enable()
+def _load_run() -> Callable[[argparse.Namespace], ExitCode] | None:
+    """The one-load commands' run, if their module is imported."""
+    loads = sys.modules.get("pytest_netbench._cli.loads")
+    return None if loads is None else loads.run_load
 
 
 def _run_of(command: str) -> Callable[[argparse.Namespace], ExitCode]:

@@ -142,17 +142,18 @@ def test_a_one_request_load_imports_no_report_file_plot_dask_or_plugin(
 def test_the_console_script_exits_with_mains_status_and_collects_during_the_load(
     fault_server: StartServer,
 ) -> None:
-    # command() holds the garbage collector off while the command starts up and at exit:
-    # the load itself runs with it on, and the process ends with main's status.
+    # command() holds the garbage collector off while the command starts up and at exit
+    # (_cli/collector.py): the load itself runs with it on, and the process ends with
+    # main's status.
     server = fault_server("http")
     code = (
         "import gc, sys\n"
-        "import pytest_netbench._cli.loads as loads\n"
-        "run_load = loads.run_load\n"
-        "def seen(args):\n"
+        "import pytest_netbench._load.api as api\n"
+        "http_load = api.http_load\n"
+        "def seen(*args, **kwargs):\n"
         "    print('collecting:', gc.isenabled(), file=sys.stderr)\n"
-        "    return run_load(args)\n"
-        "loads.run_load = seen\n"
+        "    return http_load(*args, **kwargs)\n"
+        "api.http_load = seen\n"
         "from pytest_netbench.cli import command\n"
         "command()\n"
     )

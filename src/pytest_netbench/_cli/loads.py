@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_netbench._cli import collector
 from pytest_netbench._cli.exit_codes import ExitCode
 from pytest_netbench._cli.live import CommandLive
 from pytest_netbench._cli.options import load_options
@@ -156,6 +157,7 @@ def _run(args: argparse.Namespace, live: CommandLive, options: dict[str, Any]) -
         load = functools.partial(llm_load, args.url, **llm_arguments(args))
     else:
         load = functools.partial(ws_load if args.command == "ws" else http_load, args.url)
+    collector.release()  # the load's modules are imported: collect as usual (_cli/collector)
     return load(
         server=server,
         progress=live.progress,
