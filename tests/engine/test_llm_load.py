@@ -76,6 +76,8 @@ def test_netbench_llm_reads_a_prompts_file(go_url: str, tmp_path: Path) -> None:
         ("/v1/completions", {"prompts": [{"prompt": "x", "messages": []}]}, "one of the two"),
         ("/v1/completions", {"prompts": [3]}, "a prompt is a string"),
         ("/v1/completions", {"method": "GET"}, "an LLM load takes no method="),
+        ("/v1/completions", {"pipeline": 2}, "takes no pipeline=: a token stream is read whole"),
+        ("/v1/completions", {"mix_order": "random"}, "takes no mix_order=: one endpoint"),
         ("/v1/completions", {"prompts": []}, "no prompt in it"),
         ("/v1/completions", {"api": "rest"}, "api= is 'chat' or 'completions'"),
         ("/v1/completions", {"prompt": "x"}, "takes no prompt=: did you mean prompts="),

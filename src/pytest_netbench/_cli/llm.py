@@ -26,7 +26,7 @@ def add_llm_options(parser: argparse.ArgumentParser) -> None:
         " Ollama) at URL (.../v1/chat/completions or .../v1/completions): each request a"
         " prompt of --prompts, streamed, timed as vLLM's benchmark times it (TTFT, ITL,"
         " TPOT, E2EL, output tokens). Every option of netbench sse but those this command"
-        " sets (method, body, stream)."
+        f" sets itself ({', '.join(SET_BY_LLM_LOAD)})."
     )
     parser.add_argument("url", help="http:// or https:// URL on loopback")
 

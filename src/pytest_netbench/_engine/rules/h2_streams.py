@@ -98,8 +98,9 @@ class H2Streams:
         self.client.on_head = self._on_head
         # One fixed request, closed loop, nothing streamed, not gRPC: a response that ends
         # its oldest stream takes _on_response's short path.
-        self._plain = not (self._mix or self._open_loop or self._grpc or self._varied)
-        self._plain = self._plain and self._times is None
+        self._plain = self._times is None and not (
+            self._mix or self._open_loop or self._grpc or self._varied
+        )
 
     def release(self) -> None:
         """Forget the client: its callbacks are this object's bound methods (a cycle)."""
