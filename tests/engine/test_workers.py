@@ -82,11 +82,11 @@ def test_a_request_count_is_not_cut_off_at_the_bound_a_duration_gets(
     """A load of a request count ends when its last request does, which no bound known in
     advance covers: local worker processes are not declared failed at the bound a load with
     a duration gets (start delay + warm-up + duration + timeout + grace). With a grace of
-    0.5 s that bound is 1.5 + 1.0 + 0.5 = 3 s here, and the load takes at least 4 s (each
-    share's one connection asks 10 times, each answer 0.4 s late). Before the fix it failed
+    0.5 s that bound is 0.1 + 1.0 + 0.5 = 1.6 s here, and the load takes at least 2 s (each
+    share's one connection asks 10 times, each answer 0.2 s late). Before the fix it failed
     with "worker netbench-worker-0 did not finish within 3s" (at the default 30 s grace, a
     count taking over 33 s did)."""
-    server, app = http_server(delay_ms=400)
+    server, app = http_server(delay_ms=200)
     spec = http_spec(server.url, connections=2, requests=20, workers=2, timeout=1.0)
     transport = LocalProcesses(grace_s=0.5)
     duration_bound_s = transport.start_delay_s + spec.timeout_s + transport.grace_s

@@ -236,6 +236,7 @@ class _Live:
             self.watch = ShareWatch(
                 report=self.tracker.update if self.tracker is not None else None,
                 stop_requested=self._stop_requested,
+                released=self.tracker.starts_at if self.tracker is not None else None,
             )
 
     def _stop_requested(self) -> bool:

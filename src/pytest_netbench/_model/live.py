@@ -131,6 +131,10 @@ class ProgressTracker:
         self._lock = threading.Lock()
         self.failure: BaseException | None = None
 
+    def starts_at(self, start_ns: int) -> None:
+        """The shares start at ``start_ns`` (known once their workers were ready)."""
+        self._start_ns = start_ns
+
     def update(self, snapshot: ShareSnapshot) -> None:
         with self._lock:
             if self.failure is not None:

@@ -28,11 +28,15 @@ class ShareWatch:
     ``all_ready`` (shares that open their connections first): called, off the loop, with
     the instant this share's connections were open; it returns once every share's are, with
     the instant at which they all open their windows.
+
+    ``released`` (on the caller's side, not where a share runs): called by a transport that
+    starts the shares when its workers are ready, with the instant they start.
     """
 
     report: Report | None = None
     stop_requested: Callable[[], bool] | None = None
     all_ready: Callable[[int], int] | None = None
+    released: Callable[[int], None] | None = None
     report_every_s: float = 0.5
     stop_every_s: float = 0.1
 

@@ -241,6 +241,18 @@ def run_on_loop(loop_name: str, factory: Callable[[], Coroutine[Any, Any, T]]) -
         return runner.run(factory())
 
 
+def prepare_share(spec: LoadSpec) -> None:
+    """Import what running a share of ``spec`` needs (its loop and that loop's engine), so
+    that a worker process that then says it is ready starts its share without delay."""
+    loop_name = resolve_loop(spec.loop)
+    if loop_name == "trio" and spec.protocol == "h2":
+        import pytest_netbench._engine.trio_io.h2
+    elif loop_name == "trio":
+        import pytest_netbench._engine.trio_io.engine  # noqa: F401
+    elif loop_name == "uvloop":
+        import uvloop  # noqa: F401
+
+
 def run_share(
     spec: LoadSpec, share: WorkerShare, released_ns: int, watch: ShareWatch | None = None
 ) -> WorkerOutcome:

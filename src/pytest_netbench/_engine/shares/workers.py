@@ -35,7 +35,7 @@ from pytest_netbench._engine.asyncio_io.connect_phase import phase_limit_s
 from pytest_netbench._engine.rules.clocks import NS_PER_S
 from pytest_netbench._engine.rules.share import WorkerShare, split_load
 from pytest_netbench._engine.rules.watch import ShareWatch
-from pytest_netbench._engine.shares.driver import run_share
+from pytest_netbench._engine.shares.driver import prepare_share, run_share
 from pytest_netbench._errors import (
     FeederExhausted,
     FlowError,
@@ -65,6 +65,9 @@ _WORKER_NAME = "netbench-worker-"
 # Shares that open their connections first start their windows this long after the last
 # one is ready, so that every worker process is awake by then.
 _WINDOW_MARGIN_NS = 20_000_000
+# The longest local worker processes may take to start and import what their shares need
+# (a machine swapping, a cold disk) before the parent releases those that are ready.
+_READY_LIMIT_S = 60.0
 
 
 # What runs one share where it lands: the engine's load (``driver.run_share``), or another
@@ -116,8 +119,11 @@ class InThisThread:
 
 
 class LocalProcesses:
-    """One spawned process per share; all start at the parent's release instant plus the
-    delay (``CLOCK_MONOTONIC`` is system-wide on Linux, so their windows line up).
+    """One spawned process per share. Each says when it is ready (started, and what its
+    share needs imported); once all are, the parent releases them at one instant, and all
+    start their shares ``start_delay_s`` after it (``CLOCK_MONOTONIC`` is system-wide on
+    Linux, so their windows line up). Waiting for them rather than for a fixed delay
+    starts a load as soon as its workers can, and never late on a slow machine.
 
     Each worker talks to the parent over one pipe: progress snapshots and its outcome up,
     a ``"stop"`` down. Workers ignore SIGINT: a Ctrl-C at the terminal reaches the whole
@@ -126,8 +132,8 @@ class LocalProcesses:
     so no worker ever prints a traceback of its own.
     """
 
-    # Spawned interpreters need time to import before the common start instant.
-    start_delay_s = 1.5
+    # From the release to the common start: time for every worker to read it.
+    start_delay_s = 0.1
 
     def __init__(self, grace_s: float = _GRACE_S) -> None:
         self.grace_s = grace_s
@@ -144,7 +150,6 @@ class LocalProcesses:
             raise WorkerFailed(unrunnable)  # before any worker dies of it
         import multiprocessing
 
-        released = monotonic_ns()
         context = multiprocessing.get_context("spawn")
         reports = watch is not None and watch.report is not None
         stoppable = watch is not None and watch.stop_requested is not None
@@ -156,7 +161,7 @@ class LocalProcesses:
                 parent_end, child_end = context.Pipe(duplex=True)
                 worker = context.Process(
                     target=_worker_main,
-                    args=(spec, share, released, child_end, reports, stoppable, ready, runner),
+                    args=(spec, share, child_end, reports, stoppable, ready, runner),
                     name=f"{_WORKER_NAME}{share.index}",
                     daemon=True,
                 )
@@ -164,6 +169,9 @@ class LocalProcesses:
                     worker.start()
                 child_end.close()
                 procs.append((worker, parent_end))
+            released = _release_when_ready(procs)
+            if watch is not None and watch.released is not None:
+                watch.released(released + int(self.start_delay_s * NS_PER_S))
             limit_s = outcome_limit_s(spec, self.start_delay_s, self.grace_s)
             outcomes, failures = _collect(procs, watch, limit_s)
         except BaseException:
@@ -244,6 +252,30 @@ class ReadyBarrier:
         except threading.BrokenBarrierError:
             return monotonic_ns()
         return int(self._latest.value) + _WINDOW_MARGIN_NS
+
+
+def _release_when_ready(
+    procs: Sequence[tuple[BaseProcess, Connection]], limit_s: float = _READY_LIMIT_S
+) -> int:
+    """Wait until every worker has said it is ready, or died (its pipe ends: what it left
+    is read and reported by :func:`_collect`), or ``limit_s`` passed; then release them all
+    at one instant, and return it. A worker still starting then reads the release late
+    and starts its share at once."""
+    from multiprocessing.connection import Connection, wait
+
+    starting = [pipe for _, pipe in procs]
+    deadline = monotonic_ns() + int(limit_s * NS_PER_S)
+    while starting and (left_ns := deadline - monotonic_ns()) > 0:
+        for pipe in wait(starting, timeout=left_ns / NS_PER_S):
+            assert isinstance(pipe, Connection)
+            starting.remove(pipe)
+            with contextlib.suppress(EOFError):
+                pipe.recv()  # its "ready"
+    released = monotonic_ns()
+    for _, pipe in procs:
+        with contextlib.suppress(OSError):  # a worker that died is reported by _collect
+            pipe.send(("go", released))
+    return released
 
 
 def _collect(
@@ -381,7 +413,6 @@ def _sigint_blocked() -> Iterator[None]:
 def _worker_main(
     spec: LoadSpec,
     share: WorkerShare,
-    released_ns: int,
     pipe: Connection,
     reports: bool,
     stoppable: bool,
@@ -390,6 +421,12 @@ def _worker_main(
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides (see LocalProcesses)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    prepare_share(spec)
+    pipe.send(("ready", None))
+    try:
+        _, released_ns = pipe.recv()  # ("go", the release instant)
+    except EOFError:
+        return  # the parent is gone
     stopped = False
 
     def stop_requested() -> bool:
