@@ -89,6 +89,39 @@ class Connection(asyncio.BaseProtocol):
     # connection with every request on it.
     streams_time_out_alone: ClassVar[bool] = False
 
+    # What every connection has is held in slots, each subclass's own attributes in its
+    # __dict__. CPython 3.11 keeps an object's dict attributes inline, and specializes
+    # reading them and its methods, only up to 29 of them; past that every ``self.x`` is a
+    # dict lookup (LOAD_ATTR_WITH_HINT). A fused connection had 37 (issue 35). A slot's
+    # read is specialized too (LOAD_ATTR_SLOT), and these 23 leave the subclasses' dicts
+    # room to spare.
+    __slots__ = (
+        "__dict__",
+        "_codes",
+        "_fast",
+        "_feed",
+        "_first",
+        "_is_http",
+        "_measure",
+        "_phases",
+        "_rec",
+        "_record",
+        "_request",
+        "_size",
+        "_write",
+        "broken",
+        "connect_started",
+        "connect_task",
+        "framer",
+        "intended",
+        "opened_ns",
+        "pending",
+        "run",
+        "served",
+        "tcp_done",
+        "transport",
+    )
+
     def __init__(self, run: ConnectionOwner) -> None:
         self.run = run
         self.transport: asyncio.Transport | None = None
