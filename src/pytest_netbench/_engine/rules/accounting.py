@@ -79,6 +79,48 @@ class MixOutstanding(Outstanding, Protocol):
 class RunAccounting:
     """Permits, completions, failures and the window of one worker's run."""
 
+    # Its own attributes in slots, each loop's run's in its __dict__: CPython 3.11
+    # specializes reading an object's dict attributes only up to 29 of them, and an asyncio
+    # ClosedRun had 54, so each run.budget and run.stopping a connection read per response
+    # was a dict lookup (issue 35). A slot's read is specialized (LOAD_ATTR_SLOT).
+    __slots__ = (
+        "__dict__",
+        "_batch",
+        "budget",
+        "bytes_before_window",
+        "closes_after",
+        "completed",
+        "cost",
+        "deadline_ns",
+        "draining",
+        "end_ns",
+        "exchange",
+        "in_flight",
+        "in_flight_by_request",
+        "is_http",
+        "measure_start_ns",
+        "mix",
+        "open_loop",
+        "opened",
+        "peak",
+        "push_streams",
+        "ready",
+        "ready_kinds",
+        "recorder",
+        "rendered_bytes",
+        "share",
+        "source",
+        "source_failure",
+        "source_ran_out",
+        "spare",
+        "spec",
+        "start_at_ns",
+        "stopping",
+        "streams",
+        "unwritten_bytes",
+        "verify_words",
+    )
+
     def __init__(
         self,
         spec: LoadSpec,
