@@ -161,15 +161,18 @@ class FusedHttpConnection(Connection):
             due = self._due
             if due and not self.run.stopping and not self.broken:
                 now = monotonic_ns()
-                self._record(now - due.popleft())
+                record = self._record  # read, then called: see on_message_complete
+                record(now - due.popleft())
                 self._streak += 1
-                self._write(self._request)  # type: ignore[misc]
+                write = self._write
+                write(self._request)  # type: ignore[misc]
                 due.append(now)
                 return
         streak = self._streak
         others = self._others
+        feed = self._feed  # a callable attribute read as one, then called (see below)
         try:
-            self._feed(data)
+            feed(data)
         except httptools.HttpParserCallbackError as exc:
             raise callback_failure(exc) from None
         except (httptools.HttpParserError, httptools.HttpParserUpgrade) as exc:
@@ -222,9 +225,14 @@ class FusedHttpConnection(Connection):
     def on_message_complete(self) -> None:
         now = monotonic_ns()
         self._inside = False
-        status = self._status()  # once: with checks, this tests the response (see above)
+        # The callables kept in attributes are read as attributes, then called: a call of
+        # self.x() reads x as a method, which CPython 3.11 cannot specialize for one that
+        # is the object's own, where it specializes the plain read (issue 35).
+        status_of = self._status
+        status = status_of()  # once: with checks, this tests the response (see above)
         due = self._due
         run = self.run
+        keep_alive = self._keep_alive
         # The steady state of a duration run, for every fused connection (this guard is
         # written nowhere else): a measured 200 on a connection that stays open, the run
         # neither stopping nor (open loop) draining, and no request waiting for a
@@ -236,16 +244,18 @@ class FusedHttpConnection(Connection):
             and run.budget is None
             and not run.stopping
             and not self.broken
-            and self._keep_alive()
+            and keep_alive()
         ):
             if self._plain:
                 # Closed loop: the next request sent at once (``due`` is ``pending`` here).
                 # Inlined copies of RunAccounting.record and .take; one counter stands for
                 # the four they move (see settle_counts). tests/engine/test_rule_copies.py
                 # holds them to the rules.
-                self._record(now - due.popleft())
+                record = self._record
+                record(now - due.popleft())
                 self._streak += 1
-                self._write(self._request)  # type: ignore[misc]
+                write = self._write
+                write(self._request)  # type: ignore[misc]
                 due.append(now)
                 return
             if self._varied:
@@ -254,9 +264,12 @@ class FusedHttpConnection(Connection):
                 spare = run.spare
                 if spare:
                     run.spare = spare - 1
-                    self._record(now - due.popleft())
+                    record = self._record
+                    record(now - due.popleft())
                     self._streak += 1
-                    self._write(self._next_ready())  # type: ignore[misc]
+                    write = self._write
+                    next_ready = self._next_ready
+                    write(next_ready())  # type: ignore[misc]
                     due.append(now)
                     return
             elif not run.draining and not run.backlog:  # a closed run has neither
