@@ -44,6 +44,8 @@ NOT_FOR_A_LOAD = (
     "pytest_netbench._report.plots",
     "pytest_netbench._report.html",
     "pytest_netbench._report.writers",
+    # Nor a mix's per-request table (its rows and the session files' tables).
+    "pytest_netbench._report.requests",
     "pytest_netbench._experiment",
     "pytest_netbench._compare",
     "pytest_netbench._host.environment",

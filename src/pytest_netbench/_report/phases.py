@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from pytest_netbench._model import PHASE_NAMES, LatencySummary, LoadResult, Phases
 from pytest_netbench._report.cells import format_ms
-from pytest_netbench._report.requests import shown_loads
 
 if (
     TYPE_CHECKING
@@ -103,6 +102,8 @@ def load_cells(phases: Phases) -> list[str]:
 
 def phase_tables_text(records: Sequence[Record], function: str) -> str:
     """Under a test's matrix in the terminal: its loads' phases, one row each."""
+    from pytest_netbench._report.requests import shown_loads
+
     loads = shown_loads(records, function, lambda r: r.phases.measured)
     if not loads:
         return ""
@@ -120,6 +121,7 @@ def phase_tables_text(records: Sequence[Record], function: str) -> str:
 def phase_tables_markdown(records: Sequence[Record], function: str) -> str:
     """The same in Markdown, under the test's matrix."""
     from pytest_netbench._report.markdown import render_table_markdown
+    from pytest_netbench._report.requests import shown_loads
 
     loads = shown_loads(records, function, lambda r: r.phases.measured)
     if not loads:

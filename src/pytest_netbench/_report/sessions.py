@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 from pytest_netbench._model import LoadResult, LoadSpec, SessionStats
 from pytest_netbench._report.cells import format_count
-from pytest_netbench._report.requests import MixLoad, mix_loads
 
 # A session's records are read by the files' tables only: a command's text report
 # imports neither them nor the host description (issue 35).
 if TYPE_CHECKING:
     from pytest_netbench._compare.records import Record
+    from pytest_netbench._report.requests import MixLoad
 
 # The sessions table's columns (Markdown and HTML): figures, then the words of failures.
 SESSION_HEADINGS = (
@@ -105,6 +105,8 @@ def flow_model(spec: LoadSpec) -> list[str]:
 
 def flow_loads(records: Sequence[Record], function: str) -> list[MixLoad]:
     """The flow loads of ``function``: per parametrisation its median trial, captioned."""
+    from pytest_netbench._report.requests import mix_loads
+
     return [load for load in mix_loads(records, function) if load.result.sessions is not None]
 
 

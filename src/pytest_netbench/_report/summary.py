@@ -24,7 +24,6 @@ from pytest_netbench._report.checks import check_lines
 from pytest_netbench._report.endings import ending_text
 from pytest_netbench._report.phases import phase_lines
 from pytest_netbench._report.profile import profile_lines
-from pytest_netbench._report.requests import request_lines
 from pytest_netbench._report.sessions import flow_model, flow_target
 from pytest_netbench._report.shares import share_lines
 from pytest_netbench._report.stream_figures import stream_legend, stream_rows
@@ -417,6 +416,10 @@ def _status_codes(result: LoadResult, width: int) -> list[str]:
 
 
 def _per_request(result: LoadResult, width: int) -> list[str]:
+    if not result.by_request:  # a mix's table only: a load without one imports none of it
+        return []
+    from pytest_netbench._report.requests import request_lines
+
     table = request_lines(result, width)
     if not table:
         return []
