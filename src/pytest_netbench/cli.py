@@ -48,7 +48,8 @@ def command() -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> ExitCode:
     words = sys.argv[1:] if argv is None else argv
-    parser = build_parser(command_named(words))
+    command = command_named(words)
+    parser = build_parser(command, alone=bool(words) and words[0] == command)
     parser.epilog = exit_status_help()
     parser.formatter_class = _HelpFormatter
     args = parser.parse_args(argv)

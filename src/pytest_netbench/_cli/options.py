@@ -274,18 +274,25 @@ def _add_output_options(
     )
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None, *, alone: bool = False) -> argparse.ArgumentParser:
     """The ``netbench`` parser; every subcommand's options, or only ``command``'s (none for
     ``""``). The others are listed with their one-line help, so ``netbench --help`` is
-    whole: a command pays for its own options only, and ``--help`` for none (issue 35)."""
+    whole: a command pays for its own options only, and ``--help`` for none (issue 35).
+    ``alone``: ``command`` is the first word, so nothing asks for the list of the others,
+    and they are left out (each is a parser of its own to make)."""
     parser = argparse.ArgumentParser(
         prog="netbench",
         description="Drive load at a server on this machine (HTTP/1.1, HTTP/2, gRPC,"
         " WebSocket, streams, raw TCP, user flows) and report exact latency percentiles,"
         " errors by kind and the generator's own health.",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    # Every command in the usage line (argparse's own form of it) when the others are
+    # left out, as a usage error prints it (its command is known: no invalid choice).
+    every = "{" + ",".join(_SUBCOMMANDS) + "}" if alone and command else None
+    sub = parser.add_subparsers(dest="command", required=True, metavar=every)
     for name, (help_text, add_options) in _SUBCOMMANDS.items():
+        if alone and command and name != command:
+            continue
         subparser = sub.add_parser(name, help=help_text)
         if command is None or command == name:
             add_options(subparser)
