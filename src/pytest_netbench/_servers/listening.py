@@ -81,10 +81,14 @@ def find_listening_server(port: int) -> ListeningServer | None:
 def holds_this_process(pid: int) -> bool:
     """Whether the process tree rooted at ``pid`` holds this process: sampled as the
     server, it would charge the generator's own work to the server."""
-    if pid == os.getpid():
+    me = os.getpid()
+    if pid == me:
         return True
+    # It holds this process when it is one of this process's ancestors: a walk up from
+    # here reads a few processes, where listing the tree's descendants reads every
+    # process of the machine (issue 35).
     try:
-        return any(child.pid == os.getpid() for child in psutil.Process(pid).children(True))
+        return any(parent.pid == pid for parent in psutil.Process(me).parents())
     except psutil.Error:
         return False
 
