@@ -114,6 +114,12 @@ class FusedHttpConnection(Connection):
             self.on_header = headers.__setitem__
             if checks.needs_body:  # a body no check reads is not kept
                 self.on_body = body.append
+        # Between two responses, one mark; a response that has begun took it, and its end
+        # puts it back (on_message_complete). The parser calls on_message_begin in C: a
+        # list's pop, where a method of this class was a Python call per response.
+        between: list[None] = [None]
+        self._between = between
+        self.on_message_begin = between.pop
         parser = httptools.HttpResponseParser(self)
         status = parser.get_status_code
         if checks is not None:
@@ -121,7 +127,6 @@ class FusedHttpConnection(Connection):
         self._status = self._status_code = status
         self._fresh_code = 0  # see _fresh_status
         self._keep_alive = parser.should_keep_alive
-        self._inside = False  # a response has begun and not ended
         self._streak = 0  # measured 200s each followed by a measured send (settle_counts)
         # When each outstanding request counts from, for the window: its start in closed
         # loop, its due time in open loop (FusedOpenConnection).
@@ -178,7 +183,7 @@ class FusedHttpConnection(Connection):
         except (httptools.HttpParserError, httptools.HttpParserUpgrade) as exc:
             self.on_protocol_error(parser_error_reason(exc))
             return
-        if self._inside:
+        if not self._between:  # a response has begun and not ended
             self._hand_over(data)
         elif self._probes and self._streak == streak + 1 and self._others == others:
             # Exactly one response, the plain steady state's. Kept for the shortcut once
@@ -194,7 +199,7 @@ class FusedHttpConnection(Connection):
     def _hand_over(self, data: bytes) -> None:
         """This read ended inside a response; every earlier one ended between two, so
         ``data`` begins at a boundary and the framer can take the stream from its start."""
-        self._inside = False
+        self._between.append(None)
         self._same = _NO_READ  # the framer has the stream from now on
         self._probes = 0
         framer = self.run.exchange.make_framer(self.on_response, self.on_protocol_error)
@@ -218,13 +223,10 @@ class FusedHttpConnection(Connection):
         self._fresh_code = self._status_code()
         return _FRESH
 
-    # -- httptools callbacks --
-    def on_message_begin(self) -> None:
-        self._inside = True
-
+    # -- httptools callbacks (and on_message_begin: see _attach_framer) --
     def on_message_complete(self) -> None:
         now = monotonic_ns()
-        self._inside = False
+        self._between.append(None)
         # The callables kept in attributes are read as attributes, then called: a call of
         # self.x() reads x as a method, which CPython 3.11 cannot specialize for one that
         # is the object's own, where it specializes the plain read (issue 35).
