@@ -6,11 +6,12 @@ a second those frames are most of the generator's CPU (benchmarks/README.md), so
 common case (closed loop, keep-alive, one write per request, any method but HEAD) the
 connection itself is the httptools parser's callback object. httptools (llhttp, in C)
 finds where each response ends, exactly as inside ``ResponseFramer``; the Python run per
-response is ``data_received``, a one-line ``on_message_begin`` and ``on_message_complete``,
-which records the response and writes the next request (requests that vary, a mix, and
-open loop do that in one more call, ``_steady_response``, behind the same guard; the
-first two pop the next ready request the run rendered, as ``RunAccounting.next_request``
-does, and fall back to the general path when none is spare, which renders the next batch).
+response is ``data_received`` and ``on_message_complete`` (``on_message_begin`` is a
+list's ``pop``, called in C), which records the response and writes the next request
+(requests that vary, a mix, and open loop do that in one more call, ``_steady_response``,
+behind the same guard; the first two pop the next ready request the run rendered, as
+``RunAccounting.next_request`` does, and fall back to the general path when none is
+spare, which renders the next batch).
 
 Most servers answer a fixed request with the same bytes every time (a Date header changes
 once a second). A read that is byte for byte one the parser already found to hold exactly
