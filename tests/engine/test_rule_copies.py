@@ -7,6 +7,10 @@ because a call per response costs more than the rest of the response's work:
   ``RunAccounting.take`` on the closed-loop keep-alive fast path (the connection of HEAD
   loads, of loads without keep-alive, on the loop's transports or on bare sockets
   (``RawHttpConnection``), and, through ``EchoConnection``, of echo loads);
+- ``RawHttpConnection._answered`` (a connection per request, its first read byte for byte
+  the response the run already knows): ``record`` for an ok response, and
+  ``check_finished``; ``RawHttpConnection._renew_now`` (that connection renewed as its
+  slot's next one): ``take``;
 - the fused steady state (``FusedHttpConnection.on_message_complete``, and for a read
   byte for byte the last steady 200, ``FusedHttpConnection.data_received``): ``record`` and
   ``take`` in closed loop, ``record``, ``take`` (with its ``claim``) and ``next_request``
@@ -37,10 +41,11 @@ import pytest
 from servers import EchoApp, EchoOptions, HttpApp, HttpOptions, ServerThread
 
 from pytest_netbench._engine.asyncio_io import connection as connection_module
-from pytest_netbench._engine.asyncio_io import fused_http
+from pytest_netbench._engine.asyncio_io import fused_http, raw_connection
 from pytest_netbench._engine.asyncio_io.connection import Connection
 from pytest_netbench._engine.asyncio_io.engine import BaseRun
 from pytest_netbench._engine.asyncio_io.fused_http import FusedHttpConnection
+from pytest_netbench._engine.asyncio_io.raw_connection import RawHttpConnection, RawSockets
 from pytest_netbench._engine.rules.accounting import Outstanding, RunAccounting
 from pytest_netbench._engine.rules.open_rules import OpenAccounting
 from pytest_netbench._engine.rules.share import split_load
@@ -180,6 +185,41 @@ class Harness:
             if wrote and self.takes == takes:  # the fast path: take inlined
                 self.note("inline take")
                 self.shadow_take(self.copy_now, "Connection's fast path")
+
+        return tapped
+
+    def answered(self, original: Callable[..., None]) -> Callable[..., None]:
+        """``RawHttpConnection._answered``: the shadow records the known response at the
+        instant the copy reads the clock (as for ``Connection.on_response``)."""
+
+        def tapped(conn: RawHttpConnection, raw: RawSockets) -> None:
+            if conn.run is not self.run or self.copy_active or not conn.pending:
+                original(conn, raw)
+                return
+            start = conn.pending[0]
+            self.armed = (raw.known_answer[0], start, start)
+            self.copy_active, self.copy_now = True, 0
+            try:
+                original(conn, raw)
+            finally:
+                self.armed, self.copy_active = None, False
+            self.note("raw known answer")
+
+        return tapped
+
+    def renew_now(self, original: Callable[..., None]) -> Callable[..., None]:
+        """``RawHttpConnection._renew_now``: a request it took itself (one outstanding
+        after it, no rule take meanwhile) is taken by the shadow at the same instant."""
+
+        def tapped(conn: RawHttpConnection, run: Any) -> None:
+            if run is not self.run:
+                original(conn, run)
+                return
+            takes = self.takes
+            original(conn, run)
+            if conn.pending and self.takes == takes:
+                self.note("raw inline take")
+                self.shadow_take(conn.pending[-1], "the raw renewal")
 
         return tapped
 
@@ -326,6 +366,11 @@ class Harness:
         tapped_read = self.data_received(FusedHttpConnection.data_received)
         monkeypatch.setattr(FusedHttpConnection, "data_received", tapped_read)
         monkeypatch.setattr(connection_module, "monotonic_ns", self.connection_clock)
+        answered = self.answered(RawHttpConnection._answered)
+        monkeypatch.setattr(RawHttpConnection, "_answered", answered)
+        renew_now = self.renew_now(RawHttpConnection._renew_now)
+        monkeypatch.setattr(RawHttpConnection, "_renew_now", renew_now)
+        monkeypatch.setattr(raw_connection, "monotonic_ns", self.connection_clock)
         monkeypatch.setattr(fused_http, "monotonic_ns", self.fused_clock)
 
 
@@ -411,6 +456,9 @@ def _went_through(harness: Harness, outcome: WorkerOutcome, path: str, scenario:
         assert seen.get("Connection copy", 0) > 0, seen
     if path in ("connection", "echo"):
         assert seen.get("inline take", 0) > 0, seen
+    if path == "raw":
+        assert seen.get("raw known answer", 0) > 0, seen
+        assert seen.get("raw inline take", 0) > 0, seen
     if path.startswith("fused") and scenario == "window":
         assert seen.get("steady state", 0) > 0, seen
     if path == "fused" and scenario == "window":

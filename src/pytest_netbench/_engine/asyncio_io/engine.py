@@ -370,6 +370,8 @@ class ClosedRun(BaseRun):
         if self.raw is not None and self.ramp is None and self.per_connection == 1:
             # Its connections renew themselves in place (RawHttpConnection.connection_lost).
             self.raw.renews = self.closes_after == 1
+            # ... and a first read that is the known response takes the fused path.
+            self.raw.answers_known = self.raw.renews and self.exchange.parser_framed
 
     def begin(self) -> None:
         missing = self.share.connections

@@ -72,6 +72,8 @@ class RawOwner(ConnectionOwner):
 
     def check_finished(self) -> None: ...
 
+    def stop(self) -> None: ...
+
 
 class RawSockets:
     """One run's sockets in one epoll, watched by the loop through its descriptor."""
@@ -93,6 +95,10 @@ class RawSockets:
         # whose request was answered is renewed in place as its slot's next one (see
         # RawHttpConnection.connection_lost).
         self.renews = False
+        # Set with ``renews`` where every connection's first read goes to ``_first_read``
+        # (a response the parser frames alone): a read byte for byte the known response is
+        # then answered, closed and renewed by the fused path (RawHttpConnection._answered).
+        self.answers_known = False
         # A connection's first read, seen twice and found to be one whole final response
         # (only_final_response), and what a framer delivers for it: a connection that
         # carries one request and reads those bytes again needs no framer (see
@@ -270,6 +276,55 @@ class RawHttpConnection(Connection):
             exchange = self.run.exchange
             raw.first_read_parsed(data, exchange if exchange.checks is not None else None)
 
+    def _answered(self, raw: RawSockets) -> None:
+        """The known response (``raw.known_read``) read whole as this connection's first
+        read, in a closed-loop run whose connections carry one request each and renew in
+        place (``raw.answers_known``), not stopping, a request outstanding: what
+        ``_first_read``, ``Connection.on_response``, ``ClosedRun.response_done``,
+        ``_retire``, :meth:`retire` and ``check_finished`` do for it, in one call (a call
+        each was a quarter of the Python a connection costs, issue 35). Recorded as
+        ``on_response`` records (an inlined copy of ``RunAccounting.record`` for an ok
+        response: tests/engine/test_rule_copies.py holds it to the rule), then closed; the
+        run hears of the close after the events being served (``connection_lost``), which
+        renews the connection."""
+        now = monotonic_ns()
+        run = self.run
+        self._feed = self._framed  # as _first_read: what follows (nothing) is framed
+        start = self.pending.popleft()
+        code = raw.known_answer[0]
+        if start >= self._measure:
+            if code < 400:
+                codes = self._codes
+                codes[code] = codes.get(code, 0) + 1
+                self._record(now - start)
+                # record_phases, inlined: no framer saw the first byte, so the answer came
+                # whole in this read (no receive), its wait from when the connection was open.
+                opened = self.opened_ns
+                phases = self._phases
+                phases.basis.append(now - start)
+                phases.waits.append(now - (opened if opened > start else start))
+                phases.receives.append(0)
+                run.completed += 1
+            else:
+                run.record(code, start, start, now)
+        self._first = 0
+        self.served += 1
+        if self._unsent or self.pending:  # not a connection of one request, all of it sent
+            run.response_done(self, now, raw.known_answer[1])
+            return
+        # retire(), inlined: a connection answered is open, its connect done.
+        sock = self._sock
+        assert sock is not None
+        self._sock = None
+        raw.by_fd.pop(self._fd, None)
+        sock.close()
+        if not raw.serving and not (raw.closed or raw.established):
+            raw.loop.call_soon(raw._later)
+        raw.closed.append((self, None))
+        # run.check_finished(), inlined
+        if run.budget == 0 and run.completed >= run.recorder.sent:
+            run.stop()
+
     def _framed(self, data: bytes) -> None:
         """Hand the stream, from ``data`` on, to a framer of its own."""
         self._feed = super()._attach_framer()
@@ -416,7 +471,20 @@ class RawHttpConnection(Connection):
             return
         if size:
             self._rec.bytes_read += size  # data_received, inlined
-            self._feed(bytes(buffer[:size]))
+            data = bytes(buffer[:size])
+            raw = self._raw
+            # A connection's first read (no framer yet) that is the known response, in a
+            # run whose connections carry one request each and renew in place.
+            if (
+                data == raw.known_read
+                and raw.answers_known
+                and self.framer is None
+                and self.pending
+                and not self.run.stopping
+            ):
+                self._answered(raw)
+                return
+            self._feed(data)
             return
         self.eof_received()
         if self._sock is not None:
@@ -508,13 +576,30 @@ class RawHttpConnection(Connection):
         carries it (:meth:`renew`), without leaving the run's connections (the count of
         live ones unchanged, so is its peak: ``count_opened``)."""
         now = monotonic_ns()
-        if not run.take(now):
-            run.connections.discard(self)
-            self._feed = _closed_feed
-            run.check_finished()
-            return
+        # run.take(now), inlined for a run not stopping (connection_lost checked) whose one
+        # fixed request is not rendered (no source: a raw connection's run has none).
+        # tests/engine/test_rule_copies.py holds this copy to the rule.
+        measure = run.measure_start_ns
+        if now >= measure:
+            budget = run.budget
+            if budget is not None:
+                if budget <= 0:
+                    run.connections.discard(self)
+                    self._feed = _closed_feed
+                    run.check_finished()
+                    return
+                run.budget = budget - 1
+            self._rec.sent += 1
         run.opened += 1
-        self.renew()
+        # renew(), inlined
+        self.served = 0
+        self.opened_ns = 0
+        self._first = 0
+        self.broken = ""
+        self._measure = measure
+        self._unsent = b""
+        self._close_when_sent = False
+        self._feed = self._first_read if self._raw.answers_known else self._attach_framer()
         self.connect_started = monotonic_ns()
         self.pending.append(now)
         self.open(True)
