@@ -196,3 +196,52 @@ def test_a_run_keeps_one_timer_per_purpose() -> None:
 
     assert asyncio.run(main()) == 2
     assert fired == ["tick"] * 50
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 20_000_000),  # latency (ns)
+            st.booleans(),  # its phases recorded explicitly
+            st.integers(0, 20_000_000),  # wait
+            st.sampled_from([0, 0, 999, 1_000, 7_654_321]),  # receive
+        ),
+        max_size=40,
+    )
+)
+def test_phases_fold_alike_whether_every_response_recorded_them_or_some(
+    responses: list[tuple[int, bool, int, int]],
+) -> None:
+    # The fold's shortcuts (the basis samples compared side by side with the latencies,
+    # receives all zero counted at once) give what counting every sample gives.
+    rec = Recorder(0, open_loop=False)
+    wait: Counter[int] = Counter()
+    receive: Counter[int] = Counter()
+
+    def us(ns: int) -> int:
+        return max(ns // 1_000, 1)
+
+    for latency, explicit, waited, received in responses:
+        rec.latencies.append(latency)
+        if explicit:
+            rec.phases.basis.append(latency)
+            rec.phases.waits.append(waited)
+            rec.phases.receives.append(received)
+            wait[us(waited)] += 1
+            receive[us(received)] += 1
+        else:  # came whole in one read: its wait is its latency, its receive nothing
+            wait[us(latency)] += 1
+            receive[1] += 1
+    rec.tick()
+    phases = rec.outcome.phase_counts
+    # (below 2,048 µs the histogram keeps every value; above, the counts are folded
+    # to its resolution, so compare totals and the exact part)
+    assert sum(phases["wait"].values()) == sum(wait.values())
+    assert sum(phases["receive"].values()) == sum(receive.values())
+    assert {k: v for k, v in phases["wait"].items() if k < 2048} == {
+        k: v for k, v in wait.items() if k < 2048
+    }
+    assert {k: v for k, v in phases["receive"].items() if k < 2048} == {
+        k: v for k, v in receive.items() if k < 2048
+    }
