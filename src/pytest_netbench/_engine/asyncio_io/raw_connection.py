@@ -330,11 +330,8 @@ class RawHttpConnection(Connection):
         self._feed = super()._attach_framer()
         self._feed(data)
 
-    def open(self, renewed: bool = False) -> None:
-        """Start connecting (a failure comes back through ``connect_failed``).
-
-        ``renewed``: a connection renewed in place while the run's news is told
-        (``connection_lost``), which sends its one request at once if connected at once."""
+    def open(self) -> None:
+        """Start connecting (a failure comes back through ``connect_failed``)."""
         raw = self._raw
         sock = bare_socket(raw.family, _STREAM)
         self._sock = sock
@@ -343,61 +340,43 @@ class RawHttpConnection(Connection):
         err = sock.connect_ex(raw.address)
         if err == errno_mod.EINPROGRESS or err == 0:
             raw.by_fd[fd] = self
-            if renewed and self._sent_at_once(sock, fd):
-                return
-            try:
-                sock.getpeername()  # connected already (loopback): no event to wait for
-            except OSError:
-                raw.epoll.register(fd, _OUT)
-                return
-            raw.epoll.register(fd, _IN)
-            # raw.connected_at_once(self), inlined
-            if not raw.serving and not (raw.closed or raw.established):
-                raw.loop.call_soon(raw._later)
-            raw.established.append(self)
+            self._connecting(sock, fd)
             return
-        self._close_socket()
-        raw.loop.call_soon(self._connect_failed, OSError(err, os.strerror(err)))
+        self._refused(err)
 
-    def _sent_at_once(self, sock: bare_socket, fd: int) -> bool:
-        """The renewed connection's request, written as its connect returns: a socket still
-        connecting refuses it (EAGAIN), one connected at once (loopback) takes it, so the
-        send tells which without a getpeername (a system call a request). Sent:
-        ``_connected(0)``, ``ClosedRun.connected`` and ``send`` inlined for a run that is
-        not stopping (``connection_lost`` checked), past its first contact, outside its
-        connect phase, one request a connection: the connect's phase recorded if
-        measured, the bytes counted; its ``_write`` stays None (only Connection's
-        keep-alive fast path uses it). A connect that failed is told as any is. False:
-        the caller goes on as for any connection (still connecting, or connected and
-        broken at once, which the write finds and names)."""
-        now = monotonic_ns()
-        request = self._request
+    def _connecting(self, sock: bare_socket, fd: int) -> None:
+        """The connect is under way: connected already (loopback), the run hears of it
+        with the news of this turn; else the socket's becoming writable will say."""
+        raw = self._raw
         try:
-            sent = sock.send(request)
-        except BlockingIOError:
-            return False  # still connecting
-        except OSError as exc:
+            sock.getpeername()  # connected already (loopback): no event to wait for
+        except OSError:
+            raw.epoll.register(fd, _OUT)
+            return
+        raw.epoll.register(fd, _IN)
+        # raw.connected_at_once(self), inlined
+        if not raw.serving and not (raw.closed or raw.established):
+            raw.loop.call_soon(raw._later)
+        raw.established.append(self)
+
+    def _refused(self, err: int) -> None:
+        """The connect failed at once: the run hears of it on the loop's next turn."""
+        self._close_socket()
+        self._raw.loop.call_soon(self._connect_failed, OSError(err, os.strerror(err)))
+
+    def _not_sent_at_once(self, sock: bare_socket, fd: int, exc: OSError) -> None:
+        """A renewed connection's request, written as its connect returned, was refused
+        (see :meth:`_renew_now`): still connecting (EAGAIN), the connect failed (named by
+        the error the send took: it took SO_ERROR), or connected and broken at once (the
+        write finds and names it once the run is told it connected)."""
+        if not isinstance(exc, BlockingIOError):
             try:
                 sock.getpeername()
             except OSError:
-                # The connect failed: named by the error the send took (it took SO_ERROR).
                 self._close_socket()
                 self._raw.loop.call_soon(self._connect_failed, exc)
-                return True
-            return False  # connected, then broken: the write finds and names it
-        self.connect_task = None
-        self.transport = self  # type: ignore[assignment]
-        self.opened_ns = now  # open before the send that found it so
-        started = self.connect_started
-        if started >= self._measure:
-            self._rec.connects.append(now - started)  # record_connect, without TLS
-        self._rec.bytes_written += self._size  # the request's start stays in pending
-        if sent < len(request):
-            self._unsent = request[sent:]
-            self._raw.epoll.register(fd, _IN | _OUT)
-        else:
-            self._raw.epoll.register(fd, _IN)
-        return True
+                return
+        self._connecting(sock, fd)
 
     # -- the connect, as the run's connect task --
     def done(self) -> bool:
@@ -600,9 +579,45 @@ class RawHttpConnection(Connection):
         self._unsent = b""
         self._close_when_sent = False
         self._feed = self._first_read if self._raw.answers_known else self._attach_framer()
-        self.connect_started = monotonic_ns()
+        started = self.connect_started = monotonic_ns()
         self.pending.append(now)
-        self.open(True)
+        # open(), inlined, its request written as its connect returns: a socket still
+        # connecting refuses it (EAGAIN), one connected at once (loopback) takes it, so the
+        # send tells which without a getpeername (a system call a request).
+        raw = self._raw
+        sock = bare_socket(raw.family, _STREAM)
+        self._sock = sock
+        self._fd = fd = sock.fileno()
+        self.connect_task = self  # type: ignore[assignment]  # see done() and cancel()
+        err = sock.connect_ex(raw.address)
+        if err != errno_mod.EINPROGRESS and err != 0:
+            self._refused(err)
+            return
+        raw.by_fd[fd] = self
+        now = monotonic_ns()
+        request = self._request
+        try:
+            sent = sock.send(request)
+        except OSError as exc:
+            self._not_sent_at_once(sock, fd, exc)
+            return
+        # Sent: _connected(0), ClosedRun.connected and send inlined for a run that is not
+        # stopping (connection_lost checked), past its first contact, outside its connect
+        # phase, one request a connection: the connect's phase recorded if measured, the
+        # bytes counted; its ``_write`` stays None (only Connection's keep-alive fast path
+        # uses it).
+        self.connect_task = None
+        self.transport = self  # type: ignore[assignment]
+        self.opened_ns = now  # open before the send that found it so
+        rec = self._rec
+        if started >= measure:
+            rec.connects.append(now - started)  # record_connect, without TLS
+        rec.bytes_written += self._size  # the request's start stays in pending
+        if sent < len(request):
+            self._unsent = request[sent:]
+            raw.epoll.register(fd, _IN | _OUT)
+        else:
+            raw.epoll.register(fd, _IN)
 
     def send(self, start: int, intended: int) -> None:
         """As Connection's, the one request's bytes taken from the connection."""
