@@ -4,7 +4,7 @@ short run are taken from the long one's, so start-up, connects and teardown canc
 what is left is the cost of one more request.
 
     python benchmarks/bench_marginal_cpu.py [--rounds 5] [--short 2] [--long 6]
-                                            [--rows vary,hello,close,h2]
+                                            [--rows vary,hello,close,h2] [--baseline TREE]
 
 Rows (``--rows``, all four by default):
 
@@ -25,11 +25,17 @@ which cancel). Per round, the tools run in turn, the order alternating between r
 short before long; figures are the median [min .. max] over rounds of the per-round
 ratio. The machine's other load adds noise that no ratio fully removes: say how busy it
 was beside the figures.
+
+``--baseline TREE`` (a checkout of another commit: ``git worktree add TREE COMMIT``) runs
+that commit's engine too, as a third tool in the same rounds (its ``src/`` first on the
+child's ``PYTHONPATH``), so a change's before and after meet the same machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -101,6 +107,23 @@ def h2load(cpu: int, url: str, duration: float) -> Sample:
 
 
 Tool = Callable[[int, str, float], Sample]
+
+
+def on_tree(tool: Tool, src: Path) -> Tool:
+    """``tool`` (a netbench one) run on the engine in ``src`` instead of this tree's."""
+
+    def run(cpu: int, url: str, duration: float) -> Sample:
+        before = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = str(src)  # the pinned child imports from there
+        try:
+            return tool(cpu, url, duration)
+        finally:
+            if before is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = before
+
+    return run
 
 
 @dataclass(frozen=True)
@@ -176,10 +199,14 @@ def run_row(row_: Row, rounds: int, short: float, long: float, gen_cpu: int) -> 
             for name in names:
                 results[name].append(marginal(*samples[name]))
             nb, peer = results["netbench"][-1], results[row_.peer][-1]
+            base = ""
+            if "baseline" in results:
+                b = results["baseline"][-1]
+                base = f" | baseline {b.cpu_us:.2f} us/req cpu x{b.cpu_us / peer.cpu_us:.3f}"
             print(
                 f"  round {i + 1}: {row_.peer} {peer.cpu_us:.2f} us/req {peer.rps:,.0f} req/s"
                 f" | netbench {nb.cpu_us:.2f} us/req {nb.rps:,.0f} req/s"
-                f" -> cpu x{nb.cpu_us / peer.cpu_us:.3f} rps x{nb.rps / peer.rps:.3f}",
+                f" -> cpu x{nb.cpu_us / peer.cpu_us:.3f} rps x{nb.rps / peer.rps:.3f}{base}",
                 flush=True,
             )
     finally:
@@ -192,6 +219,13 @@ def run_row(row_: Row, rounds: int, short: float, long: float, gen_cpu: int) -> 
     print(row(f"netbench / {row_.peer}, CPU per request", ratios, "x"))
     ratios = [n.rps / p.rps for n, p in zip(nb_runs, peer_runs, strict=True)]
     print(row(f"netbench / {row_.peer}, throughput", ratios, "x"))
+    if "baseline" in results:
+        base_runs = results["baseline"]
+        print(row("baseline marginal CPU per request", [m.cpu_us for m in base_runs], "us"))
+        ratios = [b.cpu_us / p.cpu_us for b, p in zip(base_runs, peer_runs, strict=True)]
+        print(row(f"baseline / {row_.peer}, CPU per request", ratios, "x"))
+        ratios = [n.cpu_us / b.cpu_us for n, b in zip(nb_runs, base_runs, strict=True)]
+        print(row("netbench / baseline, CPU per request", ratios, "x"))
 
 
 def main() -> None:
@@ -200,12 +234,22 @@ def main() -> None:
     parser.add_argument("--short", type=float, default=2.0, help="seconds of the short run")
     parser.add_argument("--long", type=float, default=6.0, help="seconds of the long run")
     parser.add_argument("--rows", default=",".join(ROWS), help=f"of {','.join(ROWS)}")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a checkout of another commit: its engine runs too, in the same rounds",
+    )
     args = parser.parse_args()
+    if args.baseline is not None and not (args.baseline / "src" / "pytest_netbench").is_dir():
+        sys.exit(f"--baseline: no src/pytest_netbench in {args.baseline}; give a checkout")
     server_cpu, gen_cpu = cpus_for_pinning()
     for name in args.rows.split(","):
         if name not in ROWS:
             sys.exit(f"--rows: no row {name!r}; choose from {', '.join(ROWS)}")
         row_ = ROWS[name]
+        if args.baseline is not None:
+            baseline = on_tree(row_.tools["netbench"], args.baseline.resolve() / "src")
+            row_ = dataclasses.replace(row_, tools={**row_.tools, "baseline": baseline})
         print(
             header(
                 row_.title,
