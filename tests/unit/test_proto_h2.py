@@ -614,3 +614,26 @@ def test_a_streaming_load_sees_each_data_frame_of_a_stream() -> None:
     # The head (its first byte), then each frame's payload without its padding, in order.
     assert pieces == [(1, 200, b""), (1, 200, b"data: 1\n\n"), (1, 200, b"data: 2\n\n")]
     assert events.responses == [(1, 200)]
+
+
+def test_has_output_says_whether_data_to_send_has_bytes() -> None:
+    """The engine skips its write after a read when nothing is queued: a response's
+    HEADERS alone ask for no answer; a SETTINGS, a PING or a new stream do."""
+    events = Events()
+    client = events.client()
+    client.initiate()
+    assert not client.has_output
+    client.feed(server_preface())  # its acknowledgement
+    assert client.has_output
+    client.data_to_send()
+    assert not client.has_output
+    client.open_streams(2)
+    assert client.has_output and client.data_to_send()
+    client.feed(headers(1))
+    assert not client.has_output and not events.responses
+    client.feed(f.frame(f.DATA, f.END_STREAM, 1, b"hi") + f.ping_ack(b"12345678"))
+    assert events.responses == [(1, 200)] and not client.has_output
+    client.feed(f.frame(f.PING, 0, 0, b"12345678"))
+    assert client.has_output
+    assert client.data_to_send() == f.ping_ack(b"12345678")
+    assert not client.has_output

@@ -257,6 +257,12 @@ class H2ClientConnection:
         finally:
             self._request, self._headers_head = own, own_head
 
+    @property
+    def has_output(self) -> bool:
+        """Is anything queued for :meth:`data_to_send` (a request, an acknowledgement, a
+        WINDOW_UPDATE, a reset)?"""
+        return bool(self._outbound)
+
     def data_to_send(self) -> bytes:
         """Everything queued for the server since the last call, as one write."""
         if not self._outbound:

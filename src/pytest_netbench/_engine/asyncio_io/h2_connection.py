@@ -124,16 +124,21 @@ class H2Connection(Connection):
         self.streams.release()
 
     def _feed_h2(self, data: bytes) -> None:
-        client = self.streams.client
-        if client is None:
+        streams = self.streams
+        client = streams.client
+        if client is None:  # released: bytes after connection_lost are dropped
             return
         self._feeding = True
         try:
             client.feed(data)
         finally:
             self._feeding = False
-        self._continue()
-        self._flush()
+        if streams.ended or client.has_output or client.goaway is not None or client.failed:
+            self._continue()
+            self._flush()
+        # Else the read ended no stream and asked for no answer (a response's HEADERS
+        # alone, its DATA to come, as a server that flushes each frame sends them): no
+        # request may start and nothing would be written or closed (see _flush).
 
     def _flush(self) -> None:
         """Open the streams of the requests taken since the last write, and write what the
