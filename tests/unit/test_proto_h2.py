@@ -637,3 +637,48 @@ def test_has_output_says_whether_data_to_send_has_bytes() -> None:
     assert client.has_output
     assert client.data_to_send() == f.ping_ack(b"12345678")
     assert not client.has_output
+
+
+def test_a_read_of_one_known_headers_frame_is_what_a_longer_read_makes_of_it() -> None:
+    """``feed``'s shortcut for a read that is one response's HEADERS alone (its block
+    decoded before, the table unchanged since): the stream waits for its body and
+    ``on_head`` names it, as when the frame comes with others; a frame it must not take
+    goes the general way."""
+    encoder = hpack.Encoder()
+    fields = [(":status", "200"), ("server", "go")]
+    adding, indexed = encoder.encode(fields), encoder.encode(fields)
+    for lone in (True, False):
+        events = Events()
+        client = started(events, 5)
+        heads: list[int] = []
+        client.on_head = heads.append
+        client.feed(f.frame(f.HEADERS, f.END_HEADERS, 1, adding))
+        client.feed(f.frame(f.HEADERS, f.END_HEADERS, 3, indexed))  # decoded: now known
+        assert indexed in client._known
+        for stream_id in (5, 7):
+            frame = f.frame(f.HEADERS, f.END_HEADERS, stream_id, indexed)
+            client.feed(frame if lone else frame + f.frame(f.PRIORITY, 0, 9, b"\0" * 5))
+        assert heads == [1, 3, 5, 7] and events.responses == [] and client.open_stream_count == 5
+        client.feed(b"".join(f.frame(f.DATA, f.END_STREAM, s, b"ok") for s in (5, 1, 7, 3)))
+        assert events.responses == [(5, 200), (1, 200), (7, 200), (3, 200)]
+        assert not events.errors
+        # Inside a header block only CONTINUATION may come, known block or not.
+        client.feed(f.frame(f.HEADERS, 0, 9, indexed))
+        client.feed(f.frame(f.HEADERS, f.END_HEADERS, 11, indexed))
+        assert client.failed and "only CONTINUATION frames may come" in events.errors[0][1].reason
+
+
+def test_a_lone_headers_frame_on_a_stream_never_opened_fails_the_connection() -> None:
+    events = Events()
+    client = started(events, 2)
+    encoder = hpack.Encoder()
+    adding = encoder.encode([("server", "go")])  # adds an entry: never kept
+    indexed = encoder.encode([(":status", "200"), ("server", "go")])
+    client.feed(f.frame(f.HEADERS, f.END_HEADERS | f.END_STREAM, 1, adding + indexed))
+    client.feed(f.frame(f.HEADERS, f.END_HEADERS | f.END_STREAM, 3, indexed))
+    assert events.responses == [(1, 200), (3, 200)] and indexed in client._known
+    client.feed(f.frame(f.HEADERS, f.END_HEADERS, 1, indexed))  # ended: a late frame, dropped
+    assert not client.failed
+    client.feed(f.frame(f.HEADERS, f.END_HEADERS, 5, indexed))
+    assert client.failed and client.connection_error is not None
+    assert "never opened" in client.connection_error.reason

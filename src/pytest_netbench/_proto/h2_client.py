@@ -49,6 +49,10 @@ DEFAULT_WINDOW = 2**30 - 1
 # A header block split over CONTINUATION frames may not grow past this before it is refused.
 _MAX_HEADER_BLOCK = 256 * 1024
 _FIRST_BYTES_SHOWN = 60
+# A read of one frame, at most the largest the client accepts (``feed``'s lone HEADERS).
+_MOST_LONE = 9 + f.DEFAULT_MAX_FRAME_SIZE
+_HEADERS, _END_HEADERS = f.HEADERS, f.END_HEADERS
+_FRAME_HEAD_UNPACK = f.FRAME_HEAD.unpack_from
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +99,7 @@ class H2ClientConnection:
         "_heads",
         "_initial_send_window",
         "_known",
+        "_lone_heads",
         "_max_send_frame",
         "_max_streams",
         "_next_id",
@@ -159,6 +164,9 @@ class H2ClientConnection:
         self._outbound: list[bytes] = []
         self._recv_buffer = b""
         self._first_frame_seen = False
+        # feed's shortcut for a read of one response's HEADERS: once the server's preface
+        # came, and not for a gRPC call's nor a streaming load's (as _read_frames's hot path).
+        self._lone_heads = False
         # (stream id, END_STREAM of its HEADERS, the block's pieces) while CONTINUATIONs come.
         self._continuing: tuple[int, bool, list[bytes]] | None = None
         # Receiving: what the server sent and was not yet given back, and when to.
@@ -293,7 +301,30 @@ class H2ClientConnection:
     def feed(self, data: bytes) -> None:
         if self.failed or self.closed:
             return
-        buffer = self._recv_buffer + data if self._recv_buffer else data
+        if self._recv_buffer:
+            buffer = self._recv_buffer + data
+        elif self._lone_heads and 9 <= len(data) <= _MOST_LONE:
+            # The commonest read from a server that writes each frame as it is ready (Go's
+            # net/http): one final response's HEADERS alone, its body to come. What the hot
+            # path of _read_frames and _report_heads do for it, without their set-up.
+            length_kind, flags, stream_id = _FRAME_HEAD_UNPACK(data)
+            if length_kind == (len(data) - 9) << 8 | _HEADERS and flags == _END_HEADERS:
+                status = self._known.get(data[9:])
+                stream_id &= f.MAX_STREAM_ID
+                streams = self._streams
+                if (
+                    status is not None
+                    and status >= 200
+                    and streams.get(stream_id) == 0
+                    and self._continuing is None
+                ):
+                    streams[stream_id] = status
+                    if self.on_head is not None:
+                        self.on_head(stream_id)
+                    return
+            buffer = data
+        else:
+            buffer = data
         try:
             if not self._first_frame_seen:
                 if len(buffer) < 9:
@@ -350,6 +381,7 @@ class H2ClientConnection:
                 f"the server's first frame is not SETTINGS: {buffer[:_FIRST_BYTES_SHOWN]!r}",
             )
         self._first_frame_seen = True
+        self._lone_heads = not self._grpc and self._on_stream_data is None
 
     def _read_frames(self, buffer: bytes) -> int:
         """Handles every whole frame in ``buffer``; returns how many bytes they took."""
