@@ -15,7 +15,9 @@ because a call per response costs more than the rest of the response's work:
   byte for byte the last steady 200, ``FusedHttpConnection.data_received``): ``record`` and
   ``take`` in closed loop, ``record``, ``take`` (with its ``claim``) and ``next_request``
   for requests rendered from feeders, ``record_kind``, ``take`` and ``next_request`` for a
-  mix (fixed, or rendered from feeders), ``record`` in open loop.
+  mix (fixed, or rendered from feeders), ``record`` in open loop;
+- HTTP/2's steady state (``H2Streams._on_response``, for either loop): ``record`` for an ok
+  response to the oldest stream of a closed-loop load of one fixed request.
 
 Each test runs one real load through one of those paths against a loopback server that
 answers with numbered faults (status errors, broken status lines, resets, stalls), and
@@ -38,6 +40,7 @@ from time import monotonic_ns
 from typing import Any
 
 import pytest
+from h2_servers import H2App, H2Options
 from servers import EchoApp, EchoOptions, HttpApp, HttpOptions, ServerThread
 
 from pytest_netbench._engine.asyncio_io import connection as connection_module
@@ -46,10 +49,13 @@ from pytest_netbench._engine.asyncio_io.connection import Connection
 from pytest_netbench._engine.asyncio_io.engine import BaseRun
 from pytest_netbench._engine.asyncio_io.fused_http import FusedHttpConnection
 from pytest_netbench._engine.asyncio_io.raw_connection import RawHttpConnection, RawSockets
+from pytest_netbench._engine.rules import h2_streams
 from pytest_netbench._engine.rules.accounting import Outstanding, RunAccounting
+from pytest_netbench._engine.rules.h2_streams import H2Streams
 from pytest_netbench._engine.rules.open_rules import OpenAccounting
 from pytest_netbench._engine.rules.share import split_load
 from pytest_netbench._engine.shares.driver import run_share
+from pytest_netbench._engine.trio_io import h2_connection as trio_h2  # noqa: F401 (see below)
 from pytest_netbench._input.spec import echo_spec, http_spec
 from pytest_netbench._model import LoadSpec, Request, feeders
 from pytest_netbench._stats.recorder import WorkerOutcome
@@ -123,6 +129,9 @@ class Harness:
     completes: int = 0  # calls of on_message_complete: a read with none used no parser
     same_active: bool = False
     same_now: int = 0
+    h2_active: bool = False
+    h2_now: int = 0
+    rule_records: int = 0  # the engine's own calls of record
     seen: dict[str, int] = field(default_factory=dict)  # what went through which path
     mismatches: list[str] = field(default_factory=list)
 
@@ -153,6 +162,12 @@ class Harness:
             self.armed = None
             self.copy_now = now
             self.shadow_record(code, start, intended, now)
+        return now
+
+    def h2_clock(self) -> int:
+        now = monotonic_ns()
+        if self.h2_active and not self.h2_now:
+            self.h2_now = now
         return now
 
     def fused_clock(self) -> int:
@@ -290,6 +305,33 @@ class Harness:
 
         return tapped
 
+    def h2_response(self, original: Callable[..., None]) -> Callable[..., None]:
+        """HTTP/2's steady state: a stream's response the rule did not record was the
+        copy's; it must have been the oldest stream's, on a connection where the copy may
+        take it, and the shadow records it with what the copy had (when the oldest stream
+        started, the clock the copy read)."""
+
+        def tapped(streams: H2Streams, stream_id: int, status: int) -> None:
+            if streams._rules is not self.run or self.h2_active:
+                original(streams, stream_id, status)
+                return
+            ids, pending = list(streams._ids), list(streams._requests.pending)
+            records = self.rule_records
+            self.h2_active, self.h2_now = True, 0
+            try:
+                original(streams, stream_id, status)
+            finally:
+                self.h2_active = False
+            if self.rule_records != records:
+                return  # the rule had it (and the shadow with it)
+            if not (streams._plain and ids and ids[0] == stream_id and pending):
+                self.mismatches.append(f"stream {stream_id} recorded by neither rule nor copy")
+                return
+            self.note("HTTP/2 copy")
+            self.shadow_record(status, pending[0], pending[0], self.h2_now)
+
+        return tapped
+
     # -- the rules --
     def rule(self, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
         """A rule method of the run under test: the engine's own calls (not those the
@@ -309,6 +351,7 @@ class Harness:
                 elif not outermost:
                     pass
                 elif name == "record":  # (its phases' times are tests/engine/test_phases.py's)
+                    self.rule_records += 1
                     if not self.copy_active:  # else the copy's tap has recorded it
                         self.shadow_record(*args[:4])
                 elif name == "record_kind":
@@ -318,11 +361,11 @@ class Harness:
                     shadow.fail_outstanding(_Snapshot(args[0]), *args[1:], **kwargs)
                 elif name == "count_all_sent":
                     shadow.count_all_sent(list(args[0]))
-                else:  # take, next_request, count_sent, queue_waiting, leave_waiting
+                else:  # take(_many), next_request, fail_request, count_sent, (leave|queue)_waiting
                     expected = getattr(shadow, name)(*args, **kwargs)
                     self.takes += name == "take"
                 got = original(run, *args, **kwargs)
-                if outermost and name in ("take", "next_request") and got != expected:
+                if outermost and name in ("take", "take_many", "next_request") and got != expected:
                     self.mismatches.append(f"{name}{args}: the run said {got}, the rule {expected}")
                 return got
             finally:
@@ -351,7 +394,8 @@ class Harness:
 
         monkeypatch.setattr(RunAccounting, "__init__", construct)
         for cls, names in (
-            (RunAccounting, ("take", "record", "record_kind", "next_request")),
+            (RunAccounting, ("take", "take_many", "record", "record_kind", "next_request")),
+            (RunAccounting, ("fail_request",)),
             (RunAccounting, ("fail_outstanding", "stop_counting")),
             (OpenAccounting, ("count_sent", "count_all_sent", "queue_waiting", "leave_waiting")),
         ):
@@ -372,6 +416,8 @@ class Harness:
         monkeypatch.setattr(RawHttpConnection, "_renew_now", renew_now)
         monkeypatch.setattr(raw_connection, "monotonic_ns", self.connection_clock)
         monkeypatch.setattr(fused_http, "monotonic_ns", self.fused_clock)
+        monkeypatch.setattr(H2Streams, "_on_response", self.h2_response(H2Streams._on_response))
+        monkeypatch.setattr(h2_streams, "monotonic_ns", self.h2_clock)
 
 
 def figures(outcome: WorkerOutcome) -> dict[str, object]:
@@ -495,3 +541,38 @@ def test_the_trio_engine_counts_as_the_rules_do(
     outcome, harness = _run_scenario(monkeypatch, path, "trio", scenario)
     assert "Connection copy" not in harness.seen  # it has no copies: the rules count
     _went_through(harness, outcome, path, scenario)
+
+
+# HTTP/2's: a trio load's first answers may come 0.15 s after its start in a busy pytest
+# process (seen), so its warm-up is longer.
+H2_SCENARIOS = {**SCENARIOS, "window": ({"duration": 0.4, "warmup": 0.4}, {"status": 400})}
+
+
+@pytest.mark.parametrize("scenario", H2_SCENARIOS)
+@pytest.mark.parametrize("loop", [*ASYNCIO_LOOPS, "trio"])
+def test_the_http2_copy_counts_as_the_rules_do(
+    monkeypatch: pytest.MonkeyPatch, loop: str, scenario: str
+) -> None:
+    """HTTP/2, 3 connections x 4 streams, every 6th stream answered with the scenario's
+    status: the steady state's copy of ``record`` against the rule, on every loop (the
+    copy is in the rules' ``H2Streams``, which both engines use). The trio engine's
+    HTTP/2 modules are imported with this module: imported by the load, they would take
+    its whole warm-up (0.4 s), which the scenario must see answered."""
+    if loop == "uvloop":
+        pytest.importorskip("uvloop")
+    spec_options, server_options = H2_SCENARIOS[scenario]
+    with ServerThread(H2App(H2Options(status_every=6, **server_options))) as server:
+        spec = http_spec(
+            server.url + "/", protocol="h2", streams=4, loop=loop, connections=3,
+            timeout=TIMEOUT_S, **spec_options,
+        )  # fmt: skip
+        outcome, shadow, harness = run_watched(monkeypatch, spec)
+    assert_counted_as_the_rules_do(outcome, shadow, harness)
+    seen = harness.seen
+    assert harness.run is not None
+    assert seen.get("HTTP/2 copy", 0) > 0, seen
+    if scenario == "window":
+        assert seen.get("warm-up", 0) > 0, seen
+        assert outcome.errors["status"] > 0 and outcome.in_flight > 0
+    else:
+        assert outcome.status_codes.get(399, 0) > 0 and outcome.sent == 100

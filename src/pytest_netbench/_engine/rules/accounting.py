@@ -16,7 +16,8 @@ out (feeders with ``on_end="stop"``) ends the load as a spent request budget doe
 
 The asyncio hot paths (``Connection.on_response``, the steady states of ``fused_http``)
 inline :meth:`RunAccounting.take`, :meth:`RunAccounting.record`, :meth:`RunAccounting.claim`
-and the mix's :meth:`RunAccounting.record_kind` for speed and say so where they do;
+and the mix's :meth:`RunAccounting.record_kind` for speed and say so where they do, as
+HTTP/2's steady state does :meth:`RunAccounting.record` (``H2Streams._on_response``);
 ``tests/engine/test_rule_copies.py`` runs real loads through each of them beside a copy of
 these rules fed the same events, and requires the same counts.
 """
