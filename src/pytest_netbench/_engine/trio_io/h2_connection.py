@@ -88,6 +88,14 @@ class H2Slot(Slot):
             scope.deadline = min(scope.deadline, self._deadline())  # the reader waited idle
         self._wake.set()
 
+    def send_many(self, start: int, count: int) -> None:
+        """Closed loop: ``count`` requests taken at once, as ``count`` calls of ``send``."""
+        self.streams.queue_many(start, start, count)
+        scope = self._read_scope
+        if scope is not None and len(self.pending) == count:
+            scope.deadline = min(scope.deadline, self._deadline())  # the reader waited idle
+        self._wake.set()
+
     def fill(self) -> None:
         """Closed loop: a new connection's first requests, as many as its streams."""
         run = self.run
@@ -152,7 +160,8 @@ class H2Slot(Slot):
                 self._reads += 1
                 client.feed(data if type(data) is bytes else bytes(data))
                 self._after_streams()
-                self._wake.set()
+                if client.has_output or self.streams.unopened:
+                    self._wake.set()  # else no write to make (a response's HEADERS alone)
         except _STREAM_ERRORS as exc:
             self._read_scope = None
             self._lost(exc)
@@ -241,6 +250,13 @@ class H2Slot(Slot):
                     self._freed.release()
             else:
                 self._takers.cancel()  # no stream opens here again
+        elif may_continue and not self.shed and run.ramp is None:
+            # No ramp may shed this connection: the requests taken at once, as asyncio's
+            # ClosedRun.streams_done takes them (take_many).
+            now = monotonic_ns()
+            taken = run.take_many(now, ended)
+            if taken:
+                self.send_many(now, taken)
         elif may_continue and not self.shed:
             for _ in range(ended):
                 if run.shed():
