@@ -155,27 +155,23 @@ def fold_phases(
     into: dict[str, Counter[int]],
     samples: PhaseSamples,
     basis: Counter[int] | None,
-    basis_samples: array[int] | None = None,
 ) -> None:
     """Fold one bucket's phase samples into ``into``. ``basis``: the microsecond counts of
     every ok response's ``now - start`` in the bucket (None: every response recorded its
-    phases explicitly); those without explicit samples came whole in one read.
-    ``basis_samples``: the nanosecond samples ``basis`` counts, if at hand."""
-    # Every response of the bucket recorded its phases (a connection per request, say):
-    # nothing came whole in one read, and the subtraction below, a Python loop over every
-    # distinct value, would leave nothing. The samples side by side (a comparison in C) say
-    # so without counting them again (issue 35); else dict's own comparison of the counts
-    # (neither holds a zero).
-    if basis is not None and not (basis_samples is not None and samples.basis == basis_samples):
-        split = count_microseconds(samples.basis)
-        if not dict.__eq__(basis, split):
-            whole = Counter(basis)
-            whole.subtract(split)
-            whole = +whole  # keeps the positive counts
-            into["wait"].update(whole)
-            one_read = sum(basis.values()) - len(samples.basis)
-            if one_read > 0:
-                into["receive"][LOWEST_US] += one_read
+    phases explicitly); those without explicit samples came whole in one read."""
+    # Every response of the bucket recorded its phases (a connection per request, HTTP/2's
+    # steady state): nothing came whole in one read, and the subtraction below, a Python
+    # loop over every distinct value, would leave nothing. Each recording is an ok
+    # response's, beside its latency in ``basis``: as many of them means all of them.
+    ok = sum(basis.values()) if basis is not None else 0
+    if basis is not None and ok != len(samples.basis):
+        whole = Counter(basis)
+        whole.subtract(count_microseconds(samples.basis))
+        whole = +whole  # keeps the positive counts
+        into["wait"].update(whole)
+        one_read = ok - len(samples.basis)
+        if one_read > 0:
+            into["receive"][LOWEST_US] += one_read
     into["wait"].update(count_microseconds(samples.waits))
     receives = samples.receives
     if receives.count(0) == len(receives):
@@ -389,7 +385,7 @@ class Recorder(PhaseSamples):
         ok = len(self.latencies)
         mix = bool(self.by_request)
         if not self.open_loop and not mix:
-            fold_phases(out.phase_counts, self.phases, counts, self.latencies)
+            fold_phases(out.phase_counts, self.phases, counts)
         for kind in self.by_request:
             kind_counts = count_microseconds(kind.latencies)
             # A mix's open loop records every kind's phases explicitly.
@@ -397,7 +393,6 @@ class Recorder(PhaseSamples):
                 kind.outcome.phase_counts,
                 kind.phases,
                 None if self.open_loop else kind_counts,
-                kind.latencies,
             )
             if kind.latencies:
                 kind.outcome.latency_counts.update(kind_counts)
@@ -419,7 +414,7 @@ class Recorder(PhaseSamples):
         if self.open_loop:
             uncorrected = count_microseconds(self.uncorrected)
             if not mix:
-                fold_phases(out.phase_counts, self.phases, uncorrected, self.uncorrected)
+                fold_phases(out.phase_counts, self.phases, uncorrected)
             out.uncorrected_counts.update(uncorrected)
             out.lag_counts.update(count_microseconds(self.lags))
             del self.uncorrected[:]

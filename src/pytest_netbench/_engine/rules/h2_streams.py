@@ -37,18 +37,23 @@ class H2Streams:
     """The streams of one connection whose requests are kept by ``requests``."""
 
     __slots__ = (
+        "_basis",
+        "_codes",
         "_grpc",
         "_ids",
+        "_latency",
         "_mix",
         "_open_loop",
         "_per_stream",
         "_plain",
+        "_receive",
         "_requests",
         "_rules",
         "_scheme",
         "_times",
         "_unsent_requests",
         "_varied",
+        "_wait",
         "client",
         "ended",
         "firsts",
@@ -101,6 +106,14 @@ class H2Streams:
         self._plain = self._times is None and not (
             self._mix or self._open_loop or self._grpc or self._varied
         )
+        # Where the short path records (the recorder's samples are emptied in place when
+        # folded, never replaced).
+        rec = rules.recorder
+        self._codes = rec.status_codes
+        self._latency = rec.latencies.append
+        self._basis = rec.phases.basis.append
+        self._wait = rec.phases.waits.append
+        self._receive = rec.phases.receives.append
 
     def release(self) -> None:
         """Forget the client: its callbacks are this object's bound methods (a cycle)."""
@@ -298,33 +311,33 @@ class H2Streams:
         if self._plain and ids[0] == stream_id:
             # The common case: what the general path below does for it, without its calls.
             ids.popleft()
-            start = self._requests.pending.popleft()
-            first = self.firsts.pop(stream_id, 0) if self.firsts else 0
-            opened = getattr(self._requests, "opened_ns", 0)
-            if not first and opened <= start:
-                first = -1  # came whole in one read, sent on an open connection: folded
+            requests = self._requests
+            start = requests.pending.popleft()
             self.ended += 1
             rules = self._rules
+            first = self.firsts.pop(stream_id, 0) if self.firsts else 0
+            opened = getattr(requests, "opened_ns", 0)
             if status >= 400 or start < rules.measure_start_ns or rules.stopping:
                 rules.record(status, start, start, now, first, opened)
                 return
             # An inlined copy of RunAccounting.record for an ok response, closed loop, one
             # fixed request, nothing streamed (with phases.record_phases): a call or two per
             # response. tests/engine/test_rule_copies.py holds it to the rule.
-            rec = rules.recorder
-            codes = rec.status_codes
+            # Its phases are recorded even when it came whole in one read (``first`` 0:
+            # a wait of its latency and no receive, what the rule's fold would make of it
+            # unrecorded): a bucket whose every response has its phases is folded without
+            # counting their basis (recorder.fold_phases).
+            codes = self._codes
             codes[status] = codes.get(status, 0) + 1
-            rec.latencies.append(now - start)
-            if first >= 0:
-                phases = rec.phases
-                written = opened if opened > start else start
-                if not first or first > now:
-                    first = now
-                elif first < written:
-                    first = written
-                phases.basis.append(now - start)
-                phases.waits.append(first - written)
-                phases.receives.append(now - first)
+            self._latency(now - start)
+            written = opened if opened > start else start
+            if not first or first > now:
+                first = now
+            elif first < written:
+                first = written
+            self._basis(now - start)
+            self._wait(first - written)
+            self._receive(now - first)
             rules.completed += 1
             return
         start, intended, kind = self._pop_stream(stream_id)

@@ -1,0 +1,45 @@
+"""Folding a bucket's phase samples (``recorder.fold_phases``): a response that came whole
+in one read may be left unrecorded (its wait is its latency, its receive nothing) or
+recorded with ``first`` 0, as HTTP/2's steady state records every one; both fold to the
+same counts, and a bucket whose every response was recorded skips the subtraction."""
+
+from __future__ import annotations
+
+import random
+
+from pytest_netbench._engine.rules.phases import record_phases
+from pytest_netbench._stats.recorder import Recorder
+
+OPENED = 1_000
+
+
+def _folded(samples: list[tuple[int, int, int]], record_whole: bool) -> dict[str, dict[int, int]]:
+    rec = Recorder(0, open_loop=False, bucket_ns=10**9)
+    for start, first, now in samples:
+        rec.latencies.append(now - start)
+        if first or record_whole or start < OPENED:
+            record_phases(rec.phases, start, OPENED, first, now)
+    rec.close_bucket()
+    assert not rec.phases.basis and not rec.phases.waits and not rec.phases.receives
+    counts = rec.outcome.phase_counts
+    return {name: dict(counts[name]) for name in ("wait", "receive")}
+
+
+def test_a_whole_answer_recorded_or_not_folds_alike() -> None:
+    rng = random.Random(35)
+    samples = []
+    for _ in range(2_000):
+        start = rng.choice((500, 5_000))  # before the connection opened, or after
+        now = start + rng.randrange(1_000, 9_000_000)
+        first = rng.choice((0, start + (now - start) // 3, now + 5, 200))  # whole, split, odd
+        samples.append((start, first, now))
+    left_out, recorded = _folded(samples, False), _folded(samples, True)
+    assert left_out == recorded
+    assert sum(recorded["wait"].values()) == sum(recorded["receive"].values()) == 2_000
+
+
+def test_every_answer_whole_and_unrecorded_is_its_latency_and_no_receive() -> None:
+    samples = [(5_000, 0, 5_000 + 3_000_000 + i) for i in range(10)]
+    folded = _folded(samples, False)
+    assert folded == {"wait": {3_000: 10}, "receive": {1: 10}}
+    assert _folded(samples, True) == folded
