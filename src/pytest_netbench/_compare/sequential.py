@@ -56,8 +56,10 @@ def normal_cdf(z: float) -> float:
     return 0.5 * math.erfc(-z / _SQRT2)
 
 
+@functools.lru_cache(maxsize=1024)
 def normal_quantile(p: float) -> float:
-    """z with ``normal_cdf(z) == p`` (bisection on erfc: exact enough, no SciPy)."""
+    """z with ``normal_cdf(z) == p`` (bisection on erfc: exact enough, no SciPy). Cached: a
+    gate asks for the same few levels at every look of every metric."""
     if not 0.0 < p < 1.0:
         raise ValueError(f"a probability strictly between 0 and 1 is needed, got {p!r}")
     low, high = -40.0, 40.0
