@@ -41,7 +41,7 @@ def test_the_most_concurrent_streams_meeting_a_first_event_slo(go_url: str) -> N
             stream_events=2,
             start_rate=2,
             margin=0.05,
-            duration=2,
+            duration=1,
             retries=0,
         )
         assert found.over == "connections" and found.unit == "connections"
