@@ -19,10 +19,10 @@ import pytest
 
 @pytest.mark.parametrize("served", [800, 1600])
 def test_load(netbench, paced, served):
-    netbench.http(paced(served), rate=300, duration=0.5, connections=4, allow_invalid=True)
+    netbench.http(paced(served), rate=300, duration=0.25, connections=4, allow_invalid=True)
 
 def test_sweep(netbench, paced):
-    netbench.sweep(paced(1000), rates="200,400", duration=0.4, connections=4,
+    netbench.sweep(paced(1000), rates="200,400", duration=0.2, connections=4,
                    allow_invalid=True)
 
 def test_capacity(netbench, paced):
@@ -30,7 +30,7 @@ def test_capacity(netbench, paced):
                       duration=0.25, allow_invalid=True)
 
 def test_cold(netbench, warming):
-    netbench.cold_start(warming(200, 1000, 0.3), duration=1.0, resolution=0.1,
+    netbench.cold_start(warming(200, 1000, 0.3), duration=0.6, resolution=0.1,
                         connections=4, allow_invalid=True)
 """
 
