@@ -21,7 +21,7 @@ def test_rate_ramp(netbench, hello):
 
 def test_connection_ramp(netbench, hello):
     server = hello()
-    r = netbench.http(server.url, stages=[("1s", 3), ("1s", 0)], allow_invalid=True)
+    r = netbench.http(server.url, stages=[("0.5s", 3), ("0.5s", 0)], allow_invalid=True)
     assert r.mode == "closed"
     assert r.generator.connections_opened == 3
     assert r.errors_total == 0 and r.in_flight == 0
