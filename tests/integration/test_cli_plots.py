@@ -22,11 +22,11 @@ def _pictures(directory: Path) -> list[str]:
 def test_http_sweep_and_cold_start_draw_their_pictures(tmp_path: Path) -> None:
     plots = tmp_path / "plots"
     with paced_server(1000) as url:
-        done = netbench("http", url, "-c", "2", "--rate", "200", "-d", "1s", "--plot", str(plots))
+        done = netbench("http", url, "-c", "2", "--rate", "200", "-d", "0.5s", "--plot", str(plots))
         assert done.returncode == 0, done.stderr
         assert "2 plot(s) drawn in" in done.stderr
         done = netbench(
-            "sweep", url, "--rates", "200,400", "-d", "0.5s", "-c", "2", "--plot", str(plots)
+            "sweep", url, "--rates", "200,400", "-d", "0.3s", "-c", "2", "--plot", str(plots)
         )
         assert done.returncode == 0, done.stderr
         done = netbench(
@@ -35,7 +35,7 @@ def test_http_sweep_and_cold_start_draw_their_pictures(tmp_path: Path) -> None:
         )  # fmt: skip
         assert done.returncode in (0, 6), done.stderr  # 6: the search found no answer
     with warming_server(200, 800, 0.3) as url:
-        done = netbench("cold-start", url, "-d", "1s", "-c", "2", "--plot", str(plots))
+        done = netbench("cold-start", url, "-d", "0.6s", "-c", "2", "--plot", str(plots))
         assert done.returncode == 0, done.stderr
     assert _pictures(plots) == [
         "capacity.png",
