@@ -157,12 +157,12 @@ def test_workers_share_the_streams(go_h2: str, loop: str, rate: float | None) ->
             streams=5,
             connections=2,
             workers=2,
-            requests=1000,
+            requests=400,
             rate=rate,
             verify_tls=False,
         )
     )
-    assert (r.ok, r.errors_total, r.in_flight) == (1000, 0, 0)
+    assert (r.ok, r.errors_total, r.in_flight) == (400, 0, 0)
     assert r.generator.protocol == "h2" and r.generator.workers == 2
     assert r.generator.loop == loop
 
