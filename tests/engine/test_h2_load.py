@@ -224,7 +224,7 @@ def test_connections_follow_the_stages_with_their_streams(go_h2: str, loop: str)
             protocol="h2",
             loop=loop,
             streams=4,
-            stages=[("0.6s", 3), ("0.4s", 3), ("0.3s", 0), ("0.3s", 0)],
+            stages=[("0.4s", 3), ("0.3s", 3), ("0.2s", 0), ("0.2s", 0)],
             verify_tls=False,
         )
     )
