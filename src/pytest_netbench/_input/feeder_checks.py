@@ -180,7 +180,7 @@ def check_feeder_templates(spec: LoadSpec) -> None:
     names = source_proto.kind_names(spec)
     ints = {name for name, feeder in spec.feeders if feeding.int_valued(feeder)}
     templates = []
-    for name, request in zip(names, source_proto.request_kinds(spec), strict=True):
+    for name, request in zip(names, source_proto.requests_by_kind(spec), strict=True):
         try:
             templates.append(request_template(spec, request, ints))
         except ValueError as exc:  # TemplateError, or what render_request refuses

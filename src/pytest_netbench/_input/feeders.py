@@ -42,7 +42,7 @@ def check_templates(spec: LoadSpec) -> None:
 
         check_feeder_templates(spec)
         return
-    for request in source_proto.request_kinds(spec):
+    for request in source_proto.requests_by_kind(spec):
         path = request.path if request is not None else spec.target
         if has_placeholder(path.encode("utf-8", "replace")):
             raise SpecError(

@@ -52,7 +52,7 @@ def mix_sequence(spec: LoadSpec) -> tuple[int, ...]:
     return tuple(order)
 
 
-def request_kinds(spec: LoadSpec) -> tuple[Request | None, ...]:
+def requests_by_kind(spec: LoadSpec) -> tuple[Request | None, ...]:
     """The kinds of request a load sends: its mix's, or its one request (None)."""
     return spec.mix or (None,)
 
@@ -68,7 +68,7 @@ def request_templates(spec: LoadSpec) -> tuple[RequestTemplate, ...]:
         from pytest_netbench._proto.feeding import int_valued
 
         ints = {name for name, feeder in spec.feeders if int_valued(feeder)}
-    return tuple(request_template(spec, request, ints) for request in request_kinds(spec))
+    return tuple(request_template(spec, request, ints) for request in requests_by_kind(spec))
 
 
 def feeder_fields(templates: Sequence[RequestTemplate]) -> dict[str, tuple[str | None, ...]]:
@@ -97,7 +97,7 @@ class RequestSource:
         self._fixed: list[bytes] = []
         self._values: dict[str, Values] = {}
         if not spec.feeders:
-            self._fixed = [http_proto.render_spec_request(spec, r) for r in request_kinds(spec)]
+            self._fixed = [http_proto.render_spec_request(spec, r) for r in requests_by_kind(spec)]
             return
         self._templates = request_templates(spec)
         fields = feeder_fields(self._templates)

@@ -38,7 +38,7 @@ class ConnectionOwner(Protocol):
     # Requests that vary (see accounting): rendered ones not yet written, their kinds (a
     # mix), and how many no permit has claimed.
     ready: deque[bytes]
-    ready_kinds: deque[int]
+    ready_request_kinds: deque[int]
     spare: int
     deadline_ns: int  # when a duration run's window ends (never, for a request count)
     next_tick_ns: int  # when the timeline's current second ends

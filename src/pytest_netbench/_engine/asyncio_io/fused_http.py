@@ -351,7 +351,7 @@ class FusedMixConnection(FusedHttpConnection, MixConnection):
         super().__init__(run)
         counters = run.recorder.by_request
         self._kind_records = [kind.latencies.append for kind in counters]
-        self._next_kind = run.ready_kinds.popleft
+        self._next_kind = run.ready_request_kinds.popleft
         # Per kind, not yet settled: measured 200s answered, and measured requests sent.
         self._answered = [0] * len(counters)
         self._written = [0] * len(counters)

@@ -106,7 +106,7 @@ class RunAccounting:
         "peak",
         "push_streams",
         "ready",
-        "ready_kinds",
+        "ready_request_kinds",
         "recorder",
         "rendered_bytes",
         "share",
@@ -153,7 +153,7 @@ class RunAccounting:
         # kinds, in a mix), and how many of them no permit has claimed yet.
         self.source = source if source is not None else request_source(spec, share)
         self.ready: deque[bytes] = deque()
-        self.ready_kinds: deque[int] = deque()
+        self.ready_request_kinds: deque[int] = deque()
         self.spare = 0
         self._batch = _FIRST_BATCH
         # Bytes of requests that vary are counted from the batches, not per write (see
@@ -276,7 +276,7 @@ class RunAccounting:
             return False
         self.ready.extend(data)
         if self.mix:
-            self.ready_kinds.extend(kinds)
+            self.ready_request_kinds.extend(kinds)
         self.spare += len(data)
         self.rendered_bytes += sum(map(len, data))
         return True
@@ -288,7 +288,7 @@ class RunAccounting:
         data = self.ready.popleft()
         if not self.mix:
             return 0, data
-        kind = self.ready_kinds.popleft()
+        kind = self.ready_request_kinds.popleft()
         if intended >= self.measure_start_ns:
             self.recorder.by_request[kind].sent += 1
         return kind, data
