@@ -139,13 +139,13 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         raise TimeoutError(f"still running after {HANG_LIMIT_S:.0f} s: the load hung") from None
 
 
-# Under pytest-xdist (``-n 2``), a test marked ``alone`` runs with no other test
+# Under pytest-xdist (the README runs ``-n 3``), a test marked ``alone`` runs with no other test
 # of the suite beside it: one that asserts timing arithmetic or watches CPU use would
-# otherwise share the two cores with whatever load the other worker runs. Two locks shared
+# otherwise share the two cores with whatever loads the other workers run. Two locks shared
 # by the workers: every test holds the room (shared; ``alone``: exclusive) while it runs,
 # and enters through a gate held only while taking the room, except by an ``alone`` test,
 # which keeps it until done, so that a waiting ``alone`` test is not starved by the other
-# worker's next tests. Without xdist the locks are not taken.
+# workers' next tests. Without xdist the locks are not taken.
 ALONE = pytest.mark.alone
 # Whole modules (or folders) of tests that measure: timing against set delays, a rate the
 # generator must keep, CPU a server or the machine spends, a search for capacity. A test
