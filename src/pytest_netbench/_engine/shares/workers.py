@@ -421,7 +421,8 @@ def _worker_main(
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides (see LocalProcesses)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    prepare_share(spec)
+    with contextlib.suppress(Exception):  # it fails again in the run, which reports it
+        prepare_share(spec)
     pipe.send(("ready", None))
     try:
         _, released_ns = pipe.recv()  # ("go", the release instant)
