@@ -4,8 +4,11 @@ the two-worker conformance tests)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from time import monotonic_ns
 
 from servers import StartHttp
@@ -101,3 +104,43 @@ def test_a_request_count_is_not_cut_off_at_the_bound_a_duration_gets(
 def test_a_load_with_a_duration_keeps_its_bound() -> None:
     spec = http_spec("http://127.0.0.1:9/", duration=2.0, warmup=0.5, workers=2, timeout=1.0)
     assert outcome_limit_s(spec, 1.5, 0.5) == 1.5 + 0.5 + 2.0 + 1.0 + 0.5
+
+
+SLOW_SECOND_WORKER = """
+import multiprocessing
+import sys
+import time
+
+from pytest_netbench import http_spec
+from pytest_netbench._engine.shares.workers import run_workers
+
+# Each spawned worker re-runs this script as it starts: the second one takes 2 s to.
+if multiprocessing.current_process().name.endswith("-1"):
+    time.sleep(2.0)
+
+if __name__ == "__main__":
+    spec = http_spec(sys.argv[1], duration=1.0, connections=2, workers=2)
+    print(*(sum(o.status_codes.values()) for o in run_workers(spec)))
+"""
+
+
+def test_workers_start_together_however_long_each_takes_to_start(
+    http_server: StartHttp, tmp_path: Path
+) -> None:
+    """Local worker processes say when they are ready and are released together: one that
+    takes 2 s longer to start (a slow import, a busy machine) still runs its whole share of
+    a 1 s load. With a fixed 1.5 s start delay it began after its window had closed and
+    answered nothing."""
+    server, _ = http_server()
+    script = tmp_path / "slow_worker.py"
+    script.write_text(SLOW_SECOND_WORKER)
+    done = subprocess.run(
+        [sys.executable, str(script), server.url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    first, second = map(int, done.stdout.split())
+    assert first > 0 and second > 0.3 * first, (first, second)

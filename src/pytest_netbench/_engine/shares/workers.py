@@ -316,6 +316,8 @@ def _collect(
                 assert watch is not None and watch.report is not None
                 watch.report(payload)
                 continue
+            if kind == "ready":
+                continue  # a worker released before it was ready (_release_when_ready)
             del waiting[ready]
             if kind == "ok":
                 outcomes[index] = payload
