@@ -152,9 +152,7 @@ class PhaseSamples:
 
 
 def fold_phases(
-    into: dict[str, Counter[int]],
-    samples: PhaseSamples,
-    basis: Counter[int] | None,
+    into: dict[str, Counter[int]], samples: PhaseSamples, basis: Counter[int] | None
 ) -> None:
     """Fold one bucket's phase samples into ``into``. ``basis``: the microsecond counts of
     every ok response's ``now - start`` in the bucket (None: every response recorded its
@@ -390,9 +388,7 @@ class Recorder(PhaseSamples):
             kind_counts = count_microseconds(kind.latencies)
             # A mix's open loop records every kind's phases explicitly.
             fold_phases(
-                kind.outcome.phase_counts,
-                kind.phases,
-                None if self.open_loop else kind_counts,
+                kind.outcome.phase_counts, kind.phases, None if self.open_loop else kind_counts
             )
             if kind.latencies:
                 kind.outcome.latency_counts.update(kind_counts)

@@ -333,17 +333,22 @@ class RawHttpConnection(Connection):
 
     def open(self) -> None:
         """Start connecting (a failure comes back through ``connect_failed``)."""
+        sock, fd, err = self._start_connect()
+        if err == errno_mod.EINPROGRESS or err == 0:
+            self._raw.by_fd[fd] = self
+            self._connecting(sock, fd)
+            return
+        self._refused(err)
+
+    def _start_connect(self) -> tuple[bare_socket, int, int]:
+        """A new socket, its connect begun: the socket, its descriptor and ``connect_ex``'s
+        answer (0 or EINPROGRESS: under way; else the error)."""
         raw = self._raw
         sock = bare_socket(raw.family, _STREAM)
         self._sock = sock
         self._fd = fd = sock.fileno()
         self.connect_task = self  # type: ignore[assignment]  # see done() and cancel()
-        err = sock.connect_ex(raw.address)
-        if err == errno_mod.EINPROGRESS or err == 0:
-            raw.by_fd[fd] = self
-            self._connecting(sock, fd)
-            return
-        self._refused(err)
+        return sock, fd, sock.connect_ex(raw.address)
 
     def _connecting(self, sock: bare_socket, fd: int) -> None:
         """The connect is under way: connected already (loopback), the run hears of it
@@ -581,18 +586,14 @@ class RawHttpConnection(Connection):
         self._feed = self._first_read if self._raw.answers_known else self._attach_framer()
         started = self.connect_started = monotonic_ns()
         self.pending.append(now)
-        # open(), inlined, its request written as its connect returns: a socket still
+        # open(), its request written as its connect returns: a socket still
         # connecting refuses it (EAGAIN), one connected at once (loopback) takes it, so the
         # send tells which without a getpeername (a system call a request).
-        raw = self._raw
-        sock = bare_socket(raw.family, _STREAM)
-        self._sock = sock
-        self._fd = fd = sock.fileno()
-        self.connect_task = self  # type: ignore[assignment]  # see done() and cancel()
-        err = sock.connect_ex(raw.address)
+        sock, fd, err = self._start_connect()
         if err != errno_mod.EINPROGRESS and err != 0:
             self._refused(err)
             return
+        raw = self._raw
         raw.by_fd[fd] = self
         now = monotonic_ns()
         request = self._request

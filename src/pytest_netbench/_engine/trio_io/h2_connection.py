@@ -83,14 +83,16 @@ class H2Slot(Slot):
     def send(self, start: int, intended: int) -> None:
         """A request taken: its stream opens with the writer's next write."""
         self.streams.queue(start, intended)
-        scope = self._read_scope
-        if scope is not None and len(self.pending) == 1:
-            scope.deadline = min(scope.deadline, self._deadline())  # the reader waited idle
-        self._wake.set()
+        self._queued(1)
 
     def send_many(self, start: int, count: int) -> None:
         """Closed loop: ``count`` requests taken at once, as ``count`` calls of ``send``."""
         self.streams.queue_many(start, start, count)
+        self._queued(count)
+
+    def _queued(self, count: int) -> None:
+        """``count`` requests were just queued: the writer is woken, and a reader that
+        waited with none outstanding now times out with the oldest of them."""
         scope = self._read_scope
         if scope is not None and len(self.pending) == count:
             scope.deadline = min(scope.deadline, self._deadline())  # the reader waited idle
