@@ -35,6 +35,11 @@ from pytest_netbench._servers.sock_diag import TCP_ESTABLISHED, TCP_TIME_WAIT, p
 
 _MIB = 1024 * 1024
 _TREE_REFRESH_EVERY = 5
+# Counting the port's sockets walks every TCP socket of the machine in the kernel, about
+# 0.1 ms per thousand: 12 ms with the 110,000 TIME_WAIT sockets a few loads leave behind,
+# which at 10 Hz took over a tenth of a core from the generator's process. Walks are spaced
+# to take at most this share of the sampler's time (issue 35).
+_SOCKET_WALK_SHARE = 0.02
 _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
 # Each thread's time on a CPU in nanoseconds (CONFIG_SCHED_INFO), beside the ticks.
 _HAS_SCHEDSTAT = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/schedstat")
@@ -95,6 +100,7 @@ class ProcessTreeSampler:
         # What else ran on the server's CPUs meanwhile, and over how long a span.
         self._host = HostCpuSampler(pid)
         self._span = [0.0, 0.0]
+        self._next_socket_walk = 0.0
 
     def start(self) -> None:
         """Take the baseline sample and begin sampling in a background thread."""
@@ -118,7 +124,7 @@ class ProcessTreeSampler:
         self._stop.set()
         self._thread.join()
         self._tree_cache = []  # the final sample sees the tree as it is now
-        self._sample(baseline=False)
+        self._sample(baseline=False, final=True)
         self._span[1] = time.monotonic()
         self._result = self._summarise(completed_requests)
         return self._result
@@ -154,7 +160,7 @@ class ProcessTreeSampler:
             self._tree_cache = [root]
         return self._tree_cache
 
-    def _sample(self, *, baseline: bool) -> None:
+    def _sample(self, *, baseline: bool, final: bool = False) -> None:
         rss = threads = fds = alive = 0
         readings: dict[tuple[int, float], _Counters] = {}
         switches: dict[tuple[int, float, int], tuple[int, int]] = {}
@@ -189,7 +195,7 @@ class ProcessTreeSampler:
                 getattr(cpu, "children_system", 0.0),
             )
             self._procs.setdefault(key, proc)
-        established, time_wait = count_sockets(self.port) if self.port else (0, 0)
+        established, time_wait = self._count_sockets(baseline=baseline, final=final)
         host_in_use, host_time_wait = tcp_socket_counts() or (0, 0)
         with self._lock:
             for key, counters in readings.items():
@@ -215,6 +221,18 @@ class ProcessTreeSampler:
             peaks.time_wait = max(peaks.time_wait, time_wait)
             peaks.host_in_use = max(peaks.host_in_use, host_in_use)
             peaks.host_time_wait = max(peaks.host_time_wait, host_time_wait)
+
+    def _count_sockets(self, *, baseline: bool, final: bool) -> tuple[int, int]:
+        """The port's (ESTABLISHED, TIME_WAIT) sockets, or zeros when no walk is due: none
+        for the baseline (the peaks are the load's), always for the final sample (TIME_WAIT
+        sockets pile up until the end), and between them as ``_SOCKET_WALK_SHARE`` allows."""
+        if not self.port or baseline or (not final and time.monotonic() < self._next_socket_walk):
+            return 0, 0
+        began = time.thread_time()
+        counts = count_sockets(self.port)
+        cost = time.thread_time() - began
+        self._next_socket_walk = time.monotonic() + cost / _SOCKET_WALK_SHARE
+        return counts
 
     def _runtime_if_consistent(self) -> float | None:
         """The tree's CPU seconds by the threads' nanosecond clocks, or None where the
