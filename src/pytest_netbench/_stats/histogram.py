@@ -73,9 +73,29 @@ def at_histogram_resolution(counts: Mapping[int, int]) -> Counter[int]:
 
 
 def histogram_from_counts(counts: Mapping[int, int]) -> HdrHistogram:
+    """A histogram of ``counts`` (values clamped to its range), as ``record_value`` of each
+    value and count would make it. hdrh's ``record_value`` is about 1.6 us of pure Python
+    a call (its bucket through ``bin()``, five calls deep): 4.5 ms for a second's row of
+    2,800 distinct values, once a second of every load (issue 35). So the slot is found
+    here with ``int.bit_length`` (hdrh's ``_counts_index_for``, in one expression) and the
+    counts added to the histogram's array directly; tests/unit/test_stats_histogram.py
+    holds the two to the same histogram."""
     hist = new_histogram()
+    if not counts:
+        return hist
+    slots = hist.counts
+    unit = hist.unit_magnitude
+    half_bits = hist.sub_bucket_half_count_magnitude
+    half = hist.sub_bucket_half_count
+    mask = hist.sub_bucket_mask
     for value_us, count in counts.items():
-        hist.record_value(min(max(value_us, LOWEST_US), HIGHEST_US), count)
+        value = LOWEST_US if value_us < LOWEST_US else min(value_us, HIGHEST_US)
+        # the bucket: the power of two holding the value, past the first sub-bucket's
+        bucket = (value | mask).bit_length() - unit - half_bits - 1
+        slots[((bucket + 1) << half_bits) + (value >> (bucket + unit)) - half] += count
+    hist.total_count = sum(counts.values())
+    hist.min_value = min(max(min(counts), LOWEST_US), HIGHEST_US)
+    hist.max_value = min(max(max(counts), LOWEST_US), HIGHEST_US)
     return hist
 
 
