@@ -13,6 +13,7 @@ from pytest_netbench._model import LatencySummary
 from pytest_netbench._stats.histogram import (
     HIGHEST_US,
     LOWEST_US,
+    add_counts,
     at_histogram_resolution,
     count_microseconds,
     decode_histogram,
@@ -68,6 +69,30 @@ def test_a_value_counts_where_the_histogram_would_put_it() -> None:
     for value in [*range(1, 5000), 65_537, 1_000_003, 3_599_999_999]:
         assert histogram_floor(value) == hist.get_lowest_equivalent_value(value), value
     assert at_histogram_resolution({2049: 1, 2048: 2, 100: 3}) == Counter({2048: 3, 100: 3})
+
+
+def test_rounding_moves_only_the_values_past_2_ms_in_any_order() -> None:
+    rng = random.Random(35)
+    counts = Counter(
+        rng.choice([rng.randrange(1, 2048), rng.randrange(2048, 10**7)]) for _ in range(5000)
+    )
+    expected: Counter[int] = Counter()
+    for value, count in counts.items():
+        expected[histogram_floor(value)] += count
+    assert at_histogram_resolution(counts) == expected
+    # a value that is its own floor, met after and before one that falls onto it
+    assert at_histogram_resolution({4097: 1, 4096: 2}) == Counter({4096: 3})
+    assert at_histogram_resolution({4096: 2, 4097: 1}) == Counter({4096: 3})
+
+
+@pytest.mark.parametrize("into", [{}, {5: 1, 7: 2}, {5: -3, 9: 1}])
+def test_add_counts_is_counter_update(into: dict[int, int]) -> None:
+    counts = Counter({5: 2, 6: 1, 9: -1, 10: 0})
+    expected = Counter(into)
+    expected.update(counts)
+    got = Counter(into)
+    add_counts(got, counts)
+    assert got == expected and dict(got) == dict(expected)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

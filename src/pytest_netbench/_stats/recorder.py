@@ -18,7 +18,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pytest_netbench._model import ERROR_KINDS
-from pytest_netbench._stats.histogram import LOWEST_US, count_microseconds, percentile_of_counts
+from pytest_netbench._stats.histogram import (
+    LOWEST_US,
+    add_counts,
+    count_microseconds,
+    percentile_of_counts,
+)
 from pytest_netbench._stats.streams import StreamOutcome
 
 # errnos that mean the generator, not the server, ran out of something
@@ -163,14 +168,22 @@ def fold_phases(
     # response's, beside its latency in ``basis``: as many of them means all of them.
     ok = sum(basis.values()) if basis is not None else 0
     if basis is not None and ok != len(samples.basis):
+        # ``basis`` less the explicit ones, keeping the positive counts (``+``): only the
+        # explicit samples' values can fall to zero or below, so only they are visited, not
+        # every value of the second (a Python loop over thousands; issue 35).
         whole = Counter(basis)
-        whole.subtract(count_microseconds(samples.basis))
-        whole = +whole  # keeps the positive counts
-        into["wait"].update(whole)
+        have = whole.get
+        for value_us, count in count_microseconds(samples.basis).items():
+            left = have(value_us, 0) - count
+            if left > 0:
+                whole[value_us] = left
+            else:
+                whole.pop(value_us, None)
+        add_counts(into["wait"], whole)
         one_read = ok - len(samples.basis)
         if one_read > 0:
             into["receive"][LOWEST_US] += one_read
-    into["wait"].update(count_microseconds(samples.waits))
+    add_counts(into["wait"], count_microseconds(samples.waits))
     receives = samples.receives
     if receives.count(0) == len(receives):
         # Each answer came whole in the read that completed it (a connection per request
@@ -178,7 +191,7 @@ def fold_phases(
         if receives:
             into["receive"][LOWEST_US] += len(receives)
     else:
-        into["receive"].update(count_microseconds(receives))
+        add_counts(into["receive"], count_microseconds(receives))
     samples.clear()
 
 
@@ -391,13 +404,13 @@ class Recorder(PhaseSamples):
                 kind.outcome.phase_counts, kind.phases, None if self.open_loop else kind_counts
             )
             if kind.latencies:
-                kind.outcome.latency_counts.update(kind_counts)
-                counts.update(kind_counts)
+                add_counts(kind.outcome.latency_counts, kind_counts)
+                add_counts(counts, kind_counts)
                 ok += len(kind.latencies)
                 del kind.latencies[:]
-        out.latency_counts.update(counts)
-        out.phase_counts["connect"].update(count_microseconds(self.connects))
-        out.phase_counts["tls"].update(count_microseconds(self.handshakes))
+        add_counts(out.latency_counts, counts)  # in C: see add_counts
+        add_counts(out.phase_counts["connect"], count_microseconds(self.connects))
+        add_counts(out.phase_counts["tls"], count_microseconds(self.handshakes))
         del self.connects[:]
         del self.handshakes[:]
         if self.upgrade_waits:
@@ -411,8 +424,8 @@ class Recorder(PhaseSamples):
             uncorrected = count_microseconds(self.uncorrected)
             if not mix:
                 fold_phases(out.phase_counts, self.phases, uncorrected)
-            out.uncorrected_counts.update(uncorrected)
-            out.lag_counts.update(count_microseconds(self.lags))
+            add_counts(out.uncorrected_counts, uncorrected)
+            add_counts(out.lag_counts, count_microseconds(self.lags))
             del self.uncorrected[:]
             del self.lags[:]
         del self.latencies[:]
