@@ -634,31 +634,33 @@ def test_has_output_says_whether_data_to_send_has_bytes() -> None:
     client.feed(f.frame(f.DATA, f.END_STREAM, 1, b"hi") + f.ping_ack(b"12345678"))
     assert events.responses == [(1, 200)] and not client.has_output
     client.feed(f.frame(f.PING, 0, 0, b"12345678"))
-    assert client.has_output
+    assert client.has_output and client.outbound  # the same, without a call
     assert client.data_to_send() == f.ping_ack(b"12345678")
-    assert not client.has_output
+    assert not client.has_output and not client.outbound
 
 
 def test_a_read_of_one_known_headers_frame_is_what_a_longer_read_makes_of_it() -> None:
     """``feed``'s shortcut for a read that is one response's HEADERS alone (its block
     decoded before, the table unchanged since): the stream waits for its body and
-    ``on_head`` names it, as when the frame comes with others; a frame it must not take
-    goes the general way."""
+    ``heads_at`` times it by ``clock``, as when the frame comes with others; a frame it
+    must not take goes the general way."""
     encoder = hpack.Encoder()
     fields = [(":status", "200"), ("server", "go")]
     adding, indexed = encoder.encode(fields), encoder.encode(fields)
     for lone in (True, False):
         events = Events()
         client = started(events, 5)
-        heads: list[int] = []
-        client.on_head = heads.append
+        heads: dict[int, int] = {}
+        client.heads_at = heads
+        client.clock = iter(range(100, 200)).__next__
         client.feed(f.frame(f.HEADERS, f.END_HEADERS, 1, adding))
         client.feed(f.frame(f.HEADERS, f.END_HEADERS, 3, indexed))  # decoded: now known
         assert indexed in client._known
         for stream_id in (5, 7):
             frame = f.frame(f.HEADERS, f.END_HEADERS, stream_id, indexed)
             client.feed(frame if lone else frame + f.frame(f.PRIORITY, 0, 9, b"\0" * 5))
-        assert heads == [1, 3, 5, 7] and events.responses == [] and client.open_stream_count == 5
+        assert heads == {1: 100, 3: 101, 5: 102, 7: 103}
+        assert events.responses == [] and client.open_stream_count == 5
         client.feed(b"".join(f.frame(f.DATA, f.END_STREAM, s, b"ok") for s in (5, 1, 7, 3)))
         assert events.responses == [(5, 200), (1, 200), (7, 200), (3, 200)]
         assert not events.errors

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from time import monotonic_ns
 from typing import Literal
 
 from pytest_netbench._model.grpc_status import status_name
@@ -118,11 +119,13 @@ class H2ClientConnection:
         "_stream_update_at",
         "_stream_window",
         "_streams",
+        "clock",
         "closed",
         "connection_error",
         "failed",
         "goaway",
-        "on_head",
+        "heads_at",
+        "outbound",
         "settings_acked",
     )
 
@@ -144,11 +147,13 @@ class H2ClientConnection:
                 raise ValueError(f"{name}_window must be in 65535..2^31-1, got {window}")
         self._request = request
         self._grpc = request.grpc
-        # Called with a stream's id once the read that brought its final response HEADERS
-        # is handled, if the stream is still open (the engine times the answer's first byte
-        # by it: phases); a response that ended in that read came whole in it, as HTTP/1.1
-        # counts one, and is not reported. None: not called.
-        self.on_head: Callable[[int], None] | None = None
+        # When each open stream's final response HEADERS came, by ``clock``, once the read
+        # that brought them is handled, if the stream is still open (the engine times the
+        # answer's first byte by it: phases); a response that ended in that read came whole
+        # in it, as HTTP/1.1 counts one, and is not entered. None: not kept. A dict and a
+        # clock, not a callback: the commonest read (a lone HEADERS) makes no Python call.
+        self.heads_at: dict[int, int] | None = None
+        self.clock: Callable[[], int] = monotonic_ns
         self._heads: list[int] = []  # streams whose final HEADERS came in this read
         self._on_response = on_response
         self._on_stream_error = on_stream_error
@@ -162,6 +167,9 @@ class H2ClientConnection:
         self._streams: dict[int, int] = {}
         self._next_id = 1
         self._outbound: list[bytes] = []
+        # The same list, for the engine to ask whether anything waits to be written without
+        # a call (``has_output``); emptied in place, never replaced.
+        self.outbound = self._outbound
         self._recv_buffer = b""
         self._first_frame_seen = False
         # feed's shortcut for a read of one response's HEADERS: once the server's preface
@@ -319,8 +327,8 @@ class H2ClientConnection:
                     and self._continuing is None
                 ):
                     streams[stream_id] = status
-                    if self.on_head is not None:
-                        self.on_head(stream_id)
+                    if self.heads_at is not None:
+                        self.heads_at[stream_id] = self.clock()
                     return
             buffer = data
         else:
@@ -341,13 +349,14 @@ class H2ClientConnection:
             self._report_heads()
 
     def _report_heads(self) -> None:
-        """The read is handled: ``on_head`` for each stream whose final HEADERS came in it
+        """The read is handled: ``heads_at`` for each stream whose final HEADERS came in it
         and that is still open (its body to come in a later read)."""
-        heads, on_head, streams = self._heads, self.on_head, self._streams
-        if on_head is not None:
+        heads, heads_at, streams = self._heads, self.heads_at, self._streams
+        if heads_at is not None:
+            now = self.clock()
             for stream_id in heads:
                 if streams.get(stream_id):
-                    on_head(stream_id)
+                    heads_at[stream_id] = now
         heads.clear()
 
     def feed_eof(self) -> None:

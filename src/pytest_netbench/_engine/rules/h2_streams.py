@@ -100,7 +100,8 @@ class H2Streams:
         # ended in the read that brought its HEADERS came whole in it, as HTTP/1.1 counts
         # one (its wait is its latency, its receive nothing: recorder.fold_phases).
         self.firsts: dict[int, int] = {}
-        self.client.on_head = self._on_head
+        self.client.heads_at = self.firsts
+        self.client.clock = monotonic_ns  # this module's (the rules' tests read its clock)
         # One fixed request, closed loop, nothing streamed, not gRPC: a response that ends
         # its oldest stream takes _on_response's short path.
         self._plain = self._times is None and not (
@@ -275,9 +276,6 @@ class H2Streams:
         intended = requests.intended[index]
         del requests.intended[index]
         return start, intended, kind
-
-    def _on_head(self, stream_id: int) -> None:
-        self.firsts[stream_id] = monotonic_ns()
 
     def _on_stream_data(self, stream_id: int, status: int, body: bytes) -> None:
         """A streaming load: a stream's head (``body`` empty) or one of its DATA frames,
