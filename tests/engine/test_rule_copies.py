@@ -16,8 +16,9 @@ because a call per response costs more than the rest of the response's work:
   ``take`` in closed loop, ``record``, ``take`` (with its ``claim``) and ``next_request``
   for requests rendered from feeders, ``record_kind``, ``take`` and ``next_request`` for a
   mix (fixed, or rendered from feeders), ``record`` in open loop;
-- HTTP/2's steady state (``H2Streams._on_response``, for either loop): ``record`` for an ok
-  response to the oldest stream of a closed-loop load of one fixed request.
+- HTTP/2's steady state (``H2Streams._on_responses``, the streams one read ended, for either
+  loop): ``record`` for an ok response to the oldest stream of a closed-loop load of one
+  fixed request.
 
 Each test runs one real load through one of those paths against a loopback server that
 answers with numbered faults (status errors, broken status lines, resets, stalls), and
@@ -305,30 +306,44 @@ class Harness:
 
         return tapped
 
-    def h2_response(self, original: Callable[..., None]) -> Callable[..., None]:
-        """HTTP/2's steady state: a stream's response the rule did not record was the
-        copy's; it must have been the oldest stream's, on a connection where the copy may
-        take it, and the shadow records it with what the copy had (when the oldest stream
-        started, the clock the copy read)."""
+    def h2_responses(self, original: Callable[..., None]) -> Callable[..., None]:
+        """HTTP/2's steady state, the streams one read ended in one call: walked as the
+        copy walks them, each that was then the oldest stream's, ok, measured, with the run
+        not stopping, was the copy's (the shadow records it with the one clock reading the
+        call took); every other one the rule's. Together, as many as the read ended."""
 
-        def tapped(streams: H2Streams, stream_id: int, status: int) -> None:
+        def tapped(streams: H2Streams, ended: list[int]) -> None:
             if streams._rules is not self.run or self.h2_active:
-                original(streams, stream_id, status)
+                original(streams, ended)
                 return
             ids, pending = list(streams._ids), list(streams._requests.pending)
             records = self.rule_records
             self.h2_active, self.h2_now = True, 0
             try:
-                original(streams, stream_id, status)
+                original(streams, ended)
             finally:
                 self.h2_active = False
-            if self.rule_records != records:
-                return  # the rule had it (and the shadow with it)
-            if not (streams._plain and ids and ids[0] == stream_id and pending):
-                self.mismatches.append(f"stream {stream_id} recorded by neither rule nor copy")
+            copies = []
+            for i in range(0, len(ended), 2):
+                stream_id, status = ended[i], ended[i + 1]
+                if stream_id not in ids:
+                    self.mismatches.append(f"stream {stream_id} ended but was not open")
+                    return
+                index = ids.index(stream_id)
+                start = pending[index]
+                del ids[index], pending[index]
+                measured = start >= self.run.measure_start_ns and not self.run.stopping
+                if index == 0 and status < 400 and measured:
+                    copies.append((status, start))
+            if len(copies) + self.rule_records - records != len(ended) // 2:
+                self.mismatches.append(
+                    f"{len(ended) // 2} streams ended in a read: {len(copies)} the copy's,"
+                    f" {self.rule_records - records} the rule's"
+                )
                 return
-            self.note("HTTP/2 copy")
-            self.shadow_record(status, pending[0], pending[0], self.h2_now)
+            for status, start in copies:
+                self.note("HTTP/2 copy")
+                self.shadow_record(status, start, start, self.h2_now)
 
         return tapped
 
@@ -416,7 +431,8 @@ class Harness:
         monkeypatch.setattr(RawHttpConnection, "_renew_now", renew_now)
         monkeypatch.setattr(raw_connection, "monotonic_ns", self.connection_clock)
         monkeypatch.setattr(fused_http, "monotonic_ns", self.fused_clock)
-        monkeypatch.setattr(H2Streams, "_on_response", self.h2_response(H2Streams._on_response))
+        responses = self.h2_responses(H2Streams._on_responses)
+        monkeypatch.setattr(H2Streams, "_on_responses", responses)
         monkeypatch.setattr(h2_streams, "monotonic_ns", self.h2_clock)
 
 

@@ -684,3 +684,31 @@ def test_a_lone_headers_frame_on_a_stream_never_opened_fails_the_connection() ->
     client.feed(f.frame(f.HEADERS, f.END_HEADERS, 5, indexed))
     assert client.failed and client.connection_error is not None
     assert "never opened" in client.connection_error.reason
+
+
+def test_on_responses_takes_the_responses_a_read_ended_in_one_call() -> None:
+    """With ``on_responses`` set, the HTTP responses one read ends, on the hot path or not
+    (a body's last DATA, a HEADERS with END_STREAM, trailers), come in one call as
+    [stream id, status, ...] in the order they ended, and none to ``on_response``; an error
+    goes to ``on_stream_error`` as it comes; responses before a frame that breaks the
+    connection are counted before its streams fail."""
+    events = Events()
+    client = started(events, 5)
+    calls: list[list[int]] = []
+    client.on_responses = lambda ended: calls.append(list(ended))
+    read = (
+        headers(3)
+        + headers(1)
+        + f.frame(f.DATA, f.END_STREAM, 1, b"ok")
+        + headers(5, end_stream=True, status="204")
+        + headers(7)
+        + f.rst_stream(7, f.CANCEL)
+        + headers(9)
+        + f.frame(f.DATA, 0, 3, b"body")
+        + headers(3, end_stream=True, status="200")  # trailers
+    )
+    client.feed(read)
+    assert calls == [[1, 200, 5, 204, 3, 200]] and events.responses == []
+    assert [(s, e.cause) for s, e in events.errors] == [(7, "rst_stream")]
+    client.feed(f.frame(f.DATA, f.END_STREAM, 9, b"ok") + f.frame(f.PING, 0, 0, b"short"))
+    assert calls[1:] == [[9, 200]] and client.failed and events.responses == []

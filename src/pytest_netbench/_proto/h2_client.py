@@ -94,6 +94,7 @@ class H2ClientConnection:
         "_connection_window",
         "_continuing",
         "_decoder",
+        "_ended",
         "_first_frame_seen",
         "_grpc",
         "_headers_head",
@@ -125,6 +126,7 @@ class H2ClientConnection:
         "failed",
         "goaway",
         "heads_at",
+        "on_responses",
         "outbound",
         "settings_acked",
     )
@@ -155,6 +157,13 @@ class H2ClientConnection:
         self.heads_at: dict[int, int] | None = None
         self.clock: Callable[[], int] = monotonic_ns
         self._heads: list[int] = []  # streams whose final HEADERS came in this read
+        # Set, the HTTP responses (not a gRPC call's) that end in a read go to it once the
+        # read is handled, as one flat list [stream id, status, ...] in the order they
+        # ended, instead of one on_response call each: the engine counts them in one call
+        # (issue 35). A stream ended in error is on_stream_error's as it comes. None: each
+        # response goes to on_response.
+        self.on_responses: Callable[[list[int]], None] | None = None
+        self._ended: list[int] = []
         self._on_response = on_response
         self._on_stream_error = on_stream_error
         self._on_stream_data = on_data
@@ -342,11 +351,22 @@ class H2ClientConnection:
             used = self._read_frames(buffer)
         except f.ConnectionViolation as exc:
             self._heads.clear()
+            if self._ended:  # the responses before the violation ended: counted first
+                self._report_ended()
             self._fail_connection(exc.code, exc.reason)
             return
         self._recv_buffer = buffer[used:]
+        if self._ended:
+            self._report_ended()
         if self._heads:
             self._report_heads()
+
+    def _report_ended(self) -> None:
+        """The read is handled: the responses its hot paths ended, to ``on_responses``."""
+        ended = self._ended
+        assert self.on_responses is not None
+        self.on_responses(ended)
+        ended.clear()
 
     def _report_heads(self) -> None:
         """The read is handled: ``heads_at`` for each stream whose final HEADERS came in it
@@ -401,6 +421,7 @@ class H2ClientConnection:
         data_kind, headers_kind, end_stream_flag = f.DATA, f.HEADERS, f.END_STREAM
         streams = self._streams
         on_response = self._on_response
+        ended = self._ended if self.on_responses is not None else None
         on_stream_data = self._on_stream_data
         http = not self._grpc  # a gRPC call ends with its trailers, never on DATA
         # A response's HEADERS in one frame, whose block was decoded before, may take the
@@ -442,7 +463,11 @@ class H2ClientConnection:
                     self._recv_consumed = consumed
                     if self._stream_received:
                         self._stream_received.pop(stream_id, None)
-                    on_response(stream_id, status)
+                    if ended is not None:
+                        ended.append(stream_id)
+                        ended.append(status)
+                    else:
+                        on_response(stream_id, status)
                     if self._pending_bodies:
                         self._cancel_body(stream_id)
                     continue
@@ -484,7 +509,11 @@ class H2ClientConnection:
                                 self._recv_consumed = consumed
                                 if self._stream_received:
                                     self._stream_received.pop(stream_id, None)
-                                on_response(stream_id, status)
+                                if ended is not None:
+                                    ended.append(stream_id)
+                                    ended.append(status)
+                                else:
+                                    on_response(stream_id, status)
                                 if self._pending_bodies:
                                     self._cancel_body(stream_id)
                                 continue
@@ -576,7 +605,7 @@ class H2ClientConnection:
                 return
             del self._streams[stream_id]
             self._stream_received.pop(stream_id, None)
-            self._on_response(stream_id, current)
+            self._response_ended(stream_id, current)
             self._cancel_body(stream_id)
             return
         if status < 100:
@@ -592,11 +621,20 @@ class H2ClientConnection:
             self._end_call(stream_id, status, call)  # "trailers-only": status in the one block
         elif end_stream:
             del self._streams[stream_id]
-            self._on_response(stream_id, status)
+            self._response_ended(stream_id, status)
             self._cancel_body(stream_id)
         else:
             self._streams[stream_id] = status
             self._heads.append(stream_id)  # on_head, once the read is handled
+
+    def _response_ended(self, stream_id: int, status: int) -> None:
+        """An HTTP response ended off the hot paths: to ``on_responses`` with the rest of the
+        read's, if it is set, else to ``on_response`` now."""
+        if self.on_responses is not None:
+            self._ended.append(stream_id)
+            self._ended.append(status)
+        else:
+            self._on_response(stream_id, status)
 
     def _end_call(self, stream_id: int, status: int, trailers: tuple[int, str] | None) -> None:
         """A gRPC call's end: ok only with HTTP 200 and grpc-status 0 (``trailers``: the

@@ -45,7 +45,6 @@ class H2Streams:
         "_mix",
         "_open_loop",
         "_per_stream",
-        "_plain",
         "_receive",
         "_requests",
         "_rules",
@@ -102,11 +101,14 @@ class H2Streams:
         self.firsts: dict[int, int] = {}
         self.client.heads_at = self.firsts
         self.client.clock = monotonic_ns  # this module's (the rules' tests read its clock)
-        # One fixed request, closed loop, nothing streamed, not gRPC: a response that ends
-        # its oldest stream takes _on_response's short path.
-        self._plain = self._times is None and not (
+        # One fixed request, closed loop, nothing streamed, not gRPC: the responses a read
+        # ends come in one call (_on_responses), which records those of the oldest streams
+        # without calling the rule.
+        plain = self._times is None and not (
             self._mix or self._open_loop or self._grpc or self._varied
         )
+        if plain:
+            self.client.on_responses = self._on_responses
         # Where the short path records (the recorder's samples are emptied in place when
         # folded, never replaced).
         rec = rules.recorder
@@ -303,41 +305,56 @@ class H2Streams:
             return "", ""
         return rules.streams.cut(times, intended if intended < start else start, error)
 
-    def _on_response(self, stream_id: int, status: int) -> None:
+    def _on_responses(self, ended: list[int]) -> None:
+        """The plain load's responses that ended in one read ([stream id, status, ...], in
+        the order they ended; the client's ``on_responses``): what ``_on_response`` does
+        for each, in one call (issue 35), with the clock read once (they came in the same
+        read). One that is not the oldest stream's goes to ``_on_response``."""
         now = monotonic_ns()
         ids = self._ids
-        if self._plain and ids[0] == stream_id:
-            # The common case: what the general path below does for it, without its calls.
+        requests = self._requests
+        pending = requests.pending
+        rules = self._rules
+        firsts = self.firsts
+        opened = getattr(requests, "opened_ns", 0)
+        codes, latency = self._codes, self._latency
+        basis, wait, receive = self._basis, self._wait, self._receive
+        measure_start = rules.measure_start_ns
+        copied = 0
+        for i in range(0, len(ended), 2):
+            stream_id, status = ended[i], ended[i + 1]
+            if ids[0] != stream_id:  # not the oldest stream's: the general way
+                self._on_response(stream_id, status)
+                continue
             ids.popleft()
-            requests = self._requests
-            start = requests.pending.popleft()
+            start = pending.popleft()
             self.ended += 1
-            rules = self._rules
-            first = self.firsts.pop(stream_id, 0) if self.firsts else 0
-            opened = getattr(requests, "opened_ns", 0)
-            if status >= 400 or start < rules.measure_start_ns or rules.stopping:
+            first = firsts.pop(stream_id, 0) if firsts else 0
+            if status >= 400 or start < measure_start or rules.stopping:
                 rules.record(status, start, start, now, first, opened)
-                return
+                continue
             # An inlined copy of RunAccounting.record for an ok response, closed loop, one
-            # fixed request, nothing streamed (with phases.record_phases): a call or two per
-            # response. tests/engine/test_rule_copies.py holds it to the rule.
-            # Its phases are recorded even when it came whole in one read (``first`` 0:
-            # a wait of its latency and no receive, what the rule's fold would make of it
-            # unrecorded): a bucket whose every response has its phases is folded without
-            # counting their basis (recorder.fold_phases).
-            codes = self._codes
+            # fixed request, nothing streamed (with phases.record_phases): no call per
+            # response. tests/engine/test_rule_copies.py holds it to the rule. Its phases
+            # are recorded even when it came whole in one read (``first`` 0: a wait of its
+            # latency and no receive, what the rule's fold would make of it unrecorded): a
+            # bucket whose every response has its phases is folded without counting their
+            # basis (recorder.fold_phases).
             codes[status] = codes.get(status, 0) + 1
-            self._latency(now - start)
+            latency(now - start)
             written = opened if opened > start else start
             if not first or first > now:
                 first = now
             elif first < written:
                 first = written
-            self._basis(now - start)
-            self._wait(first - written)
-            self._receive(now - first)
-            rules.completed += 1
-            return
+            basis(now - start)
+            wait(first - written)
+            receive(now - first)
+            copied += 1
+        rules.completed += copied
+
+    def _on_response(self, stream_id: int, status: int) -> None:
+        now = monotonic_ns()
         start, intended, kind = self._pop_stream(stream_id)
         if self._times is not None:
             times = self._times.pop(stream_id, None)
@@ -351,7 +368,7 @@ class H2Streams:
         opened = getattr(self._requests, "opened_ns", 0)
         if kind < 0:
             if not first and opened <= start:
-                first = -1  # as above (a mix's kinds record their phases one by one)
+                first = -1  # came whole in one read (a mix's kinds record phases one by one)
             self._rules.record(status, start, intended, now, first, opened)
         else:
             self._rules.record_kind(status, start, intended, now, kind, first, opened)
