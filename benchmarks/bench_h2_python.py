@@ -8,7 +8,8 @@ stand-in, fed the reads the Go h2c server sends in the steady state of the ``h2`
 Go's net/http flushes each response's HEADERS as it is ready and the DATA frames of the
 responses later, so its commonest reads (measured at 10 x 10: 0.68 reads a response) are a
 lone HEADERS frame and a run of DATA frames ending several streams. ``--shape go`` feeds
-each batch of 10 streams as 10 lone HEADERS reads then one read of their 10 DATA frames;
+each batch of 10 streams as 10 lone HEADERS reads then one read of their 10 DATA frames
+(``--data-per-read N``: reads of N of them; in a busy end-to-end run a read ends 2-3);
 ``--shape whole`` one read of HEADERS + DATA for all 10 (a server that batches its writes).
 Each batch ends 10 streams; the run opens 10 more, written in one ``write``. Prints the
 lowest of ``--repeat`` passes, in ns per response. Compare two versions of the engine by
@@ -69,23 +70,27 @@ def response_block() -> tuple[bytes, bytes]:
     return encoder.encode(fields), encoder.encode(fields)
 
 
-def batch_reads(first_id: int, block: bytes, shape: str) -> list[bytes]:
+def batch_reads(first_id: int, block: bytes, shape: str, per_read: int) -> list[bytes]:
     ids = range(first_id, first_id + 2 * STREAMS, 2)
     heads = [f.frame(f.HEADERS, f.END_HEADERS, i, block) for i in ids]
-    bodies = b"".join(f.frame(f.DATA, f.END_STREAM, i, BODY) for i in ids)
+    data = [f.frame(f.DATA, f.END_STREAM, i, BODY) for i in ids]
+    bodies = [b"".join(data[i : i + per_read]) for i in range(0, STREAMS, per_read)]
     if shape == "whole":
         return [
             b"".join(
                 h + f.frame(f.DATA, f.END_STREAM, i, BODY) for h, i in zip(heads, ids, strict=True)
             )
         ]
-    return [*heads, bodies]
+    return [*heads, *bodies]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--shape", choices=("go", "whole"), default="go")
+    parser.add_argument(
+        "--data-per-read", type=int, default=STREAMS, help="go: DATA frames in each read"
+    )
     args = parser.parse_args()
 
     spec = http_spec(
@@ -106,7 +111,7 @@ def main() -> None:
     feed(f.settings_frame([]) + f.SETTINGS_ACK)
     next_id = 1
     # The first batch: the block that fills the table, then the steady one.
-    first = batch_reads(next_id, block, args.shape)
+    first = batch_reads(next_id, block, args.shape, args.data_per_read)
     first[0] = f.frame(f.HEADERS, f.END_HEADERS, next_id, first_block) + first[0][9 + len(block) :]
     for data in first:
         feed(data)
@@ -115,7 +120,7 @@ def main() -> None:
     for _ in range(args.repeat + 1):  # the first pass warms up
         reads = []
         for _ in range(BATCHES):
-            reads += batch_reads(next_id, block, args.shape)
+            reads += batch_reads(next_id, block, args.shape, args.data_per_read)
             next_id += 2 * STREAMS
         passes.append(reads)
     best = float("inf")

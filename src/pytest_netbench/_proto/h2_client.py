@@ -239,10 +239,22 @@ class H2ClientConnection:
     def open_streams(self, count: int) -> tuple[int, int]:
         """Open up to ``count`` new streams for the request: (first stream id, how many).
         Their ids are ``first, first + 2, ...``; their bytes join :meth:`data_to_send`."""
-        count = min(count, self.free_streams)
-        if count <= 0:
+        # free_streams, written out without its min and max (three builtin calls a read
+        # that frees streams, issue 35): as many as asked, up to what both sides allow.
+        if self.goaway is not None or self.failed or self.closed:
             return 0, 0
         first = self._next_id
+        most = self._max_streams
+        if self._server_max_streams < most:
+            most = self._server_max_streams
+        most -= len(self._streams)
+        ids_left = (f.MAX_STREAM_ID - first) // 2 + 1
+        if ids_left < most:
+            most = ids_left
+        if most < count:
+            count = most
+        if count <= 0:
+            return 0, 0
         stop = first + 2 * count
         self._next_id = stop
         streams = self._streams
