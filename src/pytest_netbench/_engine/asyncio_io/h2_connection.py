@@ -136,8 +136,19 @@ class H2Connection(Connection):
             client.feed(data)
         finally:
             self._feeding = False
+        ended = streams.ended
+        if ended:
+            # _continue, written out for the read that ended streams (each a read of DATA
+            # frames): two calls fewer a read.
+            streams.ended = 0
+            self._feeding = True
+            try:
+                self._after_streams(monotonic_ns(), ended)
+            finally:
+                self._feeding = False
+            self._flush()
         # client.outbound: has_output without its call.
-        if streams.ended or client.outbound or client.goaway is not None or client.failed:
+        elif client.outbound or client.goaway is not None or client.failed:
             self._continue()
             self._flush()
         # Else the read ended no stream and asked for no answer (a response's HEADERS
