@@ -227,12 +227,12 @@ class Harness:
         """``RawHttpConnection._renew_now``: a request it took itself (one outstanding
         after it, no rule take meanwhile) is taken by the shadow at the same instant."""
 
-        def tapped(conn: RawHttpConnection, run: Any) -> None:
-            if run is not self.run:
-                original(conn, run)
+        def tapped(conn: RawHttpConnection) -> None:
+            if conn.run is not self.run:
+                original(conn)
                 return
             takes = self.takes
-            original(conn, run)
+            original(conn)
             if conn.pending and self.takes == takes:
                 self.note("raw inline take")
                 self.shadow_take(conn.pending[-1], "the raw renewal")

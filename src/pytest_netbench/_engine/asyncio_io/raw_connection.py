@@ -17,7 +17,7 @@ run (``connection_lost``) once they all are, as a transport's would on a later t
 loop; so no socket is opened while an event list naming closed descriptors is being read.
 In a closed-loop run whose connections carry one request each, a connection closed that
 way with nothing outstanding is renewed in place there as its slot's next connection
-(:meth:`RawHttpConnection.connection_lost`), its request written as its connect returns.
+(:meth:`RawHttpConnection._renew_now`), its request written as its connect returns.
 
 Used for HTTP/1.1 over plain TCP to an IP address (no TLS, no source addresses, one fixed
 request), on Linux (``epoll``); ``asyncio_io.engine.BaseRun`` decides.
@@ -92,6 +92,10 @@ class RawSockets:
         # Connected as their connect returned (on loopback the handshake is over by then):
         # told to the run as the closed are, with no event of their own.
         self.established: list[RawHttpConnection] = []
+        # Closed by ``RawHttpConnection._answered`` (their one request answered, nothing
+        # outstanding): each renews itself once the events are served (``_renew_now``),
+        # without the tuple of ``closed`` and the call of ``connection_lost``.
+        self.spent: list[RawHttpConnection] = []
         self.serving = False
         # Set by a closed-loop run whose connections carry one request each: a connection
         # whose request was answered is renewed in place as its slot's next one (see
@@ -133,8 +137,15 @@ class RawSockets:
             self.serving = False
 
     def _settle(self) -> None:
-        closed, established = self.closed, self.established
-        while closed or established:
+        closed, established, spent = self.closed, self.established, self.spent
+        while closed or established or spent:
+            if spent:
+                self.spent = []
+                for conn in spent:
+                    try:
+                        conn._renew_now()
+                    except Exception as exc:
+                        self._failed(conn, exc)
             if closed:
                 self.closed = []
                 for conn, error in closed:
@@ -149,7 +160,7 @@ class RawSockets:
                         conn._connected(0)
                     except Exception as exc:
                         self._failed(conn, exc)
-            closed, established = self.closed, self.established
+            closed, established, spent = self.closed, self.established, self.spent
 
     def _failed(self, conn: RawHttpConnection, exc: Exception) -> None:
         """The engine's own bug, out of ``conn``'s handler: the driver stops the run."""
@@ -309,20 +320,19 @@ class RawHttpConnection(Connection):
             else:
                 run.record(code, start, start, now)
         self._first = 0
-        self.served += 1
         if self._unsent or self.pending:  # not a connection of one request, all of it sent
+            self.served += 1  # (a connection renewed counts from 0 again: not needed there)
             self._feed = self._framed  # as _first_read: what follows is framed
             run.response_done(self, now, raw.known_answer[1])
             return
-        # retire(), inlined: a connection answered is open, its connect done.
+        # retire(), inlined: a connection answered is open, its connect done. It renews
+        # itself once the events are served (this runs inside RawSockets.ready only).
         sock = self._sock
         assert sock is not None
         self._sock = None
         raw.by_fd.pop(self._fd, None)
         sock.close()
-        if not raw.serving and not (raw.closed or raw.established):
-            raw.loop.call_soon(raw._later)
-        raw.closed.append((self, None))
+        raw.spent.append(self)
         # run.check_finished(), inlined
         if run.budget == 0 and run.completed >= run.recorder.sent:
             run.stop()
@@ -544,20 +554,28 @@ class RawHttpConnection(Connection):
         if self.framer is not None:
             self.framer.release()
             self.framer = None
-        run = self.run
-        renews = self._raw.renews and exc is None and not self.pending
-        if renews and not run.stopping and run.phase is None:
-            self._renew_now(run)
+        if self._raw.renews and exc is None and not self.pending:
+            self._renew_now()  # (it tells the run of the close if it is stopping)
             return
         self._feed = _closed_feed
-        run.lost(self, exc)
+        self.run.lost(self, exc)
 
-    def _renew_now(self, run: RawOwner) -> None:
+    def _renew_now(self) -> None:
         """``ClosedRun.lost``, ``after_lost``, ``_reopen`` and ``open_connection`` inlined
         for a connection whose one request was answered, closed and nothing outstanding:
         the next request's permit taken, and this connection renewed as the one that
         carries it (:meth:`renew`), without leaving the run's connections (the count of
-        live ones unchanged, so is its peak: ``count_opened``)."""
+        live ones unchanged, so is its peak: ``count_opened``). Called for a connection
+        ``_answered`` closed (``RawSockets.spent``: no framer, its transport still set)
+        without ``connection_lost``, and from ``connection_lost``; a run stopping, or in
+        its connect phase, hears of the close as of any other."""
+        run = self.run
+        if run.stopping or run.phase is not None:
+            self.transport = None
+            self._write = None
+            self._feed = _closed_feed
+            run.lost(self, None)
+            return
         now = monotonic_ns()
         # run.take(now), inlined for a run not stopping (connection_lost checked) whose one
         # fixed request is not rendered (no source: a raw connection's run has none).
@@ -567,6 +585,8 @@ class RawHttpConnection(Connection):
             budget = run.budget
             if budget is not None:
                 if budget <= 0:
+                    self.transport = None
+                    self._write = None
                     run.connections.discard(self)
                     self._feed = _closed_feed
                     run.check_finished()
@@ -582,19 +602,26 @@ class RawHttpConnection(Connection):
         self._measure = measure
         self._unsent = b""
         self._close_when_sent = False
-        self._feed = self._first_read if self._raw.answers_known else self._attach_framer()
+        raw = self._raw
+        self._feed = self._first_read if raw.answers_known else self._attach_framer()
+        self.transport = None  # (until the send below finds it connected)
+        self._write = None  # (only Connection's keep-alive fast path uses it)
         # The connect counts from the take (a clock read a request fewer): the request's
         # latency is then its connect and its wait exactly.
         started = self.connect_started = now
         self.pending.append(now)
         # open(), its request written as its connect returns: a socket still
         # connecting refuses it (EAGAIN), one connected at once (loopback) takes it, so the
-        # send tells which without a getpeername (a system call a request).
-        sock, fd, err = self._start_connect()
+        # send tells which without a getpeername (a system call a request). Its
+        # _start_connect inlined (a call a request fewer).
+        sock = bare_socket(raw.family, _STREAM)
+        self._sock = sock
+        self._fd = fd = sock.fileno()
+        self.connect_task = self  # type: ignore[assignment]  # see done() and cancel()
+        err = sock.connect_ex(raw.address)
         if err != errno_mod.EINPROGRESS and err != 0:
             self._refused(err)
             return
-        raw = self._raw
         raw.by_fd[fd] = self
         now = monotonic_ns()
         request = self._request
