@@ -319,7 +319,7 @@ class RawHttpConnection(Connection):
                 run.completed += 1
             else:
                 run.record(code, start, start, now)
-        self._first = 0
+        # (its ``_first`` stays 0: no framer saw a first byte since it was renewed)
         if self._unsent or self.pending:  # not a connection of one request, all of it sent
             self.served += 1  # (a connection renewed counts from 0 again: not needed there)
             self._feed = self._framed  # as _first_read: what follows is framed
@@ -555,6 +555,15 @@ class RawHttpConnection(Connection):
             self.framer.release()
             self.framer = None
         if self._raw.renews and exc is None and not self.pending:
+            # What a spent connection (``_answered``) has as it is, renew() sets (its
+            # framer, if its run has no first-read shortcut, comes in _renew_now).
+            self.served = 0
+            self._first = 0
+            self.broken = ""
+            self._unsent = b""
+            self._close_when_sent = False
+            if self._raw.answers_known:
+                self._feed = self._first_read
             self._renew_now()  # (it tells the run of the close if it is stopping)
             return
         self._feed = _closed_feed
@@ -594,18 +603,15 @@ class RawHttpConnection(Connection):
                 run.budget = budget - 1
             self._rec.sent += 1
         run.opened += 1
-        # renew(), inlined
-        self.served = 0
-        self.opened_ns = 0
-        self._first = 0
-        self.broken = ""
+        # renew(), inlined: of what it sets, a spent connection has the rest as it is
+        # (``served``, ``_first``, ``broken``, ``_unsent``, ``_close_when_sent``, its
+        # ``_feed`` the first-read shortcut; connection_lost sets them for the others),
+        # its ``transport`` set to None where the connect fails below, its ``opened_ns``
+        # set below, and its ``_write`` unused (a raw run closes after some requests).
         self._measure = measure
-        self._unsent = b""
-        self._close_when_sent = False
         raw = self._raw
-        self._feed = self._first_read if raw.answers_known else self._attach_framer()
-        self.transport = None  # (until the send below finds it connected)
-        self._write = None  # (only Connection's keep-alive fast path uses it)
+        if not raw.answers_known:
+            self._feed = self._attach_framer()
         # The connect counts from the take (a clock read a request fewer): the request's
         # latency is then its connect and its wait exactly.
         started = self.connect_started = now
@@ -620,6 +626,8 @@ class RawHttpConnection(Connection):
         self.connect_task = self  # type: ignore[assignment]  # see done() and cancel()
         err = sock.connect_ex(raw.address)
         if err != errno_mod.EINPROGRESS and err != 0:
+            self.transport = None
+            self.opened_ns = 0
             self._refused(err)
             return
         raw.by_fd[fd] = self
@@ -628,6 +636,8 @@ class RawHttpConnection(Connection):
         try:
             sent = sock.send(request)
         except OSError as exc:
+            self.transport = None
+            self.opened_ns = 0
             self._not_sent_at_once(sock, fd, exc)
             return
         # Sent: _connected(0), ClosedRun.connected and send inlined for a run that is not
