@@ -141,7 +141,10 @@ class PhaseSamples:
     ``basis``: the same response's ``now - start``, which the path that only records the
     latency appended for it too. A response the fast paths record without these came
     whole in one read: its wait is its ``now - start`` and its receive nothing
-    (:func:`fold_phases`)."""
+    (:func:`fold_phases`). A wait appended without a receive (its basis appended too)
+    is one of an answer that came whole in the read that completed it, after a wait of
+    its own (a connection per request: ``RawHttpConnection._answered``): its receive is
+    nothing, counted by how many more waits than receives there are."""
 
     __slots__ = ("basis", "receives", "waits")
 
@@ -185,9 +188,12 @@ def fold_phases(
             into["receive"][LOWEST_US] += one_read
     add_counts(into["wait"], count_microseconds(samples.waits))
     receives = samples.receives
+    without_receive = len(samples.waits) - len(receives)
+    if without_receive:  # (see PhaseSamples)
+        into["receive"][LOWEST_US] += without_receive
     if receives.count(0) == len(receives):
-        # Each answer came whole in the read that completed it (a connection per request
-        # whose known answer no framer parsed): counted at once, not through a Counter.
+        # Each answer came whole in the read that completed it (HTTP/2's steady state
+        # records them so): counted at once, not through a Counter.
         if receives:
             into["receive"][LOWEST_US] += len(receives)
     else:

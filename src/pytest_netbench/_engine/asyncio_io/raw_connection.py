@@ -308,14 +308,15 @@ class RawHttpConnection(Connection):
             if code < 400:
                 codes = self._codes
                 codes[code] = codes.get(code, 0) + 1
-                self._record(now - start)
+                latency = now - start
+                self._record(latency)
                 # record_phases, inlined: no framer saw the first byte, so the answer came
-                # whole in this read (no receive), its wait from when the connection was open.
+                # whole in this read, its wait from when the connection was open; its
+                # receive, nothing, is left out (a wait without one: PhaseSamples).
                 opened = self.opened_ns
                 phases = self._phases
-                phases.basis.append(now - start)
+                phases.basis.append(latency)
                 phases.waits.append(now - (opened if opened > start else start))
-                phases.receives.append(0)
                 run.completed += 1
             else:
                 run.record(code, start, start, now)
