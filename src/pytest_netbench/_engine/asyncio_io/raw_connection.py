@@ -297,9 +297,8 @@ class RawHttpConnection(Connection):
         ``_retire``, :meth:`retire` and ``check_finished`` do for it, in one call (a call
         each was a quarter of the Python a connection costs, issue 35). Recorded as
         ``on_response`` records (an inlined copy of ``RunAccounting.record`` for an ok
-        response: tests/engine/test_rule_copies.py holds it to the rule), then closed; the
-        run hears of the close after the events being served (``connection_lost``), which
-        renews the connection."""
+        response: tests/engine/test_rule_copies.py holds it to the rule), then closed; once
+        the events are served it renews itself (``RawSockets.spent``, :meth:`_renew_now`)."""
         now = monotonic_ns()
         run = self.run
         start = self.pending.popleft()
@@ -652,8 +651,9 @@ class RawHttpConnection(Connection):
         rec = self._rec
         if started >= measure:
             rec.connects.append(now - started)  # record_connect, without TLS
-        rec.bytes_written += self._size  # the request's start stays in pending
-        if sent < len(request):
+        size = self._size  # the request's length (one fixed request on a raw connection)
+        rec.bytes_written += size  # the request's start stays in pending
+        if sent < size:
             self._unsent = request[sent:]
             raw.epoll.register(fd, _IN | _OUT)
         else:
