@@ -72,7 +72,16 @@ class H2Connection(Connection):
         self.request_kinds: deque[int] = deque()  # a mix: the kind of each request in `pending`
         self._feeding = False  # requests taken now open their streams in the read's write
         super().__init__(run)
-        self._fast = False
+        # The steady state data_received handles alone (see there): closed loop, one fixed
+        # request (the client hands the ended responses over at once), every stream may
+        # carry another. A ramp that sheds the connection clears it (close_after_response).
+        self._fast = (
+            not run.open_loop
+            and not run.closes_after
+            and cast(RunAccounting, run).source is None
+            and self.streams.client is not None
+            and self.streams.client.on_responses is not None
+        )
         self._owner = cast(_H2Owner, run)
 
     def _attach_framer(self) -> Callable[[bytes], object]:
@@ -138,9 +147,39 @@ class H2Connection(Connection):
             self._feeding = False
         ended = streams.ended
         if ended:
+            streams.ended = 0
+            run = self.run
+            budget = run.budget
+            if (
+                self._fast
+                and client.goaway is None
+                and not client.failed
+                and not client.closed
+                and not run.stopping
+                and (budget is None or budget > ended)
+                and not self.transport.is_closing()  # type: ignore[union-attr]
+            ):
+                # The steady state (every read of DATA frames): what _after_streams,
+                # ClosedRun.streams_done (take_many, send_many, check_finished) and _flush
+                # do for it, in this call and one of H2Streams (issue 35: they were 14
+                # Python calls a read). An inlined copy of RunAccounting.take_many for a
+                # run with no source and a budget it cannot spend here (so none is refused
+                # and check_finished cannot find the run finished: each taken request is
+                # outstanding); tests/engine/test_rule_copies.py holds it to the rule.
+                now = monotonic_ns()
+                if now >= run.measure_start_ns:
+                    if budget is not None:
+                        run.budget = budget - ended
+                    self._rec.sent += ended
+                data = streams.send_taken(now, ended)
+                if data:
+                    self._write(data)  # type: ignore[misc]
+                    self._rec.bytes_written += len(data)
+                if streams.unopened:  # more than the server allows at once: the general way
+                    self._flush()
+                return
             # _continue, written out for the read that ended streams (each a read of DATA
             # frames): two calls fewer a read.
-            streams.ended = 0
             self._feeding = True
             try:
                 self._after_streams(monotonic_ns(), ended)

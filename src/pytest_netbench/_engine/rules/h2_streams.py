@@ -154,6 +154,28 @@ class H2Streams:
             requests.intended.extend(repeat(intended, count))
         self.unopened += count
 
+    def send_taken(self, start: int, count: int) -> bytes:
+        """The steady state of a plain closed-loop load (one fixed request, see
+        ``_on_responses``): :meth:`queue_many` of ``count`` requests taken at ``start``,
+        then :meth:`data_to_send`, in one call (issue 35: the read that ended streams opens
+        theirs with no other call of the rules' side)."""
+        client = self.client
+        if client is None:
+            return b""
+        self._requests.pending.extend(repeat(start, count))
+        unopened = self.unopened + count
+        first, opened = client.open_streams(unopened)
+        if opened:
+            self._ids.extend(range(first, first + 2 * opened, 2))
+        self.unopened = unopened - opened
+        # client.data_to_send, written out: its queue is emptied in place, never replaced.
+        out = client.outbound
+        if not out:
+            return b""
+        data = b"".join(out)
+        out.clear()
+        return data
+
     def data_to_send(self) -> bytes:
         """Open the streams of the requests waiting for one (as many as the server allows),
         then everything the client has queued (requests, acknowledgements, WINDOW_UPDATEs,
