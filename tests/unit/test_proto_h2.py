@@ -686,6 +686,63 @@ def test_a_lone_headers_frame_on_a_stream_never_opened_fails_the_connection() ->
     assert "never opened" in client.connection_error.reason
 
 
+def test_a_read_of_data_frames_is_what_a_longer_read_makes_of_it() -> None:
+    """``feed``'s shortcut for a read that begins with DATA frames (with ``on_responses``
+    set): each last DATA frame of a response whose HEADERS came ends it there, and from the
+    first frame that is not one the read goes the general way; what it makes of each read
+    is what the general path makes of the same read behind a frame that changes nothing
+    (PRIORITY): the responses, the errors, the streams left, the WINDOW_UPDATEs queued, the
+    bytes kept for the next read."""
+
+    def data(stream_id: int, end: bool = True, body: bytes = b"x" * 4000) -> bytes:
+        return f.frame(f.DATA, f.END_STREAM if end else 0, stream_id, body)
+
+    reads = [
+        data(1) + data(3) + data(5),
+        data(7, end=False),  # a body in two frames, and two reads
+        data(7),
+        data(9) + data(11)[:2000],  # the next frame cut short
+        data(11)[2000:] + data(13) + headers(15) + data(15),
+        data(17),  # its HEADERS not come: the stream fails
+        data(19) + data(1),  # a late frame of a stream that ended
+        data(21) + f.frame(f.PING, 0, 0, b"short"),  # then one that breaks the connection
+    ]
+    seen = []
+    for lone in (True, False):
+        events = Events()
+        client = events.client(connection_window=2**16)  # a WINDOW_UPDATE each 32 KiB
+        client.initiate()
+        client.feed(server_preface())
+        client.open_streams(11)
+        client.data_to_send()
+        client.feed(b"".join(headers(i) for i in range(1, 23, 2) if i not in (15, 17)))
+        calls: list[list[int]] = []
+        client.on_responses = lambda ended, calls=calls: calls.append(list(ended))
+        states = []
+        for read in reads:
+            if not lone and not client._recv_buffer:  # (a frame cut short goes on as it is)
+                read = f.frame(f.PRIORITY, 0, 99, b"\0" * 5) + read
+            client.feed(read)
+            states.append(
+                (
+                    list(calls),
+                    [(s, e.kind, e.reason) for s, e in events.errors],
+                    sorted(client._streams.items()),
+                    client.data_to_send(),
+                    client._recv_buffer,
+                    client._recv_consumed,
+                    client.failed,
+                )
+            )
+        assert events.responses == []
+        seen.append(states)
+    assert seen[0] == seen[1]
+    calls, errors = seen[0][-1][0], seen[0][-1][1]
+    assert [s for c in calls for s in c[::2]] == [1, 3, 5, 7, 9, 11, 13, 15, 19, 21]
+    assert errors[0][0] == 17 and seen[0][-1][-1]
+    assert any(state[3] for state in seen[0])  # WINDOW_UPDATEs were queued
+
+
 def test_on_responses_takes_the_responses_a_read_ended_in_one_call() -> None:
     """With ``on_responses`` set, the HTTP responses one read ends, on the hot path or not
     (a body's last DATA, a HEADERS with END_STREAM, trailers), come in one call as

@@ -53,6 +53,7 @@ _FIRST_BYTES_SHOWN = 60
 # A read of one frame, at most the largest the client accepts (``feed``'s lone HEADERS).
 _MOST_LONE = 9 + f.DEFAULT_MAX_FRAME_SIZE
 _HEADERS, _END_HEADERS = f.HEADERS, f.END_HEADERS
+_DATA, _END_STREAM, _MOST_FRAME = f.DATA, f.END_STREAM, f.DEFAULT_MAX_FRAME_SIZE
 _FRAME_HEAD_UNPACK = f.FRAME_HEAD.unpack_from
 
 
@@ -332,12 +333,61 @@ class H2ClientConnection:
             return
         if self._recv_buffer:
             buffer = self._recv_buffer + data
-        elif self._lone_heads and 9 <= len(data) <= _MOST_LONE:
-            # The commonest read from a server that writes each frame as it is ready (Go's
-            # net/http): one final response's HEADERS alone, its body to come. What the hot
-            # path of _read_frames and _report_heads do for it, without their set-up.
+        elif self._lone_heads and len(data) >= 9:
+            # The commonest reads from a server that writes each frame as it is ready (Go's
+            # net/http): one final response's HEADERS alone, its body to come; and the last
+            # DATA frames of responses whose HEADERS came (below).
             length_kind, flags, stream_id = _FRAME_HEAD_UNPACK(data)
-            if length_kind == (len(data) - 9) << 8 | _HEADERS and flags == _END_HEADERS:
+            size = len(data)
+            if (
+                length_kind & 0xFF == _DATA
+                and self._continuing is None
+                and self.on_responses is not None
+            ):
+                # What _read_frames's DATA hot path and _report_ended do for each such frame,
+                # without their set-up and calls (issue 35); from the first frame that is
+                # not one, the rest of the read goes the general way.
+                pos = 0
+                streams = self._streams
+                ended = self._ended
+                while True:
+                    length = length_kind >> 8
+                    end = pos + 9 + length
+                    if not flags & _END_STREAM or end > size or length > _MOST_FRAME:
+                        break
+                    stream_id &= f.MAX_STREAM_ID
+                    status = streams.get(stream_id)
+                    if not status:  # not open, or its HEADERS not come
+                        break
+                    del streams[stream_id]
+                    consumed = self._recv_consumed + length  # _consume, written out
+                    if consumed >= self._recv_update_at:
+                        self._outbound.append(f.window_update(0, consumed))
+                        consumed = 0
+                    self._recv_consumed = consumed
+                    if self._stream_received:
+                        self._stream_received.pop(stream_id, None)
+                    ended.append(stream_id)
+                    ended.append(status)
+                    if self._pending_bodies:
+                        self._cancel_body(stream_id)
+                    pos = end
+                    if size - pos < 9:
+                        break
+                    length_kind, flags, stream_id = _FRAME_HEAD_UNPACK(data, pos)
+                    if length_kind & 0xFF != _DATA:
+                        break
+                if pos == size:
+                    if ended:
+                        self.on_responses(ended)
+                        ended.clear()
+                    return
+                data = data[pos:]
+            elif (
+                length_kind == (size - 9) << 8 | _HEADERS
+                and flags == _END_HEADERS
+                and size <= _MOST_LONE
+            ):
                 status = self._known.get(data[9:])
                 stream_id &= f.MAX_STREAM_ID
                 streams = self._streams
