@@ -314,7 +314,7 @@ class Harness:
         not stopping, was the copy's (the shadow records it with the one clock reading the
         call took); every other one the rule's. Together, as many as the read ended."""
 
-        def tapped(streams: H2Streams, ended: list[int]) -> None:
+        def tapped(streams: H2Streams, ended: list[tuple[int, int]]) -> None:
             if streams._rules is not self.run or self.h2_active:
                 original(streams, ended)
                 return
@@ -326,8 +326,7 @@ class Harness:
             finally:
                 self.h2_active = False
             copies = []
-            for i in range(0, len(ended), 2):
-                stream_id, status = ended[i], ended[i + 1]
+            for stream_id, status in ended:
                 if stream_id not in ids:
                     self.mismatches.append(f"stream {stream_id} ended but was not open")
                     return
@@ -337,9 +336,9 @@ class Harness:
                 measured = start >= self.run.measure_start_ns and not self.run.stopping
                 if index == 0 and status < 400 and measured:
                     copies.append((status, start))
-            if len(copies) + self.rule_records - records != len(ended) // 2:
+            if len(copies) + self.rule_records - records != len(ended):
                 self.mismatches.append(
-                    f"{len(ended) // 2} streams ended in a read: {len(copies)} the copy's,"
+                    f"{len(ended)} streams ended in a read: {len(copies)} the copy's,"
                     f" {self.rule_records - records} the rule's"
                 )
                 return

@@ -716,7 +716,7 @@ def test_a_read_of_data_frames_is_what_a_longer_read_makes_of_it() -> None:
         client.open_streams(11)
         client.data_to_send()
         client.feed(b"".join(headers(i) for i in range(1, 23, 2) if i not in (15, 17)))
-        calls: list[list[int]] = []
+        calls: list[list[tuple[int, int]]] = []
         client.on_responses = lambda ended, calls=calls: calls.append(list(ended))
         states = []
         for read in reads:
@@ -738,7 +738,7 @@ def test_a_read_of_data_frames_is_what_a_longer_read_makes_of_it() -> None:
         seen.append(states)
     assert seen[0] == seen[1]
     calls, errors = seen[0][-1][0], seen[0][-1][1]
-    assert [s for c in calls for s in c[::2]] == [1, 3, 5, 7, 9, 11, 13, 15, 19, 21]
+    assert [s for c in calls for s, _ in c] == [1, 3, 5, 7, 9, 11, 13, 15, 19, 21]
     assert errors[0][0] == 17 and seen[0][-1][-1]
     assert any(state[3] for state in seen[0])  # WINDOW_UPDATEs were queued
 
@@ -746,12 +746,12 @@ def test_a_read_of_data_frames_is_what_a_longer_read_makes_of_it() -> None:
 def test_on_responses_takes_the_responses_a_read_ended_in_one_call() -> None:
     """With ``on_responses`` set, the HTTP responses one read ends, on the hot path or not
     (a body's last DATA, a HEADERS with END_STREAM, trailers), come in one call as
-    [stream id, status, ...] in the order they ended, and none to ``on_response``; an error
+    (stream id, status) pairs in the order they ended, and none to ``on_response``; an error
     goes to ``on_stream_error`` as it comes; responses before a frame that breaks the
     connection are counted before its streams fail."""
     events = Events()
     client = started(events, 5)
-    calls: list[list[int]] = []
+    calls: list[list[tuple[int, int]]] = []
     client.on_responses = lambda ended: calls.append(list(ended))
     read = (
         headers(3)
@@ -765,7 +765,7 @@ def test_on_responses_takes_the_responses_a_read_ended_in_one_call() -> None:
         + headers(3, end_stream=True, status="200")  # trailers
     )
     client.feed(read)
-    assert calls == [[1, 200, 5, 204, 3, 200]] and events.responses == []
+    assert calls == [[(1, 200), (5, 204), (3, 200)]] and events.responses == []
     assert [(s, e.cause) for s, e in events.errors] == [(7, "rst_stream")]
     client.feed(f.frame(f.DATA, f.END_STREAM, 9, b"ok") + f.frame(f.PING, 0, 0, b"short"))
-    assert calls[1:] == [[9, 200]] and client.failed and events.responses == []
+    assert calls[1:] == [[(9, 200)]] and client.failed and events.responses == []

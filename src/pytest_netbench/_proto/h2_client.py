@@ -159,12 +159,12 @@ class H2ClientConnection:
         self.clock: Callable[[], int] = monotonic_ns
         self._heads: list[int] = []  # streams whose final HEADERS came in this read
         # Set, the HTTP responses (not a gRPC call's) that end in a read go to it once the
-        # read is handled, as one flat list [stream id, status, ...] in the order they
-        # ended, instead of one on_response call each: the engine counts them in one call
-        # (issue 35). A stream ended in error is on_stream_error's as it comes. None: each
-        # response goes to on_response.
-        self.on_responses: Callable[[list[int]], None] | None = None
-        self._ended: list[int] = []
+        # read is handled, as one list of (stream id, status) in the order they ended,
+        # instead of one on_response call each: the engine counts them in one call (issue
+        # 35; pairs: one append a response here, an unpacking loop there). A stream ended in
+        # error is on_stream_error's as it comes. None: each response goes to on_response.
+        self.on_responses: Callable[[list[tuple[int, int]]], None] | None = None
+        self._ended: list[tuple[int, int]] = []
         self._on_response = on_response
         self._on_stream_error = on_stream_error
         self._on_stream_data = on_data
@@ -367,8 +367,7 @@ class H2ClientConnection:
                     self._recv_consumed = consumed
                     if self._stream_received:
                         self._stream_received.pop(stream_id, None)
-                    ended.append(stream_id)
-                    ended.append(status)
+                    ended.append((stream_id, status))
                     if self._pending_bodies:
                         self._cancel_body(stream_id)
                     pos = end
@@ -526,8 +525,7 @@ class H2ClientConnection:
                     if self._stream_received:
                         self._stream_received.pop(stream_id, None)
                     if ended is not None:
-                        ended.append(stream_id)
-                        ended.append(status)
+                        ended.append((stream_id, status))
                     else:
                         on_response(stream_id, status)
                     if self._pending_bodies:
@@ -572,8 +570,7 @@ class H2ClientConnection:
                                 if self._stream_received:
                                     self._stream_received.pop(stream_id, None)
                                 if ended is not None:
-                                    ended.append(stream_id)
-                                    ended.append(status)
+                                    ended.append((stream_id, status))
                                 else:
                                     on_response(stream_id, status)
                                 if self._pending_bodies:
@@ -693,8 +690,7 @@ class H2ClientConnection:
         """An HTTP response ended off the hot paths: to ``on_responses`` with the rest of the
         read's, if it is set, else to ``on_response`` now."""
         if self.on_responses is not None:
-            self._ended.append(stream_id)
-            self._ended.append(status)
+            self._ended.append((stream_id, status))
         else:
             self._on_response(stream_id, status)
 

@@ -327,8 +327,8 @@ class H2Streams:
             return "", ""
         return rules.streams.cut(times, intended if intended < start else start, error)
 
-    def _on_responses(self, ended: list[int]) -> None:
-        """The plain load's responses that ended in one read ([stream id, status, ...], in
+    def _on_responses(self, ended: list[tuple[int, int]]) -> None:
+        """The plain load's responses that ended in one read ((stream id, status) each, in
         the order they ended; the client's ``on_responses``): what ``_on_response`` does
         for each, in one call (issue 35), with the clock read once (they came in the same
         read). One that is not the oldest stream's goes to ``_on_response``."""
@@ -343,8 +343,7 @@ class H2Streams:
         basis, wait, receive = self._basis, self._wait, self._receive
         measure_start = rules.measure_start_ns
         copied = 0
-        for i in range(0, len(ended), 2):
-            stream_id, status = ended[i], ended[i + 1]
+        for stream_id, status in ended:
             if ids[0] != stream_id:  # not the oldest stream's: the general way
                 self._on_response(stream_id, status)
                 continue
