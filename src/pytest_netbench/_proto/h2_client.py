@@ -54,6 +54,7 @@ _FIRST_BYTES_SHOWN = 60
 _MOST_LONE = 9 + f.DEFAULT_MAX_FRAME_SIZE
 _HEADERS, _END_HEADERS = f.HEADERS, f.END_HEADERS
 _DATA, _END_STREAM, _MOST_FRAME = f.DATA, f.END_STREAM, f.DEFAULT_MAX_FRAME_SIZE
+_STREAM_MASK = f.MAX_STREAM_ID
 _FRAME_HEAD_UNPACK = f.FRAME_HEAD.unpack_from
 
 
@@ -340,6 +341,24 @@ class H2ClientConnection:
             length_kind, flags, stream_id = _FRAME_HEAD_UNPACK(data)
             size = len(data)
             if (
+                length_kind == (size - 9) << 8 | _HEADERS
+                and flags == _END_HEADERS
+                and size <= _MOST_LONE
+            ):
+                status = self._known.get(data[9:])
+                stream_id &= f.MAX_STREAM_ID
+                streams = self._streams
+                if (
+                    status is not None
+                    and status >= 200
+                    and streams.get(stream_id) == 0
+                    and self._continuing is None
+                ):
+                    streams[stream_id] = status
+                    if self.heads_at is not None:
+                        self.heads_at[stream_id] = self.clock()
+                    return
+            elif (
                 length_kind & 0xFF == _DATA
                 and self._continuing is None
                 and self.on_responses is not None
@@ -355,7 +374,7 @@ class H2ClientConnection:
                     end = pos + 9 + length
                     if not flags & _END_STREAM or end > size or length > _MOST_FRAME:
                         break
-                    stream_id &= f.MAX_STREAM_ID
+                    stream_id &= _STREAM_MASK
                     status = streams.get(stream_id)
                     if not status:  # not open, or its HEADERS not come
                         break
@@ -382,24 +401,6 @@ class H2ClientConnection:
                         ended.clear()
                     return
                 data = data[pos:]
-            elif (
-                length_kind == (size - 9) << 8 | _HEADERS
-                and flags == _END_HEADERS
-                and size <= _MOST_LONE
-            ):
-                status = self._known.get(data[9:])
-                stream_id &= f.MAX_STREAM_ID
-                streams = self._streams
-                if (
-                    status is not None
-                    and status >= 200
-                    and streams.get(stream_id) == 0
-                    and self._continuing is None
-                ):
-                    streams[stream_id] = status
-                    if self.heads_at is not None:
-                        self.heads_at[stream_id] = self.clock()
-                    return
             buffer = data
         else:
             buffer = data
