@@ -37,8 +37,10 @@ from typing import Any
 
 import psutil
 
+from pytest_netbench._servers.process_tree import subtree_pids
+
 _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
-# The process table is scanned for the harness's descendants every this many samples.
+# The harness's descendants are re-listed every this many samples.
 _REFRESH_EVERY = 5
 
 
@@ -160,18 +162,7 @@ class HostCpuSampler:
     # -- readings -----------------------------------------------------------------------
     def _harness(self) -> list[int]:
         """This process and its descendants, the server's whole subtree left out."""
-        found, todo = [], [self._me]
-        children = (
-            _children if os.path.exists(f"/proc/{self._me}/task/{self._me}/children") else None
-        )
-        table = _child_table() if children is None else {}
-        while todo:
-            pid = todo.pop()
-            if pid == self.server_pid or pid in found:
-                continue
-            found.append(pid)
-            todo.extend(children(pid) if children is not None else table.get(pid, ()))
-        return found
+        return subtree_pids(self._me, leave_out=self.server_pid)
 
     def _read_threads(self, *, baseline: bool) -> None:
         """Charge each harness thread's nanoseconds on a CPU since its last reading (all of
@@ -210,28 +201,6 @@ class HostCpuSampler:
         if last is None:  # its share of CPUs, for want of better
             return len(inside) / len(allowed)
         return 1.0 if last in self._cpu_set else 0.0
-
-
-def _children(pid: int) -> list[int]:
-    """The children of ``pid``'s threads, from /proc (a few small reads, where a scan of
-    the process table costs milliseconds)."""
-    found: list[int] = []
-    with contextlib.suppress(OSError):
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            path = f"/proc/{pid}/task/{tid}/children"
-            with contextlib.suppress(OSError, ValueError), open(path, "rb") as f:
-                found.extend(int(child) for child in f.read().split())
-    return found
-
-
-def _child_table() -> dict[int, list[int]]:
-    """Each process's children, from one scan of the process table."""
-    table: dict[int, list[int]] = {}
-    for proc in psutil.process_iter(["ppid"]):
-        ppid = proc.info.get("ppid")
-        if isinstance(ppid, int):
-            table.setdefault(ppid, []).append(proc.pid)
-    return table
 
 
 def _process_times(pids: list[int]) -> float:

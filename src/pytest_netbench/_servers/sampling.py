@@ -31,6 +31,7 @@ from pytest_netbench._host.kernel import tcp_socket_counts
 from pytest_netbench._model import ServerStats
 from pytest_netbench._public import publish
 from pytest_netbench._servers.host_cpu import HostCpuSampler
+from pytest_netbench._servers.process_tree import subtree_pids
 from pytest_netbench._servers.sock_diag import TCP_ESTABLISHED, TCP_TIME_WAIT, port_sockets
 
 _MIB = 1024 * 1024
@@ -144,8 +145,7 @@ class ProcessTreeSampler:
             self._host.sample()
 
     def _tree(self) -> list[psutil.Process]:
-        # Listing children scans every process on the machine; the tree of a server under
-        # load rarely changes, so it is re-listed every few samples only.
+        # The tree of a server under load rarely changes: re-listed every few samples only.
         root = self._root
         if root is None:
             return []
@@ -155,7 +155,7 @@ class ProcessTreeSampler:
             if not root.is_running():
                 self._tree_cache = []
             else:
-                self._tree_cache = [root, *root.children(recursive=True)]
+                self._tree_cache = [root, *_processes(subtree_pids(root.pid)[1:])]
         except psutil.Error:
             self._tree_cache = [root]
         return self._tree_cache
@@ -363,6 +363,15 @@ def _schedstat_ns(path: str) -> tuple[int, int] | None:
         return int(fields[0]), int(fields[1])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _processes(pids: list[int]) -> list[psutil.Process]:
+    """Those of ``pids`` still running."""
+    found = []
+    for pid in pids:
+        with contextlib.suppress(psutil.Error):
+            found.append(psutil.Process(pid))
+    return found
 
 
 def _num_fds(proc: psutil.Process) -> int:
