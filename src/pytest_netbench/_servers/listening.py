@@ -66,7 +66,9 @@ def find_listening_server(port: int) -> ListeningServer | None:
     (nothing this user can see listens there, it is this process, or several unrelated
     process trees share the port)."""
     inodes = listening_inodes(port)
-    pids = listener_pids(port) if inodes is None else socket_holders(inodes)
+    # One holder of each listening socket is enough: the others of a shared socket are in
+    # the same tree, whose root the walk up from it finds.
+    pids = listener_pids(port) if inodes is None else socket_holders(inodes, one_each=True)
     roots = {_listening_root(pid, port, inodes) for pid in pids - {os.getpid()}}
     roots.discard(None)
     if len(roots) != 1:

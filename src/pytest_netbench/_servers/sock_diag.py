@@ -123,12 +123,18 @@ def _read_dump(nl: socket.socket, found: list[tuple[int, int]]) -> None:
                 return
 
 
-def socket_holders(inodes: set[int], pids: list[int] | None = None) -> set[int]:
+def socket_holders(
+    inodes: set[int], pids: list[int] | None = None, *, one_each: bool = False
+) -> set[int]:
     """The pids (of ``pids``, or of every process this user may look into) holding a
-    file descriptor on one of the sockets ``inodes``."""
+    file descriptor on one of the sockets ``inodes``. With ``one_each``, a holder of each
+    socket is enough: the newest processes are looked into first and the scan stops once
+    every socket has one (each of a process's descriptors is a readlink, thousands on a
+    busy machine, and the server under test is seldom the oldest process)."""
     wanted = {f"socket:[{inode}]" for inode in inodes}
     if pids is None:
-        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+        pids = sorted((int(name) for name in os.listdir("/proc") if name.isdigit()), reverse=True)
+    unheld = set(wanted)
     holders: set[int] = set()
     for pid in pids:
         fd_dir = f"/proc/{pid}/fd"
@@ -143,5 +149,9 @@ def socket_holders(inodes: set[int], pids: list[int] | None = None) -> set[int]:
                 continue
             if target in wanted:
                 holders.add(pid)
-                break
+                unheld.discard(target)
+                if not one_each:
+                    break
+        if one_each and not unheld:
+            break
     return holders
