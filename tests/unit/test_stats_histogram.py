@@ -24,6 +24,7 @@ from pytest_netbench._stats.histogram import (
     new_histogram,
     percentile_ms,
     percentile_of_counts,
+    values_at_percentiles,
 )
 from pytest_netbench._stats.merge import summarize
 
@@ -197,6 +198,29 @@ def test_mean_and_stdev_are_hdrh_s_own(seed: int) -> None:
     mean, stdev = mean_and_stdev_us(hist)
     assert mean == pytest.approx(hist.get_mean_value(), rel=1e-12)
     assert stdev == pytest.approx(hist.get_stddev(), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_values_at_percentiles_are_hdrh_s_own(seed: int) -> None:
+    """Equal to get_percentile_to_value_dict's, for one value, a few, thousands spread
+    over decades, a decoded histogram and one with another added; percentiles in any
+    order, the extremes included."""
+    rnd = random.Random(seed)
+    hist = new_histogram()
+    for _ in range((1, 3, 40, 2000, 500, 500)[seed]):
+        hist.record_value(max(1, int(rnd.lognormvariate(3 + seed, 2))), rnd.randint(1, 9))
+    if seed == 4:
+        hist = decode_histogram(encode_histogram(hist))
+    if seed == 5:
+        other = new_histogram()
+        other.record_value(HIGHEST_US, 3)
+        hist.add(other)
+    wanted = [99.9, 50.0, 0.1, 100.0, 75.0, 33.3, 99.0, 90.0, 95.0]
+    assert values_at_percentiles(hist, wanted) == hist.get_percentile_to_value_dict(wanted)
+
+
+def test_an_empty_histogram_has_no_values_at_percentiles() -> None:
+    assert values_at_percentiles(new_histogram(), [50.0]) == {}
 
 
 def test_mean_and_stdev_of_an_empty_histogram_are_zero() -> None:

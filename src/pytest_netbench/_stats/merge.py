@@ -30,6 +30,7 @@ from pytest_netbench._stats.histogram import (
     histogram_from_counts,
     mean_and_stdev_us,
     percentile_of_counts,
+    values_at_percentiles,
 )
 from pytest_netbench._stats.recorder import (
     PHASES,
@@ -591,7 +592,7 @@ def summarize(hist: HdrHistogram) -> LatencySummary:
     total = int(hist.get_total_count())
     if total == 0:
         return LatencySummary()
-    values = hist.get_percentile_to_value_dict([50.0, 75.0, 90.0, 95.0, 99.0, 99.9])
+    values = values_at_percentiles(hist, (50.0, 75.0, 90.0, 95.0, 99.0, 99.9))
     mean_us, stdev_us = mean_and_stdev_us(hist)
     return LatencySummary(
         count=total,
