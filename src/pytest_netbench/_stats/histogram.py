@@ -153,12 +153,12 @@ def mean_and_stdev_us(hist: HdrHistogram) -> tuple[float, float]:
     middles: list[tuple[int, int]] = []
     counts = hist.counts
     width = ctypes.sizeof(counts) // len(counts)
-    raw = bytes(counts)
-    # The scan starts at the first byte not zero and ends after the last: strip's C loops
-    # find both ten times faster than the expression walks the zeros around them.
-    end = len(raw.rstrip(b"\0"))
-    begin = len(raw) - len(raw.lstrip(b"\0"))
-    filled = dict.fromkeys(at.start() // width for at in _NONZERO.finditer(raw, begin, end))
+    # The scan covers the buckets from the minimum's to the maximum's only: the whole
+    # array is 50,000 counts (400 KiB), copied and stripped four times a summary.
+    first = hist.get_counts_array_index(hist.get_min_value())
+    last = hist.get_counts_array_index(hist.get_max_value())
+    raw = ctypes.string_at(ctypes.addressof(counts) + first * width, (last + 1 - first) * width)
+    filled = dict.fromkeys(first + at.start() // width for at in _NONZERO.finditer(raw))
     for index in filled:
         count = counts[index]
         if count:
