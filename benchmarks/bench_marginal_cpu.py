@@ -5,6 +5,7 @@ what is left is the cost of one more request.
 
     python benchmarks/bench_marginal_cpu.py [--rounds 5] [--short 2] [--long 6]
                                             [--rows vary,hello,close,h2] [--baseline TREE]
+                                            [--floor]
 
 Rows (``--rows``, all four by default):
 
@@ -29,6 +30,12 @@ was beside the figures.
 ``--baseline TREE`` (a checkout of another commit: ``git worktree add TREE COMMIT``) runs
 that commit's engine too, as a third tool in the same rounds (its ``src/`` first on the
 child's ``PYTHONPATH``), so a change's before and after meet the same machine.
+
+``--floor`` adds, to the keep-alive rows, the least a Python client can do per request
+(``servers/bare_client.py``: uvloop, an httptools parser with one callback, latencies
+appended to an array, no accounting, no errors, no timeouts), in the same rounds: how
+far CPython with uvloop and httptools alone stands from the C tool, whatever the engine
+does.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "servers"))
 
+from bare_client import run_bare
 from bench_h2_floor import run_h2load
 from bench_new_connection import run_ab
 from figures import header, row
@@ -91,6 +99,12 @@ def wrk(cpu: int, url: str, duration: float) -> Sample:
     if run.errors:
         sys.exit(f"wrk had {run.errors} errors")
     return Sample(run.cpu_s, run.requests, run.duration_s)
+
+
+def floor(cpu: int, url: str, duration: float) -> Sample:
+    port = int(url.rstrip("/").rsplit(":", 1)[1])
+    run = run_bare(cpu, port, 50, duration)
+    return Sample(run["cpu_s"], int(run["ok"]), run["elapsed_s"])
 
 
 def ab(cpu: int, url: str, duration: float) -> Sample:
@@ -200,9 +214,10 @@ def run_row(row_: Row, rounds: int, short: float, long: float, gen_cpu: int) -> 
                 results[name].append(marginal(*samples[name]))
             nb, peer = results["netbench"][-1], results[row_.peer][-1]
             base = ""
-            if "baseline" in results:
-                b = results["baseline"][-1]
-                base = f" | baseline {b.cpu_us:.2f} us/req cpu x{b.cpu_us / peer.cpu_us:.3f}"
+            for other in ("baseline", "floor"):
+                if other in results:
+                    b = results[other][-1]
+                    base += f" | {other} {b.cpu_us:.2f} us/req cpu x{b.cpu_us / peer.cpu_us:.3f}"
             print(
                 f"  round {i + 1}: {row_.peer} {peer.cpu_us:.2f} us/req {peer.rps:,.0f} req/s"
                 f" | netbench {nb.cpu_us:.2f} us/req {nb.rps:,.0f} req/s"
@@ -226,6 +241,13 @@ def run_row(row_: Row, rounds: int, short: float, long: float, gen_cpu: int) -> 
         print(row(f"baseline / {row_.peer}, CPU per request", ratios, "x"))
         ratios = [n.cpu_us / b.cpu_us for n, b in zip(nb_runs, base_runs, strict=True)]
         print(row("netbench / baseline, CPU per request", ratios, "x"))
+    if "floor" in results:
+        floor_runs = results["floor"]
+        print(row("floor marginal CPU per request", [m.cpu_us for m in floor_runs], "us"))
+        ratios = [f.cpu_us / p.cpu_us for f, p in zip(floor_runs, peer_runs, strict=True)]
+        print(row(f"floor / {row_.peer}, CPU per request", ratios, "x"))
+        ratios = [n.cpu_us / f.cpu_us for n, f in zip(nb_runs, floor_runs, strict=True)]
+        print(row("netbench / floor, CPU per request", ratios, "x"))
 
 
 def main() -> None:
@@ -239,6 +261,11 @@ def main() -> None:
         type=Path,
         help="a checkout of another commit: its engine runs too, in the same rounds",
     )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="keep-alive rows: a bare uvloop + httptools client too, in the same rounds",
+    )
     args = parser.parse_args()
     if args.baseline is not None and not (args.baseline / "src" / "pytest_netbench").is_dir():
         sys.exit(f"--baseline: no src/pytest_netbench in {args.baseline}; give a checkout")
@@ -250,6 +277,8 @@ def main() -> None:
         if args.baseline is not None:
             baseline = on_tree(row_.tools["netbench"], args.baseline.resolve() / "src")
             row_ = dataclasses.replace(row_, tools={**row_.tools, "baseline": baseline})
+        if args.floor and row_.peer == "wrk":
+            row_ = dataclasses.replace(row_, tools={**row_.tools, "floor": floor})
         print(
             header(
                 row_.title,
