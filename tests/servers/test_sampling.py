@@ -6,13 +6,17 @@ import math
 import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from pytest_netbench._errors import ServerCrashed
+from pytest_netbench._servers import sampling
 from pytest_netbench._servers.launcher import Server
 from pytest_netbench._servers.sampling import ProcessTreeSampler, count_sockets
 
@@ -161,6 +165,51 @@ def test_time_wait_sockets_on_the_server_port_are_counted(helpers):
     assert time_wait >= 20
     assert stats.sockets_time_wait_peak >= 20
     assert established == 0
+
+
+def _idle_threads(count: int) -> subprocess.Popen[bytes]:
+    """A process holding ``count`` idle threads beside its main one, once it says so."""
+    code = (
+        "import sys, threading; stop = threading.Event()\n"
+        f"for _ in range({count}): threading.Thread(target=stop.wait, daemon=True).start()\n"
+        "print('ready', flush=True); sys.stdin.read()"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    return proc
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread files: Linux")
+@pytest.mark.parametrize("threads", [0, 300])
+def test_a_many_threaded_server_s_threads_are_read_less_often(
+    monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    """Reading a thread's counters costs ~16 us in the kernel, in the generator's
+    process: a server of a few threads is read every sample, one of 300 (5 ms a read)
+    only as often as 1 % of a core allows, and always at the baseline and the end."""
+    reads = []
+    read_threads = sampling._thread_readings
+
+    def counted(proc: psutil.Process) -> dict[int, tuple[tuple[int, int], tuple[int, int] | None]]:
+        reads.append(proc.pid)
+        return read_threads(proc)
+
+    monkeypatch.setattr(sampling, "_thread_readings", counted)
+    with _idle_threads(threads) as server:
+        try:
+            sampler = ProcessTreeSampler(server.pid, 0.1 if threads == 0 else 0.01)
+            sampler.start()
+            time.sleep(0.6)
+            stats = sampler.stop(0)
+        finally:
+            server.kill()
+    assert stats.threads_peak >= threads + 1
+    if threads == 0:
+        assert len(reads) == stats.samples  # every sample
+    else:
+        assert 2 <= len(reads) <= stats.samples // 4, (len(reads), stats.samples)
 
 
 def test_sampler_of_a_process_that_is_gone_returns_empty_figures(helpers):

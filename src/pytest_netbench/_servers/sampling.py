@@ -35,12 +35,23 @@ from pytest_netbench._servers.process_tree import subtree_pids
 from pytest_netbench._servers.sock_diag import TCP_ESTABLISHED, TCP_TIME_WAIT, port_sockets
 
 _MIB = 1024 * 1024
+# The sampler runs in the generator's process, so what it costs is taken from the load.
+# Three of its readings grow with the server or the machine, and each is spaced to take
+# at most its share of one core's time (issue 35). The final sample always walks the
+# sockets and reads the threads; the baseline reads the threads (its peaks are not kept).
+# - Listing the tree reads every thread's children file: 3-10 ms for a server of 300
+#   threads. A tree rarely changes under load: listed again every few samples at most.
 _TREE_REFRESH_EVERY = 5
-# Counting the port's sockets walks every TCP socket of the machine in the kernel, about
-# 0.1 ms per thousand: 12 ms with the 110,000 TIME_WAIT sockets a few loads leave behind,
-# which at 10 Hz took over a tenth of a core from the generator's process. Walks are spaced
-# to take at most this share of the sampler's time (issue 35).
-_SOCKET_WALK_SHARE = 0.02
+_TREE_REFRESH_SHARE = 0.01
+# - Counting the port's sockets walks every TCP socket of the machine in the kernel, about
+#   0.1 ms per thousand: 12 ms with the 110,000 TIME_WAIT sockets a few loads leave
+#   behind, over a tenth of a core at 10 Hz; more where the port itself holds thousands.
+_SOCKET_WALK_SHARE = 0.01
+# - Reading every thread's status and schedstat costs about 16 us a thread, nearly all in
+#   the kernel: 1.5 ms a sample with 50 threads, 15 ms with 500 (a thread per
+#   connection), a seventh of a core at 10 Hz. Up to about 60 threads are read every
+#   sample. What a thread did after its last read and before it ended is not counted.
+_THREAD_READ_SHARE = 0.01
 _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
 # Each thread's time on a CPU in nanoseconds (CONFIG_SCHED_INFO), beside the ticks.
 _HAS_SCHEDSTAT = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/schedstat")
@@ -102,6 +113,8 @@ class ProcessTreeSampler:
         self._host = HostCpuSampler(pid)
         self._span = [0.0, 0.0]
         self._next_socket_walk = 0.0
+        self._next_thread_read = 0.0
+        self._next_tree_refresh = 0.0
 
     def start(self) -> None:
         """Take the baseline sample and begin sampling in a background thread."""
@@ -145,12 +158,12 @@ class ProcessTreeSampler:
             self._host.sample()
 
     def _tree(self) -> list[psutil.Process]:
-        # The tree of a server under load rarely changes: re-listed every few samples only.
         root = self._root
         if root is None:
             return []
-        if self._tree_cache and self._samples % _TREE_REFRESH_EVERY:
+        if self._tree_cache and time.monotonic() < self._next_tree_refresh:
             return self._tree_cache
+        began = time.thread_time()
         try:
             if not root.is_running():
                 self._tree_cache = []
@@ -158,6 +171,9 @@ class ProcessTreeSampler:
                 self._tree_cache = [root, *_processes(subtree_pids(root.pid)[1:])]
         except psutil.Error:
             self._tree_cache = [root]
+        cost = time.thread_time() - began
+        spacing = max(_TREE_REFRESH_EVERY * self.interval, cost / _TREE_REFRESH_SHARE)
+        self._next_tree_refresh = time.monotonic() + spacing
         return self._tree_cache
 
     def _sample(self, *, baseline: bool, final: bool = False) -> None:
@@ -166,13 +182,21 @@ class ProcessTreeSampler:
         switches: dict[tuple[int, float, int], tuple[int, int]] = {}
         runtimes: dict[tuple[int, float, int], int] = {}
         waits: dict[tuple[int, float, int], int] = {}
+        # The threads' counters are read at the baseline, at the end, and between them as
+        # _THREAD_READ_SHARE allows; a thread keeps its last reading until the next.
+        read_threads = baseline or final or time.monotonic() >= self._next_thread_read
+        thread_read_s = 0.0
         for proc in self._tree():
             try:
                 with proc.oneshot():
                     key = (proc.pid, proc.create_time())
                     parent = proc.ppid()
                     cpu = proc.cpu_times()
-                    per_thread = _thread_readings(proc)
+                    per_thread = {}
+                    if read_threads:
+                        began = time.thread_time()
+                        per_thread = _thread_readings(proc)
+                        thread_read_s += time.thread_time() - began
                     proc_rss = proc.memory_info().rss
                     proc_threads = proc.num_threads()
                     proc_fds = _num_fds(proc)
@@ -195,6 +219,8 @@ class ProcessTreeSampler:
                 getattr(cpu, "children_system", 0.0),
             )
             self._procs.setdefault(key, proc)
+        if read_threads:
+            self._next_thread_read = time.monotonic() + thread_read_s / _THREAD_READ_SHARE
         established, time_wait = self._count_sockets(baseline=baseline, final=final)
         host_in_use, host_time_wait = tcp_socket_counts() or (0, 0)
         with self._lock:
@@ -340,18 +366,31 @@ def _thread_readings(
     except OSError:
         return found
     for tid in tids:
-        vol = invol = 0
         try:
             with open(f"{task_dir}/{tid}/status", "rb") as f:
-                for line in f:
-                    if line.startswith(b"voluntary_ctxt_switches:"):
-                        vol = int(line.split()[1])
-                    elif line.startswith(b"nonvoluntary_ctxt_switches:"):
-                        invol = int(line.split()[1])
-        except (OSError, ValueError, IndexError):
+                status = f.read()
+        except OSError:
             continue
+        # Two searches of the whole file, not a Python loop over its ~55 lines: this runs
+        # for every thread of the server ten times a second, in the generator's process.
+        vol = _status_field(status, b"\nvoluntary_ctxt_switches:")
+        invol = _status_field(status, b"\nnonvoluntary_ctxt_switches:")
         found[int(tid)] = ((vol, invol), _schedstat_ns(f"{task_dir}/{tid}/schedstat"))
     return found
+
+
+def _status_field(status: bytes, name: bytes) -> int:
+    """The number after ``name`` (a line's start, with its newline) in a status file, or
+    0 where there is none."""
+    start = status.find(name)
+    if start < 0:
+        return 0
+    start += len(name)
+    end = status.find(b"\n", start)
+    try:
+        return int(status[start:end] if end >= 0 else status[start:])
+    except ValueError:
+        return 0
 
 
 def _schedstat_ns(path: str) -> tuple[int, int] | None:
