@@ -743,6 +743,79 @@ def test_a_read_of_data_frames_is_what_a_longer_read_makes_of_it() -> None:
     assert any(state[3] for state in seen[0])  # WINDOW_UPDATEs were queued
 
 
+def test_a_read_of_headers_and_data_frames_is_what_a_longer_read_makes_of_it() -> None:
+    """``feed``'s shortcut for a read of several frames, each a final response's known
+    HEADERS or the last DATA frame of one whose HEADERS came (Go's reads: 2-3 HEADERS, all
+    10 of both): what it makes of each read is what the general path makes of the same read
+    behind a PRIORITY frame: the responses, the errors, the streams left, when ``heads_at``
+    says each head came (not for a response that came whole in the read), the bytes kept."""
+    encoder = hpack.Encoder()
+    fields = [(":status", "200"), ("server", "go")]
+    adding, indexed = encoder.encode(fields), encoder.encode(fields)
+
+    def head(stream_id: int) -> bytes:
+        return f.frame(f.HEADERS, f.END_HEADERS, stream_id, indexed)
+
+    def data(stream_id: int) -> bytes:
+        return f.frame(f.DATA, f.END_STREAM, stream_id, b"ok")
+
+    reads = [
+        head(5) + head(7),
+        head(9) + data(9) + head(11) + data(5),  # 9 came whole in the read
+        head(13) + head(15) + data(13) + data(15) + data(7) + data(11),
+        head(17) + headers(19, end_stream=True) + head(21),  # then the general way
+        head(23) + data(23)[:5],  # cut short
+        data(23)[5:] + head(25) + headers(27) + data(21),  # a block not kept: the general way
+        head(29) + data(25) + data(27) + head(31),  # 31 never opened: the connection fails
+    ]
+    seen = []
+    for shortcut in (True, False):
+        events = Events()
+        client = started(events, 15)
+        heads: dict[int, int] = {}
+        client.heads_at = heads
+        client.clock = iter(range(100, 200)).__next__
+        client.feed(f.frame(f.HEADERS, f.END_HEADERS, 1, adding))
+        client.feed(head(3))  # decoded: known from here
+        assert indexed in client._known
+        calls: list[list[tuple[int, int]]] = []
+        client.on_responses = lambda ended, calls=calls: calls.append(list(ended))
+        states = []
+        for read in reads:
+            if not shortcut and not client._recv_buffer:
+                read = f.frame(f.PRIORITY, 0, 99, b"\0" * 5) + read
+            client.feed(read)
+            states.append(
+                (
+                    list(calls),
+                    [(s, e.kind, e.reason) for s, e in events.errors],
+                    sorted(client._streams.items()),
+                    dict(heads),
+                    client.data_to_send(),
+                    client._recv_buffer,
+                    client.failed,
+                )
+            )
+        assert events.responses == []
+        seen.append(states)
+    assert seen[0] == seen[1]
+    calls, errors, _, heads, *_ = seen[0][-1]
+    assert [s for c in calls for s, _ in c] == [9, 5, 13, 15, 7, 11, 19, 23, 21, 25, 27]
+    assert heads == {
+        1: 100,
+        3: 101,
+        5: 102,
+        7: 102,
+        11: 103,
+        17: 105,
+        21: 105,
+        23: 106,
+        25: 107,
+        27: 107,
+    }
+    assert seen[0][-1][-1] and "never opened" in errors[-1][2]
+
+
 def test_on_responses_takes_the_responses_a_read_ended_in_one_call() -> None:
     """With ``on_responses`` set, the HTTP responses one read ends, on the hot path or not
     (a body's last DATA, a HEADERS with END_STREAM, trailers), come in one call as

@@ -359,46 +359,68 @@ class H2ClientConnection:
                         self.heads_at[stream_id] = self.clock()
                     return
             elif (
-                length_kind & 0xFF == _DATA
+                (length_kind & 0xFF == _DATA or length_kind & 0xFF == _HEADERS)
                 and self._continuing is None
                 and self.on_responses is not None
             ):
-                # What _read_frames's DATA hot path and _report_ended do for each such frame,
-                # without their set-up and calls (issue 35); from the first frame that is
-                # not one, the rest of the read goes the general way.
+                # A read of several frames, each the last DATA frame of a response whose
+                # HEADERS came or a final response's HEADERS as the lone read's above (Go's
+                # commonest reads after the lone HEADERS: 2-3 HEADERS, 1-4 DATA frames, or
+                # all 10 of both): what _read_frames's two hot paths, _report_ended and
+                # _report_heads do for them, without their set-up and calls (issue 35). From
+                # the first frame that is neither, the rest of the read goes the general
+                # way, which reports what this loop left in ``_ended`` and ``_heads``.
                 pos = 0
-                streams = self._streams
-                ended = self._ended
+                kind = length_kind & 0xFF
+                streams, known, heads = self._streams, self._known, self._heads
+                ended, received, bodies = self._ended, self._stream_received, self._pending_bodies
+                consumed, update_at = self._recv_consumed, self._recv_update_at
                 while True:
                     length = length_kind >> 8
                     end = pos + 9 + length
-                    if not flags & _END_STREAM or end > size or length > _MOST_FRAME:
+                    if end > size or length > _MOST_FRAME:
                         break
                     stream_id &= _STREAM_MASK
-                    status = streams.get(stream_id)
-                    if not status:  # not open, or its HEADERS not come
-                        break
-                    del streams[stream_id]
-                    consumed = self._recv_consumed + length  # _consume, written out
-                    if consumed >= self._recv_update_at:
-                        self._outbound.append(f.window_update(0, consumed))
-                        consumed = 0
-                    self._recv_consumed = consumed
-                    if self._stream_received:
-                        self._stream_received.pop(stream_id, None)
-                    ended.append((stream_id, status))
-                    if self._pending_bodies:
-                        self._cancel_body(stream_id)
+                    if kind == _DATA:
+                        if not flags & _END_STREAM:
+                            break
+                        status = streams.get(stream_id)
+                        if not status:  # not open, or its HEADERS not come
+                            break
+                        del streams[stream_id]
+                        consumed += length  # _consume, written out
+                        if consumed >= update_at:
+                            self._outbound.append(f.window_update(0, consumed))
+                            consumed = 0
+                        if received:
+                            received.pop(stream_id, None)
+                        ended.append((stream_id, status))
+                        if bodies:
+                            self._cancel_body(stream_id)
+                        if heads and heads[-1] == stream_id:
+                            heads.pop()  # its HEADERS just before: came whole, no head time
+                    else:  # HEADERS: as the lone read's, its time once the read is handled
+                        if flags != _END_HEADERS:
+                            break
+                        status = known.get(data[pos + 9 : end])
+                        if status is None or status < 200 or streams.get(stream_id) != 0:
+                            break
+                        streams[stream_id] = status
+                        heads.append(stream_id)
                     pos = end
                     if size - pos < 9:
                         break
                     length_kind, flags, stream_id = _FRAME_HEAD_UNPACK(data, pos)
-                    if length_kind & 0xFF != _DATA:
+                    kind = length_kind & 0xFF
+                    if kind != _DATA and kind != _HEADERS:
                         break
+                self._recv_consumed = consumed
                 if pos == size:
                     if ended:
                         self.on_responses(ended)
                         ended.clear()
+                    if heads:
+                        self._report_heads()
                     return
                 data = data[pos:]
             buffer = data
