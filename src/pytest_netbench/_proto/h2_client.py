@@ -33,6 +33,7 @@ What ends a stream in error, by :class:`StreamError` ``cause``:
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from time import monotonic_ns
@@ -56,6 +57,11 @@ _HEADERS, _END_HEADERS = f.HEADERS, f.END_HEADERS
 _DATA, _END_STREAM, _MOST_FRAME = f.DATA, f.END_STREAM, f.DEFAULT_MAX_FRAME_SIZE
 _STREAM_MASK = f.MAX_STREAM_ID
 _FRAME_HEAD_UNPACK = f.FRAME_HEAD.unpack_from
+
+
+def _headers_packer(block: bytes) -> Callable[[bytes, int, bytes], bytes]:
+    """Packs one HEADERS frame of ``block``: (its first 5 bytes, its stream id, ``block``)."""
+    return struct.Struct(f">5sI{len(block)}s").pack
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +106,7 @@ class H2ClientConnection:
         "_first_frame_seen",
         "_grpc",
         "_headers_head",
+        "_headers_pack",
         "_heads",
         "_initial_send_window",
         "_known",
@@ -202,6 +209,7 @@ class H2ClientConnection:
         self._body_windows: dict[int, int] = {}
         flags = f.END_HEADERS | (0 if request.body else f.END_STREAM)
         self._headers_head = f.FRAME_HEAD.pack(len(request.block) << 8 | f.HEADERS, flags, 0)[:5]
+        self._headers_pack = _headers_packer(request.block)
         self.goaway: tuple[int, int] | None = None  # (last stream id, error code) received
         self.settings_acked = False
         self.failed = False
@@ -264,9 +272,10 @@ class H2ClientConnection:
         if not self._request.body and len(block) <= self._max_send_frame:
             head = self._headers_head
             out = self._outbound
+            pack = self._headers_pack  # a frame in one C call (issue 35: ~80 ns a stream less)
             for stream_id in range(first, stop, 2):
                 streams[stream_id] = 0
-                out.append(head + stream_id.to_bytes(4, "big") + block)
+                out.append(pack(head, stream_id, block))
             return first, count
         for stream_id in range(first, stop, 2):
             streams[stream_id] = 0
@@ -287,14 +296,15 @@ class H2ClientConnection:
         be of the same kind (gRPC or not) as the connection's."""
         if request is self._request:
             return self.open_streams(1)[0]
-        own, own_head = self._request, self._headers_head
+        own, own_head, own_pack = self._request, self._headers_head, self._headers_pack
         flags = f.END_HEADERS | (0 if request.body else f.END_STREAM)
         self._request = request
         self._headers_head = f.FRAME_HEAD.pack(len(request.block) << 8 | f.HEADERS, flags, 0)[:5]
+        self._headers_pack = _headers_packer(request.block)
         try:
             return self.open_streams(1)[0]
         finally:
-            self._request, self._headers_head = own, own_head
+            self._request, self._headers_head, self._headers_pack = own, own_head, own_pack
 
     @property
     def has_output(self) -> bool:
