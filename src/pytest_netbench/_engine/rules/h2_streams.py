@@ -342,17 +342,21 @@ class H2Streams:
         codes, latency = self._codes, self._latency
         basis, wait, receive = self._basis, self._wait, self._receive
         measure_start = rules.measure_start_ns
+        stopping = rules.stopping  # read again after each call of the rule
         copied = 0
+        aside = 0  # those _on_response counted in ``ended`` itself
         for stream_id, status in ended:
             if ids[0] != stream_id:  # not the oldest stream's: the general way
                 self._on_response(stream_id, status)
+                aside += 1
+                stopping = rules.stopping
                 continue
             ids.popleft()
             start = pending.popleft()
-            self.ended += 1
             first = firsts.pop(stream_id, 0) if firsts else 0
-            if status >= 400 or start < measure_start or rules.stopping:
+            if status >= 400 or start < measure_start or stopping:
                 rules.record(status, start, start, now, first, opened)
+                stopping = rules.stopping
                 continue
             # An inlined copy of RunAccounting.record for an ok response, closed loop, one
             # fixed request, nothing streamed (with phases.record_phases): no call per
@@ -360,18 +364,21 @@ class H2Streams:
             # are recorded even when it came whole in one read (``first`` 0: a wait of its
             # latency and no receive, what the rule's fold would make of it unrecorded): a
             # bucket whose every response has its phases is folded without counting their
-            # basis (recorder.fold_phases).
+            # basis (recorder.fold_phases). Locals, not attributes, for what a read's
+            # responses share (issue 35).
             codes[status] = codes.get(status, 0) + 1
-            latency(now - start)
+            took = now - start
+            latency(took)
             written = opened if opened > start else start
             if not first or first > now:
                 first = now
             elif first < written:
                 first = written
-            basis(now - start)
+            basis(took)
             wait(first - written)
             receive(now - first)
             copied += 1
+        self.ended += len(ended) - aside
         rules.completed += copied
 
     def _on_response(self, stream_id: int, status: int) -> None:
