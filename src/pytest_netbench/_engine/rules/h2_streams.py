@@ -345,13 +345,16 @@ class H2Streams:
         stopping = rules.stopping  # read again after each call of the rule
         copied = 0
         aside = 0  # those _on_response counted in ``ended`` itself
+        # The copy's statuses, counted in ``codes`` once a run of the same one ends.
+        status_now, same = 0, 0
         for stream_id, status in ended:
-            if ids[0] != stream_id:  # not the oldest stream's: the general way
+            oldest = ids.popleft()
+            if oldest != stream_id:  # not the oldest stream's: the general way
+                ids.appendleft(oldest)
                 self._on_response(stream_id, status)
                 aside += 1
                 stopping = rules.stopping
                 continue
-            ids.popleft()
             start = pending.popleft()
             first = firsts.pop(stream_id, 0) if firsts else 0
             if status >= 400 or start < measure_start or stopping:
@@ -366,7 +369,12 @@ class H2Streams:
             # bucket whose every response has its phases is folded without counting their
             # basis (recorder.fold_phases). Locals, not attributes, for what a read's
             # responses share (issue 35).
-            codes[status] = codes.get(status, 0) + 1
+            if status != status_now:
+                if same:
+                    codes[status_now] = codes.get(status_now, 0) + same
+                    copied += same
+                status_now, same = status, 0
+            same += 1
             took = now - start
             latency(took)
             written = opened if opened > start else start
@@ -377,7 +385,9 @@ class H2Streams:
             basis(took)
             wait(first - written)
             receive(now - first)
-            copied += 1
+        if same:
+            codes[status_now] = codes.get(status_now, 0) + same
+            copied += same
         self.ended += len(ended) - aside
         rules.completed += copied
 
