@@ -339,9 +339,12 @@ class H2ClientConnection:
         return f.goaway(0, f.NO_ERROR)
 
     # -- what the server sent --
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes) -> bool:
+        """Read what the server sent. True when the read was one response's HEADERS alone
+        (the commonest read from Go's net/http): nothing ended, nothing to write, so the
+        engine has nothing to do after it (issue 35); False after any other read."""
         if self.failed or self.closed:
-            return
+            return False
         if self._recv_buffer:
             buffer = self._recv_buffer + data
         elif self._lone_heads and len(data) >= 9:
@@ -356,7 +359,7 @@ class H2ClientConnection:
                 and size <= _MOST_LONE
             ):
                 status = self._known.get(data[9:])
-                stream_id &= f.MAX_STREAM_ID
+                stream_id &= _STREAM_MASK
                 streams = self._streams
                 if (
                     status is not None
@@ -365,9 +368,10 @@ class H2ClientConnection:
                     and self._continuing is None
                 ):
                     streams[stream_id] = status
-                    if self.heads_at is not None:
-                        self.heads_at[stream_id] = self.clock()
-                    return
+                    heads_at = self.heads_at
+                    if heads_at is not None:
+                        heads_at[stream_id] = self.clock()
+                    return True
             elif (
                 (length_kind & 0xFF == _DATA or length_kind & 0xFF == _HEADERS)
                 and self._continuing is None
@@ -431,7 +435,7 @@ class H2ClientConnection:
                         ended.clear()
                     if heads:
                         self._report_heads()
-                    return
+                    return False
                 data = data[pos:]
             buffer = data
         else:
@@ -440,7 +444,7 @@ class H2ClientConnection:
             if not self._first_frame_seen:
                 if len(buffer) < 9:
                     self._recv_buffer = buffer
-                    return
+                    return False
                 self._check_server_preface(buffer)
             used = self._read_frames(buffer)
         except f.ConnectionViolation as exc:
@@ -448,12 +452,13 @@ class H2ClientConnection:
             if self._ended:  # the responses before the violation ended: counted first
                 self._report_ended()
             self._fail_connection(exc.code, exc.reason)
-            return
+            return False
         self._recv_buffer = buffer[used:]
         if self._ended:
             self._report_ended()
         if self._heads:
             self._report_heads()
+        return False
 
     def _report_ended(self) -> None:
         """The read is handled: the responses its hot paths ended, to ``on_responses``."""

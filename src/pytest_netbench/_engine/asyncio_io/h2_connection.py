@@ -134,7 +134,9 @@ class H2Connection(Connection):
 
     def data_received(self, data: bytes) -> None:
         # Connection.data_received's count and the feed in one call, not two: the commonest
-        # read (Go's lone HEADERS of a response, 0.37 a response) does nothing else.
+        # read (Go's lone HEADERS of a response, 0.37 a response) does nothing else, and
+        # feed says so (it ended nothing and queued nothing: no stream may open, nothing to
+        # write or close).
         self._rec.bytes_read += len(data)
         streams = self.streams
         client = streams.client
@@ -142,7 +144,8 @@ class H2Connection(Connection):
             return
         self._feeding = True
         try:
-            client.feed(data)
+            if client.feed(data):  # a response's HEADERS alone (0.37 a read from Go): no more
+                return
         finally:
             self._feeding = False
         ended = streams.ended
@@ -190,9 +193,8 @@ class H2Connection(Connection):
         elif client.outbound or client.goaway is not None or client.failed:
             self._continue()
             self._flush()
-        # Else the read ended no stream and asked for no answer (a response's HEADERS
-        # alone, its DATA to come, as a server that flushes each frame sends them): no
-        # request may start and nothing would be written or closed (see _flush).
+        # Else the read ended no stream and asked for no answer (as a lone HEADERS read, its
+        # DATA to come): no request may start and nothing would be written or closed.
 
     def _flush(self) -> None:
         """Open the streams of the requests taken since the last write, and write what the
