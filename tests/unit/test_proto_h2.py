@@ -516,6 +516,8 @@ def test_stream_ids_run_out() -> None:
     assert client.free_streams == 2
     assert client.open_streams(5) == (f.MAX_STREAM_ID - 2, 2)
     assert client.free_streams == 0
+    assert client.open_streams(1) == (0, 0)
+    assert client._next_id == f.MAX_STREAM_ID + 2
 
 
 def test_decoder_cache_follows_the_dynamic_table() -> None:

@@ -56,6 +56,7 @@ _MOST_LONE = 9 + f.DEFAULT_MAX_FRAME_SIZE
 _HEADERS, _END_HEADERS = f.HEADERS, f.END_HEADERS
 _DATA, _END_STREAM, _MOST_FRAME = f.DATA, f.END_STREAM, f.DEFAULT_MAX_FRAME_SIZE
 _STREAM_MASK = f.MAX_STREAM_ID
+_LAST_STOP = _STREAM_MASK + 2  # open_streams: the stop of a range that ends at the last id
 _FRAME_HEAD_UNPACK = f.FRAME_HEAD.unpack_from
 
 
@@ -254,22 +255,23 @@ class H2ClientConnection:
         if self.goaway is not None or self.failed or self.closed:
             return 0, 0
         first = self._next_id
+        streams = self._streams
         most = self._max_streams
         if self._server_max_streams < most:
             most = self._server_max_streams
-        most -= len(self._streams)
-        ids_left = (f.MAX_STREAM_ID - first) // 2 + 1
-        if ids_left < most:
-            most = ids_left
+        most -= len(streams)
         if most < count:
             count = most
+        stop = first + 2 * count
+        if stop > _LAST_STOP:  # past the last stream id: as many as are left
+            count = (_STREAM_MASK - first) // 2 + 1
+            stop = first + 2 * count
         if count <= 0:
             return 0, 0
-        stop = first + 2 * count
         self._next_id = stop
-        streams = self._streams
-        block = self._request.block
-        if not self._request.body and len(block) <= self._max_send_frame:
+        request = self._request
+        block = request.block
+        if not request.body and len(block) <= self._max_send_frame:
             head = self._headers_head
             out = self._outbound
             pack = self._headers_pack  # a frame in one C call (issue 35: ~80 ns a stream less)
