@@ -162,10 +162,16 @@ class H2Streams:
         client = self.client
         if client is None:
             return b""
-        self._requests.pending.extend(repeat(start, count))
+        # One request alone (a read that ended one stream) is appended: no repeat or range.
+        if count == 1:
+            self._requests.pending.append(start)
+        else:
+            self._requests.pending.extend(repeat(start, count))
         unopened = self.unopened + count
         first, opened = client.open_streams(unopened)
-        if opened:
+        if opened == 1:
+            self._ids.append(first)
+        elif opened:
             self._ids.extend(range(first, first + 2 * opened, 2))
         self.unopened = unopened - opened
         # client.data_to_send, written out: its queue is emptied in place, never replaced.
