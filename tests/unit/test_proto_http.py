@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import httptools
 import pytest
 
 from pytest_netbench._proto.http import (
@@ -546,3 +547,30 @@ def test_an_exception_from_a_callback_is_raised_not_blamed_on_the_server() -> No
     with pytest.raises(RuntimeError, match="bug in the engine"):
         framer.feed(HELLO)
     assert errors == []
+
+
+@pytest.mark.parametrize(
+    ("response", "keep_alive"),
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi", True),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi", False),
+    ],
+)
+def test_httptools_forgets_keep_alive_once_the_message_completes(
+    response: bytes, keep_alive: bool
+) -> None:
+    """Why the fused path's on_message_complete reads keep-alive itself, as a Python
+    callback (``FusedHttpConnection._attach_framer``): after feed_data the parser keeps the
+    status code of the message it completed, not whether it keeps the connection open. If
+    this fails, keep-alive has become readable after the read, and the steady state could
+    run in data_received with no Python callback per response (issue 35)."""
+
+    class Callbacks:
+        def on_message_complete(self) -> None:
+            during.append((parser.get_status_code(), parser.should_keep_alive()))
+
+    during: list[tuple[int, bool]] = []
+    parser = httptools.HttpResponseParser(Callbacks())
+    parser.feed_data(response)
+    assert during == [(200, keep_alive)]
+    assert (parser.get_status_code(), parser.should_keep_alive()) == (200, False)

@@ -127,6 +127,11 @@ class FusedHttpConnection(Connection):
             status = checked_status(parser.get_status_code, checks, headers, body)
         self._status = self._status_code = status
         self._fresh_code = 0  # see _fresh_status
+        # Read inside on_message_complete, never after feed_data: llhttp clears a message's
+        # flags as it completes, so a 200 that kept the connection open reads False there
+        # (the status code stays). That is why on_message_complete is a Python method: C
+        # callables that capture it per message (map and zip over iter(parser method) into
+        # a list) cost more instructions than the method and its two calls (issue 35).
         self._keep_alive = parser.should_keep_alive
         self._streak = 0  # measured 200s each followed by a measured send (settle_counts)
         # When each outstanding request counts from, for the window: its start in closed
