@@ -148,10 +148,11 @@ class PhaseSamples:
     ``basis``: the same response's ``now - start``, which the path that only records the
     latency appended for it too. A response the fast paths record without these came
     whole in one read: its wait is its ``now - start`` and its receive nothing
-    (:func:`fold_phases`). A wait appended without a receive (its basis appended too)
-    is one of an answer that came whole in the read that completed it, after a wait of
-    its own (a connection per request: ``RawHttpConnection._answered``): its receive is
-    nothing, counted by how many more waits than receives there are."""
+    (:func:`fold_phases`). A wait appended without a receive or a basis is one of an
+    answer that came whole in the read that completed it, after a wait of its own (a
+    connection per request: ``RawHttpConnection._answered``): its receive is nothing,
+    counted by how many more waits than receives there are. Every explicit record
+    appends one wait, so the waits count them."""
 
     __slots__ = ("basis", "receives", "waits")
 
@@ -175,9 +176,12 @@ def fold_phases(
     # Every response of the bucket recorded its phases (a connection per request, HTTP/2's
     # steady state): nothing came whole in one read, and the subtraction below, a Python
     # loop over every distinct value, would leave nothing. Each recording is an ok
-    # response's, beside its latency in ``basis``: as many of them means all of them.
+    # response's, beside its latency in ``basis``, and appends one wait: as many waits as
+    # ok responses means all of them. Else some came whole in one read, recorded by a
+    # keep-alive fast path: those never share a recorder with the answers recorded without
+    # a basis (a connection per request, see PhaseSamples), so each wait here has its basis.
     ok = sum(basis.values()) if basis is not None else 0
-    if basis is not None and ok != len(samples.basis):
+    if basis is not None and ok != len(samples.waits):
         # ``basis`` less the explicit ones, keeping the positive counts (``+``): only the
         # explicit samples' values can fall to zero or below, so only they are visited, not
         # every value of the second (a Python loop over thousands; issue 35).

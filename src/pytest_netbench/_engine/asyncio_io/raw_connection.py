@@ -311,11 +311,10 @@ class RawHttpConnection(Connection):
                 self._record(latency)
                 # record_phases, inlined: no framer saw the first byte, so the answer came
                 # whole in this read, its wait from when the connection was open; its
-                # receive, nothing, is left out (a wait without one: PhaseSamples).
+                # receive, nothing, is left out, and so is its basis (a wait without either:
+                # PhaseSamples; an append a request fewer, issue 35).
                 opened = self.opened_ns
-                phases = self._phases
-                phases.basis.append(latency)
-                phases.waits.append(now - (opened if opened > start else start))
+                self._phases.waits.append(now - (opened if opened > start else start))
                 run.completed += 1
             else:
                 run.record(code, start, start, now)
