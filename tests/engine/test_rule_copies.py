@@ -9,8 +9,8 @@ because a call per response costs more than the rest of the response's work:
   (``RawHttpConnection``), and, through ``EchoConnection``, of echo loads);
 - ``RawHttpConnection._answered`` (a connection per request, its first read byte for byte
   the response the run already knows): ``record`` for an ok response, and
-  ``check_finished``; ``RawHttpConnection._renew_now`` (that connection renewed as its
-  slot's next one): ``take``;
+  ``check_finished``; ``RawSockets.renew_spent`` (those connections renewed as their
+  slots' next ones): ``take``;
 - the fused steady state (``FusedHttpConnection.on_message_complete``, and for a read
   byte for byte the last steady 200, ``FusedHttpConnection.data_received``): ``record`` and
   ``take`` in closed loop, ``record``, ``take`` (with its ``claim``) and ``next_request``
@@ -225,19 +225,25 @@ class Harness:
 
         return tapped
 
-    def renew_now(self, original: Callable[..., None]) -> Callable[..., None]:
-        """``RawHttpConnection._renew_now``: a request it took itself (one outstanding
-        after it, no rule take meanwhile) is taken by the shadow at the same instant."""
+    def renew_spent(self, original: Callable[..., None]) -> Callable[..., None]:
+        """``RawSockets.renew_spent``: each connection holding a request after it, with no
+        rule take meanwhile, took it itself; the shadow takes them at the same instants,
+        in the same order. (A rule take in the batch means its run was in its connect
+        phase, when every connection goes through the rules, or stopping, when none
+        takes.)"""
 
-        def tapped(conn: RawHttpConnection) -> None:
-            if conn.run is not self.run:
-                original(conn)
+        def tapped(raw: RawSockets, spent: list[RawHttpConnection]) -> None:
+            if spent[0].run is not self.run:
+                original(raw, spent)
                 return
             takes = self.takes
-            original(conn)
-            if conn.pending and self.takes == takes:
-                self.note("raw inline take")
-                self.shadow_take(conn.pending[-1], "the raw renewal")
+            original(raw, spent)
+            if self.takes != takes:
+                return
+            for conn in spent:
+                if conn.pending:
+                    self.note("raw inline take")
+                    self.shadow_take(conn.pending[-1], "the raw renewal")
 
         return tapped
 
@@ -448,8 +454,8 @@ class Harness:
         monkeypatch.setattr(connection_module, "monotonic_ns", self.connection_clock)
         answered = self.answered(RawHttpConnection._answered)
         monkeypatch.setattr(RawHttpConnection, "_answered", answered)
-        renew_now = self.renew_now(RawHttpConnection._renew_now)
-        monkeypatch.setattr(RawHttpConnection, "_renew_now", renew_now)
+        renew_spent = self.renew_spent(RawSockets.renew_spent)
+        monkeypatch.setattr(RawSockets, "renew_spent", renew_spent)
         monkeypatch.setattr(raw_connection, "monotonic_ns", self.connection_clock)
         monkeypatch.setattr(fused_http, "monotonic_ns", self.fused_clock)
         responses = self.h2_responses(H2Streams._on_responses)

@@ -17,7 +17,7 @@ run (``connection_lost``) once they all are, as a transport's would on a later t
 loop; so no socket is opened while an event list naming closed descriptors is being read.
 In a closed-loop run whose connections carry one request each, a connection closed that
 way with nothing outstanding is renewed in place there as its slot's next connection
-(:meth:`RawHttpConnection._renew_now`), its request written as its connect returns.
+(:meth:`RawSockets.renew_spent`), its request written as its connect returns.
 
 Used for HTTP/1.1 over plain TCP to an IP address (no TLS, no source addresses, one fixed
 request), on Linux (``epoll``); ``asyncio_io.engine.BaseRun`` decides.
@@ -57,6 +57,7 @@ _READABLE = _IN | _BROKEN
 _READ_SIZE = 64 * 1024
 _MAX_EVENTS = 1024
 _STREAM = socket.SOCK_STREAM | socket.SOCK_NONBLOCK
+_IN_PROGRESS = errno_mod.EINPROGRESS
 
 
 class RawOwner(ConnectionOwner):
@@ -93,7 +94,7 @@ class RawSockets:
         # told to the run as the closed are, with no event of their own.
         self.established: list[RawHttpConnection] = []
         # Closed by ``RawHttpConnection._answered`` (their one request answered, nothing
-        # outstanding): each renews itself once the events are served (``_renew_now``),
+        # outstanding): each renews itself once the events are served (``renew_spent``),
         # without the tuple of ``closed`` and the call of ``connection_lost``.
         self.spent: list[RawHttpConnection] = []
         self.serving = False
@@ -141,11 +142,7 @@ class RawSockets:
         while closed or established or spent:
             if spent:
                 self.spent = []
-                for conn in spent:
-                    try:
-                        conn._renew_now()
-                    except Exception as exc:
-                        self._failed(conn, exc)
+                self.renew_spent(spent)
             if closed:
                 self.closed = []
                 for conn, error in closed:
@@ -212,6 +209,107 @@ class RawSockets:
             self.known_read, self.known_answer = data, answer
         else:
             self.not_whole = data
+
+    def renew_spent(self, spent: list[RawHttpConnection]) -> None:
+        """``ClosedRun.lost``, ``after_lost``, ``_reopen`` and ``open_connection`` inlined
+        for connections of this run whose one request was answered, closed and nothing
+        outstanding: for each, in turn, the next request's permit taken, and the
+        connection renewed as the one that carries it (``RawHttpConnection.renew``),
+        without leaving the run's connections (the count of live ones unchanged, so is its
+        peak: ``count_opened``). Called for the connections ``_answered`` closed
+        (``spent``: no framer, their transports still set) without ``connection_lost``,
+        and from ``connection_lost`` (``_renew_now``); a run stopping, or in its connect
+        phase, hears of the close as of any other. One call for all of a turn's spent
+        connections, what they share read once (a call and a dozen attribute reads a
+        request fewer, issue 35); a failure is the engine's own bug, told as one of the
+        connection's (``_failed``), and the others are renewed still."""
+        run = spent[0].run
+        family, address, by_fd = self.family, self.address, self.by_fd
+        register = self.epoll.register
+        answers_known = self.answers_known
+        for conn in spent:
+            try:
+                if run.stopping or run.phase is not None:
+                    conn.transport = None
+                    conn._write = None
+                    conn._feed = _closed_feed
+                    run.lost(conn, None)
+                    continue
+                now = monotonic_ns()
+                # run.take(now), inlined for a run not stopping (checked above) whose one
+                # fixed request is not rendered (no source: a raw connection's run has
+                # none). tests/engine/test_rule_copies.py holds this copy to the rule.
+                measure = run.measure_start_ns
+                rec = conn._rec
+                if now >= measure:
+                    budget = run.budget
+                    if budget is not None:
+                        if budget <= 0:
+                            conn.transport = None
+                            conn._write = None
+                            run.connections.discard(conn)
+                            conn._feed = _closed_feed
+                            run.check_finished()
+                            continue
+                        run.budget = budget - 1
+                    rec.sent += 1
+                run.opened += 1
+                # renew(), inlined: of what it sets, a spent connection has the rest as it
+                # is (``served``, ``_first``, ``broken``, ``_unsent``, ``_close_when_sent``,
+                # its ``_feed`` the first-read shortcut; connection_lost sets them for the
+                # others), its ``transport`` set to None where the connect fails below, its
+                # ``opened_ns`` set below, and its ``_write`` unused (a raw run closes after
+                # some requests).
+                conn._measure = measure
+                if not answers_known:
+                    conn._feed = conn._attach_framer()
+                # The connect counts from the take (a clock read a request fewer): the
+                # request's latency is then its connect and its wait exactly.
+                conn.connect_started = now
+                conn.pending.append(now)
+                # open(), its request written as its connect returns: a socket still
+                # connecting refuses it (EAGAIN), one connected at once (loopback) takes it,
+                # so the send tells which without a getpeername (a system call a request).
+                # Its _start_connect inlined (a call a request fewer).
+                sock = bare_socket(family, _STREAM)
+                conn._sock = sock
+                conn._fd = fd = sock.fileno()
+                conn.connect_task = conn  # type: ignore[assignment]  # see done() and cancel()
+                err = sock.connect_ex(address)
+                if err != _IN_PROGRESS and err != 0:
+                    conn.transport = None
+                    conn.opened_ns = 0
+                    conn._refused(err)
+                    continue
+                by_fd[fd] = conn
+                opened = monotonic_ns()
+                request = conn._request
+                try:
+                    sent = sock.send(request)
+                except OSError as exc:
+                    conn.transport = None
+                    conn.opened_ns = 0
+                    conn._not_sent_at_once(sock, fd, exc)
+                    continue
+                # Sent: _connected(0), ClosedRun.connected and send inlined for a run that
+                # is not stopping (checked above), past its first contact, outside its
+                # connect phase, one request a connection: the connect's phase recorded if
+                # measured, the bytes counted; its ``_write`` stays None (only
+                # Connection's keep-alive fast path uses it).
+                conn.connect_task = None
+                conn.transport = conn  # type: ignore[assignment]
+                conn.opened_ns = opened  # open before the send that found it so
+                if now >= measure:
+                    rec.connects.append(opened - now)  # record_connect, without TLS
+                size = conn._size  # the request's length (one fixed request, see send)
+                rec.bytes_written += size  # the request's start stays in pending
+                if sent < size:
+                    conn._unsent = request[sent:]
+                    register(fd, _IN | _OUT)
+                else:
+                    register(fd, _IN)
+            except Exception as exc:
+                self._failed(conn, exc)
 
     def _tell_later(self) -> None:
         """Outside :meth:`ready`, the first of a turn's news asks for :meth:`_later`."""
@@ -298,7 +396,8 @@ class RawHttpConnection(Connection):
         each was a quarter of the Python a connection costs, issue 35). Recorded as
         ``on_response`` records (an inlined copy of ``RunAccounting.record`` for an ok
         response: tests/engine/test_rule_copies.py holds it to the rule), then closed; once
-        the events are served it renews itself (``RawSockets.spent``, :meth:`_renew_now`)."""
+        the events are served it is renewed (``RawSockets.spent``,
+        :meth:`RawSockets.renew_spent`)."""
         now = monotonic_ns()
         run = self.run
         start = self.pending.popleft()
@@ -382,9 +481,9 @@ class RawHttpConnection(Connection):
 
     def _not_sent_at_once(self, sock: bare_socket, fd: int, exc: OSError) -> None:
         """A renewed connection's request, written as its connect returned, was refused
-        (see :meth:`_renew_now`): still connecting (EAGAIN), the connect failed (named by
-        the error the send took: it took SO_ERROR), or connected and broken at once (the
-        write finds and names it once the run is told it connected)."""
+        (see :meth:`RawSockets.renew_spent`): still connecting (EAGAIN), the connect failed
+        (named by the error the send took: it took SO_ERROR), or connected and broken at
+        once (the write finds and names it once the run is told it connected)."""
         if not isinstance(exc, BlockingIOError):
             try:
                 sock.getpeername()
@@ -555,7 +654,7 @@ class RawHttpConnection(Connection):
             self.framer = None
         if self._raw.renews and exc is None and not self.pending:
             # What a spent connection (``_answered``) has as it is, renew() sets (its
-            # framer, if its run has no first-read shortcut, comes in _renew_now).
+            # framer, if its run has no first-read shortcut, comes in renew_spent).
             self.served = 0
             self._first = 0
             self.broken = ""
@@ -569,94 +668,9 @@ class RawHttpConnection(Connection):
         self.run.lost(self, exc)
 
     def _renew_now(self) -> None:
-        """``ClosedRun.lost``, ``after_lost``, ``_reopen`` and ``open_connection`` inlined
-        for a connection whose one request was answered, closed and nothing outstanding:
-        the next request's permit taken, and this connection renewed as the one that
-        carries it (:meth:`renew`), without leaving the run's connections (the count of
-        live ones unchanged, so is its peak: ``count_opened``). Called for a connection
-        ``_answered`` closed (``RawSockets.spent``: no framer, its transport still set)
-        without ``connection_lost``, and from ``connection_lost``; a run stopping, or in
-        its connect phase, hears of the close as of any other."""
-        run = self.run
-        if run.stopping or run.phase is not None:
-            self.transport = None
-            self._write = None
-            self._feed = _closed_feed
-            run.lost(self, None)
-            return
-        now = monotonic_ns()
-        # run.take(now), inlined for a run not stopping (connection_lost checked) whose one
-        # fixed request is not rendered (no source: a raw connection's run has none).
-        # tests/engine/test_rule_copies.py holds this copy to the rule.
-        measure = run.measure_start_ns
-        if now >= measure:
-            budget = run.budget
-            if budget is not None:
-                if budget <= 0:
-                    self.transport = None
-                    self._write = None
-                    run.connections.discard(self)
-                    self._feed = _closed_feed
-                    run.check_finished()
-                    return
-                run.budget = budget - 1
-            self._rec.sent += 1
-        run.opened += 1
-        # renew(), inlined: of what it sets, a spent connection has the rest as it is
-        # (``served``, ``_first``, ``broken``, ``_unsent``, ``_close_when_sent``, its
-        # ``_feed`` the first-read shortcut; connection_lost sets them for the others),
-        # its ``transport`` set to None where the connect fails below, its ``opened_ns``
-        # set below, and its ``_write`` unused (a raw run closes after some requests).
-        self._measure = measure
-        raw = self._raw
-        if not raw.answers_known:
-            self._feed = self._attach_framer()
-        # The connect counts from the take (a clock read a request fewer): the request's
-        # latency is then its connect and its wait exactly.
-        started = self.connect_started = now
-        self.pending.append(now)
-        # open(), its request written as its connect returns: a socket still
-        # connecting refuses it (EAGAIN), one connected at once (loopback) takes it, so the
-        # send tells which without a getpeername (a system call a request). Its
-        # _start_connect inlined (a call a request fewer).
-        sock = bare_socket(raw.family, _STREAM)
-        self._sock = sock
-        self._fd = fd = sock.fileno()
-        self.connect_task = self  # type: ignore[assignment]  # see done() and cancel()
-        err = sock.connect_ex(raw.address)
-        if err != errno_mod.EINPROGRESS and err != 0:
-            self.transport = None
-            self.opened_ns = 0
-            self._refused(err)
-            return
-        raw.by_fd[fd] = self
-        now = monotonic_ns()
-        request = self._request
-        try:
-            sent = sock.send(request)
-        except OSError as exc:
-            self.transport = None
-            self.opened_ns = 0
-            self._not_sent_at_once(sock, fd, exc)
-            return
-        # Sent: _connected(0), ClosedRun.connected and send inlined for a run that is not
-        # stopping (connection_lost checked), past its first contact, outside its connect
-        # phase, one request a connection: the connect's phase recorded if measured, the
-        # bytes counted; its ``_write`` stays None (only Connection's keep-alive fast path
-        # uses it).
-        self.connect_task = None
-        self.transport = self  # type: ignore[assignment]
-        self.opened_ns = now  # open before the send that found it so
-        rec = self._rec
-        if started >= measure:
-            rec.connects.append(now - started)  # record_connect, without TLS
-        size = self._size  # the request's length (one fixed request on a raw connection)
-        rec.bytes_written += size  # the request's start stays in pending
-        if sent < size:
-            self._unsent = request[sent:]
-            raw.epoll.register(fd, _IN | _OUT)
-        else:
-            raw.epoll.register(fd, _IN)
+        """:meth:`RawSockets.renew_spent` for this connection alone (one ``connection_lost``
+        closed with nothing outstanding)."""
+        self._raw.renew_spent([self])
 
     def send(self, start: int, intended: int) -> None:
         """As Connection's, the one request's bytes taken from the connection."""
