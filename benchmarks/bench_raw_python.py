@@ -10,7 +10,11 @@ Prints the lowest of ``--repeat`` passes of 20 wake-ups (1000 requests), in ns p
 request: the lowest is the one least disturbed by the rest of the machine. With
 ``--fold`` each pass ends with the once-a-second fold of its samples
 (``Recorder.close_bucket``), its cost spread over the pass's requests as a second's is
-over its own. What the system calls cost is not here: the C of their wrappers, the kernel.
+over its own; but the stand-in clocks make latencies of a few microseconds, cheaper to
+count than a real second's, and the fold's fixed work (the microsecond slots' scan) weighs
+forty times more over a pass of 1000 than over a second of 40,000: for the fold at a real
+spread, ``bench_fold.py --close``. What the system calls cost is not here: the C of
+their wrappers, the kernel.
 Compare two versions of the engine by running it with ``PYTHONPATH`` on each one's
 ``src/``, in alternating processes.
 """

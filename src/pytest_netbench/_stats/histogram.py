@@ -13,7 +13,7 @@ import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from itertools import accumulate, repeat
+from itertools import accumulate, compress, repeat
 from operator import add, floordiv
 
 from hdrh.histogram import HdrHistogram
@@ -34,6 +34,26 @@ def count_microseconds(samples_ns: Iterable[int]) -> Counter[int]:
     samples count as 1 µs; see :func:`histogram_floor`)."""
     # operator.floordiv over repeat() is the cheapest C-only way to divide each sample
     counts: Counter[int] = Counter(map(floordiv, samples_ns, repeat(_NS_PER_US)))
+    zero = counts.pop(0, 0)
+    if zero:
+        counts[LOWEST_US] += zero
+    if counts and max(counts) >= _EXACT_BELOW_US:
+        return at_histogram_resolution(counts)
+    return counts
+
+
+def take_slots(slots: list[int]) -> Counter[int]:
+    """The samples counted in ``slots`` (slot ``i``: how many were ``i`` whole
+    microseconds), as :func:`count_microseconds` counts them, and the slots emptied.
+    Counting a sample as it is recorded (a list index and an add) costs the hot path
+    about what an append does, and spares the fold its work per sample: about 90 ns a
+    value past 256 us (issue 35). The slots are read in C (``compress``, ``filter``)."""
+    if not any(slots):
+        return Counter()
+    counts: Counter[int] = Counter(
+        dict(zip(compress(range(len(slots)), slots), filter(None, slots), strict=True))
+    )
+    slots[:] = repeat(0, len(slots))
     zero = counts.pop(0, 0)
     if zero:
         counts[LOWEST_US] += zero

@@ -23,6 +23,7 @@ from pytest_netbench._stats.histogram import (
     add_counts,
     count_microseconds,
     percentile_of_counts,
+    take_slots,
 )
 from pytest_netbench._stats.streams import StreamOutcome
 
@@ -36,6 +37,10 @@ SAMPLES = "Q"
 # errnos that mean the generator, not the server, ran out of something
 GENERATOR_FAULT_ERRNOS = frozenset({24, 23, 99, 105})  # EMFILE ENFILE EADDRNOTAVAIL ENOBUFS
 ONE_SECOND_NS = 1_000_000_000
+# Slots of Recorder.count_as_recorded: values up to 8 ms counted as recorded (a quiet
+# connection per request answers in 1-2 ms); a slower one is appended. Each bucket's fold
+# looks at every slot (~20 ns each, in C).
+SLOTS_US = 8192
 PHASES = ("connect", "tls", "wait", "receive")
 # A WebSocket load's handshakes' wait and receive, kept apart from its messages' (which
 # are no request's phases): the load's wait and receive (``merge``).
@@ -152,14 +157,16 @@ class PhaseSamples:
     answer that came whole in the read that completed it, after a wait of its own (a
     connection per request: ``RawHttpConnection._answered``): its receive is nothing,
     counted by how many more waits than receives there are. Every explicit record
-    appends one wait, so the waits count them."""
+    appends one wait, so the waits count them. Such a wait may instead be counted in
+    ``wait_slots`` as it is recorded (see :meth:`Recorder.count_as_recorded`)."""
 
-    __slots__ = ("basis", "receives", "waits")
+    __slots__ = ("basis", "receives", "wait_slots", "waits")
 
     def __init__(self) -> None:
         self.basis: array[int] = array("q")
         self.waits: array[int] = array("q")
         self.receives: array[int] = array("q")
+        self.wait_slots: list[int] | None = None
 
     def clear(self) -> None:
         del self.basis[:]
@@ -181,7 +188,9 @@ def fold_phases(
     # keep-alive fast path: those never share a recorder with the answers recorded without
     # a basis (a connection per request, see PhaseSamples), so each wait here has its basis.
     ok = sum(basis.values()) if basis is not None else 0
-    if basis is not None and ok != len(samples.waits):
+    slotted = take_slots(samples.wait_slots) if samples.wait_slots is not None else None
+    explicit = len(samples.waits) + (sum(slotted.values()) if slotted else 0)
+    if basis is not None and ok != explicit:
         # ``basis`` less the explicit ones, keeping the positive counts (``+``): only the
         # explicit samples' values can fall to zero or below, so only they are visited, not
         # every value of the second (a Python loop over thousands; issue 35).
@@ -198,8 +207,10 @@ def fold_phases(
         if one_read > 0:
             into["receive"][LOWEST_US] += one_read
     add_counts(into["wait"], count_microseconds(samples.waits))
+    if slotted:
+        add_counts(into["wait"], slotted)
     receives = samples.receives
-    without_receive = len(samples.waits) - len(receives)
+    without_receive = explicit - len(receives)
     if without_receive:  # (see PhaseSamples)
         into["receive"][LOWEST_US] += without_receive
     if receives.count(0) == len(receives):
@@ -305,6 +316,7 @@ class Recorder(PhaseSamples):
         "handshakes",
         "lags",
         "latencies",
+        "latency_slots",
         "lower_bounds",
         "measure_start_ns",
         "open_loop",
@@ -344,6 +356,8 @@ class Recorder(PhaseSamples):
         self.bytes_written = 0
         self.generator_faults = 0
         self.latencies: array[int] = array(SAMPLES)
+        # Ok latencies counted as recorded, by whole microseconds (count_as_recorded).
+        self.latency_slots: list[int] | None = None
         self.uncorrected: array[int] = array(SAMPLES)
         self.lags: array[int] = array("q")
         # Open loop, filled once as the run stops (see RunAccounting.stop_counting).
@@ -394,9 +408,22 @@ class Recorder(PhaseSamples):
         self.bytes_read = 0
         self.bytes_written = 0
 
+    def count_as_recorded(self) -> tuple[list[int], list[int]]:
+        """Slots in which a path counts ok latencies and waits (of answers that came
+        whole in their read, without a basis: see PhaseSamples) by whole microseconds as
+        it records them, each slot a value below ``SLOTS_US`` (a value past it is appended
+        as ever); the fold takes them (``take_slots``) with the arrays. A connection per
+        request's known answers (``RawHttpConnection._answered``): counting them at once
+        costs about an append, and spares the fold ~90 ns a sample (issue 35)."""
+        if self.latency_slots is None or self.wait_slots is None:
+            self.latency_slots, self.wait_slots = [0] * SLOTS_US, [0] * SLOTS_US
+        return self.latency_slots, self.wait_slots
+
     def ok_so_far(self) -> int:
         """Ok responses recorded up to now, folded or not (for progress reports)."""
         unfolded = len(self.latencies) + sum(len(k.latencies) for k in self.by_request)
+        if self.latency_slots is not None:
+            unfolded += sum(self.latency_slots)
         return sum(row.ok for row in self.outcome.seconds) + unfolded
 
     def tick(self) -> None:
@@ -411,6 +438,11 @@ class Recorder(PhaseSamples):
         out = self.outcome
         counts = count_microseconds(self.latencies)
         ok = len(self.latencies)
+        if self.latency_slots is not None:
+            slotted = take_slots(self.latency_slots)
+            if slotted:
+                ok += sum(slotted.values())
+                add_counts(counts, slotted)
         mix = bool(self.by_request)
         if not self.open_loop and not mix:
             fold_phases(out.phase_counts, self.phases, counts)
@@ -463,6 +495,7 @@ class Recorder(PhaseSamples):
         leftover = leftover or bool(
             self.phases.waits or self.connects or self.handshakes or self.upgrade_waits
         )
+        leftover = leftover or any(self.latency_slots or ()) or any(self.wait_slots or ())
         if self.latencies or self.uncorrected or self.lags or leftover_errors or leftover:
             self.close_bucket()
         out = self.outcome

@@ -44,6 +44,7 @@ from pytest_netbench._engine.rules.connecting import FirstContact
 from pytest_netbench._engine.rules.exchange import Exchange
 from pytest_netbench._engine.rules.phases import record_connect
 from pytest_netbench._proto.http import only_final_response
+from pytest_netbench._stats.recorder import SLOTS_US as _SLOTS_US
 
 _IN = select.EPOLLIN
 _OUT = select.EPOLLOUT
@@ -117,6 +118,9 @@ class RawSockets:
         self.known_answer = (0, False)
         self.seen_once: bytes | None = None
         self.not_whole: bytes | None = None
+        # Where the known answers' latencies and waits are counted by whole microseconds
+        # as recorded (Recorder.count_as_recorded), set with ``answers_known``.
+        self.slots: tuple[list[int], list[int]] = ([], [])
         loop.add_reader(self.epoll.fileno(), self.ready)
 
     def ready(self) -> None:
@@ -406,14 +410,25 @@ class RawHttpConnection(Connection):
             if code < 400:
                 codes = self._codes
                 codes[code] = codes.get(code, 0) + 1
+                # Its latency and (record_phases, inlined) its wait, counted in their
+                # microsecond slots (Recorder.count_as_recorded) or, past them, appended:
+                # no framer saw the first byte, so the answer came whole in this read, its
+                # wait from when the connection was open; its receive, nothing, is left
+                # out, and so is its basis (a wait without either: PhaseSamples).
+                latency_slots, wait_slots = raw.slots
                 latency = now - start
-                self._record(latency)
-                # record_phases, inlined: no framer saw the first byte, so the answer came
-                # whole in this read, its wait from when the connection was open; its
-                # receive, nothing, is left out, and so is its basis (a wait without either:
-                # PhaseSamples; an append a request fewer, issue 35).
+                value_us = latency // 1000
+                if value_us < _SLOTS_US:
+                    latency_slots[value_us] += 1
+                else:
+                    self._record(latency)
                 opened = self.opened_ns
-                self._phases.waits.append(now - (opened if opened > start else start))
+                wait = now - (opened if opened > start else start)
+                value_us = wait // 1000
+                if value_us < _SLOTS_US:
+                    wait_slots[value_us] += 1
+                else:
+                    self._phases.waits.append(wait)
                 run.completed += 1
             else:
                 run.record(code, start, start, now)
