@@ -43,12 +43,12 @@ def second_of_load(
 
 def second_of_close(recorder: Recorder, responses: int, rng: random.Random) -> None:
     slots = getattr(recorder, "count_as_recorded", None)
-    latency_slots, wait_slots = slots() if slots is not None else (None, None)
+    latency_slots, wait_slots, connect_slots = (None, None, None) if slots is None else slots()
     for _ in range(responses):
         connect = max(5_000, int(rng.gauss(30_000, 10_000)))
         latency = connect + max(20_000, int(rng.gauss(1_220_000, 300_000)))
-        recorder.connects.append(connect)
         for value, counted, appended in (
+            (connect, connect_slots, recorder.connects),
             (latency, latency_slots, recorder.latencies),
             (latency - connect, wait_slots, recorder.phases.waits),
         ):

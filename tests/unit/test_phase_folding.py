@@ -66,31 +66,34 @@ def test_a_wait_without_its_receive_is_an_answer_whole_in_its_read() -> None:
 
 
 def test_answers_counted_as_recorded_fold_as_appended() -> None:
-    """A connection per request's known answers counted in microsecond slots as recorded
-    (``Recorder.count_as_recorded``, a value past the slots appended as ever) fold to the
-    figures their appended samples give: latencies, the timeline's row, waits and
-    receives, the ok count before the fold, and an empty bucket after it."""
+    """A connection per request's known answers and connects counted in microsecond slots
+    as recorded (``Recorder.count_as_recorded``, a value past the slots appended as ever)
+    fold to the figures their appended samples give: latencies, the timeline's row, waits,
+    receives and connects, the ok count before the fold, and an empty bucket after it."""
     rng = random.Random(35)
     answers = []
     for _ in range(3_000):
         latency = rng.choice((0, 400, 999, 1_000, 2_047_999, 2_048_000, 8_191_999, 8_192_000))
         latency += rng.randrange(0, 40_000_000 if rng.random() < 0.1 else 3_000_000)
-        answers.append((latency, rng.randrange(0, latency + 1)))  # its wait, within it
+        wait = rng.randrange(0, latency + 1)  # its wait, within it; its connect the rest
+        answers.append((latency, wait, latency - wait))
     appended = Recorder(0, open_loop=False, bucket_ns=10**9)
     slotted = Recorder(0, open_loop=False, bucket_ns=10**9)
-    latency_slots, wait_slots = slotted.count_as_recorded()
-    for latency, wait in answers:
+    latency_slots, wait_slots, connect_slots = slotted.count_as_recorded()
+    for latency, wait, connect in answers:
         appended.latencies.append(latency)
         appended.phases.waits.append(wait)
+        appended.connects.append(connect)
         for value, slots, samples in (
             (latency, latency_slots, slotted.latencies),
             (wait, wait_slots, slotted.phases.waits),
+            (connect, connect_slots, slotted.connects),
         ):
             if value // 1000 < len(slots):
                 slots[value // 1000] += 1
             else:
                 samples.append(value)
-    assert slotted.latencies and slotted.phases.waits  # some past the slots
+    assert slotted.latencies and slotted.phases.waits and slotted.connects  # past the slots
     assert slotted.ok_so_far() == appended.ok_so_far() == 3_000
     for rec in (appended, slotted):
         rec.close_bucket()
@@ -99,7 +102,8 @@ def test_answers_counted_as_recorded_fold_as_appended() -> None:
     assert s.phase_counts == a.phase_counts
     assert s.seconds == a.seconds and s.seconds[0].ok == 3_000
     assert sum(a.phase_counts["receive"].values()) == 3_000
-    assert not any(latency_slots) and not any(wait_slots)
+    assert sum(a.phase_counts["connect"].values()) == 3_000
+    assert not any(latency_slots) and not any(wait_slots) and not any(connect_slots)
     slotted.close_bucket()  # nothing left: an empty row
     assert slotted.outcome.seconds[-1].ok == 0
     assert slotted.outcome.latency_counts == a.latency_counts

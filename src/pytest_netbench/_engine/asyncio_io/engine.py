@@ -372,8 +372,8 @@ class ClosedRun(BaseRun):
             self.raw.renews = self.closes_after == 1
             # ... and a first read that is the known response takes the fused path.
             self.raw.answers_known = self.raw.renews and self.exchange.parser_framed
-            if self.raw.answers_known:  # whose latencies and waits are counted at once
-                self.raw.slots = self.recorder.count_as_recorded()
+            if self.raw.renews:  # the renewals' connects, the answers' latencies and waits
+                self.raw.slots = self.recorder.count_as_recorded()  # counted at once
 
     def begin(self) -> None:
         missing = self.share.connections

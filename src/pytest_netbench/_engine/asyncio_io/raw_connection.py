@@ -118,9 +118,10 @@ class RawSockets:
         self.known_answer = (0, False)
         self.seen_once: bytes | None = None
         self.not_whole: bytes | None = None
-        # Where the known answers' latencies and waits are counted by whole microseconds
-        # as recorded (Recorder.count_as_recorded), set with ``answers_known``.
-        self.slots: tuple[list[int], list[int]] = ([], [])
+        # Where the known answers' latencies and waits, and the renewals' connects, are
+        # counted by whole microseconds as recorded (Recorder.count_as_recorded), set
+        # with ``renews``.
+        self.slots: tuple[list[int], list[int], list[int]] = ([], [], [])
         loop.add_reader(self.epoll.fileno(), self.ready)
 
     def ready(self) -> None:
@@ -231,6 +232,7 @@ class RawSockets:
         family, address, by_fd = self.family, self.address, self.by_fd
         register = self.epoll.register
         answers_known = self.answers_known
+        connect_slots = self.slots[2]
         for conn in spent:
             try:
                 if run.stopping or run.phase is not None:
@@ -304,7 +306,14 @@ class RawSockets:
                 conn.transport = conn  # type: ignore[assignment]
                 conn.opened_ns = opened  # open before the send that found it so
                 if now >= measure:
-                    rec.connects.append(opened - now)  # record_connect, without TLS
+                    # record_connect, without TLS: counted in its microsecond slot, or,
+                    # past them, appended (Recorder.count_as_recorded)
+                    connect = opened - now
+                    value_us = connect // 1000
+                    if value_us < _SLOTS_US:
+                        connect_slots[value_us] += 1
+                    else:
+                        rec.connects.append(connect)
                 size = conn._size  # the request's length (one fixed request, see send)
                 rec.bytes_written += size  # the request's start stays in pending
                 if sent < size:
@@ -415,7 +424,7 @@ class RawHttpConnection(Connection):
                 # no framer saw the first byte, so the answer came whole in this read, its
                 # wait from when the connection was open; its receive, nothing, is left
                 # out, and so is its basis (a wait without either: PhaseSamples).
-                latency_slots, wait_slots = raw.slots
+                latency_slots, wait_slots, _ = raw.slots
                 latency = now - start
                 value_us = latency // 1000
                 if value_us < _SLOTS_US:
