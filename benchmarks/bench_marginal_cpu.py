@@ -234,20 +234,15 @@ def run_row(row_: Row, rounds: int, short: float, long: float, gen_cpu: int) -> 
     print(row(f"netbench / {row_.peer}, CPU per request", ratios, "x"))
     ratios = [n.rps / p.rps for n, p in zip(nb_runs, peer_runs, strict=True)]
     print(row(f"netbench / {row_.peer}, throughput", ratios, "x"))
-    if "baseline" in results:
-        base_runs = results["baseline"]
-        print(row("baseline marginal CPU per request", [m.cpu_us for m in base_runs], "us"))
-        ratios = [b.cpu_us / p.cpu_us for b, p in zip(base_runs, peer_runs, strict=True)]
-        print(row(f"baseline / {row_.peer}, CPU per request", ratios, "x"))
-        ratios = [n.cpu_us / b.cpu_us for n, b in zip(nb_runs, base_runs, strict=True)]
-        print(row("netbench / baseline, CPU per request", ratios, "x"))
-    if "floor" in results:
-        floor_runs = results["floor"]
-        print(row("floor marginal CPU per request", [m.cpu_us for m in floor_runs], "us"))
-        ratios = [f.cpu_us / p.cpu_us for f, p in zip(floor_runs, peer_runs, strict=True)]
-        print(row(f"floor / {row_.peer}, CPU per request", ratios, "x"))
-        ratios = [n.cpu_us / f.cpu_us for n, f in zip(nb_runs, floor_runs, strict=True)]
-        print(row("netbench / floor, CPU per request", ratios, "x"))
+    for other in ("baseline", "floor"):  # each beside the peer and netbench, if it ran
+        if other not in results:
+            continue
+        other_runs = results[other]
+        print(row(f"{other} marginal CPU per request", [m.cpu_us for m in other_runs], "us"))
+        ratios = [o.cpu_us / p.cpu_us for o, p in zip(other_runs, peer_runs, strict=True)]
+        print(row(f"{other} / {row_.peer}, CPU per request", ratios, "x"))
+        ratios = [n.cpu_us / o.cpu_us for n, o in zip(nb_runs, other_runs, strict=True)]
+        print(row(f"netbench / {other}, CPU per request", ratios, "x"))
 
 
 def main() -> None:

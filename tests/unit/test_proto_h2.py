@@ -641,6 +641,22 @@ def test_has_output_says_whether_data_to_send_has_bytes() -> None:
     assert not client.has_output and not client.outbound
 
 
+def _heads_known(
+    events: Events, streams: int, adding: bytes, indexed: bytes
+) -> tuple[H2ClientConnection, dict[int, int]]:
+    """A client with ``streams`` open whose heads ``heads_at`` times by a counting clock
+    (from 100), streams 1 and 3 answered with ``adding`` then ``indexed``: the latter
+    decoded once, so a later read of it is known to ``feed``'s shortcut."""
+    client = started(events, streams)
+    heads: dict[int, int] = {}
+    client.heads_at = heads
+    client.clock = iter(range(100, 200)).__next__
+    client.feed(f.frame(f.HEADERS, f.END_HEADERS, 1, adding))
+    client.feed(f.frame(f.HEADERS, f.END_HEADERS, 3, indexed))
+    assert indexed in client._known
+    return client, heads
+
+
 def test_a_read_of_one_known_headers_frame_is_what_a_longer_read_makes_of_it() -> None:
     """``feed``'s shortcut for a read that is one response's HEADERS alone (its block
     decoded before, the table unchanged since): the stream waits for its body and
@@ -651,13 +667,7 @@ def test_a_read_of_one_known_headers_frame_is_what_a_longer_read_makes_of_it() -
     adding, indexed = encoder.encode(fields), encoder.encode(fields)
     for lone in (True, False):
         events = Events()
-        client = started(events, 5)
-        heads: dict[int, int] = {}
-        client.heads_at = heads
-        client.clock = iter(range(100, 200)).__next__
-        client.feed(f.frame(f.HEADERS, f.END_HEADERS, 1, adding))
-        client.feed(f.frame(f.HEADERS, f.END_HEADERS, 3, indexed))  # decoded: now known
-        assert indexed in client._known
+        client, heads = _heads_known(events, 5, adding, indexed)
         for stream_id in (5, 7):
             frame = f.frame(f.HEADERS, f.END_HEADERS, stream_id, indexed)
             client.feed(frame if lone else frame + f.frame(f.PRIORITY, 0, 9, b"\0" * 5))
@@ -686,6 +696,41 @@ def test_a_lone_headers_frame_on_a_stream_never_opened_fails_the_connection() ->
     client.feed(f.frame(f.HEADERS, f.END_HEADERS, 5, indexed))
     assert client.failed and client.connection_error is not None
     assert "never opened" in client.connection_error.reason
+
+
+def _states_after_each(
+    client: H2ClientConnection,
+    events: Events,
+    reads: list[bytes],
+    behind_priority: bool,
+    heads: dict[int, int] | None = None,
+) -> list[tuple[object, ...]]:
+    """What ``client`` makes of each read: the responses ``on_responses`` had, the
+    errors, the streams left, the frames queued, the bytes kept, whether it failed and
+    ``heads`` (when given). ``behind_priority``: each read that begins at a frame's start
+    comes behind a PRIORITY frame, which changes nothing but keeps ``feed``'s shortcuts
+    out, so the general path makes the same of it."""
+    calls: list[list[tuple[int, int]]] = []
+    client.on_responses = lambda ended: calls.append(list(ended))
+    states: list[tuple[object, ...]] = []
+    for read in reads:
+        if behind_priority and not client._recv_buffer:  # (a frame cut short goes on)
+            read = f.frame(f.PRIORITY, 0, 99, b"\0" * 5) + read
+        client.feed(read)
+        states.append(
+            (
+                list(calls),
+                [(s, e.kind, e.reason) for s, e in events.errors],
+                sorted(client._streams.items()),
+                client.data_to_send(),
+                client._recv_buffer,
+                client._recv_consumed,
+                client.failed,
+                dict(heads) if heads is not None else None,
+            )
+        )
+    assert events.responses == []
+    return states
 
 
 def test_a_read_of_data_frames_is_what_a_longer_read_makes_of_it() -> None:
@@ -718,30 +763,11 @@ def test_a_read_of_data_frames_is_what_a_longer_read_makes_of_it() -> None:
         client.open_streams(11)
         client.data_to_send()
         client.feed(b"".join(headers(i) for i in range(1, 23, 2) if i not in (15, 17)))
-        calls: list[list[tuple[int, int]]] = []
-        client.on_responses = lambda ended, calls=calls: calls.append(list(ended))
-        states = []
-        for read in reads:
-            if not lone and not client._recv_buffer:  # (a frame cut short goes on as it is)
-                read = f.frame(f.PRIORITY, 0, 99, b"\0" * 5) + read
-            client.feed(read)
-            states.append(
-                (
-                    list(calls),
-                    [(s, e.kind, e.reason) for s, e in events.errors],
-                    sorted(client._streams.items()),
-                    client.data_to_send(),
-                    client._recv_buffer,
-                    client._recv_consumed,
-                    client.failed,
-                )
-            )
-        assert events.responses == []
-        seen.append(states)
+        seen.append(_states_after_each(client, events, reads, behind_priority=not lone))
     assert seen[0] == seen[1]
-    calls, errors = seen[0][-1][0], seen[0][-1][1]
+    calls, errors, *_ = seen[0][-1]
     assert [s for c in calls for s, _ in c] == [1, 3, 5, 7, 9, 11, 13, 15, 19, 21]
-    assert errors[0][0] == 17 and seen[0][-1][-1]
+    assert errors[0][0] == 17 and seen[0][-1][6]  # failed
     assert any(state[3] for state in seen[0])  # WINDOW_UPDATEs were queued
 
 
@@ -773,35 +799,10 @@ def test_a_read_of_headers_and_data_frames_is_what_a_longer_read_makes_of_it() -
     seen = []
     for shortcut in (True, False):
         events = Events()
-        client = started(events, 15)
-        heads: dict[int, int] = {}
-        client.heads_at = heads
-        client.clock = iter(range(100, 200)).__next__
-        client.feed(f.frame(f.HEADERS, f.END_HEADERS, 1, adding))
-        client.feed(head(3))  # decoded: known from here
-        assert indexed in client._known
-        calls: list[list[tuple[int, int]]] = []
-        client.on_responses = lambda ended, calls=calls: calls.append(list(ended))
-        states = []
-        for read in reads:
-            if not shortcut and not client._recv_buffer:
-                read = f.frame(f.PRIORITY, 0, 99, b"\0" * 5) + read
-            client.feed(read)
-            states.append(
-                (
-                    list(calls),
-                    [(s, e.kind, e.reason) for s, e in events.errors],
-                    sorted(client._streams.items()),
-                    dict(heads),
-                    client.data_to_send(),
-                    client._recv_buffer,
-                    client.failed,
-                )
-            )
-        assert events.responses == []
-        seen.append(states)
+        client, heads = _heads_known(events, 15, adding, indexed)
+        seen.append(_states_after_each(client, events, reads, not shortcut, heads))
     assert seen[0] == seen[1]
-    calls, errors, _, heads, *_ = seen[0][-1]
+    calls, errors, *_, heads = seen[0][-1]
     assert [s for c in calls for s, _ in c] == [9, 5, 13, 15, 7, 11, 19, 23, 21, 25, 27]
     assert heads == {
         1: 100,

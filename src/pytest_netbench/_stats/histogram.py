@@ -33,13 +33,7 @@ def count_microseconds(samples_ns: Iterable[int]) -> Counter[int]:
     """Bucket nanosecond samples by microsecond, at the histogram's resolution (sub-µs
     samples count as 1 µs; see :func:`histogram_floor`)."""
     # operator.floordiv over repeat() is the cheapest C-only way to divide each sample
-    counts: Counter[int] = Counter(map(floordiv, samples_ns, repeat(_NS_PER_US)))
-    zero = counts.pop(0, 0)
-    if zero:
-        counts[LOWEST_US] += zero
-    if counts and max(counts) >= _EXACT_BELOW_US:
-        return at_histogram_resolution(counts)
-    return counts
+    return _as_histogram_counts(Counter(map(floordiv, samples_ns, repeat(_NS_PER_US))))
 
 
 def take_slots(slots: list[int]) -> Counter[int]:
@@ -54,6 +48,12 @@ def take_slots(slots: list[int]) -> Counter[int]:
         dict(zip(compress(range(len(slots)), slots), filter(None, slots), strict=True))
     )
     slots[:] = repeat(0, len(slots))
+    return _as_histogram_counts(counts)
+
+
+def _as_histogram_counts(counts: Counter[int]) -> Counter[int]:
+    """Whole-microsecond counts as the histogram holds them: 0 counted as 1 µs, and values
+    past its exact range together in their buckets."""
     zero = counts.pop(0, 0)
     if zero:
         counts[LOWEST_US] += zero
