@@ -85,7 +85,8 @@ COUNTER = {"n": feeders.count()}
 PATHS: dict[str, dict[str, Any]] = {
     "connection": {"method": "HEAD"},  # Connection (closed loop: its fast path too)
     "connection-open": {"method": "HEAD", "rate": 1000.0},
-    "fused": {},  # FusedHttpConnection
+    "fused": {},  # FusedHttpConnection, its plain steady state compiled where it is built
+    "fused-python": {},  # the same on the Python path alone (compiled_steady not used)
     "fused-open": {"rate": 1000.0},  # FusedOpenConnection, and OpenRun._tick's counting
     "fused-mix": {"mix": MIX, "mix_order": "weighted"},  # FusedMixConnection
     "fused-varied": {"feeders": COUNTER},  # FusedVariedConnection (URL /${n})
@@ -314,6 +315,35 @@ class Harness:
 
         return tapped
 
+    def attach_framer(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """The compiled steady state (``compiled_steady.SteadyReader``), which stands in a
+        plain fused connection's ``data_received``: a read it answered moved its count of
+        responses; each was the oldest request's, answered at the clock reading it appended
+        for the request it wrote. The shadow records a 200 and takes, as the rules would."""
+
+        def tapped(conn: FusedHttpConnection) -> Any:
+            feed = original(conn)
+            reader = conn._reader
+            if reader is None or conn.run is not self.run:
+                return feed
+
+            def read(data: bytes) -> None:
+                pending, answered = list(conn.pending), reader.responses
+                reader(data)
+                count = reader.responses - answered
+                if not count:
+                    return  # the Python path had the read
+                self.note("compiled steady state")
+                now = conn.pending[-1]
+                for start in pending[:count]:
+                    self.shadow_record(200, start, start, now)
+                    self.shadow_take(now, "the compiled steady state")
+
+            vars(conn)["data_received"] = read  # what the loop will call
+            return feed
+
+        return tapped
+
     def h2_responses(self, original: Callable[..., None]) -> Callable[..., None]:
         """HTTP/2's steady state, the streams one read ended in one call: walked as the
         copy walks them, each that was then the oldest stream's, ok, measured, with the run
@@ -450,6 +480,8 @@ class Harness:
                 tapped = self.on_message_complete(cls.__dict__["on_message_complete"])
                 monkeypatch.setattr(cls, "on_message_complete", tapped)
         tapped_read = self.data_received(FusedHttpConnection.data_received)
+        attach = self.attach_framer(FusedHttpConnection._attach_framer)
+        monkeypatch.setattr(FusedHttpConnection, "_attach_framer", attach)
         monkeypatch.setattr(FusedHttpConnection, "data_received", tapped_read)
         monkeypatch.setattr(connection_module, "monotonic_ns", self.connection_clock)
         answered = self.answered(RawHttpConnection._answered)
@@ -486,13 +518,16 @@ def figures(outcome: WorkerOutcome) -> dict[str, object]:
 
 
 def run_watched(
-    monkeypatch: pytest.MonkeyPatch, spec: LoadSpec
+    monkeypatch: pytest.MonkeyPatch, spec: LoadSpec, *, python_only: bool = False
 ) -> tuple[WorkerOutcome, WorkerOutcome, Harness]:
     """Run ``spec`` (one worker, in this thread) with the harness watching: the outcome,
-    the shadow's, and what the harness saw."""
+    the shadow's, and what the harness saw. ``python_only``: without the compiled steady
+    state."""
     harness = Harness()
     with monkeypatch.context() as patched:
         harness.install(patched)
+        if python_only:
+            patched.setattr(fused_http, "SteadyReader", None)
         outcome = run_share(spec, split_load(spec)[0], monotonic_ns())
     assert harness.shadow is not None
     return outcome, harness.shadow.finish("shadow"), harness
@@ -534,7 +569,9 @@ def _run_scenario(
     spec_options, server_options = SCENARIOS[scenario]
     with _start_server(path, server_options) as server:
         spec = _spec(path, loop, server.url, server.port, spec_options)
-        outcome, shadow, harness = run_watched(monkeypatch, spec)
+        outcome, shadow, harness = run_watched(
+            monkeypatch, spec, python_only=path == "fused-python"
+        )
     exact = not (loop == "trio" and spec.rate is not None)
     assert_counted_as_the_rules_do(outcome, shadow, harness, exact_sends=exact)
     return outcome, harness
@@ -552,7 +589,9 @@ def _went_through(harness: Harness, outcome: WorkerOutcome, path: str, scenario:
         assert seen.get("raw inline take", 0) > 0, seen
     if path.startswith("fused") and scenario == "window":
         assert seen.get("steady state", 0) > 0, seen
-    if path == "fused" and scenario == "window":
+    if path == "fused" and scenario == "window" and fused_http.SteadyReader is not None:
+        assert seen.get("compiled steady state", 0) > 0, seen
+    if path == "fused-python" and scenario == "window":
         assert seen.get("same bytes", 0) > 0, seen
     if scenario == "window":
         assert seen.get("warm-up", 0) > 0, seen

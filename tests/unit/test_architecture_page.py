@@ -34,7 +34,7 @@ def tree_on_the_page() -> set[str]:
 
 def modules_in_the_package() -> set[str]:
     found = set()
-    for path in ROOT.rglob("*.py"):
+    for path in [*ROOT.rglob("*.py"), *ROOT.rglob("*.c")]:  # a C module is one too
         relative = path.relative_to(ROOT)
         if "apps" in relative.parts[:2] or (path.name == "__init__.py" and relative.parent.parts):
             continue  # the catalog's server programs; a package's __init__ is its folder line

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from time import monotonic_ns
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import httptools
 
@@ -51,6 +51,11 @@ from pytest_netbench._proto.http import (
     non_final_status_problem,
     parser_error_reason,
 )
+
+try:
+    from pytest_netbench._engine.asyncio_io.compiled_steady import SteadyReader
+except ImportError:  # built without a C compiler: the Python path does it all
+    SteadyReader = None  # type: ignore[assignment,misc]
 
 
 def fits_fused_path(parser_framed: bool, closes_after: int, chunks: int) -> bool:
@@ -105,6 +110,8 @@ class OpenConnectionOwner(ConnectionOwner, Protocol):
 class FusedHttpConnection(Connection):
     """A :class:`Connection` that is its own httptools callback object (see module doc)."""
 
+    _compiled: ClassVar[bool] = True  # the plain steady state may be compiled_steady's
+
     def _attach_framer(self) -> Callable[[bytes], object]:
         checks = self.run.exchange.checks
         if checks is not None:
@@ -155,6 +162,21 @@ class FusedHttpConnection(Connection):
         # its reads cost the parser alone (issue 35). A repeat found refills it, so a
         # Date header that changes once a second never stops it.
         self._probes = _PROBES
+        # The compiled steady state (compiled_steady.c): it stands in data_received, and
+        # takes a read that is whole steady 200s once armed, which happens where a read is
+        # found to hold exactly one (below), and is undone where _same is.
+        self._reader: SteadyReader | None = None
+        if SteadyReader is not None and checks is None and self._compiled:
+            reader = SteadyReader(
+                self.run,
+                self.data_received,
+                self.pending,
+                self._record,
+                self._request,
+                self._measure,
+            )
+            self._reader = reader
+            vars(self)["data_received"] = reader  # what asyncio and uvloop call
         return parser.feed_data
 
     def data_received(self, data: bytes) -> None:
@@ -191,6 +213,11 @@ class FusedHttpConnection(Connection):
             return
         if not self._between:  # a response has begun and not ended
             self._hand_over(data)
+        elif self._streak == streak + 1 and self._others == others and self._reader:
+            # Exactly one response, the plain steady state's: the compiled one takes the
+            # reads like it from now on.
+            assert self._write is not None  # the connection is open: it just wrote
+            self._reader.arm(self._write)
         elif self._probes and self._streak == streak + 1 and self._others == others:
             # Exactly one response, the plain steady state's. Kept for the shortcut once
             # the parser has found the same bytes so twice: the first response of a
@@ -207,6 +234,8 @@ class FusedHttpConnection(Connection):
         ``data`` begins at a boundary and the framer can take the stream from its start."""
         self._between.append(None)
         self._same = _NO_READ  # the framer has the stream from now on
+        if self._reader is not None:
+            self._reader.disarm()
         self._probes = 0
         framer = self.run.exchange.make_framer(self.on_response, self.on_protocol_error)
         assert isinstance(framer, ResponseFramer)  # parser-framed: see fits_fused_path
@@ -214,6 +243,23 @@ class FusedHttpConnection(Connection):
         framer.take_over(data)
         self.framer = framer
         self._feed = framer.feed
+
+    def window_moved(self, measure_start_ns: int) -> None:
+        super().window_moved(measure_start_ns)
+        if self._reader is not None:
+            self._reader.measure = measure_start_ns
+
+    def on_protocol_error(self, reason: str) -> None:
+        if self._reader is not None:  # the steady state ends with the connection
+            self._reader.disarm()
+        super().on_protocol_error(reason)
+
+    def _release(self) -> None:
+        super()._release()
+        if self._reader is not None:  # it and this connection refer to each other
+            self._reader.disarm()
+            self._reader = None
+            del vars(self)["data_received"]
 
     def opened_for_request(self) -> None:
         """The first answer on this connection belongs to a request that waited for it to
@@ -297,12 +343,18 @@ class FusedHttpConnection(Connection):
         super().close_after_response()
         self._keep_alive = _last_response
         self._same = self._candidate = _NO_READ
+        if self._reader is not None:
+            self._reader.disarm()
 
     def settle_counts(self) -> None:
         """Move the steady-state streak into the run's counters. Only a duration run has a
         streak, and nothing reads those counters before it stops or this connection ends,
         which is when the run calls this."""
         streak = self._streak
+        if self._reader is not None:
+            answered, read = self._reader.take_counts()
+            streak += answered
+            self._rec.bytes_read += read
         if streak:
             self._streak = 0
             rec = self._rec
@@ -329,6 +381,8 @@ class FusedHttpConnection(Connection):
             # The parser now refuses whatever follows ("data after Connection: close"), a
             # pipelined response included: no read is known from here on.
             self._same = self._candidate = _NO_READ
+            if self._reader is not None:
+                self._reader.disarm()
         self.on_response(code, keep_alive)
 
 
@@ -337,6 +391,8 @@ class FusedVariedConnection(FusedHttpConnection, VariedConnection):
     each write the next ready request (inline in ``on_message_complete``, as the plain
     one's). Its bytes are counted by the run, from its batches
     (``RunAccounting.finish``), so the streak settles as the plain one does."""
+
+    _compiled = False
 
     def __init__(self, run: ConnectionOwner) -> None:
         super().__init__(run)
@@ -351,6 +407,8 @@ class FusedMixConnection(FusedHttpConnection, MixConnection):
     kind, and the next request the next ready one, of the kind it was rendered for.
     Everything else goes through ``MixConnection.on_response`` and ``send``, as on the
     general path."""
+
+    _compiled = False
 
     def __init__(self, run: ConnectionOwner) -> None:
         super().__init__(run)
@@ -408,6 +466,8 @@ class FusedOpenConnection(FusedHttpConnection):
     connection back on the run's idle list; the run's timer writes the next request
     (``write_due``). Sends are counted when they leave, as on every open-loop path, so
     only the 200s and completions wait for ``settle_counts``."""
+
+    _compiled = False
 
     def __init__(self, run: OpenConnectionOwner) -> None:
         super().__init__(run)

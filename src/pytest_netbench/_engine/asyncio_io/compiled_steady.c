@@ -1,0 +1,477 @@
+/* The keep-alive steady state compiled: a read that holds only whole 200 responses which
+ * keep the connection open, each framed by its Content-Length, is answered here without a
+ * Python frame (issue 35). See compiled_steady.pyi and fused_http.FusedHttpConnection.
+ *
+ * A SteadyReader stands in a connection's ``data_received``: uvloop and asyncio call it
+ * with each read. Disarmed, or given any read it does not take whole, it hands the read to
+ * the connection's Python ``data_received`` (``fallback``) untouched, so every rule of the
+ * Python path still applies there. It takes a read only if the read is, from its first
+ * byte to its last, one or more responses of a strict subset of HTTP/1.1 that llhttp parses
+ * the same way: "HTTP/1.1 200 " and a printable reason, header lines of token names and
+ * printable values, one Content-Length of digits, no Transfer-Encoding, Upgrade or
+ * Proxy-Connection, a Connection header only if it is "keep-alive", and the whole body.
+ * tests/unit/test_compiled_steady.py holds that to httptools byte for byte.
+ *
+ * For each response it takes it runs the plain steady state of
+ * FusedHttpConnection.on_message_complete: the latency recorded from the request's start,
+ * the same request written again at once, its start kept. The responses, their bytes and
+ * the requests written are counted here and moved into the run by ``take_counts`` (the
+ * connection's ``settle_counts``), as the Python path's streak is.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <structmember.h>
+#include <time.h>
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *run;        /* read: .stopping */
+    PyObject *fallback;   /* the connection's Python data_received */
+    PyObject *popleft;    /* pending.popleft: the start of the oldest request */
+    PyObject *append;     /* pending.append */
+    PyObject *pending;    /* the deque itself, for its length and first item */
+    PyObject *record;     /* the recorder's latencies.append */
+    PyObject *request;    /* the request's bytes */
+    PyObject *write;      /* the transport's write while armed, else NULL */
+    long long measure;    /* the window's start: a request sent before it is not measured */
+    long long responses;  /* steady 200s answered here, not yet taken */
+    long long bytes_read; /* their bytes */
+    vectorcallfunc vectorcall;
+} SteadyReader;
+
+static PyObject *str_stopping;
+
+/* ---- the scanner: a strict subset of HTTP/1.1 responses --------------------------- */
+
+static const char TOKEN[256] = {
+    /* RFC 9110 tchar: ALPHA DIGIT and !#$%&'*+-.^_`|~ */
+    ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1,
+    ['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1, ['~'] = 1,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1,
+    ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1,
+    ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1,
+    ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+    ['Y'] = 1, ['Z'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1,
+    ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1,
+    ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+    ['y'] = 1, ['z'] = 1,
+};
+
+/* A byte of a reason phrase or a header value taken here: HTAB, SP, VCHAR. */
+static inline int
+printable(unsigned char c)
+{
+    return (c >= 0x20 && c < 0x7f) || c == '\t';
+}
+
+static int
+name_is(const char *name, size_t length, const char *lower)
+{
+    size_t i;
+    if (length != strlen(lower))
+        return 0;
+    for (i = 0; i < length; i++) {
+        char c = name[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c + ('a' - 'A'));
+        if (c != lower[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* Where the response that begins at ``p`` ends, if it is one taken here and ends by
+ * ``end``; NULL if it is anything else, or does not end by ``end``. */
+static const char *
+scan_response(const char *p, const char *end)
+{
+    long long length = -1;
+    if (end - p < 13 || memcmp(p, "HTTP/1.1 200 ", 13) != 0)
+        return NULL;
+    p += 13;
+    while (p < end && printable((unsigned char)*p))
+        p++;
+    if (end - p < 2 || p[0] != '\r' || p[1] != '\n')
+        return NULL;
+    p += 2;
+    for (;;) {
+        const char *name = p, *value, *value_end;
+        if (end - p < 2)
+            return NULL;
+        if (p[0] == '\r') {
+            if (p[1] != '\n')
+                return NULL;
+            p += 2;
+            break;
+        }
+        while (p < end && TOKEN[(unsigned char)*p])
+            p++;
+        if (p == name || p == end || *p != ':')
+            return NULL;
+        size_t name_length = (size_t)(p - name);
+        p++;
+        while (p < end && (*p == ' ' || *p == '\t'))
+            p++;
+        value = p;
+        while (p < end && printable((unsigned char)*p))
+            p++;
+        if (end - p < 2 || p[0] != '\r' || p[1] != '\n')
+            return NULL;
+        value_end = p;
+        while (value_end > value && (value_end[-1] == ' ' || value_end[-1] == '\t'))
+            value_end--;
+        p += 2;
+        switch (name_length) {
+        case 14:
+            if (name_is(name, name_length, "content-length")) {
+                const char *digit;
+                if (length >= 0 || value_end == value || value_end - value > 15)
+                    return NULL;
+                length = 0;
+                for (digit = value; digit < value_end; digit++) {
+                    if (*digit < '0' || *digit > '9')
+                        return NULL;
+                    length = length * 10 + (*digit - '0');
+                }
+            }
+            break;
+        case 10:
+            if (name_is(name, name_length, "connection")
+                && !name_is(value, (size_t)(value_end - value), "keep-alive"))
+                return NULL;
+            break;
+        case 17:
+            if (name_is(name, name_length, "transfer-encoding"))
+                return NULL;
+            break;
+        case 7:
+            if (name_is(name, name_length, "upgrade"))
+                return NULL;
+            break;
+        case 16:
+            if (name_is(name, name_length, "proxy-connection"))
+                return NULL;
+            break;
+        default:
+            break;
+        }
+    }
+    if (length < 0 || end - p < length)
+        return NULL;
+    return p + length;
+}
+
+/* How many responses taken here make up the whole of ``data``: 0 if it is anything
+ * else. */
+static Py_ssize_t
+count_responses(const char *data, Py_ssize_t size)
+{
+    const char *p = data, *end = data + size;
+    Py_ssize_t count = 0;
+    while (p < end) {
+        p = scan_response(p, end);
+        if (p == NULL)
+            return 0;
+        count++;
+    }
+    return count;
+}
+
+/* ---- the reader ------------------------------------------------------------------ */
+
+static inline long long
+monotonic_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now); /* time.monotonic_ns's clock on Linux */
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+/* 1: the run and the window allow the steady state, 0: they do not, -1: an error. A
+ * broken connection has disarmed its reader (FusedHttpConnection.on_protocol_error). */
+static int
+steady_allowed(SteadyReader *self, Py_ssize_t count)
+{
+    PyObject *value;
+    int stopping;
+    long long first;
+
+    value = PyObject_GetAttr(self->run, str_stopping);
+    if (value == NULL)
+        return -1;
+    stopping = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    if (stopping != 0)
+        return stopping < 0 ? -1 : 0;
+    if (PyObject_Length(self->pending) < count)
+        return 0; /* more answers than requests: the Python path's protocol error */
+    value = PySequence_GetItem(self->pending, 0);
+    if (value == NULL)
+        return -1;
+    first = PyLong_AsLongLong(value);
+    Py_DECREF(value);
+    if (first == -1 && PyErr_Occurred())
+        return -1;
+    return first >= self->measure;
+}
+
+static PyObject *
+answer(SteadyReader *self, Py_ssize_t count)
+{
+    Py_ssize_t i;
+    long long now = monotonic_ns();
+    for (i = 0; i < count; i++) {
+        PyObject *start_obj, *value, *result;
+        long long start;
+        start_obj = PyObject_CallNoArgs(self->popleft);
+        if (start_obj == NULL)
+            return NULL;
+        start = PyLong_AsLongLong(start_obj);
+        Py_DECREF(start_obj);
+        if (start == -1 && PyErr_Occurred())
+            return NULL;
+        value = PyLong_FromLongLong(now - start);
+        if (value == NULL)
+            return NULL;
+        result = PyObject_CallOneArg(self->record, value);
+        Py_DECREF(value);
+        if (result == NULL)
+            return NULL;
+        Py_DECREF(result);
+        self->responses++;
+        result = PyObject_CallOneArg(self->write, self->request);
+        if (result == NULL)
+            return NULL;
+        Py_DECREF(result);
+        value = PyLong_FromLongLong(now);
+        if (value == NULL)
+            return NULL;
+        result = PyObject_CallOneArg(self->append, value);
+        Py_DECREF(value);
+        if (result == NULL)
+            return NULL;
+        Py_DECREF(result);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+reader_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    SteadyReader *self = (SteadyReader *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *data;
+    Py_ssize_t count;
+    int allowed;
+
+    if (nargs != 1 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a SteadyReader takes one read");
+        return NULL;
+    }
+    data = args[0];
+    if (self->write == NULL || !PyBytes_CheckExact(data))
+        return PyObject_CallOneArg(self->fallback, data);
+    count = count_responses(PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data));
+    if (count == 0)
+        return PyObject_CallOneArg(self->fallback, data);
+    allowed = steady_allowed(self, count);
+    if (allowed < 0)
+        return NULL;
+    if (!allowed)
+        return PyObject_CallOneArg(self->fallback, data);
+    self->bytes_read += PyBytes_GET_SIZE(data);
+    return answer(self, count);
+}
+
+static int
+reader_init(SteadyReader *self, PyObject *args, PyObject *kwds)
+{
+    static char *keywords[] = {"run", "fallback", "pending", "record", "request", "measure", NULL};
+    PyObject *run, *fallback, *pending, *record, *request, *popleft, *append;
+    long long measure;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOSL", keywords, &run, &fallback, &pending,
+                                     &record, &request, &measure))
+        return -1;
+    popleft = PyObject_GetAttrString(pending, "popleft");
+    if (popleft == NULL)
+        return -1;
+    append = PyObject_GetAttrString(pending, "append");
+    if (append == NULL) {
+        Py_DECREF(popleft);
+        return -1;
+    }
+    Py_XSETREF(self->popleft, popleft);
+    Py_XSETREF(self->append, append);
+    Py_XSETREF(self->run, Py_NewRef(run));
+    Py_XSETREF(self->fallback, Py_NewRef(fallback));
+    Py_XSETREF(self->pending, Py_NewRef(pending));
+    Py_XSETREF(self->record, Py_NewRef(record));
+    Py_XSETREF(self->request, Py_NewRef(request));
+    Py_CLEAR(self->write);
+    self->measure = measure;
+    self->responses = self->bytes_read = 0;
+    self->vectorcall = reader_vectorcall;
+    return 0;
+}
+
+static int
+reader_traverse(SteadyReader *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->run);
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->popleft);
+    Py_VISIT(self->append);
+    Py_VISIT(self->pending);
+    Py_VISIT(self->record);
+    Py_VISIT(self->request);
+    Py_VISIT(self->write);
+    return 0;
+}
+
+static int
+reader_clear(SteadyReader *self)
+{
+    Py_CLEAR(self->run);
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->popleft);
+    Py_CLEAR(self->append);
+    Py_CLEAR(self->pending);
+    Py_CLEAR(self->record);
+    Py_CLEAR(self->request);
+    Py_CLEAR(self->write);
+    return 0;
+}
+
+static void
+reader_dealloc(SteadyReader *self)
+{
+    PyObject_GC_UnTrack(self);
+    reader_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+reader_arm(SteadyReader *self, PyObject *write)
+{
+    Py_XSETREF(self->write, Py_NewRef(write));
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+reader_disarm(SteadyReader *self, PyObject *Py_UNUSED(ignored))
+{
+    Py_CLEAR(self->write);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+reader_take_counts(SteadyReader *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *counts = Py_BuildValue("(LL)", self->responses, self->bytes_read);
+    if (counts != NULL)
+        self->responses = self->bytes_read = 0;
+    return counts;
+}
+
+static PyObject *
+reader_armed(SteadyReader *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(self->write != NULL);
+}
+
+static PyObject *
+count_steady(PyObject *Py_UNUSED(module), PyObject *data)
+{
+    Py_buffer view;
+    Py_ssize_t count;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    count = count_responses((const char *)view.buf, view.len);
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(count);
+}
+
+static PyMethodDef reader_methods[] = {
+    {"arm", (PyCFunction)reader_arm, METH_O,
+     "Take steady reads from now on, answering each by ``write``."},
+    {"disarm", (PyCFunction)reader_disarm, METH_NOARGS,
+     "Hand every read to the fallback from now on (until armed again)."},
+    {"take_counts", (PyCFunction)reader_take_counts, METH_NOARGS,
+     "The responses answered here and their bytes since the last call, as a pair."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef reader_members[] = {
+    {"measure", T_LONGLONG, offsetof(SteadyReader, measure), 0,
+     "The window's start (ns): a read answering a request sent before it goes to the fallback."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyObject *
+reader_responses(SteadyReader *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromLongLong(self->responses);
+}
+
+static PyGetSetDef reader_getset[] = {
+    {"armed", (getter)reader_armed, NULL, "Whether steady reads are taken here.", NULL},
+    {"responses", (getter)reader_responses, NULL,
+     "Steady 200s answered here and not yet taken by take_counts.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject SteadyReaderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pytest_netbench._engine.asyncio_io.compiled_steady.SteadyReader",
+    .tp_basicsize = sizeof(SteadyReader),
+    .tp_dealloc = (destructor)reader_dealloc,
+    .tp_vectorcall_offset = offsetof(SteadyReader, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A connection's data_received for the compiled keep-alive steady state.",
+    .tp_traverse = (traverseproc)reader_traverse,
+    .tp_clear = (inquiry)reader_clear,
+    .tp_methods = reader_methods,
+    .tp_members = reader_members,
+    .tp_getset = reader_getset,
+    .tp_init = (initproc)reader_init,
+    .tp_new = PyType_GenericNew,
+};
+
+static PyMethodDef module_methods[] = {
+    {"count_steady", count_steady, METH_O,
+     "How many responses the reader takes make up the whole of a read (0: it takes none)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "pytest_netbench._engine.asyncio_io.compiled_steady",
+    .m_doc = "The keep-alive steady state compiled (see compiled_steady.pyi).",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC
+PyInit_compiled_steady(void)
+{
+    PyObject *m;
+    str_stopping = PyUnicode_InternFromString("stopping");
+    if (str_stopping == NULL)
+        return NULL;
+    if (PyType_Ready(&SteadyReaderType) < 0)
+        return NULL;
+    m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "SteadyReader", (PyObject *)&SteadyReaderType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,35 @@
+"""The keep-alive steady state compiled (``compiled_steady.c``; issue 35).
+
+Optional: where the package was installed without a C compiler, the module is missing and
+``fused_http`` runs the whole path in Python (``fused_http.SteadyReader`` is ``None``)."""
+
+from collections import deque
+from collections.abc import Callable
+from typing import Protocol
+
+class _Run(Protocol):
+    stopping: bool
+
+class SteadyReader:
+    """A plain fused connection's ``data_received`` (see ``compiled_steady.c``)."""
+
+    measure: int
+    def __init__(
+        self,
+        run: _Run,
+        fallback: Callable[[bytes], None],
+        pending: deque[int],
+        record: Callable[[int], object],
+        request: bytes,
+        measure: int,
+    ) -> None: ...
+    def __call__(self, data: bytes) -> None: ...
+    def arm(self, write: Callable[[bytes], object]) -> None: ...
+    def disarm(self) -> None: ...
+    def take_counts(self) -> tuple[int, int]: ...
+    @property
+    def armed(self) -> bool: ...
+    @property
+    def responses(self) -> int: ...
+
+def count_steady(data: bytes) -> int: ...
