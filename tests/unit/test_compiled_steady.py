@@ -22,6 +22,7 @@ import weakref
 from array import array
 from collections import deque
 from pathlib import Path
+from time import monotonic_ns
 
 import httptools
 import pytest
@@ -30,6 +31,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pytest_netbench._engine.asyncio_io import fused_http
+from pytest_netbench._stats.recorder import SLOTS_US
 
 SOURCE = Path(fused_http.__file__).with_name("compiled_steady.c")
 MODULE = "pytest_netbench._engine.asyncio_io.compiled_steady"
@@ -235,23 +237,19 @@ def test_whatever_is_taken_llhttp_reads_as_the_same_steady_200s(
 # -- the reader ------------------------------------------------------------------------
 
 
-class Run:
-    """What the reader reads of its run."""
-
-    stopping = False
-
-
 class Reader:
     """A reader with plain collaborators, and what each of them was given."""
 
-    def __init__(self, *, pending: tuple[int, ...] = (1,), measure: int = 0) -> None:
-        self.run = Run()
+    def __init__(
+        self, *, pending: tuple[int, ...] = (1,), measure: int = 0, slots: int = 8
+    ) -> None:
         self.handed: list[bytes] = []
         self.written: list[bytes] = []
         self.pending: deque[int] = deque(pending)
+        self.slots = [0] * slots  # a slot a microsecond; a latency past them is appended
         self.latencies: array[int] = array("Q")
         self.reader = SteadyReader(
-            self.run, self.handed.append, self.pending, self.latencies.append, REQUEST, measure
+            self.handed.append, self.pending, self.slots, self.latencies.append, REQUEST, measure
         )
 
 
@@ -264,13 +262,21 @@ def test_a_disarmed_reader_hands_every_read_on() -> None:
 
 
 @needs_built
-def test_an_armed_reader_answers_a_steady_read_as_the_plain_steady_state_does() -> None:
-    r = Reader()
+@pytest.mark.parametrize("sent", ["just now", "long ago"])
+def test_an_armed_reader_answers_a_steady_read_as_the_plain_steady_state_does(sent: str) -> None:
+    """The latency is counted in its microsecond's slot (``Recorder.count_as_recorded``),
+    or, past the slots, appended in nanoseconds as the Python path appends it."""
+    start = monotonic_ns() if sent == "just now" else 1
+    r = Reader(pending=(start,), slots=SLOTS_US)
     r.reader.arm(r.written.append)
     r.reader(STEADY)
     assert r.handed == [] and r.written == [REQUEST]
     (now,) = r.pending  # the request written, from the clock reading that answered
-    assert list(r.latencies) == [now - 1]
+    latency = now - start
+    if latency // 1000 < SLOTS_US:
+        assert r.slots[latency // 1000] == sum(r.slots) == 1 and not r.latencies
+    else:
+        assert list(r.latencies) == [latency] and not any(r.slots)
     assert r.reader.responses == 1
     assert r.reader.take_counts() == (1, len(STEADY))
     assert r.reader.take_counts() == (0, 0)  # taken once
@@ -296,12 +302,10 @@ def test_an_armed_reader_hands_on_a_read_it_does_not_take_whole(read: bytes) -> 
 
 
 @needs_built
-def test_what_the_run_and_the_window_say_hands_a_read_on() -> None:
-    stopping = Reader()
-    stopping.run.stopping = True
+def test_what_the_window_and_the_requests_say_hands_a_read_on() -> None:
     unmeasured = Reader(pending=(5,), measure=10)  # the request was sent before the window
     unanswered = Reader(pending=(1,))
-    for r, read in [(stopping, STEADY), (unmeasured, STEADY), (unanswered, STEADY * 2)]:
+    for r, read in [(unmeasured, STEADY), (unanswered, STEADY * 2)]:
         r.reader.arm(r.written.append)
         r.reader(read)
         assert r.handed == [read] and not r.written, r
@@ -343,8 +347,8 @@ def test_a_reader_and_its_connection_are_freed_together() -> None:
             pass
 
     connection = Connection()
-    run, pending = Run(), deque([1])
-    reader = SteadyReader(run, connection.data_received, pending, [].append, REQUEST, 0)
+    pending, slots = deque([1]), [0]
+    reader = SteadyReader(connection.data_received, pending, slots, [].append, REQUEST, 0)
     vars(connection)["data_received"] = reader
     gone = weakref.ref(connection)
     del connection, reader

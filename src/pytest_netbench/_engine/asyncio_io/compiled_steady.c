@@ -13,8 +13,10 @@
  * tests/unit/test_compiled_steady.py holds that to httptools byte for byte.
  *
  * For each response it takes it runs the plain steady state of
- * FusedHttpConnection.on_message_complete: the latency recorded from the request's start,
- * the same request written again at once, its start kept. The responses, their bytes and
+ * FusedHttpConnection.on_message_complete: the latency recorded from the request's start
+ * (counted in the recorder's microsecond slots as it is recorded, where the Python path
+ * appends it for the fold to count), the same request written again at once, its start
+ * kept. The responses, their bytes and
  * the requests written are counted here and moved into the run by ``take_counts`` (the
  * connection's ``settle_counts``), as the Python path's streak is.
  */
@@ -28,12 +30,12 @@
 
 typedef struct {
     PyObject_HEAD
-    PyObject *run;        /* read: .stopping */
     PyObject *fallback;   /* the connection's Python data_received */
     PyObject *popleft;    /* pending.popleft: the start of the oldest request */
     PyObject *append;     /* pending.append */
     PyObject *pending;    /* the deque itself, for its length and first item */
-    PyObject *record;     /* the recorder's latencies.append */
+    PyObject *slots;      /* the recorder's latency slots (count_as_recorded) */
+    PyObject *record;     /* the recorder's latencies.append, for a latency past them */
     PyObject *request;    /* the request's bytes */
     PyObject *write;      /* the transport's write while armed, else NULL */
     long long measure;    /* the window's start: a request sent before it is not measured */
@@ -41,8 +43,6 @@ typedef struct {
     long long bytes_read; /* their bytes */
     vectorcallfunc vectorcall;
 } SteadyReader;
-
-static PyObject *str_stopping;
 
 /* ---- the scanner: a strict subset of HTTP/1.1 responses --------------------------- */
 
@@ -192,22 +192,16 @@ monotonic_ns(void)
     return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
 }
 
-/* 1: the run and the window allow the steady state, 0: they do not, -1: an error. A
- * broken connection has disarmed its reader (FusedHttpConnection.on_protocol_error). */
+/* 1: the window allows the steady state, 0: it does not, -1: an error. A broken
+ * connection (FusedHttpConnection.on_protocol_error) and a stopping run (the run settles
+ * each connection's counts as it stops: FusedHttpConnection.settle_counts) have disarmed
+ * the reader already. */
 static int
 steady_allowed(SteadyReader *self, Py_ssize_t count)
 {
     PyObject *value;
-    int stopping;
     long long first;
 
-    value = PyObject_GetAttr(self->run, str_stopping);
-    if (value == NULL)
-        return -1;
-    stopping = PyObject_IsTrue(value);
-    Py_DECREF(value);
-    if (stopping != 0)
-        return stopping < 0 ? -1 : 0;
     if (PyObject_Length(self->pending) < count)
         return 0; /* more answers than requests: the Python path's protocol error */
     value = PySequence_GetItem(self->pending, 0);
@@ -218,6 +212,37 @@ steady_allowed(SteadyReader *self, Py_ssize_t count)
     if (first == -1 && PyErr_Occurred())
         return -1;
     return first >= self->measure;
+}
+
+/* The recorder's count_as_recorded: a latency of ``us`` whole microseconds adds one to its
+ * slot, one past the slots is appended in nanoseconds as on the Python path. */
+static int
+record(SteadyReader *self, long long latency)
+{
+    long long us = latency / 1000;
+    PyObject *old, *new, *result, *value;
+    long count;
+    if (us < PyList_GET_SIZE(self->slots)) {
+        old = PyList_GET_ITEM(self->slots, us);
+        count = PyLong_AsLong(old);
+        if (count == -1 && PyErr_Occurred())
+            return -1;
+        new = PyLong_FromLong(count + 1);
+        if (new == NULL)
+            return -1;
+        PyList_SET_ITEM(self->slots, us, new);
+        Py_DECREF(old);
+        return 0;
+    }
+    value = PyLong_FromLongLong(latency);
+    if (value == NULL)
+        return -1;
+    result = PyObject_CallOneArg(self->record, value);
+    Py_DECREF(value);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
 }
 
 static PyObject *
@@ -235,14 +260,8 @@ answer(SteadyReader *self, Py_ssize_t count)
         Py_DECREF(start_obj);
         if (start == -1 && PyErr_Occurred())
             return NULL;
-        value = PyLong_FromLongLong(now - start);
-        if (value == NULL)
+        if (record(self, now - start) < 0)
             return NULL;
-        result = PyObject_CallOneArg(self->record, value);
-        Py_DECREF(value);
-        if (result == NULL)
-            return NULL;
-        Py_DECREF(result);
         self->responses++;
         result = PyObject_CallOneArg(self->write, self->request);
         if (result == NULL)
@@ -291,11 +310,11 @@ reader_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
 static int
 reader_init(SteadyReader *self, PyObject *args, PyObject *kwds)
 {
-    static char *keywords[] = {"run", "fallback", "pending", "record", "request", "measure", NULL};
-    PyObject *run, *fallback, *pending, *record, *request, *popleft, *append;
+    static char *keywords[] = {"fallback", "pending", "slots", "record", "request", "measure", NULL};
+    PyObject *fallback, *pending, *slots, *record, *request, *popleft, *append;
     long long measure;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOSL", keywords, &run, &fallback, &pending,
-                                     &record, &request, &measure))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!OSL", keywords, &fallback, &pending,
+                                     &PyList_Type, &slots, &record, &request, &measure))
         return -1;
     popleft = PyObject_GetAttrString(pending, "popleft");
     if (popleft == NULL)
@@ -307,7 +326,7 @@ reader_init(SteadyReader *self, PyObject *args, PyObject *kwds)
     }
     Py_XSETREF(self->popleft, popleft);
     Py_XSETREF(self->append, append);
-    Py_XSETREF(self->run, Py_NewRef(run));
+    Py_XSETREF(self->slots, Py_NewRef(slots));
     Py_XSETREF(self->fallback, Py_NewRef(fallback));
     Py_XSETREF(self->pending, Py_NewRef(pending));
     Py_XSETREF(self->record, Py_NewRef(record));
@@ -322,7 +341,7 @@ reader_init(SteadyReader *self, PyObject *args, PyObject *kwds)
 static int
 reader_traverse(SteadyReader *self, visitproc visit, void *arg)
 {
-    Py_VISIT(self->run);
+    Py_VISIT(self->slots);
     Py_VISIT(self->fallback);
     Py_VISIT(self->popleft);
     Py_VISIT(self->append);
@@ -336,7 +355,7 @@ reader_traverse(SteadyReader *self, visitproc visit, void *arg)
 static int
 reader_clear(SteadyReader *self)
 {
-    Py_CLEAR(self->run);
+    Py_CLEAR(self->slots);
     Py_CLEAR(self->fallback);
     Py_CLEAR(self->popleft);
     Py_CLEAR(self->append);
@@ -461,9 +480,6 @@ PyMODINIT_FUNC
 PyInit_compiled_steady(void)
 {
     PyObject *m;
-    str_stopping = PyUnicode_InternFromString("stopping");
-    if (str_stopping == NULL)
-        return NULL;
     if (PyType_Ready(&SteadyReaderType) < 0)
         return NULL;
     m = PyModule_Create(&module);

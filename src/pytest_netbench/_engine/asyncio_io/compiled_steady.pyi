@@ -5,10 +5,6 @@ Optional: where the package was installed without a C compiler, the module is mi
 
 from collections import deque
 from collections.abc import Callable
-from typing import Protocol
-
-class _Run(Protocol):
-    stopping: bool
 
 class SteadyReader:
     """A plain fused connection's ``data_received`` (see ``compiled_steady.c``)."""
@@ -16,9 +12,9 @@ class SteadyReader:
     measure: int
     def __init__(
         self,
-        run: _Run,
         fallback: Callable[[bytes], None],
         pending: deque[int],
+        slots: list[int],
         record: Callable[[int], object],
         request: bytes,
         measure: int,

@@ -168,9 +168,9 @@ class FusedHttpConnection(Connection):
         self._reader: SteadyReader | None = None
         if SteadyReader is not None and checks is None and self._compiled:
             reader = SteadyReader(
-                self.run,
                 self.data_received,
                 self.pending,
+                self._rec.count_as_recorded()[0],
                 self._record,
                 self._request,
                 self._measure,
@@ -352,6 +352,9 @@ class FusedHttpConnection(Connection):
         which is when the run calls this."""
         streak = self._streak
         if self._reader is not None:
+            # The run settles as it stops, when the steady state ends: once disarmed,
+            # the reader never answers a read of a stopping run.
+            self._reader.disarm()
             answered, read = self._reader.take_counts()
             streak += answered
             self._rec.bytes_read += read
