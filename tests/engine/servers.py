@@ -44,9 +44,10 @@ class Seen:
 
 @dataclass
 class HttpOptions:
-    # length: Content-Length; chunked: chunks with extensions and a trailer; close: body
-    # delimited by closing the connection; connection-close: Content-Length, then close;
-    # http10: an HTTP/1.0 response with Content-Length, then close.
+    # length: Content-Length; chunked: chunks with extensions and a trailer (bare-chunked:
+    # one chunk, neither); close: body delimited by closing the connection;
+    # connection-close: Content-Length, then close; http10: an HTTP/1.0 response with
+    # Content-Length, then close.
     framing: str = "length"
     body_size: int = 0  # 0: the short BODY; else a body of this many bytes
     greet: bytes = b""  # sent unasked on accept, as an SMTP server would
@@ -180,6 +181,11 @@ def render_response(
         if head_only:
             return head, client_close
         return head + _chunks(body) + b"0\r\nX-Trailer: done\r\n\r\n", client_close
+    if framing == "bare-chunked":  # one chunk, no extension, no trailer: as uvicorn sends
+        head = status_line + connection + b"Transfer-Encoding: chunked\r\n\r\n"
+        if head_only:
+            return head, client_close
+        return head + b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body), client_close
     raise ValueError(f"unknown framing {framing!r}")
 
 

@@ -667,3 +667,19 @@ def test_the_http2_copy_counts_as_the_rules_do(
         assert outcome.errors["status"] > 0 and outcome.in_flight > 0
     else:
         assert outcome.status_codes.get(399, 0) > 0 and outcome.sent == 98
+
+
+@pytest.mark.parametrize("loop", ASYNCIO_LOOPS)
+def test_the_compiled_steady_state_counts_chunked_answers_as_the_rules_do(
+    monkeypatch: pytest.MonkeyPatch, loop: str
+) -> None:
+    """Chunked answers with no extension or trailer (uvicorn's) are the compiled steady
+    state's too (``compiled_steady.c``), held to the rules like the others."""
+    spec_options, server_options = SCENARIOS["window"]
+    options = HttpOptions(**HTTP_FAULTS, **server_options, framing="bare-chunked")
+    with ServerThread(HttpApp(options)) as server:
+        spec = _spec("fused", loop, server.url, server.port, spec_options)
+        outcome, shadow, harness = run_watched(monkeypatch, spec)
+    assert_counted_as_the_rules_do(outcome, shadow, harness)
+    if fused_http.SteadyReader is not None:
+        assert harness.seen.get("compiled steady state", 0) > 0, harness.seen

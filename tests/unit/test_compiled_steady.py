@@ -36,6 +36,7 @@ from pytest_netbench._stats.recorder import SLOTS_US
 SOURCE = Path(fused_http.__file__).with_name("compiled_steady.c")
 MODULE = "pytest_netbench._engine.asyncio_io.compiled_steady"
 REQUEST = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
+CHUNKED_HEAD = b"Transfer-Encoding: chunked\r\n\r\n"
 STEADY = b"HTTP/1.1 200 OK\r\nDate: Sun, 29 Nov 2026 20:00:00 GMT\r\nContent-Length: 5\r\n\r\nhello"
 
 
@@ -152,22 +153,43 @@ STATUS_LINES = [
 
 @st.composite
 def steady_response(draw: st.DrawFn) -> bytes:
-    """A response the scanner is there for: 200, Content-Length, any other headers of
-    token names and printable values, perhaps ``Connection: keep-alive``."""
+    """A response the scanner is there for: 200, Content-Length or chunked, any other
+    headers of token names and printable values, perhaps ``Connection: keep-alive``."""
     body = draw(st.binary(max_size=64))
+    framing = draw(st.sampled_from(["length", "chunked"]))
     reason = draw(st.sampled_from([b"OK", b"", b"Fine by me", b"A\tB"]))
     headers = [
         (draw(TOKEN.filter(_not_special)).encode() or b"X", draw(PRINTABLE).strip().encode())
         for _ in range(draw(st.integers(0, 4)))
     ]
-    length_name = draw(st.sampled_from([b"Content-Length", b"content-length", b"CONTENT-length"]))
-    headers.insert(draw(st.integers(0, len(headers))), (length_name, str(len(body)).encode()))
+    if framing == "length":
+        name = draw(st.sampled_from([b"Content-Length", b"content-length", b"CONTENT-length"]))
+        framed = (name, str(len(body)).encode())
+    else:
+        name = draw(st.sampled_from([b"Transfer-Encoding", b"transfer-encoding"]))
+        framed = (name, draw(st.sampled_from([b"chunked", b"Chunked"])))
+        body = draw(chunks(body))
+    headers.insert(draw(st.integers(0, len(headers))), framed)
     if draw(st.booleans()):
         headers.append((b"Connection", draw(st.sampled_from([b"keep-alive", b"Keep-Alive"]))))
     space = draw(st.sampled_from([b"", b" ", b"  ", b"\t"]))
     head = b"HTTP/1.1 200 " + reason + b"\r\n"
     head += b"".join(name + b":" + space + value + b"\r\n" for name, value in headers)
     return head + b"\r\n" + body
+
+
+@st.composite
+def chunks(draw: st.DrawFn, body: bytes, last: bytes = b"0\r\n\r\n") -> bytes:
+    """``body`` chunked at random places, its sizes in either case of hex, then ``last``."""
+    points = sorted(draw(st.lists(st.integers(1, max(1, len(body))), max_size=3)))
+    pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+    upper = draw(st.booleans())
+    sized = [
+        (f"{len(piece):X}" if upper else f"{len(piece):x}").encode() + b"\r\n" + piece + b"\r\n"
+        for piece in pieces
+        if piece
+    ]
+    return b"".join(sized) + last
 
 
 def _not_special(name: str) -> bool:
@@ -196,6 +218,19 @@ def any_response(draw: st.DrawFn) -> bytes:
             )
         elif name == b"Transfer-Encoding":
             value = draw(st.sampled_from([b"chunked", b"gzip, chunked", b"identity"]))
+            if value.endswith(b"chunked"):
+                last = draw(
+                    st.sampled_from(
+                        [
+                            b"0\r\n\r\n",
+                            b"0\r\nX: y\r\n\r\n",
+                            b"0;a=b\r\n\r\n",
+                            b"00\r\n\r\n",
+                            b"0 \r\n\r\n",
+                        ]
+                    )
+                )
+                body = draw(chunks(body, last)) if draw(st.booleans()) else body
         else:
             value = draw(VALUE_BYTES)
         lines.append(name + b":" + draw(st.sampled_from([b"", b" ", b"\t"])) + value)
@@ -207,6 +242,9 @@ def any_response(draw: st.DrawFn) -> bytes:
 @given(st.lists(steady_response(), min_size=1, max_size=3))
 @example([STEADY])
 @example([STEADY.replace(b"Date", b"Connection: keep-alive\r\nDate")])
+@example(
+    [STEADY.replace(b"Content-Length: 5\r\n\r\nhello", CHUNKED_HEAD + b"5\r\nhello\r\n0\r\n\r\n")]
+)
 def test_steady_reads_are_taken_and_are_what_llhttp_reads(responses: list[bytes]) -> None:
     data = b"".join(responses)
     assert Parsed(data).whole_steady == len(responses)
@@ -223,6 +261,22 @@ def test_steady_reads_are_taken_and_are_what_llhttp_reads(responses: list[bytes]
 @example([STEADY.replace(b"Date:", b" Date:")], None)
 @example([STEADY.replace(b"Date:", b"Connection: close\r\nDate:")], None)
 @example([STEADY.replace(b"Content-Length: 5", b"Transfer-Encoding: chunked")], None)
+@example(
+    [
+        STEADY.replace(
+            b"Content-Length: 5\r\n\r\nhello", CHUNKED_HEAD + b"5;x=y\r\nhello\r\n0\r\n\r\n"
+        )
+    ],
+    None,
+)
+@example(
+    [STEADY.replace(b"Content-Length: 5\r\n\r\nhello", CHUNKED_HEAD + b"5\r\nhello\r\n0\r\n\r\n")],
+    None,
+)
+@example(
+    [STEADY.replace(b"Content-Length: 5\r\n\r\nhello", CHUNKED_HEAD + b"fffffffffffffffff\r\n")],
+    None,
+)
 def test_whatever_is_taken_llhttp_reads_as_the_same_steady_200s(
     responses: list[bytes], data: st.DataObject | None
 ) -> None:

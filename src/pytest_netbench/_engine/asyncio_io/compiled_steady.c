@@ -8,8 +8,9 @@
  * Python path still applies there. It takes a read only if the read is, from its first
  * byte to its last, one or more responses of a strict subset of HTTP/1.1 that llhttp parses
  * the same way: "HTTP/1.1 200 " and a printable reason, header lines of token names and
- * printable values, one Content-Length of digits, no Transfer-Encoding, Upgrade or
- * Proxy-Connection, a Connection header only if it is "keep-alive", and the whole body.
+ * printable values, one Content-Length of digits or one Transfer-Encoding of "chunked"
+ * (chunks of a bare hex size, no trailer), no Upgrade or Proxy-Connection, a Connection
+ * header only if it is "keep-alive", and the whole body.
  * tests/unit/test_compiled_steady.py holds that to httptools byte for byte.
  *
  * For each response it takes it runs the plain steady state of
@@ -85,12 +86,52 @@ name_is(const char *name, size_t length, const char *lower)
     return 1;
 }
 
+/* Where a chunked body that begins at ``p`` ends, if it ends by ``end``: chunks of a
+ * size in hex digits and nothing else on its line, and the last chunk with no trailer
+ * ("0\r\n\r\n"); NULL if it is anything else, or does not end by ``end``. */
+static const char *
+scan_chunks(const char *p, const char *end)
+{
+    for (;;) {
+        long long size = 0;
+        const char *digits = p;
+        while (p < end) {
+            int digit;
+            char c = *p;
+            if (c >= '0' && c <= '9')
+                digit = c - '0';
+            else if (c >= 'a' && c <= 'f')
+                digit = c - 'a' + 10;
+            else if (c >= 'A' && c <= 'F')
+                digit = c - 'A' + 10;
+            else
+                break;
+            if (p - digits >= 12)
+                return NULL; /* past any chunk a read holds: llhttp's overflow aside */
+            size = size * 16 + digit;
+            p++;
+        }
+        if (p == digits || end - p < 2 || p[0] != '\r' || p[1] != '\n')
+            return NULL;
+        p += 2;
+        if (size == 0)
+            break;
+        if (end - p < size + 2 || p[size] != '\r' || p[size + 1] != '\n')
+            return NULL;
+        p += size + 2;
+    }
+    if (end - p < 2 || p[0] != '\r' || p[1] != '\n')
+        return NULL;
+    return p + 2;
+}
+
 /* Where the response that begins at ``p`` ends, if it is one taken here and ends by
  * ``end``; NULL if it is anything else, or does not end by ``end``. */
 static const char *
 scan_response(const char *p, const char *end)
 {
     long long length = -1;
+    int chunked = 0;
     if (end - p < 13 || memcmp(p, "HTTP/1.1 200 ", 13) != 0)
         return NULL;
     p += 13;
@@ -146,8 +187,11 @@ scan_response(const char *p, const char *end)
                 return NULL;
             break;
         case 17:
-            if (name_is(name, name_length, "transfer-encoding"))
-                return NULL;
+            if (name_is(name, name_length, "transfer-encoding")) {
+                if (chunked || !name_is(value, (size_t)(value_end - value), "chunked"))
+                    return NULL;
+                chunked = 1;
+            }
             break;
         case 7:
             if (name_is(name, name_length, "upgrade"))
@@ -161,6 +205,8 @@ scan_response(const char *p, const char *end)
             break;
         }
     }
+    if (chunked)
+        return length < 0 ? scan_chunks(p, end) : NULL;
     if (length < 0 || end - p < length)
         return NULL;
     return p + length;
