@@ -21,6 +21,10 @@
  * the requests written are counted here and moved into the run by ``take_counts`` (the
  * connection's ``settle_counts``), as the Python path's streak is.
  */
+#ifndef __linux__
+/* CLOCK_MONOTONIC is time.monotonic_ns's clock on Linux only (macOS: mach_absolute_time). */
+#error "compiled_steady is built for Linux only"
+#endif
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
@@ -84,6 +88,14 @@ name_is(const char *name, size_t length, const char *lower)
             return 0;
     }
     return 1;
+}
+
+/* Whether llhttp reads this header's value to frame the message or keep the connection. */
+static int
+read_for_framing(const char *name, size_t length)
+{
+    return name_is(name, length, "content-length") || name_is(name, length, "connection")
+        || name_is(name, length, "transfer-encoding");
 }
 
 /* Where a chunked body that begins at ``p`` ends, if it ends by ``end``: chunks of a
@@ -166,6 +178,10 @@ scan_response(const char *p, const char *end)
         value_end = p;
         while (value_end > value && (value_end[-1] == ' ' || value_end[-1] == '\t'))
             value_end--;
+        /* A tab in a value llhttp reads for framing ends its token in some versions (a
+         * "chunked<HTAB>" body is read to the close) and is refused in others: not taken. */
+        if (memchr(value, '\t', (size_t)(p - value)) != NULL && read_for_framing(name, name_length))
+            return NULL;
         p += 2;
         switch (name_length) {
         case 14:
@@ -248,7 +264,10 @@ steady_allowed(SteadyReader *self, Py_ssize_t count)
     PyObject *value;
     long long first;
 
-    if (PyObject_Length(self->pending) < count)
+    Py_ssize_t outstanding = PyObject_Length(self->pending);
+    if (outstanding < 0)
+        return -1;
+    if (outstanding < count)
         return 0; /* more answers than requests: the Python path's protocol error */
     value = PySequence_GetItem(self->pending, 0);
     if (value == NULL)
@@ -268,8 +287,12 @@ record(SteadyReader *self, long long latency)
     long long us = latency / 1000;
     PyObject *old, *new, *result, *value;
     long count;
-    if (us < PyList_GET_SIZE(self->slots)) {
+    if (latency >= 0 && us < PyList_GET_SIZE(self->slots)) {
         old = PyList_GET_ITEM(self->slots, us);
+        if (!PyLong_CheckExact(old)) { /* its conversion could run Python code */
+            PyErr_SetString(PyExc_TypeError, "a latency slot holds something else than an int");
+            return -1;
+        }
         count = PyLong_AsLong(old);
         if (count == -1 && PyErr_Occurred())
             return -1;
@@ -292,10 +315,10 @@ record(SteadyReader *self, long long latency)
 }
 
 static PyObject *
-answer(SteadyReader *self, Py_ssize_t count)
+answer_each(SteadyReader *self, Py_ssize_t count, long long now, PyObject *write,
+            PyObject *request)
 {
     Py_ssize_t i;
-    long long now = monotonic_ns();
     for (i = 0; i < count; i++) {
         PyObject *start_obj, *value, *result;
         long long start;
@@ -309,7 +332,7 @@ answer(SteadyReader *self, Py_ssize_t count)
         if (record(self, now - start) < 0)
             return NULL;
         self->responses++;
-        result = PyObject_CallOneArg(self->write, self->request);
+        result = PyObject_CallOneArg(write, request);
         if (result == NULL)
             return NULL;
         Py_DECREF(result);
@@ -326,6 +349,19 @@ answer(SteadyReader *self, Py_ssize_t count)
 }
 
 static PyObject *
+answer(SteadyReader *self, Py_ssize_t count)
+{
+    long long now = monotonic_ns();
+    /* Held for the read: nothing the calls below reach disarms the reader today, but a
+     * write that did must not free what is being called. */
+    PyObject *write = Py_NewRef(self->write), *request = Py_NewRef(self->request);
+    PyObject *done = answer_each(self, count, now, write, request);
+    Py_DECREF(write);
+    Py_DECREF(request);
+    return done;
+}
+
+static PyObject *
 reader_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     SteadyReader *self = (SteadyReader *)callable;
@@ -339,6 +375,10 @@ reader_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         return NULL;
     }
     data = args[0];
+    if (self->fallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "this SteadyReader was cleared");
+        return NULL;
+    }
     if (self->write == NULL || !PyBytes_CheckExact(data))
         return PyObject_CallOneArg(self->fallback, data);
     count = count_responses(PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data));
@@ -362,6 +402,10 @@ reader_init(SteadyReader *self, PyObject *args, PyObject *kwds)
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!OSL", keywords, &fallback, &pending,
                                      &PyList_Type, &slots, &record, &request, &measure))
         return -1;
+    if (self->fallback != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a SteadyReader is initialised once");
+        return -1;
+    }
     popleft = PyObject_GetAttrString(pending, "popleft");
     if (popleft == NULL)
         return -1;
@@ -423,6 +467,10 @@ reader_dealloc(SteadyReader *self)
 static PyObject *
 reader_arm(SteadyReader *self, PyObject *write)
 {
+    if (!PyCallable_Check(write)) {
+        PyErr_SetString(PyExc_TypeError, "arm takes the transport's write");
+        return NULL;
+    }
     Py_XSETREF(self->write, Py_NewRef(write));
     Py_RETURN_NONE;
 }

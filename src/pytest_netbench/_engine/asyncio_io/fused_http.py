@@ -349,7 +349,8 @@ class FusedHttpConnection(Connection):
     def settle_counts(self) -> None:
         """Move the steady-state streak into the run's counters. Only a duration run has a
         streak, and nothing reads those counters before it stops or this connection ends,
-        which is when the run calls this."""
+        which is when the run calls this. It ends the compiled steady state for good (the
+        reader is disarmed): a caller in mid-run would leave the rest to the Python path."""
         streak = self._streak
         if self._reader is not None:
             # The run settles as it stops, when the steady state ends: once disarmed,
