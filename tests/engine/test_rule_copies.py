@@ -90,6 +90,7 @@ PATHS: dict[str, dict[str, Any]] = {
     "fused-open": {"rate": 1000.0},  # FusedOpenConnection, and OpenRun._tick's counting
     "fused-mix": {"mix": MIX, "mix_order": "weighted"},  # FusedMixConnection
     "fused-varied": {"feeders": COUNTER},  # FusedVariedConnection (URL /${n})
+    "fused-varied-python": {"feeders": COUNTER},  # the same on the Python path alone
     "fused-mix-fed": {"mix": FED_MIX, "mix_order": "weighted", "feeders": COUNTER},
     "echo": {},  # EchoConnection, through Connection.on_response
     "raw": {"keepalive": False},  # RawHttpConnection: Connection.on_response on a bare socket
@@ -317,7 +318,7 @@ class Harness:
 
     def attach_framer(self, original: Callable[..., Any]) -> Callable[..., Any]:
         """The compiled steady state (``compiled_steady.SteadyReader``), which stands in a
-        plain fused connection's ``data_received``: a read it answered moved its count of
+        plain or varied fused connection's ``data_received``: a read it answered moved its count of
         responses; each was the oldest request's, answered at the clock reading it appended
         for the request it wrote. The shadow records a 200 and takes, as the rules would."""
 
@@ -338,6 +339,8 @@ class Harness:
                 for start in pending[:count]:
                     self.shadow_record(200, start, start, now)
                     self.shadow_take(now, "the compiled steady state")
+                    if self.shadow.source is not None:  # a rendered request was written
+                        self.shadow.next_request(now)
 
             vars(conn)["data_received"] = read  # what the loop will call
             return feed
@@ -570,7 +573,7 @@ def _run_scenario(
     with _start_server(path, server_options) as server:
         spec = _spec(path, loop, server.url, server.port, spec_options)
         outcome, shadow, harness = run_watched(
-            monkeypatch, spec, python_only=path == "fused-python"
+            monkeypatch, spec, python_only=path.endswith("-python")
         )
     exact = not (loop == "trio" and spec.rate is not None)
     assert_counted_as_the_rules_do(outcome, shadow, harness, exact_sends=exact)
@@ -589,7 +592,7 @@ def _went_through(harness: Harness, outcome: WorkerOutcome, path: str, scenario:
         assert seen.get("raw inline take", 0) > 0, seen
     if path.startswith("fused") and scenario == "window":
         assert seen.get("steady state", 0) > 0, seen
-    if path == "fused" and scenario == "window" and fused_http.SteadyReader is not None:
+    if path in ("fused", "fused-varied") and scenario == "window" and fused_http.SteadyReader:
         assert seen.get("compiled steady state", 0) > 0, seen
     if path == "fused-python" and scenario == "window":
         assert seen.get("same bytes", 0) > 0, seen

@@ -428,3 +428,38 @@ def test_misuse_is_refused_with_a_clear_error() -> None:
     broken.reader.arm(broken.written.append)
     with pytest.raises(TypeError, match="latency slot"):
         broken.reader(STEADY)
+
+
+class Rendered:
+    """What the reader reads and moves of a run whose requests are rendered from feeders."""
+
+    def __init__(self, spare: int) -> None:
+        self.spare = spare
+        self.ready = deque([b"GET /1 HTTP/1.1\r\n\r\n", b"GET /2 HTTP/1.1\r\n\r\n"])
+
+
+@needs_built
+def test_rendered_requests_are_claimed_and_written_in_turn() -> None:
+    r, run = Reader(), Rendered(spare=1)
+    reader = SteadyReader(
+        r.handed.append, r.pending, r.slots, r.latencies.append, None, 0,
+        run=run, next_ready=run.ready.popleft,
+    )  # fmt: skip
+    reader.arm(r.written.append)
+    reader(STEADY)
+    assert r.written == [b"GET /1 HTTP/1.1\r\n\r\n"] and run.spare == 0 and not r.handed
+    reader(STEADY)  # none spare: the Python path renders the next batch
+    assert r.handed == [STEADY] and len(r.written) == 1 and len(run.ready) == 1
+
+
+@needs_built
+@pytest.mark.parametrize(
+    ("request_", "rendered"),
+    [(None, False), (REQUEST, True), ("GET", False)],
+    ids=["no request", "both", "text"],
+)
+def test_a_request_or_rendered_ones_is_asked_for(request_: object, rendered: bool) -> None:
+    run = Rendered(spare=1)
+    extra = {"run": run, "next_ready": run.ready.popleft} if rendered else {}
+    with pytest.raises(TypeError, match="request's bytes, or None"):
+        SteadyReader(print, deque(), [], print, request_, 0, **extra)  # type: ignore[arg-type]

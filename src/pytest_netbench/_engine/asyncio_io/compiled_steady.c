@@ -16,8 +16,9 @@
  * For each response it takes it runs the plain steady state of
  * FusedHttpConnection.on_message_complete: the latency recorded from the request's start
  * (counted in the recorder's microsecond slots as it is recorded, where the Python path
- * appends it for the fold to count), the same request written again at once, its start
- * kept. The responses, their bytes and
+ * appends it for the fold to count), the same request written again at once (or, for
+ * requests rendered from feeders, the next ready one, claimed as RunAccounting.claim
+ * does), its start kept. The responses, their bytes and
  * the requests written are counted here and moved into the run by ``take_counts`` (the
  * connection's ``settle_counts``), as the Python path's streak is.
  */
@@ -33,6 +34,8 @@
 #include <structmember.h>
 #include <time.h>
 
+static PyObject *str_spare; /* RunAccounting.spare */
+
 typedef struct {
     PyObject_HEAD
     PyObject *fallback;   /* the connection's Python data_received */
@@ -41,7 +44,9 @@ typedef struct {
     PyObject *pending;    /* the deque itself, for its length and first item */
     PyObject *slots;      /* the recorder's latency slots (count_as_recorded) */
     PyObject *record;     /* the recorder's latencies.append, for a latency past them */
-    PyObject *request;    /* the request's bytes */
+    PyObject *request;    /* the request's bytes; NULL for requests rendered from feeders */
+    PyObject *run;        /* rendered requests: the run, whose ``spare`` ones are claimed */
+    PyObject *next_ready; /* rendered requests: run.ready.popleft, the next one's bytes */
     PyObject *write;      /* the transport's write while armed, else NULL */
     long long measure;    /* the window's start: a request sent before it is not measured */
     long long responses;  /* steady 200s answered here, not yet taken */
@@ -279,6 +284,30 @@ steady_allowed(SteadyReader *self, Py_ssize_t count)
     return first >= self->measure;
 }
 
+/* Requests rendered from feeders: ``count`` of the run's spare ones claimed (an inlined
+ * copy of RunAccounting.claim, as on_message_complete's); 0 if fewer are spare. */
+static int
+claim(SteadyReader *self, Py_ssize_t count)
+{
+    PyObject *value = PyObject_GetAttr(self->run, str_spare);
+    long long spare;
+    int done;
+    if (value == NULL)
+        return -1;
+    spare = PyLong_AsLongLong(value);
+    Py_DECREF(value);
+    if (spare == -1 && PyErr_Occurred())
+        return -1;
+    if (spare < count)
+        return 0;
+    value = PyLong_FromLongLong(spare - count);
+    if (value == NULL)
+        return -1;
+    done = PyObject_SetAttr(self->run, str_spare, value);
+    Py_DECREF(value);
+    return done < 0 ? -1 : 1;
+}
+
 /* The recorder's count_as_recorded: a latency of ``us`` whole microseconds adds one to its
  * slot, one past the slots is appended in nanoseconds as on the Python path. */
 static int
@@ -332,7 +361,15 @@ answer_each(SteadyReader *self, Py_ssize_t count, long long now, PyObject *write
         if (record(self, now - start) < 0)
             return NULL;
         self->responses++;
-        result = PyObject_CallOneArg(write, request);
+        if (request != NULL) {
+            result = PyObject_CallOneArg(write, request);
+        } else { /* the next ready request: RunAccounting.next_request, one claimed */
+            PyObject *rendered = PyObject_CallNoArgs(self->next_ready);
+            if (rendered == NULL)
+                return NULL;
+            result = PyObject_CallOneArg(write, rendered);
+            Py_DECREF(rendered);
+        }
         if (result == NULL)
             return NULL;
         Py_DECREF(result);
@@ -354,10 +391,10 @@ answer(SteadyReader *self, Py_ssize_t count)
     long long now = monotonic_ns();
     /* Held for the read: nothing the calls below reach disarms the reader today, but a
      * write that did must not free what is being called. */
-    PyObject *write = Py_NewRef(self->write), *request = Py_NewRef(self->request);
+    PyObject *write = Py_NewRef(self->write), *request = Py_XNewRef(self->request);
     PyObject *done = answer_each(self, count, now, write, request);
     Py_DECREF(write);
-    Py_DECREF(request);
+    Py_XDECREF(request);
     return done;
 }
 
@@ -389,6 +426,13 @@ reader_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         return NULL;
     if (!allowed)
         return PyObject_CallOneArg(self->fallback, data);
+    if (self->run != NULL) {
+        allowed = claim(self, count);
+        if (allowed < 0)
+            return NULL;
+        if (!allowed) /* none spare: the Python path renders the next batch */
+            return PyObject_CallOneArg(self->fallback, data);
+    }
     self->bytes_read += PyBytes_GET_SIZE(data);
     return answer(self, count);
 }
@@ -396,12 +440,22 @@ reader_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
 static int
 reader_init(SteadyReader *self, PyObject *args, PyObject *kwds)
 {
-    static char *keywords[] = {"fallback", "pending", "slots", "record", "request", "measure", NULL};
+    static char *keywords[] = {"fallback", "pending", "slots",      "record",
+                               "request",  "measure", "run",        "next_ready", NULL};
     PyObject *fallback, *pending, *slots, *record, *request, *popleft, *append;
+    PyObject *run = Py_None, *next_ready = Py_None;
     long long measure;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!OSL", keywords, &fallback, &pending,
-                                     &PyList_Type, &slots, &record, &request, &measure))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!OOL|$OO", keywords, &fallback, &pending,
+                                     &PyList_Type, &slots, &record, &request, &measure, &run,
+                                     &next_ready))
         return -1;
+    if (request == Py_None ? (run == Py_None || !PyCallable_Check(next_ready))
+                           : (!PyBytes_Check(request) || run != Py_None || next_ready != Py_None)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a SteadyReader takes the request's bytes, or None with the run and "
+                        "next_ready of requests rendered from feeders");
+        return -1;
+    }
     if (self->fallback != NULL) {
         PyErr_SetString(PyExc_TypeError, "a SteadyReader is initialised once");
         return -1;
@@ -420,7 +474,9 @@ reader_init(SteadyReader *self, PyObject *args, PyObject *kwds)
     Py_XSETREF(self->fallback, Py_NewRef(fallback));
     Py_XSETREF(self->pending, Py_NewRef(pending));
     Py_XSETREF(self->record, Py_NewRef(record));
-    Py_XSETREF(self->request, Py_NewRef(request));
+    Py_XSETREF(self->request, request == Py_None ? NULL : Py_NewRef(request));
+    Py_XSETREF(self->run, run == Py_None ? NULL : Py_NewRef(run));
+    Py_XSETREF(self->next_ready, next_ready == Py_None ? NULL : Py_NewRef(next_ready));
     Py_CLEAR(self->write);
     self->measure = measure;
     self->responses = self->bytes_read = 0;
@@ -438,6 +494,8 @@ reader_traverse(SteadyReader *self, visitproc visit, void *arg)
     Py_VISIT(self->pending);
     Py_VISIT(self->record);
     Py_VISIT(self->request);
+    Py_VISIT(self->run);
+    Py_VISIT(self->next_ready);
     Py_VISIT(self->write);
     return 0;
 }
@@ -452,6 +510,8 @@ reader_clear(SteadyReader *self)
     Py_CLEAR(self->pending);
     Py_CLEAR(self->record);
     Py_CLEAR(self->request);
+    Py_CLEAR(self->run);
+    Py_CLEAR(self->next_ready);
     Py_CLEAR(self->write);
     return 0;
 }
@@ -574,6 +634,9 @@ PyMODINIT_FUNC
 PyInit_compiled_steady(void)
 {
     PyObject *m;
+    str_spare = PyUnicode_InternFromString("spare");
+    if (str_spare == NULL)
+        return NULL;
     if (PyType_Ready(&SteadyReaderType) < 0)
         return NULL;
     m = PyModule_Create(&module);

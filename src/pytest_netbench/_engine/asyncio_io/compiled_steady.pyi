@@ -16,8 +16,11 @@ class SteadyReader:
         pending: deque[int],
         slots: list[int],
         record: Callable[[int], object],
-        request: bytes,
+        request: bytes | None,
         measure: int,
+        *,
+        run: object | None = None,
+        next_ready: Callable[[], bytes] | None = None,
     ) -> None: ...
     def __call__(self, data: bytes) -> None: ...
     def arm(self, write: Callable[[bytes], object]) -> None: ...

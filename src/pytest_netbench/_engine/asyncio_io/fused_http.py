@@ -110,7 +110,8 @@ class OpenConnectionOwner(ConnectionOwner, Protocol):
 class FusedHttpConnection(Connection):
     """A :class:`Connection` that is its own httptools callback object (see module doc)."""
 
-    _compiled: ClassVar[bool] = True  # the plain steady state may be compiled_steady's
+    _compiled: ClassVar[bool] = True  # the steady state may be compiled_steady's
+    _compiled_rendered: ClassVar[bool] = False  # ... writing the run's rendered requests
 
     def _attach_framer(self) -> Callable[[bytes], object]:
         checks = self.run.exchange.checks
@@ -167,13 +168,16 @@ class FusedHttpConnection(Connection):
         # found to hold exactly one (below), and is undone where _same is.
         self._reader: SteadyReader | None = None
         if SteadyReader is not None and checks is None and self._compiled:
+            rendered = self._compiled_rendered
             reader = SteadyReader(
                 self.data_received,
                 self.pending,
                 self._rec.count_as_recorded()[0],
                 self._record,
-                self._request,
+                None if rendered else self._request,
                 self._measure,
+                run=self.run if rendered else None,
+                next_ready=self.run.ready.popleft if rendered else None,
             )
             self._reader = reader
             vars(self)["data_received"] = reader  # what asyncio and uvloop call
@@ -396,7 +400,7 @@ class FusedVariedConnection(FusedHttpConnection, VariedConnection):
     one's). Its bytes are counted by the run, from its batches
     (``RunAccounting.finish``), so the streak settles as the plain one does."""
 
-    _compiled = False
+    _compiled_rendered = True
 
     def __init__(self, run: ConnectionOwner) -> None:
         super().__init__(run)
