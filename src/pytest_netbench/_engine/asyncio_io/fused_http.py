@@ -19,6 +19,14 @@ one steady 200, twice, is answered without the parser: one comparison instead of
 parse and three Python calls (``data_received``), about a tenth of the generator's CPU per
 response against Go's net/http (issue 19).
 
+Where the package was built with its C part (``compiled_steady.c``), the closed-loop steady
+state of one request (fixed or rendered from feeders) runs without a Python frame: a
+``SteadyReader`` stands in ``data_received``, and once armed (where this path finds a read
+of exactly one steady 200) answers every read that is whole steady 200s of a strict subset
+llhttp parses the same, handing any other read to the Python ``data_received`` untouched.
+Real APIs rarely repeat their bytes, so this, not the shortcut above, is what most loads
+run (issue 35).
+
 It stays exact by one rule: this path only ever handles whole responses ending with a
 read. The first read that ends inside a response (a large body, a slow or dribbling
 server, a head split across packets, a body delimited by the close) hands the stream to a
