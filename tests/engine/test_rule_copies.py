@@ -88,6 +88,7 @@ PATHS: dict[str, dict[str, Any]] = {
     "fused": {},  # FusedHttpConnection, its plain steady state compiled where it is built
     "fused-python": {},  # the same on the Python path alone (compiled_steady not used)
     "fused-open": {"rate": 1000.0},  # FusedOpenConnection, and OpenRun._tick's counting
+    "fused-open-python": {"rate": 1000.0},  # the same on the Python path alone
     "fused-mix": {"mix": MIX, "mix_order": "weighted"},  # FusedMixConnection
     "fused-varied": {"feeders": COUNTER},  # FusedVariedConnection (URL /${n})
     "fused-varied-python": {"feeders": COUNTER},  # the same on the Python path alone
@@ -318,9 +319,10 @@ class Harness:
 
     def attach_framer(self, original: Callable[..., Any]) -> Callable[..., Any]:
         """The compiled steady state (``compiled_steady.SteadyReader``), which stands in a
-        plain or varied fused connection's ``data_received``: a read it answered moved its count of
-        responses; each was the oldest request's, answered at the clock reading it appended
-        for the request it wrote. The shadow records a 200 and takes, as the rules would."""
+        plain, varied or open-loop fused connection's ``data_received``: a read it answered
+        moved its count of responses; each was the oldest request's, answered at the clock
+        reading it gives (``answered_at``). The shadow records a 200 and, in closed loop,
+        takes, as the rules would."""
 
         def tapped(conn: FusedHttpConnection) -> Any:
             feed = original(conn)
@@ -329,15 +331,19 @@ class Harness:
                 return feed
 
             def read(data: bytes) -> None:
-                pending, answered = list(conn.pending), reader.responses
+                pending, intended = list(conn.pending), list(conn.intended)
+                answered = reader.responses
                 reader(data)
                 count = reader.responses - answered
                 if not count:
                     return  # the Python path had the read
                 self.note("compiled steady state")
-                now = conn.pending[-1]
-                for start in pending[:count]:
-                    self.shadow_record(200, start, start, now)
+                assert self.shadow is not None
+                now = reader.answered_at
+                for start, due in zip(pending[:count], intended or pending, strict=False):
+                    self.shadow_record(200, start, due, now)
+                    if conn.run.open_loop:
+                        continue  # the run's timer writes the next request (write_due)
                     self.shadow_take(now, "the compiled steady state")
                     if self.shadow.source is not None:  # a rendered request was written
                         self.shadow.next_request(now)
@@ -592,7 +598,8 @@ def _went_through(harness: Harness, outcome: WorkerOutcome, path: str, scenario:
         assert seen.get("raw inline take", 0) > 0, seen
     if path.startswith("fused") and scenario == "window":
         assert seen.get("steady state", 0) > 0, seen
-    if path in ("fused", "fused-varied") and scenario == "window" and fused_http.SteadyReader:
+    compiled = ("fused", "fused-varied", "fused-open")
+    if path in compiled and scenario == "window" and fused_http.SteadyReader:
         assert seen.get("compiled steady state", 0) > 0, seen
     if path == "fused-python" and scenario == "window":
         assert seen.get("same bytes", 0) > 0, seen

@@ -463,3 +463,39 @@ def test_a_request_or_rendered_ones_is_asked_for(request_: object, rendered: boo
     extra = {"run": run, "next_ready": run.ready.popleft} if rendered else {}
     with pytest.raises(TypeError, match="request's bytes, or None"):
         SteadyReader(print, deque(), [], print, request_, 0, **extra)  # type: ignore[arg-type]
+
+
+@needs_built
+def test_open_loop_frees_the_connection_for_the_timer() -> None:
+    """Open loop (``FusedOpenConnection._steady_response``): the latency from the due time
+    (or the send, if it left early) and from the send, the connection put back on the
+    idle list, nothing written; a request waiting for a connection leaves it to Python."""
+    sent = monotonic_ns()
+    r, intended, uncorrected = (
+        Reader(pending=(sent,), slots=SLOTS_US),
+        deque([sent - 5000]),
+        array("Q"),
+    )
+    idle: list[object] = []
+    backlog: deque[int] = deque()
+    connection = object()
+    reader = SteadyReader(
+        r.handed.append, r.pending, r.slots, r.latencies.append, None, 0,
+        intended=intended, uncorrected=uncorrected.append, idle=idle.append,
+        backlog=backlog, connection=connection,
+    )  # fmt: skip
+    reader.arm(r.written.append)
+    reader(STEADY)
+    now = reader.answered_at
+    assert idle == [connection] and not r.written and not r.pending and not intended
+    assert list(uncorrected) == [now - sent]
+    latency = now - (sent - 5000)  # from the due time, 5 µs before the send
+    if latency // 1000 < SLOTS_US:
+        assert r.slots[latency // 1000] == sum(r.slots) == 1 and not r.latencies
+    else:
+        assert list(r.latencies) == [latency]
+    r.pending.append(sent)
+    intended.append(sent)
+    backlog.append(sent)
+    reader(STEADY)
+    assert r.handed == [STEADY] and idle == [connection]

@@ -18,7 +18,7 @@
  * (counted in the recorder's microsecond slots as it is recorded, where the Python path
  * appends it for the fold to count), the same request written again at once (or, for
  * requests rendered from feeders, the next ready one, claimed as RunAccounting.claim
- * does), its start kept. The responses, their bytes and
+ * does), its start kept; in open loop, that of FusedOpenConnection._steady_response. The responses, their bytes and
  * the requests written are counted here and moved into the run by ``take_counts`` (the
  * connection's ``settle_counts``), as the Python path's streak is.
  */
@@ -47,9 +47,16 @@ typedef struct {
     PyObject *request;    /* the request's bytes; NULL for requests rendered from feeders */
     PyObject *run;        /* rendered requests: the run, whose ``spare`` ones are claimed */
     PyObject *next_ready; /* rendered requests: run.ready.popleft, the next one's bytes */
+    PyObject *intended;   /* open loop: the due times of the requests out (else NULL) */
+    PyObject *intended_popleft;
+    PyObject *uncorrected; /* open loop: the recorder's uncorrected.append */
+    PyObject *idle;       /* open loop: the run's idle list's append */
+    PyObject *backlog;    /* open loop: the run's requests waiting for a connection */
+    PyObject *connection; /* open loop: the connection, put back on the idle list */
     PyObject *write;      /* the transport's write while armed, else NULL */
     long long measure;    /* the window's start: a request sent before it is not measured */
     long long responses;  /* steady 200s answered here, not yet taken */
+    long long answered_at; /* the clock reading of the last read answered here */
     long long bytes_read; /* their bytes */
     vectorcallfunc vectorcall;
 } SteadyReader;
@@ -274,7 +281,13 @@ steady_allowed(SteadyReader *self, Py_ssize_t count)
         return -1;
     if (outstanding < count)
         return 0; /* more answers than requests: the Python path's protocol error */
-    value = PySequence_GetItem(self->pending, 0);
+    if (self->backlog != NULL) {
+        Py_ssize_t waiting = PyObject_Length(self->backlog);
+        if (waiting != 0) /* a waiting request takes this connection: the run's _free */
+            return waiting < 0 ? -1 : 0;
+    }
+    /* Open loop's window counts from each request's due time (FusedOpenConnection._due). */
+    value = PySequence_GetItem(self->intended != NULL ? self->intended : self->pending, 0);
     if (value == NULL)
         return -1;
     first = PyLong_AsLongLong(value);
@@ -385,10 +398,57 @@ answer_each(SteadyReader *self, Py_ssize_t count, long long now, PyObject *write
     Py_RETURN_NONE;
 }
 
+/* Open loop: what FusedOpenConnection._steady_response does for each response (an inlined
+ * copy of RunAccounting.record for open loop and of OpenRun._free): the latency from its
+ * due time (or its send, if that was earlier) and from its send, and the connection put
+ * back on the idle list for the run's timer to write the next due request. */
+static PyObject *
+answer_open(SteadyReader *self, Py_ssize_t count, long long now)
+{
+    Py_ssize_t i;
+    for (i = 0; i < count; i++) {
+        PyObject *value, *result;
+        long long start, due;
+        value = PyObject_CallNoArgs(self->popleft);
+        if (value == NULL)
+            return NULL;
+        start = PyLong_AsLongLong(value);
+        Py_DECREF(value);
+        if (start == -1 && PyErr_Occurred())
+            return NULL;
+        value = PyObject_CallNoArgs(self->intended_popleft);
+        if (value == NULL)
+            return NULL;
+        due = PyLong_AsLongLong(value);
+        Py_DECREF(value);
+        if (due == -1 && PyErr_Occurred())
+            return NULL;
+        if (record(self, now - (due < start ? due : start)) < 0)
+            return NULL;
+        value = PyLong_FromLongLong(now - start);
+        if (value == NULL)
+            return NULL;
+        result = PyObject_CallOneArg(self->uncorrected, value);
+        Py_DECREF(value);
+        if (result == NULL)
+            return NULL;
+        Py_DECREF(result);
+        self->responses++;
+        result = PyObject_CallOneArg(self->idle, self->connection);
+        if (result == NULL)
+            return NULL;
+        Py_DECREF(result);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 answer(SteadyReader *self, Py_ssize_t count)
 {
     long long now = monotonic_ns();
+    self->answered_at = now;
+    if (self->intended != NULL)
+        return answer_open(self, count, now);
     /* Held for the read: nothing the calls below reach disarms the reader today, but a
      * write that did must not free what is being called. */
     PyObject *write = Py_NewRef(self->write), *request = Py_XNewRef(self->request);
@@ -440,20 +500,31 @@ reader_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
 static int
 reader_init(SteadyReader *self, PyObject *args, PyObject *kwds)
 {
-    static char *keywords[] = {"fallback", "pending", "slots",      "record",
-                               "request",  "measure", "run",        "next_ready", NULL};
+    static char *keywords[] = {"fallback",   "pending",  "slots",       "record",
+                               "request",    "measure",  "run",         "next_ready",
+                               "intended",   "uncorrected", "idle",     "backlog",
+                               "connection", NULL};
     PyObject *fallback, *pending, *slots, *record, *request, *popleft, *append;
-    PyObject *run = Py_None, *next_ready = Py_None;
+    PyObject *run = Py_None, *next_ready = Py_None, *intended = Py_None;
+    PyObject *uncorrected = Py_None, *idle = Py_None, *backlog = Py_None;
+    PyObject *connection = Py_None, *intended_popleft = NULL;
     long long measure;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!OOL|$OO", keywords, &fallback, &pending,
-                                     &PyList_Type, &slots, &record, &request, &measure, &run,
-                                     &next_ready))
+    int rendered, open_loop;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!OOL|$OOOOOOO", keywords, &fallback,
+                                     &pending, &PyList_Type, &slots, &record, &request,
+                                     &measure, &run, &next_ready, &intended, &uncorrected,
+                                     &idle, &backlog, &connection))
         return -1;
-    if (request == Py_None ? (run == Py_None || !PyCallable_Check(next_ready))
-                           : (!PyBytes_Check(request) || run != Py_None || next_ready != Py_None)) {
+    rendered = run != Py_None && PyCallable_Check(next_ready);
+    open_loop = intended != Py_None && PyCallable_Check(uncorrected) && PyCallable_Check(idle)
+                && backlog != Py_None && connection != Py_None;
+    if (request == Py_None ? rendered == open_loop
+                           : (!PyBytes_Check(request) || run != Py_None || next_ready != Py_None
+                              || intended != Py_None)) {
         PyErr_SetString(PyExc_TypeError,
                         "a SteadyReader takes the request's bytes, or None with the run and "
-                        "next_ready of requests rendered from feeders");
+                        "next_ready of requests rendered from feeders, or None with the "
+                        "intended, uncorrected, idle, backlog and connection of open loop");
         return -1;
     }
     if (self->fallback != NULL) {
@@ -477,6 +548,17 @@ reader_init(SteadyReader *self, PyObject *args, PyObject *kwds)
     Py_XSETREF(self->request, request == Py_None ? NULL : Py_NewRef(request));
     Py_XSETREF(self->run, run == Py_None ? NULL : Py_NewRef(run));
     Py_XSETREF(self->next_ready, next_ready == Py_None ? NULL : Py_NewRef(next_ready));
+    if (open_loop) {
+        intended_popleft = PyObject_GetAttrString(intended, "popleft");
+        if (intended_popleft == NULL)
+            return -1;
+        Py_XSETREF(self->intended, Py_NewRef(intended));
+        Py_XSETREF(self->intended_popleft, intended_popleft);
+        Py_XSETREF(self->uncorrected, Py_NewRef(uncorrected));
+        Py_XSETREF(self->idle, Py_NewRef(idle));
+        Py_XSETREF(self->backlog, Py_NewRef(backlog));
+        Py_XSETREF(self->connection, Py_NewRef(connection));
+    }
     Py_CLEAR(self->write);
     self->measure = measure;
     self->responses = self->bytes_read = 0;
@@ -496,6 +578,12 @@ reader_traverse(SteadyReader *self, visitproc visit, void *arg)
     Py_VISIT(self->request);
     Py_VISIT(self->run);
     Py_VISIT(self->next_ready);
+    Py_VISIT(self->intended);
+    Py_VISIT(self->intended_popleft);
+    Py_VISIT(self->uncorrected);
+    Py_VISIT(self->idle);
+    Py_VISIT(self->backlog);
+    Py_VISIT(self->connection);
     Py_VISIT(self->write);
     return 0;
 }
@@ -512,6 +600,12 @@ reader_clear(SteadyReader *self)
     Py_CLEAR(self->request);
     Py_CLEAR(self->run);
     Py_CLEAR(self->next_ready);
+    Py_CLEAR(self->intended);
+    Py_CLEAR(self->intended_popleft);
+    Py_CLEAR(self->uncorrected);
+    Py_CLEAR(self->idle);
+    Py_CLEAR(self->backlog);
+    Py_CLEAR(self->connection);
     Py_CLEAR(self->write);
     return 0;
 }
@@ -582,6 +676,8 @@ static PyMethodDef reader_methods[] = {
 static PyMemberDef reader_members[] = {
     {"measure", T_LONGLONG, offsetof(SteadyReader, measure), 0,
      "The window's start (ns): a read answering a request sent before it goes to the fallback."},
+    {"answered_at", T_LONGLONG, offsetof(SteadyReader, answered_at), READONLY,
+     "The clock reading (ns) of the last read answered here: its responses' end."},
     {NULL, 0, 0, 0, NULL},
 };
 

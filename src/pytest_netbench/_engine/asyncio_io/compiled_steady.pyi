@@ -5,11 +5,14 @@ Optional: where the package was installed without a C compiler, the module is mi
 
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 class SteadyReader:
     """A plain fused connection's ``data_received`` (see ``compiled_steady.c``)."""
 
     measure: int
+    @property
+    def answered_at(self) -> int: ...
     def __init__(
         self,
         fallback: Callable[[bytes], None],
@@ -21,6 +24,11 @@ class SteadyReader:
         *,
         run: object | None = None,
         next_ready: Callable[[], bytes] | None = None,
+        intended: deque[int] | None = None,
+        uncorrected: Callable[[int], object] | None = None,
+        idle: Callable[[Any], object] | None = None,
+        backlog: deque[int] | None = None,
+        connection: object | None = None,
     ) -> None: ...
     def __call__(self, data: bytes) -> None: ...
     def arm(self, write: Callable[[bytes], object]) -> None: ...

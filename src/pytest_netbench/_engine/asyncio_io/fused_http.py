@@ -19,8 +19,9 @@ one steady 200, twice, is answered without the parser: one comparison instead of
 parse and three Python calls (``data_received``), about a tenth of the generator's CPU per
 response against Go's net/http (issue 19).
 
-Where the package was built with its C part (``compiled_steady.c``), the closed-loop steady
-state of one request (fixed or rendered from feeders) runs without a Python frame: a
+Where the package was built with its C part (``compiled_steady.c``), the steady state of
+one request (fixed or rendered from feeders, closed or open loop) runs without a Python
+frame: a
 ``SteadyReader`` stands in ``data_received``, and once armed (where this path finds a read
 of exactly one steady 200) answers every read that is whole steady 200s of a strict subset
 llhttp parses the same, handing any other read to the Python ``data_received`` untouched.
@@ -41,7 +42,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from time import monotonic_ns
-from typing import ClassVar, Protocol
+from typing import ClassVar, Protocol, cast
 
 import httptools
 
@@ -113,13 +114,14 @@ class OpenConnectionOwner(ConnectionOwner, Protocol):
     """What the open-loop steady state needs of its run (``asyncio_io.engine.OpenRun``)."""
 
     idle: list[Connection]  # free connections, the last freed taken first
+    backlog: deque[int]  # due times of requests waiting for a connection
 
 
 class FusedHttpConnection(Connection):
     """A :class:`Connection` that is its own httptools callback object (see module doc)."""
 
-    _compiled: ClassVar[bool] = True  # the steady state may be compiled_steady's
-    _compiled_rendered: ClassVar[bool] = False  # ... writing the run's rendered requests
+    # Whether compiled_steady may answer this class's steady state (_compiled_reader).
+    _compiled: ClassVar[bool] = True
 
     def _attach_framer(self) -> Callable[[bytes], object]:
         checks = self.run.exchange.checks
@@ -176,20 +178,18 @@ class FusedHttpConnection(Connection):
         # found to hold exactly one (below), and is undone where _same is.
         self._reader: SteadyReader | None = None
         if SteadyReader is not None and checks is None and self._compiled:
-            rendered = self._compiled_rendered
-            reader = SteadyReader(
-                self.data_received,
-                self.pending,
-                self._rec.count_as_recorded()[0],
-                self._record,
-                None if rendered else self._request,
-                self._measure,
-                run=self.run if rendered else None,
-                next_ready=self.run.ready.popleft if rendered else None,
-            )
+            reader = self._compiled_reader()
             self._reader = reader
             vars(self)["data_received"] = reader  # what asyncio and uvloop call
         return parser.feed_data
+
+    def _compiled_reader(self) -> SteadyReader:
+        """The ``SteadyReader`` of this connection's steady state: the fixed request
+        written again (the subclasses that compile theirs say how)."""
+        slots = self._rec.count_as_recorded()[0]
+        return SteadyReader(
+            self.data_received, self.pending, slots, self._record, self._request, self._measure
+        )
 
     def data_received(self, data: bytes) -> None:
         self._rec.bytes_read += len(data)
@@ -408,7 +408,13 @@ class FusedVariedConnection(FusedHttpConnection, VariedConnection):
     one's). Its bytes are counted by the run, from its batches
     (``RunAccounting.finish``), so the streak settles as the plain one does."""
 
-    _compiled_rendered = True
+    def _compiled_reader(self) -> SteadyReader:
+        # The next ready request written, as RunAccounting.claim and .next_request do.
+        slots, run = self._rec.count_as_recorded()[0], self.run
+        return SteadyReader(
+            self.data_received, self.pending, slots, self._record, None, self._measure,
+            run=run, next_ready=run.ready.popleft,
+        )  # fmt: skip
 
     def __init__(self, run: ConnectionOwner) -> None:
         super().__init__(run)
@@ -483,7 +489,15 @@ class FusedOpenConnection(FusedHttpConnection):
     (``write_due``). Sends are counted when they leave, as on every open-loop path, so
     only the 200s and completions wait for ``settle_counts``."""
 
-    _compiled = False
+    def _compiled_reader(self) -> SteadyReader:
+        # _steady_response's work: called from Connection.__init__, before this class's
+        # own attributes are set.
+        slots, run = self._rec.count_as_recorded()[0], cast(OpenConnectionOwner, self.run)
+        return SteadyReader(
+            self.data_received, self.pending, slots, self._record, None, self._measure,
+            intended=self.intended, uncorrected=self._rec.uncorrected.append,
+            idle=run.idle.append, backlog=run.backlog, connection=self,
+        )  # fmt: skip
 
     def __init__(self, run: OpenConnectionOwner) -> None:
         super().__init__(run)
@@ -514,6 +528,11 @@ class FusedOpenConnection(FusedHttpConnection):
         """Move the streak of measured 200s into the run's counters (see the base class;
         the sends were counted as they left)."""
         streak = self._streak
+        if self._reader is not None:  # as the base class's
+            self._reader.disarm()
+            answered, read = self._reader.take_counts()
+            streak += answered
+            self._rec.bytes_read += read
         if streak:
             self._streak = 0
             self._rec.status_200 += streak
