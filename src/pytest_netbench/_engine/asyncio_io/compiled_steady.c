@@ -266,6 +266,18 @@ monotonic_ns(void)
     return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
 }
 
+/* ``*out`` from ``value``, a new reference it drops (NULL: the error of the call that
+ * made it); -1 on an error. */
+static int
+take_long(PyObject *value, long long *out)
+{
+    if (value == NULL)
+        return -1;
+    *out = PyLong_AsLongLong(value);
+    Py_DECREF(value);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
 /* 1: the window allows the steady state, 0: it does not, -1: an error. A broken
  * connection (FusedHttpConnection.on_protocol_error) and a stopping run (the run settles
  * each connection's counts as it stops: FusedHttpConnection.settle_counts) have disarmed
@@ -288,13 +300,31 @@ steady_allowed(SteadyReader *self, Py_ssize_t count)
     }
     /* Open loop's window counts from each request's due time (FusedOpenConnection._due). */
     value = PySequence_GetItem(self->intended != NULL ? self->intended : self->pending, 0);
-    if (value == NULL)
-        return -1;
-    first = PyLong_AsLongLong(value);
-    Py_DECREF(value);
-    if (first == -1 && PyErr_Occurred())
+    if (take_long(value, &first) < 0)
         return -1;
     return first >= self->measure;
+}
+
+/* ``callable(time)`` for a time in ns, its result dropped; -1 on an error. */
+static int
+call_with_time(PyObject *callable, long long time)
+{
+    PyObject *result, *value = PyLong_FromLongLong(time);
+    if (value == NULL)
+        return -1;
+    result = PyObject_CallOneArg(callable, value);
+    Py_DECREF(value);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+/* The oldest time a deque holds (its bound ``popleft``), taken out into ``*out``. */
+static int
+pop_time(PyObject *popleft, long long *out)
+{
+    return take_long(PyObject_CallNoArgs(popleft), out);
 }
 
 /* Requests rendered from feeders: ``count`` of the run's spare ones claimed (an inlined
@@ -302,14 +332,10 @@ steady_allowed(SteadyReader *self, Py_ssize_t count)
 static int
 claim(SteadyReader *self, Py_ssize_t count)
 {
-    PyObject *value = PyObject_GetAttr(self->run, str_spare);
+    PyObject *value;
     long long spare;
     int done;
-    if (value == NULL)
-        return -1;
-    spare = PyLong_AsLongLong(value);
-    Py_DECREF(value);
-    if (spare == -1 && PyErr_Occurred())
+    if (take_long(PyObject_GetAttr(self->run, str_spare), &spare) < 0)
         return -1;
     if (spare < count)
         return 0;
@@ -327,7 +353,7 @@ static int
 record(SteadyReader *self, long long latency)
 {
     long long us = latency / 1000;
-    PyObject *old, *new, *result, *value;
+    PyObject *old, *new;
     long count;
     if (latency >= 0 && us < PyList_GET_SIZE(self->slots)) {
         old = PyList_GET_ITEM(self->slots, us);
@@ -345,15 +371,7 @@ record(SteadyReader *self, long long latency)
         Py_DECREF(old);
         return 0;
     }
-    value = PyLong_FromLongLong(latency);
-    if (value == NULL)
-        return -1;
-    result = PyObject_CallOneArg(self->record, value);
-    Py_DECREF(value);
-    if (result == NULL)
-        return -1;
-    Py_DECREF(result);
-    return 0;
+    return call_with_time(self->record, latency);
 }
 
 static PyObject *
@@ -362,16 +380,9 @@ answer_each(SteadyReader *self, Py_ssize_t count, long long now, PyObject *write
 {
     Py_ssize_t i;
     for (i = 0; i < count; i++) {
-        PyObject *start_obj, *value, *result;
+        PyObject *result;
         long long start;
-        start_obj = PyObject_CallNoArgs(self->popleft);
-        if (start_obj == NULL)
-            return NULL;
-        start = PyLong_AsLongLong(start_obj);
-        Py_DECREF(start_obj);
-        if (start == -1 && PyErr_Occurred())
-            return NULL;
-        if (record(self, now - start) < 0)
+        if (pop_time(self->popleft, &start) < 0 || record(self, now - start) < 0)
             return NULL;
         self->responses++;
         if (request != NULL) {
@@ -386,14 +397,8 @@ answer_each(SteadyReader *self, Py_ssize_t count, long long now, PyObject *write
         if (result == NULL)
             return NULL;
         Py_DECREF(result);
-        value = PyLong_FromLongLong(now);
-        if (value == NULL)
+        if (call_with_time(self->append, now) < 0)
             return NULL;
-        result = PyObject_CallOneArg(self->append, value);
-        Py_DECREF(value);
-        if (result == NULL)
-            return NULL;
-        Py_DECREF(result);
     }
     Py_RETURN_NONE;
 }
@@ -407,32 +412,14 @@ answer_open(SteadyReader *self, Py_ssize_t count, long long now)
 {
     Py_ssize_t i;
     for (i = 0; i < count; i++) {
-        PyObject *value, *result;
+        PyObject *result;
         long long start, due;
-        value = PyObject_CallNoArgs(self->popleft);
-        if (value == NULL)
-            return NULL;
-        start = PyLong_AsLongLong(value);
-        Py_DECREF(value);
-        if (start == -1 && PyErr_Occurred())
-            return NULL;
-        value = PyObject_CallNoArgs(self->intended_popleft);
-        if (value == NULL)
-            return NULL;
-        due = PyLong_AsLongLong(value);
-        Py_DECREF(value);
-        if (due == -1 && PyErr_Occurred())
+        if (pop_time(self->popleft, &start) < 0 || pop_time(self->intended_popleft, &due) < 0)
             return NULL;
         if (record(self, now - (due < start ? due : start)) < 0)
             return NULL;
-        value = PyLong_FromLongLong(now - start);
-        if (value == NULL)
+        if (call_with_time(self->uncorrected, now - start) < 0)
             return NULL;
-        result = PyObject_CallOneArg(self->uncorrected, value);
-        Py_DECREF(value);
-        if (result == NULL)
-            return NULL;
-        Py_DECREF(result);
         self->responses++;
         result = PyObject_CallOneArg(self->idle, self->connection);
         if (result == NULL)
@@ -566,47 +553,28 @@ reader_init(SteadyReader *self, PyObject *args, PyObject *kwds)
     return 0;
 }
 
+/* Every object a reader holds, listed once for traverse and clear (a member left out of
+ * either would leak a cycle or be visited after it was freed). */
+#define READER_OBJECTS(X)                                                                   \
+    X(slots) X(fallback) X(popleft) X(append) X(pending) X(record) X(request) X(run)         \
+    X(next_ready) X(intended) X(intended_popleft) X(uncorrected) X(idle) X(backlog)          \
+    X(connection) X(write)
+
 static int
 reader_traverse(SteadyReader *self, visitproc visit, void *arg)
 {
-    Py_VISIT(self->slots);
-    Py_VISIT(self->fallback);
-    Py_VISIT(self->popleft);
-    Py_VISIT(self->append);
-    Py_VISIT(self->pending);
-    Py_VISIT(self->record);
-    Py_VISIT(self->request);
-    Py_VISIT(self->run);
-    Py_VISIT(self->next_ready);
-    Py_VISIT(self->intended);
-    Py_VISIT(self->intended_popleft);
-    Py_VISIT(self->uncorrected);
-    Py_VISIT(self->idle);
-    Py_VISIT(self->backlog);
-    Py_VISIT(self->connection);
-    Py_VISIT(self->write);
+#define VISIT_MEMBER(name) Py_VISIT(self->name);
+    READER_OBJECTS(VISIT_MEMBER)
+#undef VISIT_MEMBER
     return 0;
 }
 
 static int
 reader_clear(SteadyReader *self)
 {
-    Py_CLEAR(self->slots);
-    Py_CLEAR(self->fallback);
-    Py_CLEAR(self->popleft);
-    Py_CLEAR(self->append);
-    Py_CLEAR(self->pending);
-    Py_CLEAR(self->record);
-    Py_CLEAR(self->request);
-    Py_CLEAR(self->run);
-    Py_CLEAR(self->next_ready);
-    Py_CLEAR(self->intended);
-    Py_CLEAR(self->intended_popleft);
-    Py_CLEAR(self->uncorrected);
-    Py_CLEAR(self->idle);
-    Py_CLEAR(self->backlog);
-    Py_CLEAR(self->connection);
-    Py_CLEAR(self->write);
+#define CLEAR_MEMBER(name) Py_CLEAR(self->name);
+    READER_OBJECTS(CLEAR_MEMBER)
+#undef CLEAR_MEMBER
     return 0;
 }
 
