@@ -2,8 +2,10 @@
 ``ext-modules`` table is experimental): the keep-alive steady state compiled (issue 35,
 ``src/pytest_netbench/_engine/asyncio_io/compiled_steady.c``). Optional: where it does not
 build (no C compiler, no Python headers) the package installs and runs on its Python path
-alone, at about a tenth more CPU a response (docs/linux-tuning.md says how to check)."""
+alone, at about a sixth more CPU a response (docs/engine.md, the hot path, says how to
+check which you have)."""
 
+import platform
 import sys
 
 from setuptools import Extension, setup
@@ -17,4 +19,7 @@ COMPILED = [
     )
 ]
 
-setup(ext_modules=COMPILED if sys.platform.startswith("linux") else [])
+# CPython only: it reaches into the object model as CPython lays it out (vectorcall).
+BUILT_HERE = sys.platform.startswith("linux") and platform.python_implementation() == "CPython"
+
+setup(ext_modules=COMPILED if BUILT_HERE else [])
