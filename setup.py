@@ -2,7 +2,7 @@
 ``ext-modules`` table is experimental): the keep-alive steady state compiled (issue 35,
 ``src/pytest_netbench/_engine/asyncio_io/compiled_steady.c``). Optional: where it does not
 build (no C compiler, no Python headers) the package installs and runs on its Python path
-alone, at about a sixth more CPU a response (docs/engine.md, the hot path, says how to
+alone, at up to a fifth more CPU a response (docs/engine.md, the hot path, says how to
 check which you have)."""
 
 import platform

@@ -2,7 +2,7 @@
 run: each catalog server's keep-alive answer to a fixed GET, read off a real socket, is one
 the compiled reader takes whole. A server whose answers it
 quietly stopped taking (a header it does not know to be harmless, a new framing) would
-cost every load against it a tenth more generator CPU a response, and this is where that
+cost every load against it up to a fifth more generator CPU a response, and this is where that
 shows. Tests of the reader's exactness are ``tests/unit/test_compiled_steady.py``."""
 
 from __future__ import annotations
