@@ -483,7 +483,7 @@ def test_open_loop_frees_the_connection_for_the_timer() -> None:
     connection = object()
     reader = SteadyReader(
         r.handed.append, r.pending, r.slots, r.latencies.append, None, 0,
-        intended=intended, uncorrected=uncorrected.append, idle=idle.append,
+        intended=intended, uncorrected=uncorrected.append, idle=idle,
         backlog=backlog, connection=connection,
     )  # fmt: skip
     reader.arm(r.written.append)

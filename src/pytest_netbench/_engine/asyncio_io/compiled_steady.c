@@ -40,7 +40,7 @@ typedef struct {
     PyObject_HEAD
     PyObject *fallback;   /* the connection's Python data_received */
     PyObject *popleft;    /* pending.popleft: the start of the oldest request */
-    PyObject *append;     /* pending.append */
+    PyObject *append;     /* pending.append (closed loop) */
     PyObject *pending;    /* the deque itself, for its length and first item */
     PyObject *slots;      /* the recorder's latency slots (count_as_recorded) */
     PyObject *record;     /* the recorder's latencies.append, for a latency past them */
@@ -50,7 +50,7 @@ typedef struct {
     PyObject *intended;   /* open loop: the due times of the requests out (else NULL) */
     PyObject *intended_popleft;
     PyObject *uncorrected; /* open loop: the recorder's uncorrected.append */
-    PyObject *idle;       /* open loop: the run's idle list's append */
+    PyObject *idle;       /* open loop: the run's idle list */
     PyObject *backlog;    /* open loop: the run's requests waiting for a connection */
     PyObject *connection; /* open loop: the connection, put back on the idle list */
     PyObject *write;      /* the transport's write while armed, else NULL */
@@ -412,7 +412,6 @@ answer_open(SteadyReader *self, Py_ssize_t count, long long now)
 {
     Py_ssize_t i;
     for (i = 0; i < count; i++) {
-        PyObject *result;
         long long start, due;
         if (pop_time(self->popleft, &start) < 0 || pop_time(self->intended_popleft, &due) < 0)
             return NULL;
@@ -421,10 +420,8 @@ answer_open(SteadyReader *self, Py_ssize_t count, long long now)
         if (call_with_time(self->uncorrected, now - start) < 0)
             return NULL;
         self->responses++;
-        result = PyObject_CallOneArg(self->idle, self->connection);
-        if (result == NULL)
+        if (PyList_Append(self->idle, self->connection) < 0)
             return NULL;
-        Py_DECREF(result);
     }
     Py_RETURN_NONE;
 }
@@ -503,7 +500,7 @@ reader_init(SteadyReader *self, PyObject *args, PyObject *kwds)
                                      &idle, &backlog, &connection))
         return -1;
     rendered = run != Py_None && PyCallable_Check(next_ready);
-    open_loop = intended != Py_None && PyCallable_Check(uncorrected) && PyCallable_Check(idle)
+    open_loop = intended != Py_None && PyCallable_Check(uncorrected) && PyList_Check(idle)
                 && backlog != Py_None && connection != Py_None;
     if (request == Py_None ? rendered == open_loop
                            : (!PyBytes_Check(request) || run != Py_None || next_ready != Py_None
@@ -521,8 +518,8 @@ reader_init(SteadyReader *self, PyObject *args, PyObject *kwds)
     popleft = PyObject_GetAttrString(pending, "popleft");
     if (popleft == NULL)
         return -1;
-    append = PyObject_GetAttrString(pending, "append");
-    if (append == NULL) {
+    append = NULL; /* open loop writes from the run's timer: nothing is appended here */
+    if (!open_loop && (append = PyObject_GetAttrString(pending, "append")) == NULL) {
         Py_DECREF(popleft);
         return -1;
     }

@@ -26,7 +26,7 @@ class SteadyReader:
         next_ready: Callable[[], bytes] | None = None,
         intended: deque[int] | None = None,
         uncorrected: Callable[[int], object] | None = None,
-        idle: Callable[[Any], object] | None = None,
+        idle: list[Any] | None = None,
         backlog: deque[int] | None = None,
         connection: object | None = None,
     ) -> None: ...
