@@ -21,12 +21,11 @@ response against Go's net/http (issue 19).
 
 Where the package was built with its C part (``compiled_steady.c``), the steady state of
 one request (fixed or rendered from feeders, closed or open loop) runs without a Python
-frame: a
-``SteadyReader`` stands in ``data_received``, and once armed (where this path finds a read
-of exactly one steady 200) answers every read that is whole steady 200s of a strict subset
-llhttp parses the same, handing any other read to the Python ``data_received`` untouched.
-Real APIs rarely repeat their bytes, so this, not the shortcut above, is what most loads
-run (issue 35).
+frame: a ``SteadyReader`` stands in ``data_received``, and once armed (where this path
+finds a read of exactly one steady 200) answers every read that is whole steady 200s of a
+strict subset llhttp parses the same, handing any other read to the Python
+``data_received`` untouched. Real APIs rarely repeat their bytes, so this, not the
+shortcut above, is what most loads run (issue 35).
 
 It stays exact by one rule: this path only ever handles whole responses ending with a
 read. The first read that ends inside a response (a large body, a slow or dribbling
@@ -366,14 +365,7 @@ class FusedHttpConnection(Connection):
         streak, and nothing reads those counters before it stops or this connection ends,
         which is when the run calls this. It ends the compiled steady state for good (the
         reader is disarmed): a caller in mid-run would leave the rest to the Python path."""
-        streak = self._streak
-        if self._reader is not None:
-            # The run settles as it stops, when the steady state ends: once disarmed,
-            # the reader never answers a read of a stopping run.
-            self._reader.disarm()
-            answered, read = self._reader.take_counts()
-            streak += answered
-            self._rec.bytes_read += read
+        streak = self._streak + self._end_compiled()
         if streak:
             self._streak = 0
             rec = self._rec
@@ -381,6 +373,18 @@ class FusedHttpConnection(Connection):
             rec.sent += streak
             rec.bytes_written += streak * self._size
             self.run.completed += streak
+
+    def _end_compiled(self) -> int:
+        """End the compiled steady state (``settle_counts``): its bytes into the run's, and
+        the 200s it answered, to count with the streak. The run settles as it stops, so a
+        stopping run's reads all go to the Python path."""
+        reader = self._reader
+        if reader is None:
+            return 0
+        reader.disarm()
+        answered, read = reader.take_counts()
+        self._rec.bytes_read += read
+        return answered
 
     def _other_response(self, code: int) -> None:
         """Anything but the steady state (warm-up, a request budget, a status other than
@@ -531,12 +535,7 @@ class FusedOpenConnection(FusedHttpConnection):
     def settle_counts(self) -> None:
         """Move the streak of measured 200s into the run's counters (see the base class;
         the sends were counted as they left)."""
-        streak = self._streak
-        if self._reader is not None:  # as the base class's
-            self._reader.disarm()
-            answered, read = self._reader.take_counts()
-            streak += answered
-            self._rec.bytes_read += read
+        streak = self._streak + self._end_compiled()
         if streak:
             self._streak = 0
             self._rec.status_200 += streak
