@@ -1,6 +1,6 @@
 /* The keep-alive steady state compiled: a read that holds only whole 200 responses which
- * keep the connection open, each framed by its Content-Length, is answered here without a
- * Python frame (issue 35). See compiled_steady.pyi and fused_http.FusedHttpConnection.
+ * keep the connection open is answered here without a Python frame (issue 35). See
+ * compiled_steady.pyi and fused_http.FusedHttpConnection.
  *
  * A SteadyReader stands in a connection's ``data_received``: uvloop and asyncio call it
  * with each read. Disarmed, or given any read it does not take whole, it hands the read to
@@ -13,14 +13,14 @@
  * header only if it is "keep-alive", and the whole body.
  * tests/unit/test_compiled_steady.py holds that to httptools byte for byte.
  *
- * For each response it takes it runs the plain steady state of
+ * For each response it takes it runs the steady state of
  * FusedHttpConnection.on_message_complete: the latency recorded from the request's start
  * (counted in the recorder's microsecond slots as it is recorded, where the Python path
  * appends it for the fold to count), the same request written again at once (or, for
  * requests rendered from feeders, the next ready one, claimed as RunAccounting.claim
- * does), its start kept; in open loop, that of FusedOpenConnection._steady_response. The responses, their bytes and
- * the requests written are counted here and moved into the run by ``take_counts`` (the
- * connection's ``settle_counts``), as the Python path's streak is.
+ * does), its start kept; in open loop, that of FusedOpenConnection._steady_response. The
+ * responses and their bytes are counted here and moved into the run by ``take_counts``
+ * (the connection's ``settle_counts``), as the Python path's streak is.
  */
 #ifndef __linux__
 /* CLOCK_MONOTONIC is time.monotonic_ns's clock on Linux only (macOS: mach_absolute_time). */
@@ -56,8 +56,8 @@ typedef struct {
     PyObject *write;      /* the transport's write while armed, else NULL */
     long long measure;    /* the window's start: a request sent before it is not measured */
     long long responses;  /* steady 200s answered here, not yet taken */
-    long long answered_at; /* the clock reading of the last read answered here */
     long long bytes_read; /* their bytes */
+    long long answered_at; /* the clock reading of the last read answered here */
     vectorcallfunc vectorcall;
 } SteadyReader;
 
